@@ -1,0 +1,53 @@
+import type { CommandModule } from 'yargs';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption } from '../shared.js';
+
+interface DemoArgs {
+  question: string;
+  preset: string;
+  db?: string;
+  'token-ms': number;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export const DEMO_QUESTION = 'Should we migrate this tool from SQLite to Postgres now?';
+
+export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, DemoArgs> {
+  return {
+    command: 'demo [question]',
+    describe: 'Run a whole debate against the built-in simulator: no GPU, no Ollama needed',
+    builder: (y) =>
+      y
+        .positional('question', { type: 'string', default: DEMO_QUESTION, describe: 'The question (the simulated panel answers from a script)' })
+        .option('preset', { alias: 'p', type: 'string', default: 'tech-decision', describe: 'Preset whose panel the simulator plays' })
+        .option('db', dbOption)
+        .option('token-ms', { type: 'number', default: 8, describe: 'Simulated time per token in ms' })
+        .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON' })
+        .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
+    handler: async (args) => {
+      const { startSimulator } = await import('../../sim/index.js');
+      const { demoResponder, simModelsFor } = await import('../../sim/demo.js');
+      const { loadPreset } = await import('../../config/load-preset.js');
+      const { runFromCli } = await import('../run-debate-cli.js');
+      const { preset } = loadPreset(args.preset, io.cwd);
+      const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: args['token-ms'] });
+      try {
+        if (!args.quiet) io.stderr.write(`Simulated Ollama on ${sim.url}; the panel's answers are scripted.\n\n`);
+        exit.value = await runFromCli(
+          {
+            question: args.question,
+            preset: args.preset,
+            host: sim.url,
+            ...(args.db ? { db: args.db } : {}),
+            ...(args.json ? { json: true } : {}),
+            ...(args.quiet ? { quiet: true } : {}),
+          },
+          io,
+        );
+      } finally {
+        await sim.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { InputError } from '../../errors.js';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption, openDb } from '../shared.js';
+
+interface ExportArgs {
+  id: string;
+  db?: string;
+  format: string;
+  out?: string;
+}
+
+export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ExportArgs> {
+  return {
+    command: 'export <id>',
+    describe: 'Export a stored debate as Markdown or JSON',
+    builder: (y) =>
+      y
+        .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
+        .option('db', dbOption)
+        .option('format', { alias: 'f', type: 'string', choices: ['md', 'json'], default: 'md', describe: 'Output format' })
+        .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
+    handler: async (args) => {
+      const store = await openDb(args.db, io);
+      try {
+        const debate = store.getDebate(store.resolveId(args.id));
+        let text: string;
+        if (args.format === 'json') {
+          const { debateDocument } = await import('../../render/document.js');
+          text = `${JSON.stringify(debateDocument(debate), null, 2)}\n`;
+        } else {
+          const { renderMarkdown } = await import('../../render/markdown.js');
+          text = renderMarkdown(debate);
+        }
+        if (args.out) {
+          const path = resolve(io.cwd, args.out);
+          try {
+            writeFileSync(path, text);
+          } catch (err) {
+            throw new InputError('EXPORT_WRITE', `Cannot write ${path}: ${(err as Error).message}`, { hint: 'Choose a writable path for --out.' });
+          }
+          io.stderr.write(`Wrote ${path}\n`);
+        } else {
+          io.stdout.write(text);
+        }
+      } finally {
+        store.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import type { CommandModule } from 'yargs';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption, openDb } from '../shared.js';
+
+interface ListArgs {
+  db?: string;
+  json?: boolean;
+  limit: number;
+  status?: string;
+}
+
+export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ListArgs> {
+  return {
+    command: 'list',
+    describe: 'List stored debates, newest first',
+    builder: (y) =>
+      y
+        .option('db', dbOption)
+        .option('json', { type: 'boolean', describe: 'Print JSON' })
+        .option('limit', { type: 'number', default: 50, describe: 'How many to show' })
+        .option('status', { type: 'string', choices: ['running', 'completed', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
+    handler: async (args) => {
+      const store = await openDb(args.db, io);
+      try {
+        const rows = store.listDebates({ limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) });
+        if (args.json) {
+          io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+          return;
+        }
+        if (rows.length === 0) {
+          io.stderr.write(`No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`);
+          return;
+        }
+        const { formatTable } = await import('../../render/table.js');
+        io.stdout.write(
+          formatTable(
+            ['id', 'created', 'status', 'rounds', 'conv.', 'agents', 'preset', 'question'],
+            rows.map((r) => [
+              r.id,
+              new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '),
+              r.status + (r.exitReason && r.exitReason !== 'converged' && r.exitReason !== 'max_rounds' ? ` (${r.exitReason})` : ''),
+              String(r.roundsCompleted),
+              r.finalConvergence === null ? '-' : r.finalConvergence.toFixed(2),
+              String(r.agentCount),
+              r.presetName,
+              r.question.length > 60 ? `${r.question.slice(0, 59)}…` : r.question,
+            ]),
+          ),
+        );
+      } finally {
+        store.close();
+      }
+    },
+  };
+}

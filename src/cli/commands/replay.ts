@@ -1,0 +1,41 @@
+import type { CommandModule } from 'yargs';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption, openDb } from '../shared.js';
+
+interface ReplayArgs {
+  id: string;
+  db?: string;
+  delay: number;
+}
+
+export function replayCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ReplayArgs> {
+  return {
+    command: 'replay <id>',
+    describe: 'Re-render a stored debate round by round, as it ran (never contacts a model server)',
+    builder: (y) =>
+      y
+        .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
+        .option('db', dbOption)
+        .option('delay', { type: 'number', default: 0, describe: 'Milliseconds to pause between events, to watch it unfold' }),
+    handler: async (args) => {
+      const store = await openDb(args.db, io);
+      try {
+        const debate = store.getDebate(store.resolveId(args.id));
+        const { storedEvents } = await import('../../render/replay.js');
+        const { liveRenderer } = await import('../../render/live.js');
+        const { renderCard } = await import('../../render/card.js');
+        const { detectStyle } = await import('../../render/style.js');
+        const style = { ...detectStyle(io.stderr, io.env), live: false };
+        const render = liveRenderer(io.stderr, style);
+        for (const event of storedEvents(debate)) {
+          render(event);
+          if (args.delay > 0 && event.type !== 'turn.started') await new Promise((r) => setTimeout(r, args.delay));
+        }
+        render.close();
+        io.stdout.write(renderCard(debate, detectStyle(io.stdout, io.env)));
+      } finally {
+        store.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { CommandModule } from 'yargs';
+import { type CliIO, type ExitCode } from '../io.js';
+import { dbOption } from '../shared.js';
+
+interface RunArgs {
+  question: string;
+  preset: string;
+  host?: string;
+  db?: string;
+  'max-rounds'?: number;
+  threshold?: number;
+  'num-parallel'?: number;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, RunArgs> {
+  return {
+    command: 'run <question>',
+    describe: 'Run a debate and print the final card',
+    builder: (y) =>
+      y
+        .positional('question', { type: 'string', demandOption: true, describe: 'The question to debate' })
+        .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `conclave presets`) or path to a YAML/JSON file' })
+        .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+        .option('db', dbOption)
+        .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })
+        .option('threshold', { type: 'number', describe: 'Convergence threshold for early exit, 0..1 (overrides the preset)' })
+        .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
+        .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
+        .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
+    handler: async (args) => {
+      const { runFromCli } = await import('../run-debate-cli.js');
+      exit.value = await runFromCli(args, io);
+    },
+  };
+}

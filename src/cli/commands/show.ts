@@ -1,0 +1,36 @@
+import type { CommandModule } from 'yargs';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption, openDb } from '../shared.js';
+
+interface ShowArgs {
+  id: string;
+  db?: string;
+  json?: boolean;
+}
+
+export function showCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ShowArgs> {
+  return {
+    command: 'show <id>',
+    describe: 'Print a stored debate: every turn, judge score and the synthesis',
+    builder: (y) =>
+      y
+        .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
+        .option('db', dbOption)
+        .option('json', { type: 'boolean', describe: 'Print the versioned JSON document of the whole debate' }),
+    handler: async (args) => {
+      const store = await openDb(args.db, io);
+      try {
+        const debate = store.getDebate(store.resolveId(args.id));
+        if (args.json) {
+          const { debateDocument } = await import('../../render/document.js');
+          io.stdout.write(`${JSON.stringify(debateDocument(debate), null, 2)}\n`);
+        } else {
+          const { renderMarkdown } = await import('../../render/markdown.js');
+          io.stdout.write(renderMarkdown(debate));
+        }
+      } finally {
+        store.close();
+      }
+    },
+  };
+}

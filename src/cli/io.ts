@@ -1,0 +1,21 @@
+/** Where a command writes: stdout for results, stderr for progress and errors. Injected so tests can run the CLI in-process. */
+export interface CliIO {
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+export function processIO(): CliIO {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+}
+
+/** Options every command accepts. */
+export interface GlobalArgs {
+  debug?: boolean;
+}
+
+/** A command sets its exit code here instead of calling process.exit, so output is flushed. */
+export class ExitCode {
+  value = 0;
+}

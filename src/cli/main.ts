@@ -1,0 +1,77 @@
+import yargs from 'yargs';
+import { isConclaveError } from '../errors.js';
+import { demoCommand } from './commands/demo.js';
+import { exportCommand } from './commands/export.js';
+import { listCommand } from './commands/list.js';
+import { modelsCommand } from './commands/models.js';
+import { presetsCommand } from './commands/presets.js';
+import { replayCommand } from './commands/replay.js';
+import { runCommand } from './commands/run.js';
+import { showCommand } from './commands/show.js';
+import { simCommand } from './commands/sim.js';
+import { type CliIO, ExitCode, processIO } from './io.js';
+
+class UsageError extends Error {}
+
+/** Runs the CLI and resolves to the process exit code. Never throws. */
+export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
+  const exit = new ExitCode();
+  const debug = argv.includes('--debug');
+  const parser = yargs(argv)
+    .scriptName('conclave')
+    .usage('$0 <command> [options]\n\nStructured debates between local Ollama models, recorded in SQLite.')
+    .command(runCommand(io, exit))
+    .command(listCommand(io, exit))
+    .command(showCommand(io, exit))
+    .command(replayCommand(io, exit))
+    .command(exportCommand(io, exit))
+    .command(modelsCommand(io, exit))
+    .command(presetsCommand(io, exit))
+    .command(simCommand(io, exit))
+    .command(demoCommand(io, exit))
+    .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
+    .demandCommand(1, 'Name a command, e.g. `conclave run "question" --preset tech-decision`.')
+    .strict()
+    .help()
+    .alias('h', 'help')
+    .version(false)
+    .wrap(Math.min(100, io.stdout.columns ?? 100))
+    .exitProcess(false)
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new UsageError(msg);
+    });
+  parser.command(
+    'version',
+    'Print the Conclave version',
+    () => {},
+    async () => {
+      const { VERSION } = await import('../version.js');
+      io.stdout.write(`${VERSION}\n`);
+    },
+  );
+  try {
+    await parser.parseAsync();
+    return exit.value;
+  } catch (err) {
+    return report(err, io, debug);
+  }
+}
+
+function report(err: unknown, io: CliIO, debug: boolean): number {
+  if (err instanceof UsageError) {
+    io.stderr.write(`conclave: ${err.message}\nRun \`conclave --help\` for the commands and options.\n`);
+    return 2;
+  }
+  if (isConclaveError(err)) {
+    io.stderr.write(`conclave: ${err.message}\n`);
+    if (err.hint) io.stderr.write(`  ${err.hint}\n`);
+    if (debug && err.stack) io.stderr.write(`${err.stack}\n`);
+    return err.exitCode;
+  }
+  // Anything else is a bug in Conclave, not something the user did.
+  const e = err as Error;
+  io.stderr.write(`conclave: internal error: ${e?.message ?? String(err)}\n`);
+  io.stderr.write(debug && e?.stack ? `${e.stack}\n` : '  Run again with --debug for the stack trace, and report it with that output.\n');
+  return 70;
+}

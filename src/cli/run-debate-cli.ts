@@ -1,0 +1,109 @@
+import { loadPreset, parsePreset } from '../config/load-preset.js';
+import type { Preset } from '../config/preset-schema.js';
+import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
+import type { DebateListener } from '../engine/events.js';
+import { recorder } from '../engine/recorder.js';
+import { runDebate } from '../engine/run-debate.js';
+import { resolveHost } from '../ollama/host.js';
+import { renderCard } from '../render/card.js';
+import { debateDocument } from '../render/document.js';
+import { liveRenderer } from '../render/live.js';
+import { detectStyle } from '../render/style.js';
+import type { CliIO } from './io.js';
+import { openDb } from './shared.js';
+
+export interface RunCliArgs {
+  question: string;
+  preset: string;
+  host?: string;
+  db?: string;
+  'max-rounds'?: number;
+  threshold?: number;
+  'num-parallel'?: number;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+/** Apply --max-rounds / --threshold to a preset, validating them as the preset's own fields would be. */
+export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number }): Preset {
+  const maxRounds = args['max-rounds'];
+  const threshold = args.threshold;
+  if (maxRounds !== undefined && (!Number.isInteger(maxRounds) || maxRounds < 0 || maxRounds > 20)) {
+    throw new InputError('BAD_FLAG', `--max-rounds must be a whole number from 0 to 20; got ${maxRounds}.`);
+  }
+  if (threshold !== undefined && (!Number.isFinite(threshold) || threshold < 0 || threshold > 1)) {
+    throw new InputError('BAD_FLAG', `--threshold must be a number from 0 to 1; got ${threshold}.`);
+  }
+  return {
+    ...preset,
+    protocol: {
+      ...preset.protocol,
+      ...(maxRounds === undefined ? {} : { maxRounds }),
+      ...(threshold === undefined ? {} : { convergenceThreshold: threshold }),
+    },
+  };
+}
+
+export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
+  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: conclave run "…" --preset NAME' });
+  const numParallel = args['num-parallel'];
+  if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
+    throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
+  }
+  const loaded = loadPreset(args.preset, io.cwd);
+  const preset = applyOverrides(loaded.preset, args);
+  parsePreset(preset, loaded.source);
+  const host = resolveHost(args.host, io.env);
+  const store = await openDb(args.db, io);
+
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = (): void => {
+    interrupts += 1;
+    if (interrupts === 1) {
+      io.stderr.write('\nStopping: waiting for calls in flight to be cancelled (Ctrl-C again to quit at once)…\n');
+      controller.abort();
+    } else {
+      // Everything finished so far is committed; the debate shows as interrupted on the next open.
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+
+  const style = detectStyle(io.stderr, io.env);
+  const live = args.quiet ? null : liveRenderer(io.stderr, style);
+  const listeners: DebateListener[] = live ? [live] : [];
+  let debateId: string | null = null;
+  listeners.push((e) => {
+    if (e.type === 'debate.started') debateId = e.debateId;
+  });
+  try {
+    const result = await runDebate({
+      question: args.question,
+      preset,
+      host,
+      recorder: recorder(store),
+      listeners,
+      signal: controller.signal,
+      warnings: loaded.warnings,
+      ...(numParallel === undefined ? {} : { numParallel }),
+    });
+    live?.close();
+    const stored = store.getDebate(result.id);
+    if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(stored), null, 2)}\n`);
+    else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
+    if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
+    return result.status === 'completed' ? 0 : 5;
+  } catch (err) {
+    live?.close();
+    if (args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
+      io.stdout.write(`${JSON.stringify(debateDocument(store.getDebate(debateId)), null, 2)}\n`);
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+    store.close();
+  }
+}

@@ -1,0 +1,116 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { basename, extname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { InputError } from '../errors.js';
+import { packagePath } from '../package-root.js';
+import { type Preset, presetSchema } from './preset-schema.js';
+
+const EXTENSIONS = ['.yaml', '.yml', '.json'];
+
+export interface LoadedPreset {
+  preset: Preset;
+  /** Where it came from: a file path. */
+  source: string;
+  warnings: string[];
+}
+
+/** Names of the presets shipped in presets/. */
+export function builtinPresetNames(): string[] {
+  const dir = packagePath('presets');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => EXTENSIONS.includes(extname(f)) && !f.endsWith('.schema.json'))
+    .map((f) => basename(f, extname(f)))
+    .sort();
+}
+
+/** `--preset NAME` looks in presets/; anything that looks like a path (or exists as a file) is read directly. */
+export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): string {
+  const asPath = resolve(cwd, nameOrPath);
+  const looksLikePath = /[\\/]/.test(nameOrPath) || EXTENSIONS.includes(extname(nameOrPath));
+  if (existsSync(asPath) && looksLikePath) return asPath;
+  if (!looksLikePath) {
+    for (const ext of EXTENSIONS) {
+      const candidate = packagePath('presets', `${nameOrPath}${ext}`);
+      if (existsSync(candidate)) return candidate;
+    }
+    if (existsSync(asPath)) return asPath;
+    const names = builtinPresetNames();
+    throw new InputError('UNKNOWN_PRESET', `There is no preset named \`${nameOrPath}\`.`, {
+      hint: `Built-in presets: ${names.join(', ') || '(none)'}. Or pass a path to a YAML/JSON preset file.`,
+    });
+  }
+  throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.`, {
+    hint: 'Check the path, or use a built-in preset name (see `conclave presets`).',
+  });
+}
+
+export function loadPreset(nameOrPath: string, cwd = process.cwd()): LoadedPreset {
+  const path = resolvePresetPath(nameOrPath, cwd);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new InputError('PRESET_UNREADABLE', `Cannot read preset file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let data: unknown;
+  try {
+    data = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new InputError('PRESET_SYNTAX', `Preset ${path} is not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}`, {
+      hint: 'Fix the syntax error at the position shown.',
+      cause: err,
+    });
+  }
+  return { ...parsePreset(data, path), source: path };
+}
+
+/** Validate preset data. Throws an InputError naming each bad field by its path. */
+export function parsePreset(data: unknown, source = 'preset'): { preset: Preset; warnings: string[] } {
+  const result = presetSchema.safeParse(data);
+  if (!result.success) {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${formatIssues(result.error)}`, {
+      hint: 'Fix the fields named above. The format is described in presets/preset.schema.json.',
+    });
+  }
+  const preset = result.data;
+  const ids = new Set<string>();
+  for (const [i, agent] of preset.agents.entries()) {
+    if (ids.has(agent.id)) {
+      throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n  - agents.${i}.id: \`${agent.id}\` is used by two agents`, {
+        hint: 'Give every agent its own id.',
+      });
+    }
+    if (agent.id === 'judge' || agent.id === 'synthesizer') {
+      throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n  - agents.${i}.id: \`${agent.id}\` is reserved`, {
+        hint: 'Rename the agent.',
+      });
+    }
+    ids.add(agent.id);
+  }
+  return { preset, warnings: presetWarnings(preset) };
+}
+
+export function presetWarnings(preset: Preset): string[] {
+  const warnings: string[] = [];
+  const debaterModels = new Set(preset.agents.map((a) => a.model));
+  if (debaterModels.has(preset.synthesizer.model)) {
+    warnings.push(
+      `The synthesizer model \`${preset.synthesizer.model}\` also debates: its own arguments may weigh more in the final answer. Use a model that is not on the panel.`,
+    );
+  }
+  return warnings;
+}
+
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length ? issue.path.join('.') : '(top level)';
+      if (issue.code === 'unrecognized_keys') {
+        return `  - ${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
+      }
+      return `  - ${path}: ${issue.message}`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,124 @@
+import type { Preset } from '../config/preset-schema.js';
+import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+
+/** The kinds of model call a debate makes. */
+export type Stage = 'opening' | 'critique' | 'judge' | 'synthesis';
+
+export type ExitReason = 'converged' | 'max_rounds' | 'too_few_answers' | 'interrupted' | 'error';
+
+export type DebateStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+
+/** Ollama's own counters from the final stream chunk (durations in nanoseconds). */
+export interface CallMetrics {
+  promptTokens: number | null;
+  completionTokens: number | null;
+  totalDurationNs: number | null;
+  loadDurationNs: number | null;
+  promptEvalDurationNs: number | null;
+  evalDurationNs: number | null;
+  doneReason: string | null;
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/**
+ * One model call, complete: what was sent, what came back, how it parsed.
+ * This is what the record stores, one row per call.
+ */
+export interface CallRecord {
+  debateId: string;
+  stage: Stage;
+  round: number;
+  /** Agent id for debaters; `judge` or `synthesizer` for those roles. */
+  agentId: string;
+  /** 0 for the first request, 1 for the repair request that quotes the validation error. */
+  attempt: number;
+  host: string;
+  model: string;
+  messages: ChatMessage[];
+  options: Record<string, unknown>;
+  format: Record<string, unknown> | null;
+  raw: string;
+  parsed: unknown;
+  status: 'ok' | 'invalid' | 'error' | 'aborted';
+  validationError: string | null;
+  error: string | null;
+  /** Set when peers' text was shortened to fit the context window. */
+  truncation: string | null;
+  metrics: CallMetrics;
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** An agent's outcome for one round, after any repair. */
+export interface TurnRecord {
+  round: number;
+  agentId: string;
+  model: string;
+  status: 'ok' | 'invalid' | 'failed';
+  /** The position the agent holds after this turn (opening position or updated position). */
+  position: string | null;
+  confidence: number | null;
+  opening: Opening | null;
+  critique: Critique | null;
+  error: string | null;
+}
+
+export interface RoundJudgement {
+  round: number;
+  status: 'ok' | 'failed';
+  score: JudgeScore | null;
+  /** Mean of the three axes; null when the judge failed. */
+  convergence: number | null;
+  error: string | null;
+}
+
+export interface SynthesisRecord {
+  status: 'ok' | 'failed';
+  synthesis: Synthesis | null;
+  error: string | null;
+}
+
+export interface AgentInfo {
+  id: string;
+  model: string;
+  persona: string | null;
+  cluster: string | null;
+  role: 'debater' | 'judge' | 'synthesizer';
+  digest: string | null;
+}
+
+/** Events the engine emits, in order. The recorder, the renderer and --json listen. */
+export type DebateEvent =
+  | {
+      type: 'debate.started';
+      debateId: string;
+      question: string;
+      preset: Preset;
+      agents: AgentInfo[];
+      host: string;
+      warnings: string[];
+      at: number;
+    }
+  | { type: 'round.started'; round: number; at: number }
+  | { type: 'turn.started'; stage: Stage; round: number; agentId: string; model: string; attempt: number; at: number }
+  | { type: 'turn.progress'; stage: Stage; round: number; agentId: string; tokens: number; delta: string }
+  | { type: 'call.finished'; call: CallRecord }
+  | { type: 'turn.finished'; turn: TurnRecord; at: number }
+  | { type: 'round.judged'; judgement: RoundJudgement; at: number }
+  | { type: 'debate.exit'; reason: ExitReason; round: number; detail: string; at: number }
+  | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }
+  | { type: 'warning'; message: string; at: number }
+  | {
+      type: 'debate.finished';
+      debateId: string;
+      status: DebateStatus;
+      exitReason: ExitReason;
+      error: string | null;
+      at: number;
+    };
+
+export type DebateListener = (event: DebateEvent) => void;

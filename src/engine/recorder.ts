@@ -1,0 +1,55 @@
+import type { Store } from '../store/store.js';
+import { VERSION } from '../version.js';
+import type { DebateEvent, DebateListener } from './events.js';
+
+/**
+ * Writes a debate to the store as it happens: each call as soon as it ends, each in
+ * its own transaction. Errors propagate: the runner stops rather than lose records.
+ */
+export function recorder(store: Store): DebateListener {
+  let debateId = '';
+  let roundsCompleted = 0;
+  let finalConvergence: number | null = null;
+  return (event: DebateEvent): void => {
+    switch (event.type) {
+      case 'debate.started':
+        debateId = event.debateId;
+        store.createDebate({
+          id: event.debateId,
+          question: event.question,
+          preset: event.preset,
+          engineVersion: VERSION,
+          host: event.host,
+          agents: event.agents,
+          createdAt: event.at,
+        });
+        break;
+      case 'call.finished':
+        store.recordCall(event.call);
+        break;
+      case 'turn.finished':
+        store.recordTurn(debateId, event.turn);
+        break;
+      case 'round.judged':
+        store.recordJudgement(debateId, event.judgement);
+        roundsCompleted = event.judgement.round;
+        if (event.judgement.convergence !== null) finalConvergence = event.judgement.convergence;
+        break;
+      case 'synthesis.finished':
+        store.recordSynthesis(debateId, event.result);
+        break;
+      case 'debate.finished':
+        store.finishDebate(debateId, {
+          status: event.status,
+          exitReason: event.exitReason,
+          error: event.error,
+          roundsCompleted,
+          finalConvergence,
+          finishedAt: event.at,
+        });
+        break;
+      default:
+        break;
+    }
+  };
+}

@@ -1,0 +1,453 @@
+import { randomBytes } from 'node:crypto';
+import type { AgentSpec, ModelOptions, Preset } from '../config/preset-schema.js';
+import { DebateFailedError, HostError, InterruptedError, errorMessage } from '../errors.js';
+import { CallError, Gateway, type TagModel } from '../ollama/gateway.js';
+import { chooseNumCtx, estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
+import { convergenceOf, exitDecision } from '../protocol/convergence.js';
+import {
+  type PeerView,
+  type TranscriptRound,
+  critiqueMessages,
+  judgeMessages,
+  openingMessages,
+  renderTranscript,
+  synthesisMessages,
+} from '../protocol/prompts.js';
+import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
+import { ModelLimiter } from '../schedule/limiter.js';
+import { VERSION } from '../version.js';
+import type {
+  AgentInfo,
+  DebateEvent,
+  DebateListener,
+  DebateStatus,
+  ExitReason,
+  RoundJudgement,
+  Stage,
+  SynthesisRecord,
+  TurnRecord,
+} from './events.js';
+import { type StructuredOutcome, structuredCall } from './structured-call.js';
+
+export interface RunDebateOptions {
+  question: string;
+  preset: Preset;
+  /** Normalised Ollama base URL. */
+  host: string;
+  /** Listeners that must not fail silently (the recorder): an error here stops the debate. */
+  recorder?: DebateListener;
+  /** Best-effort listeners (renderers): an error is reported once and ignored. */
+  listeners?: DebateListener[];
+  signal?: AbortSignal;
+  /** Warnings gathered before the run (e.g. from preset validation), shown and stored with it. */
+  warnings?: string[];
+  /** Parallel slots per model on the server (OLLAMA_NUM_PARALLEL); default 1. */
+  numParallel?: number;
+  now?: () => number;
+  id?: string;
+}
+
+export interface DebateResult {
+  id: string;
+  status: DebateStatus;
+  exitReason: ExitReason;
+  exitDetail: string;
+  rounds: TranscriptRound[];
+  synthesis: SynthesisRecord | null;
+  numCtx: Record<string, number>;
+  error: string | null;
+}
+
+export function newDebateId(now: number): string {
+  const d = new Date(now);
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const stamp = `${String(d.getUTCFullYear()).slice(2)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}`;
+  return `${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * Check the host before any debate call: it answers, and it has every model the
+ * preset names. Returns the host's model list (for digests).
+ */
+export async function preflight(gateway: Gateway, preset: Preset): Promise<TagModel[]> {
+  let tags: TagModel[];
+  try {
+    tags = await gateway.tags();
+  } catch (err) {
+    if (err instanceof CallError && err.code === 'HOST_UNREACHABLE') {
+      throw new HostError('HOST_UNREACHABLE', err.message, { hint: err.hint ?? '', cause: err });
+    }
+    throw new HostError('HOST_FAILED', `Ollama at ${gateway.host} did not list its models: ${errorMessage(err)}`, { cause: err });
+  }
+  const missing = missingModels(preset, tags);
+  if (missing.length > 0) {
+    const list = missing.map((m) => `\`${m}\``).join(', ');
+    throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${gateway.host}.`, {
+      hint: `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`,
+    });
+  }
+  return tags;
+}
+
+export function presetModels(preset: Preset): string[] {
+  return [...new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model])];
+}
+
+/** Ollama resolves a bare name to `:latest`; compare the same way. */
+export function sameModel(a: string, b: string): boolean {
+  const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`);
+  return norm(a) === norm(b);
+}
+
+export function missingModels(preset: Preset, tags: TagModel[]): string[] {
+  return presetModels(preset).filter((m) => !tags.some((t) => sameModel(t.name, m)));
+}
+
+/** Runs one whole debate and returns its outcome. Every call is reported to the recorder as it ends. */
+export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
+  const now = opts.now ?? Date.now;
+  const preset = opts.preset;
+  const gateway = new Gateway(opts.host);
+  const id = opts.id ?? newDebateId(now());
+  const listeners = opts.listeners ?? [];
+  const brokenListeners = new Set<DebateListener>();
+
+  const emit = (event: DebateEvent): void => {
+    opts.recorder?.(event);
+    for (const listener of listeners) {
+      if (brokenListeners.has(listener)) continue;
+      try {
+        listener(event);
+      } catch (err) {
+        brokenListeners.add(listener);
+        process.stderr.write(`conclave: a display listener failed and was switched off: ${errorMessage(err)}\n`);
+      }
+    }
+  };
+
+  const tags = await preflight(gateway, preset);
+  if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
+
+  const numCtx = await sizeContexts(gateway, preset, opts.question);
+  const digestOf = (model: string): string | null => tags.find((t) => sameModel(t.name, model))?.digest ?? null;
+  const agents: AgentInfo[] = [
+    ...preset.agents.map((a) => ({
+      id: a.id,
+      model: a.model,
+      persona: a.persona ?? null,
+      cluster: a.cluster ?? null,
+      role: 'debater' as const,
+      digest: digestOf(a.model),
+    })),
+    { id: 'judge', model: preset.judge.model, persona: null, cluster: null, role: 'judge', digest: digestOf(preset.judge.model) },
+    {
+      id: 'synthesizer',
+      model: preset.synthesizer.model,
+      persona: null,
+      cluster: null,
+      role: 'synthesizer',
+      digest: digestOf(preset.synthesizer.model),
+    },
+  ];
+
+  const limiter = new ModelLimiter(() => opts.numParallel ?? 1);
+  const timeoutMs = preset.protocol.callTimeoutSeconds * 1000;
+  const rounds: TranscriptRound[] = [];
+  let synthesis: SynthesisRecord | null = null;
+
+  emit({
+    type: 'debate.started',
+    debateId: id,
+    question: opts.question,
+    preset,
+    agents,
+    host: opts.host,
+    warnings: opts.warnings ?? [],
+    at: now(),
+  });
+
+  const callOptions = (model: string, own: ModelOptions | undefined, stage: Stage, defaults: Record<string, unknown> = {}): Record<string, unknown> => {
+    const numPredict = stage === 'opening' || stage === 'critique' ? preset.protocol.maxAnswerTokens * (stage === 'critique' ? 1.5 : 1) : stage === 'judge' ? 400 : 1500;
+    // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
+    return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: numCtx[model] };
+  };
+
+  const call = async <T>(
+    stage: Stage,
+    round: number,
+    agentId: string,
+    model: string,
+    messages: ReturnType<typeof openingMessages>,
+    options: Record<string, unknown>,
+    schema: import('zod').ZodType<T>,
+    check?: (value: T) => string | null,
+    truncation?: string | null,
+  ): Promise<StructuredOutcome<T>> =>
+    limiter.run(model, () =>
+      structuredCall(
+        gateway,
+        {
+          debateId: id,
+          stage,
+          round,
+          agentId,
+          model,
+          messages,
+          options,
+          schema,
+          ...(check ? { check } : {}),
+          truncation: truncation ?? null,
+          timeoutMs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        },
+        {
+          now,
+          onStart: (attempt) => emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: now() }),
+          onProgress: (tokens, delta) => emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
+          onCall: (record) => emit({ type: 'call.finished', call: record }),
+        },
+      ),
+    );
+
+  const finish = (status: DebateStatus, exitReason: ExitReason, error: string | null): void => {
+    emit({ type: 'debate.finished', debateId: id, status, exitReason, error, at: now() });
+  };
+
+  const interrupted = (): boolean => opts.signal?.aborted === true;
+
+  try {
+    // Round 0: every agent answers alone, all at once.
+    emit({ type: 'round.started', round: 0, at: now() });
+    const openings = await Promise.all(
+      preset.agents.map(async (agent): Promise<TurnRecord> => {
+        const messages = openingMessages(opts.question, agent.persona);
+        const outcome = await call('opening', 0, agent.id, agent.model, messages, callOptions(agent.model, agent.options, 'opening'), openingSchema);
+        return turnFrom(agent, 0, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
+      }),
+    );
+    for (const turn of openings) emit({ type: 'turn.finished', turn, at: now() });
+    if (interrupted()) return stopInterrupted();
+
+    const usable = openings.filter((t) => t.status === 'ok');
+    if (usable.length < 2) {
+      const detail = `only ${usable.length} of ${openings.length} agents gave a usable answer in round 0`;
+      emit({ type: 'debate.exit', reason: 'too_few_answers', round: 0, detail, at: now() });
+      finish('failed', 'too_few_answers', detail);
+      const gaps = openings.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
+      throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
+        hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + id + '`.',
+      });
+    }
+
+    let current: TranscriptRound = { round: 0, turns: openings, judgement: null };
+    rounds.push(current);
+    current.judgement = await judgeRound(0, openings);
+    let exit = exitDecision({
+      round: 0,
+      maxRounds: preset.protocol.maxRounds,
+      convergence: current.judgement.convergence,
+      threshold: preset.protocol.convergenceThreshold,
+    });
+
+    for (let round = 1; !exit && !interrupted(); round++) {
+      emit({ type: 'round.started', round, at: now() });
+      const previous = current.turns;
+      const turns = await Promise.all(preset.agents.map((agent) => critiqueTurn(agent, round, previous)));
+      for (const turn of turns) emit({ type: 'turn.finished', turn, at: now() });
+      if (interrupted()) break;
+      current = { round, turns, judgement: null };
+      rounds.push(current);
+      current.judgement = await judgeRound(round, turns);
+      exit = exitDecision({
+        round,
+        maxRounds: preset.protocol.maxRounds,
+        convergence: current.judgement.convergence,
+        threshold: preset.protocol.convergenceThreshold,
+      });
+    }
+    if (interrupted() || !exit) return stopInterrupted();
+    emit({ type: 'debate.exit', reason: exit.reason, round: current.round, detail: exit.detail, at: now() });
+
+    synthesis = await synthesize();
+    if (interrupted()) return stopInterrupted();
+    const status: DebateStatus = synthesis.status === 'ok' ? 'completed' : 'failed';
+    finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
+    return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error };
+  } catch (err) {
+    if (err instanceof DebateFailedError) throw err;
+    if (interrupted()) return stopInterrupted();
+    // The recorder failing (disk full, lock) lands here: report it without trying to write again.
+    throw err;
+  }
+
+  function stopInterrupted(): never {
+    const round = rounds.at(-1)?.round ?? 0;
+    emit({ type: 'debate.exit', reason: 'interrupted', round, detail: 'stopped by the user', at: now() });
+    finish('interrupted', 'interrupted', 'stopped by the user');
+    throw new InterruptedError(`Debate ${id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
+      hint: `See what it got to with \`conclave show ${id}\`.`,
+    });
+  }
+
+  async function critiqueTurn(agent: AgentSpec, round: number, previous: TurnRecord[]): Promise<TurnRecord> {
+    const own = previous.find((t) => t.agentId === agent.id);
+    const peers: PeerView[] = previous
+      .filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position)
+      .map((t) => ({ agentId: t.agentId, position: peerText(t) }));
+    const options = callOptions(agent.model, agent.options, 'critique');
+    const ownPosition = own?.status === 'ok' ? own.position : null;
+    const fixed = estimateMessagesTokens(critiqueMessages(opts.question, agent.persona, round, ownPosition, []));
+    const budget = (numCtx[agent.model] ?? 4096) - Number(options.num_predict ?? 0);
+    const fit = fitPeers(fixed, peers, budget);
+    if (!fit) {
+      const error = `the prompt does not fit num_ctx ${numCtx[agent.model]} for ${agent.model} even with peers' answers shortened`;
+      emit({ type: 'warning', message: `${agent.id}, round ${round}: ${error}`, at: now() });
+      return { round, agentId: agent.id, model: agent.model, status: 'failed', position: null, confidence: null, opening: null, critique: null, error };
+    }
+    const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${numCtx[agent.model]}` : null;
+    if (truncation) emit({ type: 'warning', message: `${agent.id}, round ${round}: ${truncation}`, at: now() });
+    const peerIds = new Set(peers.map((p) => p.agentId));
+    const messages = critiqueMessages(opts.question, agent.persona, round, ownPosition, fit.peers);
+    const outcome = await call('critique', round, agent.id, agent.model, messages, options, critiqueSchema, (v) => checkPeers(v, peerIds), truncation);
+    return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
+  }
+
+  async function judgeRound(round: number, turns: TurnRecord[]): Promise<RoundJudgement> {
+    const model = preset.judge.model;
+    const options = callOptions(model, preset.judge.options, 'judge', { temperature: 0 });
+    let positions: PeerView[] = turns.filter((t) => t.status === 'ok' && t.position).map((t) => ({ agentId: t.agentId, position: t.position! }));
+    const fixed = estimateMessagesTokens(judgeMessages(opts.question, round, []));
+    const fit = fitPeers(fixed, positions, (numCtx[model] ?? 4096) - Number(options.num_predict ?? 0));
+    let judgement: RoundJudgement;
+    if (!fit) {
+      judgement = { round, status: 'failed', score: null, convergence: null, error: `positions do not fit num_ctx ${numCtx[model]} for the judge` };
+    } else {
+      positions = fit.peers;
+      const truncation = fit.droppedChars > 0 ? `positions shortened by ${fit.droppedChars} characters for the judge` : null;
+      const outcome = await call('judge', round, 'judge', model, judgeMessages(opts.question, round, positions), options, judgeSchema, undefined, truncation);
+      judgement =
+        outcome.status === 'ok'
+          ? { round, status: 'ok', score: outcome.value, convergence: convergenceOf(outcome.value), error: null }
+          : { round, status: 'failed', score: null, convergence: null, error: outcome.error };
+    }
+    emit({ type: 'round.judged', judgement, at: now() });
+    return judgement;
+  }
+
+  async function synthesize(): Promise<SynthesisRecord> {
+    const model = preset.synthesizer.model;
+    const options = callOptions(model, preset.synthesizer.options, 'synthesis', { temperature: 0.2 });
+    const last = rounds.at(-1)!;
+    const failed = preset.agents
+      .filter((a) => last.turns.find((t) => t.agentId === a.id)?.status !== 'ok')
+      .map((a) => ({ agent: a.id, reason: last.turns.find((t) => t.agentId === a.id)?.error ?? 'no answer' }));
+    const agentIds = preset.agents.map((a) => a.id);
+    const budget = (numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
+    // Fit the transcript by clipping each turn harder until it fits; say so if it had to.
+    let perTurn = Infinity;
+    let messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed);
+    while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
+      perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
+      messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed);
+    }
+    let result: SynthesisRecord;
+    if (estimateMessagesTokens(messages) > budget) {
+      result = { status: 'failed', synthesis: null, error: `the transcript does not fit num_ctx ${numCtx[model]} for ${model}` };
+    } else {
+      const truncation = perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${numCtx[model]}`;
+      if (truncation) emit({ type: 'warning', message: `synthesis: ${truncation}`, at: now() });
+      const ids = new Set(agentIds);
+      const outcome = await call('synthesis', last.round, 'synthesizer', model, messages, options, synthesisSchema, (v) => checkSynthesis(v, ids), truncation);
+      result =
+        outcome.status === 'ok'
+          ? { status: 'ok', synthesis: { ...outcome.value, failedAgents: mergeFailed(outcome.value.failedAgents, failed) }, error: null }
+          : { status: 'failed', synthesis: null, error: outcome.error };
+    }
+    emit({ type: 'synthesis.finished', result, at: now() });
+    return result;
+  }
+}
+
+function turnFrom<T>(
+  agent: AgentSpec,
+  round: number,
+  outcome: StructuredOutcome<T>,
+  fields: (value: T) => Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'>,
+): TurnRecord {
+  const base = { round, agentId: agent.id, model: agent.model };
+  if (outcome.status === 'ok') return { ...base, status: 'ok', ...fields(outcome.value), error: null };
+  return {
+    ...base,
+    status: outcome.status === 'invalid' ? 'invalid' : 'failed',
+    position: null,
+    confidence: null,
+    opening: null,
+    critique: null,
+    error: outcome.error,
+  };
+}
+
+/** What peers see of a turn: an opening's position and reasoning, or a critique's updated position. */
+function peerText(turn: TurnRecord): string {
+  if (turn.opening) return `${turn.opening.position}\nReasoning: ${turn.opening.reasoning}`;
+  return turn.position ?? '';
+}
+
+function checkPeers(value: Critique, peers: Set<string>): string | null {
+  const bad = [...value.agreements, ...value.disagreements].map((x) => x.with).filter((w) => !peers.has(w));
+  if (bad.length === 0) return null;
+  return `"with" must name a peer id (${[...peers].join(', ')}); got ${[...new Set(bad)].map((b) => `"${b}"`).join(', ')}.`;
+}
+
+function checkSynthesis(value: Synthesis, agents: Set<string>): string | null {
+  const bad = value.minorityPositions.map((m) => m.agent).filter((a) => !agents.has(a));
+  if (bad.length) return `minorityPositions[].agent must be a panelist id (${[...agents].join(', ')}); got ${bad.map((b) => `"${b}"`).join(', ')}.`;
+  if (value.confidence.converged > agents.size) return `confidence.converged is ${value.confidence.converged} but the panel has ${agents.size} agents.`;
+  return null;
+}
+
+/** The engine knows which agents failed; the synthesizer's list is kept only for agents it adds reasons to. */
+function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
+  return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
+}
+
+/** One num_ctx per model for the whole debate, sized from the panel's expected prompts. */
+async function sizeContexts(gateway: Gateway, preset: Preset, question: string): Promise<Record<string, number>> {
+  const needs = {
+    agentCount: preset.agents.length,
+    maxRounds: preset.protocol.maxRounds,
+    questionTokens: estimateTokens(question),
+    maxPersonaTokens: Math.max(60, ...preset.agents.map((a) => estimateTokens(a.persona ?? ''))),
+    maxAnswerTokens: preset.protocol.maxAnswerTokens,
+  };
+  const budgets = stageBudgets(needs);
+  const required = new Map<string, number>();
+  const need = (model: string, stage: keyof typeof budgets, explicit: number | undefined): void => {
+    const b = budgets[stage];
+    const value = explicit ?? b.prompt + b.reply;
+    required.set(model, Math.max(required.get(model) ?? 0, value));
+  };
+  for (const a of preset.agents) {
+    need(a.model, 'opening', a.options?.num_ctx);
+    need(a.model, 'critique', a.options?.num_ctx);
+  }
+  need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
+  need(preset.synthesizer.model, 'synthesis', preset.synthesizer.options?.num_ctx);
+  const explicit = new Set(
+    [...preset.agents.map((a) => (a.options?.num_ctx ? a.model : null)), preset.judge.options?.num_ctx ? preset.judge.model : null, preset.synthesizer.options?.num_ctx ? preset.synthesizer.model : null].filter(
+      (m): m is string => m !== null,
+    ),
+  );
+  const out: Record<string, number> = {};
+  await Promise.all(
+    [...required.entries()].map(async ([model, tokens]) => {
+      if (explicit.has(model)) {
+        out[model] = tokens;
+        return;
+      }
+      const details = await gateway.show(model).catch(() => null);
+      out[model] = chooseNumCtx(tokens, details?.contextLength ?? null);
+    }),
+  );
+  return out;
+}

@@ -1,0 +1,141 @@
+import type { z } from 'zod';
+import { formatIssues } from '../config/load-preset.js';
+import { CallError, type Gateway } from '../ollama/gateway.js';
+import { repairMessages } from '../protocol/prompts.js';
+import { formatSchemaOf } from '../protocol/schemas.js';
+import type { CallRecord, ChatMessage, Stage } from './events.js';
+
+export interface StructuredCallSpec<T> {
+  debateId: string;
+  stage: Stage;
+  round: number;
+  agentId: string;
+  model: string;
+  messages: ChatMessage[];
+  options: Record<string, unknown>;
+  schema: z.ZodType<T>;
+  /** Checks zod cannot express (e.g. peer ids). Returns a problem description or null. */
+  check?: (value: T) => string | null;
+  truncation?: string | null;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface StructuredCallHooks {
+  onStart(attempt: number): void;
+  onProgress(tokens: number, delta: string): void;
+  /** Called once per model call, as soon as it ends. */
+  onCall(call: CallRecord): void;
+  now(): number;
+}
+
+export type StructuredOutcome<T> =
+  | { status: 'ok'; value: T }
+  | { status: 'invalid'; error: string }
+  | { status: 'failed'; error: string; code: string };
+
+/**
+ * One structured answer: a call with Ollama's `format` set to the schema, validated
+ * with zod; one repair request quoting the problem if it does not validate.
+ */
+export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
+  const format = formatSchemaOf(spec.schema);
+  let messages = spec.messages;
+  let lastProblem = '';
+  for (let attempt = 0; attempt < 2; attempt++) {
+    hooks.onStart(attempt);
+    const startedAt = hooks.now();
+    const base = {
+      debateId: spec.debateId,
+      stage: spec.stage,
+      round: spec.round,
+      agentId: spec.agentId,
+      attempt,
+      host: gateway.host,
+      model: spec.model,
+      messages,
+      options: spec.options,
+      format,
+      truncation: attempt === 0 ? (spec.truncation ?? null) : null,
+      startedAt,
+    };
+    let content: string;
+    try {
+      const result = await gateway.chat(
+        { model: spec.model, messages, options: spec.options, format },
+        { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), onProgress: (p) => hooks.onProgress(p.tokens, p.delta) },
+      );
+      content = result.content;
+      const parsed = parseReply(content, spec.schema, spec.check);
+      const call: CallRecord = {
+        ...base,
+        raw: content,
+        parsed: parsed.json,
+        status: parsed.ok ? 'ok' : 'invalid',
+        validationError: parsed.ok ? null : parsed.problem,
+        error: null,
+        metrics: result.metrics,
+        finishedAt: hooks.now(),
+      };
+      hooks.onCall(call);
+      if (parsed.ok) return { status: 'ok', value: parsed.value };
+      lastProblem = parsed.problem;
+      messages = repairMessages(spec.messages, content, parsed.problem);
+    } catch (err) {
+      const callError = err instanceof CallError ? err : new CallError('STREAM_ERROR', String(err));
+      hooks.onCall({
+        ...base,
+        raw: '',
+        parsed: null,
+        status: callError.code === 'CALL_ABORTED' ? 'aborted' : 'error',
+        validationError: null,
+        error: `${callError.code}: ${callError.message}`,
+        metrics: emptyMetrics(),
+        finishedAt: hooks.now(),
+      });
+      return { status: 'failed', error: callError.message, code: callError.code };
+    }
+  }
+  return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
+}
+
+type Parsed<T> = { ok: true; value: T; json: unknown } | { ok: false; problem: string; json: unknown };
+
+/** Small models wrap JSON in prose or code fences; take the outermost object. */
+export function extractJson(text: string): unknown {
+  const trimmed = text.trim();
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    const start = trimmed.indexOf('{');
+    const end = trimmed.lastIndexOf('}');
+    if (start >= 0 && end > start) return JSON.parse(trimmed.slice(start, end + 1));
+    throw new Error('no JSON object found');
+  }
+}
+
+export function parseReply<T>(content: string, schema: z.ZodType<T>, check?: (value: T) => string | null): Parsed<T> {
+  let json: unknown;
+  try {
+    json = extractJson(content);
+  } catch (err) {
+    return { ok: false, problem: `it is not valid JSON (${(err as Error).message}).`, json: null };
+  }
+  const result = schema.safeParse(json);
+  if (!result.success) return { ok: false, problem: `it does not match the required fields:\n${formatIssues(result.error)}`, json };
+  const problem = check?.(result.data) ?? null;
+  if (problem) return { ok: false, problem, json };
+  return { ok: true, value: result.data, json };
+}
+
+export function emptyMetrics(): CallRecord['metrics'] {
+  return {
+    promptTokens: null,
+    completionTokens: null,
+    totalDurationNs: null,
+    loadDurationNs: null,
+    promptEvalDurationNs: null,
+    evalDurationNs: null,
+    doneReason: null,
+  };
+}

@@ -1,0 +1,265 @@
+import { Ollama } from 'ollama';
+import type { CallMetrics, ChatMessage } from '../engine/events.js';
+import { ConclaveError, HostError, errorMessage } from '../errors.js';
+
+/** A failed model call. `code` tells the engine (and the user) what kind of failure it was. */
+export class CallError extends ConclaveError {
+  readonly status: number | null;
+  constructor(code: CallErrorCode, message: string, options: { hint?: string; cause?: unknown; status?: number | null } = {}) {
+    super(code, message, { ...options, exitCode: 3 });
+    this.name = 'CallError';
+    this.status = options.status ?? null;
+  }
+}
+
+export type CallErrorCode =
+  | 'HOST_UNREACHABLE'
+  | 'MODEL_MISSING'
+  | 'HOST_BUSY'
+  | 'SERVER_ERROR'
+  | 'BAD_REQUEST'
+  | 'STREAM_ERROR'
+  | 'STREAM_INCOMPLETE'
+  | 'CALL_TIMEOUT'
+  | 'CALL_ABORTED';
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  options?: Record<string, unknown>;
+  format?: Record<string, unknown> | 'json';
+  keepAlive?: string | number;
+}
+
+export interface ChatProgress {
+  tokens: number;
+  delta: string;
+}
+
+export interface ChatResult {
+  content: string;
+  metrics: CallMetrics;
+}
+
+export interface CallControl {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  onProgress?: (progress: ChatProgress) => void;
+}
+
+export interface TagModel {
+  name: string;
+  size: number;
+  digest: string;
+  parameterSize: string | null;
+  quantization: string | null;
+}
+
+export interface LoadedModel {
+  name: string;
+  size: number;
+  sizeVram: number;
+  expiresAt: string;
+  contextLength: number | null;
+}
+
+export interface ModelDetails {
+  contextLength: number | null;
+  capabilities: string[];
+}
+
+/**
+ * The only code that talks to Ollama: one gateway per host. Every chat call streams
+ * (non-streaming calls die on Node's 300 s headers timeout), has its own time limit,
+ * and can be aborted before or after the first byte.
+ */
+export class Gateway {
+  readonly host: string;
+  private readonly client: Ollama;
+
+  constructor(host: string) {
+    this.host = host;
+    this.client = new Ollama({ host });
+  }
+
+  async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
+    const timeoutMs = control.timeoutMs ?? 600_000;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new Error('timeout')), timeoutMs);
+    const signals = control.signal ? [control.signal, timeout.signal] : [timeout.signal];
+    const combined = AbortSignal.any(signals);
+    // ollama-js takes no per-request signal, so a per-call client carries it into fetch.
+    const client = new Ollama({
+      host: this.host,
+      fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, combined]) : combined }),
+    });
+    let content = '';
+    let tokens = 0;
+    try {
+      const stream = await client.chat({
+        model: request.model,
+        messages: request.messages,
+        options: request.options ?? {},
+        ...(request.format === undefined ? {} : { format: request.format }),
+        ...(request.keepAlive === undefined ? {} : { keep_alive: request.keepAlive }),
+        stream: true,
+      });
+      const onAbort = (): void => stream.abort();
+      combined.addEventListener('abort', onAbort, { once: true });
+      try {
+        for await (const chunk of stream) {
+          const delta = chunk.message?.content ?? '';
+          if (delta !== '') {
+            content += delta;
+            tokens += 1;
+            control.onProgress?.({ tokens, delta });
+          }
+          if (chunk.done) {
+            return { content, metrics: metricsOf(chunk as unknown as Record<string, unknown>) };
+          }
+        }
+      } finally {
+        combined.removeEventListener('abort', onAbort);
+      }
+      throw new CallError('STREAM_INCOMPLETE', `${request.model} ended its reply without finishing.`);
+    } catch (err) {
+      throw this.mapError(err, request.model, {
+        timedOut: timeout.signal.aborted,
+        aborted: control.signal?.aborted ?? false,
+        timeoutMs,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Loads a model without generating (Ollama treats an empty chat as a load request). */
+  async warm(model: string, options: Record<string, unknown>, keepAlive?: string | number): Promise<void> {
+    await this.chat({ model, messages: [], options, ...(keepAlive === undefined ? {} : { keepAlive }) }, { timeoutMs: 300_000 });
+  }
+
+  async version(): Promise<string> {
+    try {
+      return (await this.client.version()).version;
+    } catch (err) {
+      throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
+    }
+  }
+
+  async tags(): Promise<TagModel[]> {
+    try {
+      const res = await this.client.list();
+      return res.models.map((m) => ({
+        name: m.name,
+        size: m.size,
+        digest: m.digest,
+        parameterSize: m.details?.parameter_size ?? null,
+        quantization: m.details?.quantization_level ?? null,
+      }));
+    } catch (err) {
+      throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
+    }
+  }
+
+  async ps(): Promise<LoadedModel[]> {
+    try {
+      const res = await this.client.ps();
+      return res.models.map((m) => {
+        const extra = m as unknown as { context_length?: number };
+        return {
+          name: m.name,
+          size: m.size,
+          sizeVram: m.size_vram,
+          expiresAt: String(m.expires_at),
+          contextLength: typeof extra.context_length === 'number' ? extra.context_length : null,
+        };
+      });
+    } catch (err) {
+      throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
+    }
+  }
+
+  async show(model: string): Promise<ModelDetails> {
+    try {
+      const res = await this.client.show({ model });
+      const info = (res.model_info ?? {}) as unknown as Record<string, unknown>;
+      let contextLength: number | null = null;
+      for (const [key, value] of Object.entries(info)) {
+        if (key.endsWith('.context_length') && typeof value === 'number') contextLength = value;
+      }
+      const capabilities = (res as unknown as { capabilities?: string[] }).capabilities ?? [];
+      return { contextLength, capabilities };
+    } catch (err) {
+      throw this.mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 });
+    }
+  }
+
+  private mapError(
+    err: unknown,
+    model: string | null,
+    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number },
+  ): CallError {
+    if (err instanceof CallError) return err;
+    if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
+    if (ctx.timedOut) {
+      return new CallError('CALL_TIMEOUT', `${model ?? this.host} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
+        hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
+        cause: err,
+      });
+    }
+    const e = err as { name?: string; status_code?: number; message?: string; cause?: { code?: string } };
+    if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
+      const status = e.status_code;
+      const text = e.message ?? '';
+      if (status === 404) {
+        return new CallError('MODEL_MISSING', `Model \`${model}\` is not on ${this.host}.`, {
+          hint: `Run \`ollama pull ${model}\` on that host.`,
+          status,
+          cause: err,
+        });
+      }
+      if (status === 503) {
+        return new CallError('HOST_BUSY', `${this.host} is busy: ${text}`, {
+          hint: 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.',
+          status,
+          cause: err,
+        });
+      }
+      if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${model ?? 'a request'}: ${text}`, { status, cause: err });
+      return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${text}`, { status, cause: err });
+    }
+    const message = errorMessage(err);
+    if (message === 'Did not receive done or success response in stream.') {
+      return new CallError('STREAM_INCOMPLETE', `${model} stopped its reply without finishing (the server ended the stream early).`, { cause: err });
+    }
+    if (e?.name === 'AbortError') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
+    if (message === 'fetch failed' || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|socket/i.test(message + (e?.cause?.code ?? ''))) {
+      return new CallError('HOST_UNREACHABLE', `Cannot reach Ollama at ${this.host}.`, {
+        hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST at a running server.',
+        cause: err,
+      });
+    }
+    // A line `{"error": ...}` inside a 200 stream: the model failed mid-reply.
+    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${message}`, { cause: err });
+  }
+}
+
+function metricsOf(chunk: Record<string, unknown>): CallMetrics {
+  const num = (key: string): number | null => (typeof chunk[key] === 'number' ? (chunk[key] as number) : null);
+  return {
+    promptTokens: num('prompt_eval_count'),
+    completionTokens: num('eval_count'),
+    totalDurationNs: num('total_duration'),
+    loadDurationNs: num('load_duration'),
+    promptEvalDurationNs: num('prompt_eval_duration'),
+    evalDurationNs: num('eval_duration'),
+    doneReason: typeof chunk.done_reason === 'string' ? chunk.done_reason : null,
+  };
+}
+
+export function unreachable(host: string, cause?: unknown): HostError {
+  return new HostError('HOST_UNREACHABLE', `Cannot reach Ollama at ${host}.`, {
+    hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST at a running server.',
+    cause,
+  });
+}

@@ -1,0 +1,173 @@
+import type { ChatMessage, RoundJudgement, TurnRecord } from '../engine/events.js';
+
+/**
+ * Prompt builders: pure functions from debate state to chat messages.
+ * Wording is Conclave's own; every builder states the JSON shape it expects
+ * in words as well, because small models follow prose better than grammar alone.
+ */
+
+const DEFAULT_PERSONA =
+  'You are a careful, independent analyst on a review panel. You reason from evidence, say plainly what you do not know, and change your mind only for a better argument.';
+
+export interface PeerView {
+  agentId: string;
+  position: string;
+  /** Set when the text was cut to fit the context window. */
+  shortened?: boolean;
+}
+
+export function systemPrompt(persona: string | null | undefined): string {
+  return persona && persona.trim() !== '' ? persona.trim() : DEFAULT_PERSONA;
+}
+
+export function openingMessages(question: string, persona: string | null | undefined): ChatMessage[] {
+  return [
+    { role: 'system', content: systemPrompt(persona) },
+    {
+      role: 'user',
+      content: [
+        'Answer the question below on your own. Other panelists answer it separately; you will see their answers later.',
+        '',
+        `Question: ${question}`,
+        '',
+        'Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1).',
+      ].join('\n'),
+    },
+  ];
+}
+
+export function critiqueMessages(
+  question: string,
+  persona: string | null | undefined,
+  round: number,
+  ownPosition: string | null,
+  peers: PeerView[],
+): ChatMessage[] {
+  const peerText = peers
+    .map((p) => `[${p.agentId}]${p.shortened ? ' (shortened to fit)' : ''}\n${p.position}`)
+    .join('\n\n');
+  const ids = peers.map((p) => p.agentId).join(', ');
+  return [
+    { role: 'system', content: systemPrompt(persona) },
+    {
+      role: 'user',
+      content: [
+        `Question: ${question}`,
+        '',
+        ownPosition ? `Your position after the previous round:\n${ownPosition}` : 'You gave no usable answer in the previous round.',
+        '',
+        `This is critique round ${round}. Here is what the other panelists said in the previous round:`,
+        '',
+        peerText,
+        '',
+        'Read them critically. Say where you agree with whom, where you disagree with whom and why (argue from substance, not from who said it), then give your updated position. Keep a point you still believe even if everyone else disagrees; change it if a peer showed you are wrong.',
+        `Reply with a JSON object: "agreements" (a list of {"with": peer id, "on": the point}), "disagreements" (a list of {"with": peer id, "on": the point, "reason": why}), "updatedPosition" (your position now, complete on its own), "confidence" (0 to 1). Peer ids: ${ids}.`,
+      ].join('\n'),
+    },
+  ];
+}
+
+export function judgeMessages(question: string, round: number, positions: PeerView[]): ChatMessage[] {
+  const body = positions.map((p) => `[${p.agentId}]${p.shortened ? ' (shortened)' : ''}\n${p.position}`).join('\n\n');
+  return [
+    {
+      role: 'system',
+      content:
+        'You measure agreement between panelists. You do not judge who is right, and you add no opinion of your own. Score only how close their positions are.',
+    },
+    {
+      role: 'user',
+      content: [
+        `Question under debate: ${question}`,
+        '',
+        `Positions after round ${round}:`,
+        '',
+        body,
+        '',
+        'Score three things from 0 (complete disagreement) to 1 (complete agreement):',
+        '- "recommendation": do they recommend the same central course of action or answer?',
+        '- "facts": do they rely on the same key supporting facts?',
+        '- "caveats": do they name the same critical caveats and conditions?',
+        'Also give "rationale": one or two sentences on where they agree and where they still differ.',
+        'Reply with a JSON object with exactly those four fields.',
+      ].join('\n'),
+    },
+  ];
+}
+
+export interface TranscriptRound {
+  round: number;
+  turns: TurnRecord[];
+  judgement: RoundJudgement | null;
+}
+
+export function renderTranscript(rounds: TranscriptRound[], maxCharsPerTurn = Infinity): string {
+  const parts: string[] = [];
+  for (const r of rounds) {
+    const score = r.judgement?.convergence;
+    parts.push(`## Round ${r.round}${score == null ? '' : ` (judge convergence ${score.toFixed(2)})`}`);
+    for (const t of r.turns) {
+      if (t.status !== 'ok' || !t.position) {
+        parts.push(`[${t.agentId}] no usable answer (${t.error ?? t.status})`);
+        continue;
+      }
+      const text = clip(t.position, maxCharsPerTurn);
+      const conf = t.confidence == null ? '' : ` (confidence ${t.confidence.toFixed(2)})`;
+      const dis = t.critique?.disagreements.length
+        ? `\n  disagrees: ${t.critique.disagreements.map((d) => `${d.with} on ${clip(d.on, 160)} because ${clip(d.reason, 200)}`).join('; ')}`
+        : '';
+      parts.push(`[${t.agentId}]${conf}\n${text}${dis}`);
+    }
+  }
+  return parts.join('\n\n');
+}
+
+export function synthesisMessages(
+  question: string,
+  transcript: string,
+  agentIds: string[],
+  failed: { agent: string; reason: string }[],
+): ChatMessage[] {
+  return [
+    {
+      role: 'system',
+      content:
+        'You write the final answer of a panel debate. You did not take part. Weigh every panelist equally, attribute views to the panelists who held them, and never drop a well-argued minority view just because it lost the vote.',
+    },
+    {
+      role: 'user',
+      content: [
+        `Question: ${question}`,
+        `Panelists: ${agentIds.join(', ')}`,
+        failed.length ? `Panelists with no usable final answer: ${failed.map((f) => `${f.agent} (${f.reason})`).join('; ')}` : 'Every panelist answered.',
+        '',
+        'Transcript, round by round, with the judge\'s convergence score (agreement only, not correctness):',
+        '',
+        transcript,
+        '',
+        'Reply with a JSON object:',
+        '- "recommendation": the answer the panel supports, stated so someone can act on it.',
+        '- "triggersToRevisit": conditions under which this answer should be reconsidered.',
+        '- "confidence": {"level": "high" | "medium" | "low", "converged": how many panelists ended on the recommendation}.',
+        '- "minorityPositions": for each substantive dissent, {"agent", "round" (the round where it was argued best), "argument", "whyItMatters"}. Include dissents that were later abandoned if the risk they named is still real.',
+        '- "failedAgents": {"agent", "reason"} for each panelist without a usable answer.',
+      ].join('\n'),
+    },
+  ];
+}
+
+export function repairMessages(original: ChatMessage[], badReply: string, problem: string): ChatMessage[] {
+  return [
+    ...original,
+    { role: 'assistant', content: badReply },
+    {
+      role: 'user',
+      content: `That reply could not be used: ${problem}\nReply again with only the JSON object, with every required field filled in and nothing else.`,
+    },
+  ];
+}
+
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, Math.max(0, max - 1)).trimEnd()}…`;
+}

@@ -1,0 +1,65 @@
+import type { StoredDebate } from '../store/store.js';
+import { exitText } from './live.js';
+import { type TermStyle, painter, plainStyle } from './style.js';
+
+/** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
+export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): string {
+  const paint = painter(style);
+  const width = Math.min(style.columns, 100);
+  const lines: string[] = [];
+  const heading = (text: string): void => {
+    lines.push('', paint('bold', text));
+  };
+  const debaters = d.agents.filter((a) => a.role === 'debater').length;
+  lines.push(paint('bold', `━━ ${d.question}`));
+  const s = d.synthesis?.synthesis;
+  if (!s) {
+    lines.push('', paint('red', `No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`));
+  } else {
+    heading('RECOMMENDATION');
+    lines.push(...wrap(s.recommendation, width - 2).map((l) => `  ${l}`));
+    if (s.triggersToRevisit.length) {
+      heading('TRIGGERS TO REVISIT');
+      for (const t of s.triggersToRevisit) lines.push(...wrap(t, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+    }
+    heading(`CONFIDENCE: ${s.confidence.level.toUpperCase()} (${s.confidence.converged}/${debaters} agents converged)`);
+    for (const m of s.minorityPositions) {
+      heading(`MINORITY POSITION (${m.agent}, round ${m.round})`);
+      lines.push(...wrap(m.argument, width - 2).map((l) => `  ${l}`));
+      lines.push(...wrap(`Why it still matters: ${m.whyItMatters}`, width - 2).map((l) => `  ${paint('dim', l)}`));
+    }
+    if (s.failedAgents.length) {
+      heading('AGENTS WITHOUT A FINAL ANSWER');
+      for (const f of s.failedAgents) lines.push(`  - ${f.agent}: ${f.reason}`);
+    }
+  }
+  const scores = d.rounds
+    .filter((r) => r.convergence !== null)
+    .map((r) => `r${r.round} ${r.convergence!.toFixed(2)}`)
+    .join(' → ');
+  lines.push('');
+  lines.push(
+    paint(
+      'dim',
+      `debate ${d.id} · ${d.status}${d.exitReason ? ` (${exitText(d.exitReason)})` : ''} · ${d.roundsCompleted} critique round${d.roundsCompleted === 1 ? '' : 's'}${scores ? ` · convergence ${scores}` : ''}`,
+    ),
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+export function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  for (const paragraph of text.split(/\n+/)) {
+    let line = '';
+    for (const word of paragraph.split(/\s+/).filter(Boolean)) {
+      if (line && line.length + 1 + word.length > width) {
+        out.push(line);
+        line = word;
+      } else {
+        line = line ? `${line} ${word}` : word;
+      }
+    }
+    if (line) out.push(line);
+  }
+  return out.length ? out : [''];
+}

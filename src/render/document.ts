@@ -1,0 +1,69 @@
+import type { StoredDebate } from '../store/store.js';
+
+/** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
+export const DOCUMENT_VERSION = 1;
+
+/**
+ * The whole stored debate as one JSON-ready object (format described in docs/record.md).
+ * Field names are stable within a version; new fields may be added.
+ */
+export function debateDocument(d: StoredDebate): Record<string, unknown> {
+  const roundNumbers = [...new Set([...d.turns.map((t) => t.round), ...d.rounds.map((r) => r.round)])].sort((a, b) => a - b);
+  return {
+    id: d.id,
+    format: 'conclave.debate',
+    version: DOCUMENT_VERSION,
+    question: d.question,
+    status: d.status,
+    exitReason: d.exitReason,
+    error: d.error,
+    roundsCompleted: d.roundsCompleted,
+    finalConvergence: d.finalConvergence,
+    engineVersion: d.engineVersion,
+    host: d.host,
+    createdAt: new Date(d.createdAt).toISOString(),
+    finishedAt: d.finishedAt === null ? null : new Date(d.finishedAt).toISOString(),
+    preset: d.preset,
+    presetHash: d.presetHash,
+    plan: d.plan ?? null,
+    agents: d.agents,
+    rounds: roundNumbers.map((round) => {
+      const j = d.rounds.find((r) => r.round === round) ?? null;
+      return {
+        round,
+        judge: j && {
+          status: j.status,
+          recommendation: j.score?.recommendation ?? null,
+          facts: j.score?.facts ?? null,
+          caveats: j.score?.caveats ?? null,
+          rationale: j.score?.rationale ?? null,
+          convergence: j.convergence,
+          error: j.error,
+        },
+        turns: d.turns.filter((t) => t.round === round),
+      };
+    }),
+    synthesis: d.synthesis,
+    calls: d.calls.map((c) => ({
+      id: c.id,
+      stage: c.stage,
+      round: c.round,
+      agentId: c.agentId,
+      attempt: c.attempt,
+      host: c.host,
+      model: c.model,
+      status: c.status,
+      startedAt: new Date(c.startedAt).toISOString(),
+      finishedAt: new Date(c.finishedAt).toISOString(),
+      metrics: c.metrics,
+      options: c.options,
+      format: c.format,
+      messages: c.messages,
+      raw: c.raw,
+      parsed: c.parsed,
+      validationError: c.validationError,
+      error: c.error,
+      truncation: c.truncation,
+    })),
+  };
+}

@@ -1,0 +1,163 @@
+import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
+import { type TermStyle, painter } from './style.js';
+
+interface ActiveCall {
+  label: string;
+  model: string;
+  tokens: number;
+  started: number;
+  attempt: number;
+}
+
+const STAGE_LABEL: Record<Stage, string> = { opening: 'answering', critique: 'critiquing', judge: 'judging', synthesis: 'synthesizing' };
+
+/**
+ * The progress view on stderr. On a TTY it keeps a block of "who is thinking" lines
+ * redrawn in place; elsewhere (pipes, CI, NO_COLOR terminals still get text) it prints
+ * one plain line per event. Replays feed stored events through the same code.
+ */
+export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts: { now?: () => number } = {}): DebateListener & { close(): void } {
+  const now = opts.now ?? Date.now;
+  const paint = painter(style);
+  const active = new Map<string, ActiveCall>();
+  let blockLines = 0;
+  let timer: NodeJS.Timeout | null = null;
+
+  const key = (stage: Stage, round: number, agentId: string): string => `${stage}:${round}:${agentId}`;
+
+  const clearBlock = (): void => {
+    if (!style.live || blockLines === 0) return;
+    out.write(`\u001b[${blockLines}F\u001b[J`);
+    blockLines = 0;
+  };
+  const drawBlock = (): void => {
+    if (!style.live) return;
+    clearBlock();
+    const lines = [...active.values()].map((a) => {
+      const secs = ((now() - a.started) / 1000).toFixed(0);
+      const retry = a.attempt > 0 ? ' (repair)' : '';
+      return `  ${paint('cyan', '…')} ${a.label}${retry} ${paint('dim', `${a.model} · ${a.tokens} tokens · ${secs}s`)}`;
+    });
+    for (const line of lines) out.write(`${line.slice(0, style.columns + 40)}\n`);
+    blockLines = lines.length;
+  };
+  const print = (line: string): void => {
+    clearBlock();
+    out.write(`${line}\n`);
+    drawBlock();
+  };
+  if (style.live) {
+    timer = setInterval(drawBlock, 250);
+    timer.unref();
+  }
+
+  const listener = (event: DebateEvent): void => {
+    switch (event.type) {
+      case 'debate.started': {
+        const panel = event.agents
+          .filter((a) => a.role === 'debater')
+          .map((a) => `${a.id} (${a.model})`)
+          .join(', ');
+        print(paint('bold', `Debate ${event.debateId}`) + paint('dim', ` · preset ${event.preset.name} · ${event.host}`));
+        print(`  ${paint('dim', 'question:')} ${event.question}`);
+        print(`  ${paint('dim', 'panel:')} ${panel}`);
+        print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model}`);
+        for (const w of event.warnings) print(paint('yellow', `  warning: ${w}`));
+        break;
+      }
+      case 'round.started':
+        print(paint('bold', event.round === 0 ? '\nRound 0 · independent answers' : `\nRound ${event.round} · critique`));
+        break;
+      case 'turn.started': {
+        const label = event.stage === 'judge' || event.stage === 'synthesis' ? `${event.agentId} ${STAGE_LABEL[event.stage]}` : `${event.agentId} ${STAGE_LABEL[event.stage]}`;
+        active.set(key(event.stage, event.round, event.agentId), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
+        if (!style.live && event.attempt > 0) print(`  ${event.agentId}: asking again with the validation error (repair)`);
+        break;
+      }
+      case 'turn.progress': {
+        const a = active.get(key(event.stage, event.round, event.agentId));
+        if (a) a.tokens = event.tokens;
+        break;
+      }
+      case 'call.finished': {
+        const c = event.call;
+        active.delete(key(c.stage, c.round, c.agentId));
+        if (c.status === 'error' || c.status === 'aborted') {
+          print(paint('red', `  ✗ ${c.agentId} (${c.model}): ${c.error}`));
+        } else if (c.status === 'invalid') {
+          print(paint('yellow', `  ! ${c.agentId} (${c.model}) replied with unusable JSON: ${firstLine(c.validationError ?? '')}`));
+        } else if (c.stage === 'opening' || c.stage === 'critique') {
+          const secs = ((c.finishedAt - c.startedAt) / 1000).toFixed(1);
+          print(`  ${paint('green', '✓')} ${c.agentId} ${paint('dim', `${c.metrics.completionTokens ?? '?'} tokens · ${secs}s`)}`);
+        }
+        break;
+      }
+      case 'turn.finished': {
+        const t = event.turn;
+        if (t.status === 'ok' && t.position) {
+          const conf = t.confidence == null ? '' : paint('dim', ` (confidence ${t.confidence.toFixed(2)})`);
+          print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 8 - t.agentId.length)}`);
+        } else {
+          print(paint('red', `    ${t.agentId}: no usable answer this round (${t.error ?? t.status})`));
+        }
+        break;
+      }
+      case 'round.judged': {
+        const j = event.judgement;
+        if (j.status === 'ok' && j.score && j.convergence !== null) {
+          print(
+            `  ${paint('bold', 'judge')}: convergence ${paint('bold', j.convergence.toFixed(2))} ` +
+              paint('dim', `(recommendation ${j.score.recommendation.toFixed(2)}, facts ${j.score.facts.toFixed(2)}, caveats ${j.score.caveats.toFixed(2)})`),
+          );
+        } else {
+          print(paint('yellow', `  judge: no score this round (${j.error}); the debate goes on`));
+        }
+        break;
+      }
+      case 'warning':
+        print(paint('yellow', `  warning: ${event.message}`));
+        break;
+      case 'debate.exit':
+        print(paint('bold', `\nStopped: ${exitText(event.reason)}`) + paint('dim', ` · ${event.detail}`));
+        break;
+      case 'synthesis.finished':
+        if (event.result.status !== 'ok') print(paint('red', `  synthesis failed: ${event.result.error}`));
+        break;
+      case 'debate.finished':
+        active.clear();
+        clearBlock();
+        break;
+    }
+  };
+  return Object.assign(listener, {
+    close(): void {
+      if (timer) clearInterval(timer);
+      clearBlock();
+    },
+  });
+}
+
+export function exitText(reason: string): string {
+  switch (reason) {
+    case 'converged':
+      return 'the panel converged';
+    case 'max_rounds':
+      return 'reached the round limit';
+    case 'too_few_answers':
+      return 'too few usable answers';
+    case 'interrupted':
+      return 'interrupted';
+    default:
+      return reason;
+  }
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const limit = Math.max(30, max);
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 2).join(' ');
+}

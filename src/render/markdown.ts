@@ -1,0 +1,67 @@
+import type { StoredDebate } from '../store/store.js';
+import { exitText } from './live.js';
+
+/** The whole debate as a Markdown document: card first, then every round's turns and scores. */
+export function renderMarkdown(d: StoredDebate): string {
+  const out: string[] = [];
+  out.push(`# ${d.question}`, '');
+  out.push(
+    `- Debate: \`${d.id}\``,
+    `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`)`,
+    `- Status: ${d.status}${d.exitReason ? `, ${exitText(d.exitReason)}` : ''}`,
+    `- Started: ${new Date(d.createdAt).toISOString()}`,
+    `- Panel: ${d.agents
+      .filter((a) => a.role === 'debater')
+      .map((a) => `${a.id} (\`${a.model}\`)`)
+      .join(', ')}`,
+    `- Judge: \`${d.preset.judge.model}\`, synthesizer: \`${d.preset.synthesizer.model}\``,
+    '',
+  );
+  const s = d.synthesis?.synthesis;
+  out.push('## Synthesis', '');
+  if (s) {
+    out.push(`**Recommendation.** ${s.recommendation}`, '');
+    if (s.triggersToRevisit.length) out.push('**Triggers to revisit**', '', ...s.triggersToRevisit.map((t) => `- ${t}`), '');
+    out.push(`**Confidence:** ${s.confidence.level} (${s.confidence.converged} agents converged)`, '');
+    for (const m of s.minorityPositions) {
+      out.push(`**Minority position (${m.agent}, round ${m.round}).** ${m.argument}`, '', `> Why it still matters: ${m.whyItMatters}`, '');
+    }
+    if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
+  } else {
+    out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
+  }
+  const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);
+  for (const round of rounds) {
+    out.push(`## Round ${round}${round === 0 ? ': independent answers' : ': critique'}`, '');
+    for (const t of d.turns.filter((x) => x.round === round)) {
+      out.push(`### ${t.agentId} (\`${t.model}\`)${t.confidence == null ? '' : `, confidence ${t.confidence.toFixed(2)}`}`, '');
+      if (t.status !== 'ok') {
+        out.push(`_No usable answer: ${t.error ?? t.status}_`, '');
+        continue;
+      }
+      if (t.opening) out.push(t.opening.position, '', `_Reasoning:_ ${t.opening.reasoning}`, '');
+      if (t.critique) {
+        for (const a of t.critique.agreements) out.push(`- agrees with **${a.with}** on ${a.on}`);
+        for (const x of t.critique.disagreements) out.push(`- disagrees with **${x.with}** on ${x.on}: ${x.reason}`);
+        if (t.critique.agreements.length || t.critique.disagreements.length) out.push('');
+        out.push(`**Updated position.** ${t.critique.updatedPosition}`, '');
+      }
+    }
+    const j = d.rounds.find((r) => r.round === round);
+    if (j?.score && j.convergence !== null) {
+      out.push(
+        `**Judge:** convergence ${j.convergence.toFixed(2)} (recommendation ${j.score.recommendation.toFixed(2)}, facts ${j.score.facts.toFixed(2)}, caveats ${j.score.caveats.toFixed(2)}). ${j.score.rationale}`,
+        '',
+      );
+    } else if (j) {
+      out.push(`**Judge:** no score (${j.error}).`, '');
+    }
+  }
+  const failedCalls = d.calls.filter((c) => c.status !== 'ok');
+  if (failedCalls.length) {
+    out.push('## Failed or repaired calls', '');
+    for (const c of failedCalls) out.push(`- ${c.stage} round ${c.round}, ${c.agentId} (attempt ${c.attempt}): ${c.status}: ${c.error ?? c.validationError}`);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,52 @@
+import type { DebateEvent, ExitReason } from '../engine/events.js';
+import { exitDecision } from '../protocol/convergence.js';
+import type { StoredDebate } from '../store/store.js';
+
+/**
+ * Rebuild the event stream of a stored debate, in the order it happened, so a replay
+ * goes through the same renderer as the live run. Needs no model server.
+ */
+export function storedEvents(d: StoredDebate): DebateEvent[] {
+  const events: DebateEvent[] = [];
+  events.push({ type: 'debate.started', debateId: d.id, question: d.question, preset: d.preset, agents: d.agents, host: d.host, warnings: [], at: d.createdAt });
+  const rounds = [...new Set([...d.turns.map((t) => t.round), ...d.rounds.map((r) => r.round)])].sort((a, b) => a - b);
+  for (const round of rounds) {
+    events.push({ type: 'round.started', round, at: d.createdAt });
+    const roundCalls = d.calls.filter((c) => c.round === round && (c.stage === 'opening' || c.stage === 'critique'));
+    for (const call of roundCalls) {
+      events.push({ type: 'turn.started', stage: call.stage, round, agentId: call.agentId, model: call.model, attempt: call.attempt, at: call.startedAt });
+      events.push({ type: 'call.finished', call });
+    }
+    for (const turn of d.turns.filter((t) => t.round === round)) events.push({ type: 'turn.finished', turn, at: d.createdAt });
+    for (const call of d.calls.filter((c) => c.round === round && c.stage === 'judge' && c.status !== 'ok')) events.push({ type: 'call.finished', call });
+    const judgement = d.rounds.find((r) => r.round === round);
+    if (judgement) events.push({ type: 'round.judged', judgement, at: d.createdAt });
+  }
+  if (d.exitReason) {
+    const last = rounds.at(-1) ?? 0;
+    events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });
+  }
+  if (d.synthesis) events.push({ type: 'synthesis.finished', result: d.synthesis, at: d.finishedAt ?? d.createdAt });
+  events.push({
+    type: 'debate.finished',
+    debateId: d.id,
+    status: d.status,
+    exitReason: d.exitReason ?? 'interrupted',
+    error: d.error,
+    at: d.finishedAt ?? d.createdAt,
+  });
+  return events;
+}
+
+function exitDetail(d: StoredDebate, reason: ExitReason, round: number): string {
+  if (reason === 'converged' || reason === 'max_rounds') {
+    const decided = exitDecision({
+      round,
+      maxRounds: d.preset.protocol.maxRounds,
+      convergence: d.rounds.find((r) => r.round === round)?.convergence ?? null,
+      threshold: d.preset.protocol.convergenceThreshold,
+    });
+    if (decided) return decided.detail;
+  }
+  return d.error ?? reason;
+}

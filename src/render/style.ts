@@ -1,0 +1,27 @@
+/** Terminal capabilities, decided once: colour only on a TTY without NO_COLOR; live redraws only on a TTY outside CI. */
+export interface TermStyle {
+  color: boolean;
+  live: boolean;
+  columns: number;
+}
+
+export function detectStyle(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): TermStyle {
+  const tty = stream.isTTY === true;
+  const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
+  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
+  const dumb = env.TERM === 'dumb';
+  return {
+    color: tty && !noColor && !dumb && env.FORCE_COLOR !== '0',
+    live: tty && !ci && !dumb,
+    columns: stream.columns && stream.columns > 20 ? stream.columns : 100,
+  };
+}
+
+export const plainStyle: TermStyle = { color: false, live: false, columns: 100 };
+
+const codes = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39], magenta: [35, 39] } as const;
+export type Paint = (name: keyof typeof codes, text: string) => string;
+
+export function painter(style: TermStyle): Paint {
+  return (name, text) => (style.color ? `\u001b[${codes[name][0]}m${text}\u001b[${codes[name][1]}m` : text);
+}

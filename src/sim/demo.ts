@@ -1,0 +1,159 @@
+import type { Preset } from '../config/preset-schema.js';
+import type { Responder, SimModel, SimRequest } from './server.js';
+
+/**
+ * A scripted panel for the no-GPU demo and for trying presets against the simulator:
+ * agents start apart (stay / migrate / conditional), move toward a conditional answer,
+ * the judge's scores rise round by round, and the synthesizer keeps the dissent.
+ * It recognises each stage by the fields of the requested JSON schema.
+ */
+
+interface Archetype {
+  opening: { position: string; reasoning: string; confidence: number };
+  updates: string[];
+  confidence: number[];
+}
+
+const ARCHETYPES: Archetype[] = [
+  {
+    opening: {
+      position: 'Stay on SQLite. At this size the operational simplicity of one file beats scaling headroom the tool does not need.',
+      reasoning: 'The tool has a handful of writers; SQLite in WAL mode handles well over a hundred writes per second. Postgres adds a server to run, back up and patch.',
+      confidence: 0.72,
+    },
+    updates: [
+      'Stay on SQLite for now, and add a thin typed data-access layer so a later move is cheap. I accept the point that the move should be planned, not rushed.',
+      'Stay on SQLite with a typed data-access layer; migrate once sustained concurrent writers pass about 50 per second or a second service needs the data.',
+    ],
+    confidence: [0.78, 0.84],
+  },
+  {
+    opening: {
+      position: 'Migrate to Postgres now, while the data is small and the migration is cheap.',
+      reasoning: 'Migrations get harder as data and features grow; a rushed migration under load is the expensive case. Postgres also gives roles, replication and richer types.',
+      confidence: 0.66,
+    },
+    updates: [
+      'Migrate when concurrent writers exceed about 50 per second, not today; but set the trigger now and rehearse the migration once so it is not rushed.',
+      'Stay on SQLite until a clear trigger (about 50 sustained writers per second, or a second service reading the data), with a rehearsed migration path ready.',
+    ],
+    confidence: [0.7, 0.8],
+  },
+  {
+    opening: {
+      position: 'Stay on SQLite but put an abstraction layer in front of it now, so that a move to Postgres later is a configuration change rather than a rewrite.',
+      reasoning: 'The deciding factor is the cost of a future migration, not today\'s load. A repository layer and portable SQL keep both options open.',
+      confidence: 0.75,
+    },
+    updates: [
+      'Stay on SQLite with a repository layer and portable SQL; define the triggers for migrating in writing.',
+      'Stay on SQLite with a repository layer; revisit when writers exceed about 50 per second or Postgres-only features are needed.',
+    ],
+    confidence: [0.8, 0.86],
+  },
+];
+
+const JUDGE_SCORES = [
+  { recommendation: 0.35, facts: 0.5, caveats: 0.38, rationale: 'Three different recommendations: stay, migrate now, stay behind an abstraction. They share the facts about write load.' },
+  { recommendation: 0.75, facts: 0.78, caveats: 0.69, rationale: 'All now lean to staying on SQLite for the moment; they still differ on when to migrate and how to prepare.' },
+  { recommendation: 0.92, facts: 0.88, caveats: 0.87, rationale: 'All recommend staying on SQLite with a migration trigger near 50 concurrent writers per second.' },
+];
+
+function schemaKeys(format: unknown): Set<string> {
+  const props = (format as { properties?: Record<string, unknown> } | null)?.properties;
+  return new Set(props ? Object.keys(props) : []);
+}
+
+function peerIds(req: SimRequest): string[] {
+  const text = req.messages.at(-1)?.content ?? '';
+  const match = /Peer ids: ([^\n]*?)\.?$/m.exec(text);
+  return match?.[1] ? match[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
+}
+
+function roundOf(req: SimRequest): number {
+  const match = /critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '');
+  return match ? Number(match[1]) : 0;
+}
+
+/** A responder that plays the panel of `preset` (agents are told apart by their persona text). */
+export function demoResponder(presets: Preset | Preset[]): Responder {
+  const all = Array.isArray(presets) ? presets : [presets];
+  const preset = all[0]!;
+  const personaIndex = new Map<string, number>();
+  for (const p of all) {
+    p.agents.forEach((a, i) => {
+      if (a.persona && !personaIndex.has(a.persona.trim())) personaIndex.set(a.persona.trim(), i);
+    });
+  }
+  let judgeCalls = 0;
+  return (req) => {
+    const keys = schemaKeys(req.format);
+    const system = req.messages.find((m) => m.role === 'system')?.content.trim() ?? '';
+    const index = personaIndex.get(system) ?? 0;
+    const arch = ARCHETYPES[index % ARCHETYPES.length]!;
+    if (keys.has('position')) return JSON.stringify(arch.opening);
+    if (keys.has('updatedPosition')) {
+      const round = roundOf(req);
+      const peers = peerIds(req);
+      const step = Math.min(round, arch.updates.length) - 1;
+      const agreeWith = peers.filter((_, i) => (i + index) % 2 === 0);
+      const disagreeWith = round === 1 ? peers.filter((p) => !agreeWith.includes(p)).slice(0, 1) : [];
+      return JSON.stringify({
+        agreements: agreeWith.map((p) => ({ with: p, on: 'SQLite comfortably handles the current write load' })),
+        disagreements: disagreeWith.map((p) => ({
+          with: p,
+          on: 'how soon to migrate',
+          reason: 'the migration cost grows with data, but so does the cost of running Postgres; the trigger should be measured load',
+        })),
+        updatedPosition: arch.updates[Math.max(0, step)],
+        confidence: arch.confidence[Math.max(0, step)],
+      });
+    }
+    if (keys.has('facts') && keys.has('caveats')) {
+      const score = JUDGE_SCORES[Math.min(judgeCalls, JUDGE_SCORES.length - 1)]!;
+      judgeCalls += 1;
+      return JSON.stringify(score);
+    }
+    if (keys.has('triggersToRevisit')) {
+      const listed = /Panelists: ([^\n]*)/.exec(req.messages.at(-1)?.content ?? '')?.[1];
+      const ids = listed ? listed.split(',').map((s) => s.trim()) : preset.agents.map((a) => a.id);
+      return JSON.stringify({
+        recommendation: 'Stay on SQLite for now. Put a typed data-access layer in front of it so a later move to Postgres is cheap.',
+        triggersToRevisit: [
+          'Sustained concurrent writers above about 50 per second',
+          'A second service needs to read or write the same data',
+          'A feature needs Postgres-only types or extensions',
+        ],
+        confidence: { level: 'high', converged: ids.length },
+        minorityPositions: [
+          {
+            agent: ids[1 % ids.length],
+            round: 0,
+            argument: 'Migrate immediately, while the data is small, to avoid a rushed migration later.',
+            whyItMatters: 'If the triggers are crossed quietly, the team ends up migrating under load, which is the costly case this argument warned about.',
+          },
+        ],
+        failedAgents: [],
+      });
+    }
+    return 'This is the Conclave simulator.';
+  };
+}
+
+/** Simulated models for every model a preset names, with plausible sizes. */
+export function simModelsFor(presets: Preset[]): SimModel[] {
+  const names = new Set<string>();
+  for (const p of presets) {
+    for (const a of p.agents) names.add(a.model);
+    names.add(p.judge.model);
+    names.add(p.synthesizer.model);
+  }
+  return [...names].map((name) => ({ name, sizeBytes: guessSize(name), contextLength: 32768 }));
+}
+
+function guessSize(name: string): number {
+  const b = /(\d+(?:\.\d+)?)b\b/i.exec(name);
+  const params = b ? Number(b[1]) : 7;
+  // Q4 quantisation: a little over half a byte per parameter.
+  return Math.round(params * 0.6e9 + 0.3e9);
+}

@@ -1,0 +1,148 @@
+import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import type { Preset } from '../config/preset-schema.js';
+import type { ChatMessage } from '../engine/events.js';
+
+// Only type imports from the rest of the code base: drizzle-kit loads this file on its own.
+// Enums are TypeScript-only (no CHECK constraints): SQLite cannot alter a CHECK, so adding a
+// value later would need a table rebuild, the riskiest kind of migration.
+
+export const debateStatuses = ['running', 'completed', 'failed', 'interrupted'] as const;
+export const exitReasons = ['converged', 'max_rounds', 'too_few_answers', 'interrupted', 'error'] as const;
+export const agentRoles = ['debater', 'judge', 'synthesizer'] as const;
+export const stages = ['opening', 'critique', 'judge', 'synthesis'] as const;
+export const callStatuses = ['ok', 'invalid', 'error', 'aborted'] as const;
+export const turnStatuses = ['ok', 'invalid', 'failed'] as const;
+export const turnBodyKinds = ['opening', 'critique'] as const;
+export const outcomeStatuses = ['ok', 'failed'] as const;
+
+/** One row per debate: what was asked, with which preset, and how it ended. */
+export const debates = sqliteTable(
+  'debates',
+  {
+    id: text('id').primaryKey(),
+    question: text('question').notNull(),
+    presetName: text('preset_name').notNull(),
+    presetJson: text('preset_json', { mode: 'json' }).$type<Preset>().notNull(),
+    presetHash: text('preset_hash').notNull(),
+    engineVersion: text('engine_version').notNull(),
+    host: text('host').notNull(),
+    status: text('status', { enum: debateStatuses }).notNull(),
+    exitReason: text('exit_reason', { enum: exitReasons }),
+    error: text('error'),
+    roundsCompleted: integer('rounds_completed').notNull().default(0),
+    finalConvergence: real('final_convergence'),
+    planJson: text('plan_json', { mode: 'json' }).$type<unknown>(),
+    pid: integer('pid').notNull(),
+    hostname: text('hostname').notNull(),
+    createdAt: integer('created_at').notNull(),
+    finishedAt: integer('finished_at'),
+  },
+  (t) => [
+    index('debates_created_at_idx').on(t.createdAt, t.id),
+    index('debates_status_created_at_idx').on(t.status, t.createdAt, t.id),
+  ],
+);
+
+/** The panel of a debate, including judge and synthesizer, in preset order. */
+export const agents = sqliteTable(
+  'agents',
+  {
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    agentId: text('agent_id').notNull(),
+    role: text('role', { enum: agentRoles }).notNull(),
+    ordinal: integer('ordinal').notNull(),
+    model: text('model').notNull(),
+    digest: text('digest'),
+    persona: text('persona'),
+    cluster: text('cluster'),
+  },
+  (t) => [primaryKey({ columns: [t.debateId, t.role, t.agentId] })],
+);
+
+/** Every model call, complete: what was sent, what came back, how it parsed. */
+export const calls = sqliteTable(
+  'calls',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    stage: text('stage', { enum: stages }).notNull(),
+    round: integer('round').notNull(),
+    agentId: text('agent_id').notNull(),
+    attempt: integer('attempt').notNull(),
+    host: text('host').notNull(),
+    model: text('model').notNull(),
+    messagesJson: text('messages_json', { mode: 'json' }).$type<ChatMessage[]>().notNull(),
+    optionsJson: text('options_json', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
+    formatJson: text('format_json', { mode: 'json' }).$type<Record<string, unknown>>(),
+    raw: text('raw').notNull(),
+    parsedJson: text('parsed_json', { mode: 'json' }).$type<unknown>(),
+    status: text('status', { enum: callStatuses }).notNull(),
+    validationError: text('validation_error'),
+    error: text('error'),
+    truncation: text('truncation'),
+    promptTokens: integer('prompt_tokens'),
+    completionTokens: integer('completion_tokens'),
+    totalDurationNs: integer('total_duration_ns'),
+    loadDurationNs: integer('load_duration_ns'),
+    promptEvalDurationNs: integer('prompt_eval_duration_ns'),
+    evalDurationNs: integer('eval_duration_ns'),
+    doneReason: text('done_reason'),
+    startedAt: integer('started_at').notNull(),
+    finishedAt: integer('finished_at').notNull(),
+  },
+  (t) => [index('calls_debate_round_idx').on(t.debateId, t.round)],
+);
+
+/** An agent's outcome for one round, after any repair. */
+export const turns = sqliteTable(
+  'turns',
+  {
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    round: integer('round').notNull(),
+    agentId: text('agent_id').notNull(),
+    model: text('model').notNull(),
+    status: text('status', { enum: turnStatuses }).notNull(),
+    position: text('position'),
+    confidence: real('confidence'),
+    /** Which object `body_json` holds, so a reader never guesses from the round number. */
+    bodyKind: text('body_kind', { enum: turnBodyKinds }),
+    bodyJson: text('body_json', { mode: 'json' }).$type<unknown>(),
+    error: text('error'),
+  },
+  (t) => [primaryKey({ columns: [t.debateId, t.round, t.agentId] })],
+);
+
+/** The judge's scores for one round. */
+export const rounds = sqliteTable(
+  'rounds',
+  {
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    round: integer('round').notNull(),
+    status: text('status', { enum: outcomeStatuses }).notNull(),
+    recommendation: real('recommendation'),
+    facts: real('facts'),
+    caveats: real('caveats'),
+    convergence: real('convergence'),
+    rationale: text('rationale'),
+    error: text('error'),
+  },
+  (t) => [primaryKey({ columns: [t.debateId, t.round] })],
+);
+
+/** The synthesizer's final answer, one per debate. */
+export const syntheses = sqliteTable('syntheses', {
+  debateId: text('debate_id')
+    .primaryKey()
+    .references(() => debates.id, { onDelete: 'cascade' }),
+  status: text('status', { enum: outcomeStatuses }).notNull(),
+  bodyJson: text('body_json', { mode: 'json' }).$type<unknown>(),
+  error: text('error'),
+});

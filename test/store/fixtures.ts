@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Preset } from '../../src/config/preset-schema.js';
+import type { AgentInfo, CallRecord, TurnRecord } from '../../src/engine/events.js';
+import type { NewDebate } from '../../src/store/index.js';
+
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-store-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export const preset: Preset = {
+  name: 'trio',
+  agents: [
+    { id: 'ada', model: 'llama3.1:8b', persona: 'a careful engineer' },
+    { id: 'bo', model: 'qwen2.5:7b', cluster: 'east' },
+    { id: 'cy', model: 'llama3.1:8b' },
+  ],
+  judge: { model: 'qwen2.5:3b', options: { temperature: 0 } },
+  synthesizer: { model: 'llama3.1:8b' },
+  protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 600, maxAnswerTokens: 900 },
+};
+
+export const panel: AgentInfo[] = [
+  { id: 'ada', model: 'llama3.1:8b', persona: 'a careful engineer', cluster: null, role: 'debater', digest: null },
+  { id: 'bo', model: 'qwen2.5:7b', persona: null, cluster: 'east', role: 'debater', digest: 'sha256:bo' },
+  { id: 'cy', model: 'llama3.1:8b', persona: null, cluster: null, role: 'debater', digest: null },
+  { id: 'judge', model: 'qwen2.5:3b', persona: null, cluster: null, role: 'judge', digest: null },
+  { id: 'synthesizer', model: 'llama3.1:8b', persona: null, cluster: null, role: 'synthesizer', digest: null },
+];
+
+export function newDebate(overrides: Partial<NewDebate> = {}): NewDebate {
+  return {
+    id: 'd-0001',
+    question: 'Should we shard the database?',
+    preset,
+    engineVersion: '0.1.0',
+    host: 'http://127.0.0.1:11434',
+    agents: panel,
+    createdAt: 1_700_000_000_000,
+    ...overrides,
+  };
+}
+
+export function call(debateId: string, overrides: Partial<CallRecord> = {}): CallRecord {
+  return {
+    debateId,
+    stage: 'opening',
+    round: 0,
+    agentId: 'ada',
+    attempt: 0,
+    host: 'http://127.0.0.1:11434',
+    model: 'llama3.1:8b',
+    messages: [
+      { role: 'system', content: 'You are ada.' },
+      { role: 'user', content: 'Should we shard the database?' },
+    ],
+    options: { temperature: 0.7, num_ctx: 8192, num_predict: 900 },
+    format: { type: 'object', properties: { position: { type: 'string' } }, required: ['position'] },
+    raw: '{"position":"No","reasoning":"Too small","confidence":0.7}',
+    parsed: { position: 'No', reasoning: 'Too small', confidence: 0.7 },
+    status: 'ok',
+    validationError: null,
+    error: null,
+    truncation: null,
+    metrics: {
+      promptTokens: 120,
+      completionTokens: 48,
+      totalDurationNs: 2_500_000_000,
+      loadDurationNs: 1_000_000,
+      promptEvalDurationNs: 300_000_000,
+      evalDurationNs: 2_100_000_000,
+      doneReason: 'stop',
+    },
+    startedAt: 1_700_000_000_100,
+    finishedAt: 1_700_000_002_600,
+    ...overrides,
+  };
+}
+
+export function openingTurn(agentId: string, position: string): TurnRecord {
+  return {
+    round: 0,
+    agentId,
+    model: 'llama3.1:8b',
+    status: 'ok',
+    position,
+    confidence: 0.7,
+    opening: { position, reasoning: 'because', confidence: 0.7 },
+    critique: null,
+    error: null,
+  };
+}
