@@ -165,7 +165,8 @@ function phraseNumber(text: string): string | null {
     const number = sticky.exec(text);
     if (!number) continue;
     const { value, end } = numberFrom(number);
-    if (/^\s*[-+*/×÷^=]/.test(text.slice(end))) continue;
+    // `12+15*21…` is an expression, not a result; a closing `**` is only markdown bold.
+    if (/^\s*(?:[-+×÷/^=]|\*(?!\*))\s*[\d(]/.test(text.slice(end))) continue;
     found = canonicalNumber(value);
   }
   return found;
@@ -212,14 +213,24 @@ function letterIn(text: string, letters: string, choices: readonly string[] | un
   return lastParenLetter(text, letters);
 }
 
+/** The last `(X)` among the valid letters, with where it ends. */
 function lastParenLetter(text: string, letters: string): string | null {
-  let found: string | null = null;
-  for (const match of text.matchAll(/\(\s*([A-Za-z])\s*\)/g)) {
-    const letter = match[1]!.toUpperCase();
-    if (letters.includes(letter)) found = letter;
+  return lastLetter(text, /\(\s*([A-Za-z])\s*\)/g, letters)?.letter ?? null;
+}
+
+function lastLetter(text: string, pattern: RegExp, letters: string, upperOnly = false): { letter: string; end: number } | null {
+  let found: { letter: string; end: number } | null = null;
+  for (const match of text.matchAll(pattern)) {
+    const raw = match[1]!;
+    const letter = raw.toUpperCase();
+    if (upperOnly && raw !== letter) continue;
+    if (letters.includes(letter)) found = { letter, end: match.index + match[0].length };
   }
   return found;
 }
+
+// Upper case only: "the answer is a matter of…" must not read as choice A.
+const STATED_LETTER = /\banswer\b\s*(?:is|=|:|would be|will be|should be)?[\s:*"'`]*([A-Z])(?![A-Za-z'])/gi;
 
 function extractChoice(text: string, choices: readonly string[] | undefined): ExtractedAnswer {
   const letters = letterSet(choices);
@@ -233,15 +244,11 @@ function extractChoice(text: string, choices: readonly string[] | undefined): Ex
     const value = letterIn(boxed, letters, choices);
     if (value !== null) return { value, method: 'boxed' };
   }
-  const paren = lastParenLetter(text, letters);
-  if (paren !== null) return { value: paren, method: 'letter' };
-  // Upper case only: "the answer is a matter of…" must not read as choice A.
-  let stated: string | null = null;
-  for (const match of text.matchAll(/\banswer\b\s*(?:is|=|:|would be|will be|should be)?[\s:*"'`]*([A-Z])(?![A-Za-z'])/gi)) {
-    const letter = match[1]!;
-    if (letter === letter.toUpperCase() && letters.includes(letter)) stated = letter;
-  }
-  if (stated !== null) return { value: stated, method: 'letter' };
+  // Whichever comes last wins, so options listed as (A)…(D) before "Answer: B" do not read as D.
+  const paren = lastLetter(text, /\(\s*([A-Za-z])\s*\)/g, letters);
+  const stated = lastLetter(text, STATED_LETTER, letters, true);
+  const latest = paren === null || (stated !== null && stated.end > paren.end) ? stated : paren;
+  if (latest !== null) return { value: latest.letter, method: 'letter' };
   const whole = /^[\s*"'`]*([A-Za-z])[\s.*"'`]*$/.exec(text)?.[1]?.toUpperCase();
   if (whole !== undefined && letters.includes(whole)) return { value: whole, method: 'letter' };
   return { value: null, method: 'none' };
@@ -262,8 +269,8 @@ function extractText(text: string): ExtractedAnswer {
  * Reads the final answer out of a model's reply. Tries, in order: a JSON
  * object with an `answer` field anywhere in the reply; a `\boxed{…}`; then for
  * numbers an "the answer is X" statement and finally the last number, for
- * choices the last `(X)`, then a bare letter after "answer", then a reply that
- * is only a letter. A reply with nothing usable gives `value: null`, which
+ * choices the later of the last `(X)` and the last letter stated after
+ * "answer", then a reply that is only a letter. A reply with nothing usable gives `value: null`, which
  * {@link answersMatch} always scores as wrong.
  */
 export function extractAnswer(text: string, kind: AnswerKind, choices?: readonly string[]): ExtractedAnswer {

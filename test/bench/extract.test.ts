@@ -63,6 +63,10 @@ describe('extractAnswer for numbers', () => {
     });
   });
 
+  it('reads an answer statement wrapped in markdown bold', () => {
+    expect(extractAnswer('**Final answer: -293**', 'number')).toEqual({ value: '-293', method: 'text' });
+  });
+
   it('skips an "answer is" that starts an expression', () => {
     expect(extractAnswer('The answer is 12+15*21+0-3*27 = 246', 'number')).toEqual({ value: '246', method: 'last-number' });
   });
@@ -85,6 +89,10 @@ describe('extractAnswer for choices', () => {
   it('falls back to a bare letter after "answer"', () => {
     expect(extractAnswer('Thinking it over, the answer is D.', 'choice', choices)).toEqual({ value: 'D', method: 'letter' });
     expect(extractAnswer('Final answer: **B**', 'choice', choices).value).toBe('B');
+  });
+
+  it('prefers an "Answer: B" that follows a restated list of (A) to (D) options', () => {
+    expect(extractAnswer('(A) Paris (B) Lyon (C) Nice (D) Lille\nAnswer: B', 'choice', choices).value).toBe('B');
   });
 
   it('does not read the article "a" as choice A', () => {

@@ -293,7 +293,7 @@ describe('tier boundaries', () => {
     expect(hasPolarBand(2, 0.5)).toBe(false);
   });
 
-  it('keeps the exact tie Polar for every τ just above 0.5', () => {
+  it('keeps the exact tie Polar when τ is just above 0.5', () => {
     expect(tierOf(0.5, 0.5001)).toBe('polar');
     expect(tierOf(0.5, 0.51)).toBe('polar');
   });

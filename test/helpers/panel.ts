@@ -1,0 +1,84 @@
+import type { PresetInput } from '../../src/config/preset-schema.js';
+import { presetSchema } from '../../src/config/preset-schema.js';
+import type { SimReply, SimRequest } from '../../src/sim/index.js';
+
+/** Which stage a simulated request belongs to, read from the requested JSON schema. */
+export type SimStage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'other';
+
+export function stageOf(req: SimRequest): SimStage {
+  const props = (req.format as { properties?: Record<string, unknown> } | null)?.properties ?? {};
+  if ('position' in props) return 'opening';
+  if ('updatedPosition' in props) return 'critique';
+  if ('caveats' in props) return 'judge';
+  if ('triggersToRevisit' in props) return 'synthesis';
+  return 'other';
+}
+
+/** The agent id behind a request: test personas are `You are agent <id>.` */
+export function agentOf(req: SimRequest): string | null {
+  const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
+  return /^You are agent (\S+)\.$/.exec(system)?.[1] ?? null;
+}
+
+export function roundOf(req: SimRequest): number {
+  return Number(/critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
+}
+
+export function testPreset(agentIds: string[], overrides: Partial<PresetInput> = {}) {
+  return presetSchema.parse({
+    name: 'test-panel',
+    agents: agentIds.map((id, i) => ({ id, model: `model-${i}:1b`, persona: `You are agent ${id}.` })),
+    judge: { model: 'judge:1b' },
+    synthesizer: { model: 'synth:1b' },
+    protocol: { maxRounds: 3, convergenceThreshold: 0.85, callTimeoutSeconds: 10 },
+    ...overrides,
+  });
+}
+
+export function simModels(preset: ReturnType<typeof testPreset>) {
+  const names = new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model]);
+  return [...names].map((name) => ({ name, contextLength: 32768 }));
+}
+
+export const reply = {
+  opening: (agent: string, position = `${agent} says A`): string => JSON.stringify({ position, reasoning: `${agent} reasons`, confidence: 0.6 }),
+  critique: (agent: string, position = `${agent} now says A`, agreeWith: string[] = []): string =>
+    JSON.stringify({ agreements: agreeWith.map((w) => ({ with: w, on: 'A' })), disagreements: [], updatedPosition: position, confidence: 0.7 }),
+  judge: (value: number): string => JSON.stringify({ recommendation: value, facts: value, caveats: value, rationale: 'scored' }),
+  synthesis: (minority: { agent: string; round: number }[] = []): string =>
+    JSON.stringify({
+      recommendation: 'Do A',
+      triggersToRevisit: ['if B happens'],
+      confidence: { level: 'medium', converged: 2 },
+      minorityPositions: minority.map((m) => ({ ...m, argument: 'B instead', whyItMatters: 'B could be right' })),
+      failedAgents: [],
+    }),
+};
+
+/**
+ * A scripted panel: judge scores per round (convergence = that value), everything
+ * else answered sensibly unless `override` returns a reply for the request.
+ */
+export function scriptedResponder(judgeScores: number[], override?: (req: SimRequest) => SimReply | undefined) {
+  const seen: SimRequest[] = [];
+  let judgeCalls = 0;
+  const respond = (req: SimRequest): SimReply => {
+    seen.push(req);
+    const custom = override?.(req);
+    if (custom !== undefined) return custom;
+    const agent = agentOf(req) ?? 'unknown';
+    switch (stageOf(req)) {
+      case 'opening':
+        return reply.opening(agent);
+      case 'critique':
+        return reply.critique(agent);
+      case 'judge':
+        return reply.judge(judgeScores[Math.min(judgeCalls++, judgeScores.length - 1)] ?? 0);
+      case 'synthesis':
+        return reply.synthesis();
+      default:
+        return 'ok';
+    }
+  };
+  return { respond, seen };
+}
