@@ -27,7 +27,7 @@ const NUMBER_TOLERANCE = 1e-6;
 
 interface FoundNumber {
   value: number;
-  index: number;
+  /** Index just past the match. */
   end: number;
 }
 
@@ -35,7 +35,7 @@ function numberFrom(match: RegExpExecArray): FoundNumber {
   const [, sign, digits = '', separator, fraction = ''] = match;
   const plain = separator === undefined ? digits : digits.split(separator).join('');
   const value = Number(`${sign === undefined ? '' : '-'}${plain}${fraction}`);
-  return { value, index: match.index, end: match.index + match[0].length };
+  return { value, end: match.index + match[0].length };
 }
 
 function findNumbers(text: string): FoundNumber[] {
@@ -213,11 +213,12 @@ function letterIn(text: string, letters: string, choices: readonly string[] | un
   return lastParenLetter(text, letters);
 }
 
-/** The last `(X)` among the valid letters, with where it ends. */
+/** The last `(X)` among the valid letters. */
 function lastParenLetter(text: string, letters: string): string | null {
   return lastLetter(text, /\(\s*([A-Za-z])\s*\)/g, letters)?.letter ?? null;
 }
 
+/** The last valid letter the pattern's first group captures, with the index just past its match. */
 function lastLetter(text: string, pattern: RegExp, letters: string, upperOnly = false): { letter: string; end: number } | null {
   let found: { letter: string; end: number } | null = null;
   for (const match of text.matchAll(pattern)) {

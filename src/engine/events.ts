@@ -1,8 +1,11 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 
-/** The kinds of model call a debate makes. */
-export type Stage = 'opening' | 'critique' | 'judge' | 'synthesis';
+/**
+ * The kinds of model call a debate makes. The first four are the core protocol;
+ * the others belong to optional stages (clash map, targeted re-query, votes).
+ */
+export type Stage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'claims' | 'clash' | 'targeted' | 'vote';
 
 export type ExitReason = 'converged' | 'max_rounds' | 'too_few_answers' | 'interrupted' | 'error';
 

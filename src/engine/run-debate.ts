@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { AgentSpec, ModelOptions, Preset } from '../config/preset-schema.js';
-import { DebateFailedError, HostError, InterruptedError, errorMessage } from '../errors.js';
+import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { CallError, Gateway, type TagModel } from '../ollama/gateway.js';
 import { chooseNumCtx, estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf, exitDecision } from '../protocol/convergence.js';
@@ -27,6 +27,8 @@ import type {
   SynthesisRecord,
   TurnRecord,
 } from './events.js';
+import type { ExtraStage, StageContext } from './stage.js';
+import { builtinStages } from './stages.js';
 import { type StructuredOutcome, structuredCall } from './structured-call.js';
 
 export interface RunDebateOptions {
@@ -45,6 +47,8 @@ export interface RunDebateOptions {
   numParallel?: number;
   now?: () => number;
   id?: string;
+  /** Optional stages between the last round and synthesis; defaults to the built-in ones. */
+  stages?: ExtraStage[];
 }
 
 export interface DebateResult {
@@ -69,7 +73,7 @@ export function newDebateId(now: number): string {
  * Check the host before any debate call: it answers, and it has every model the
  * preset names. Returns the host's model list (for digests).
  */
-export async function preflight(gateway: Gateway, preset: Preset): Promise<TagModel[]> {
+export async function preflight(gateway: Gateway, preset: Preset, stages?: ExtraStage[]): Promise<TagModel[]> {
   let tags: TagModel[];
   try {
     tags = await gateway.tags();
@@ -79,7 +83,7 @@ export async function preflight(gateway: Gateway, preset: Preset): Promise<TagMo
     }
     throw new HostError('HOST_FAILED', `Ollama at ${gateway.host} did not list its models: ${errorMessage(err)}`, { cause: err });
   }
-  const missing = missingModels(preset, tags);
+  const missing = missingModels(preset, tags, stages);
   if (missing.length > 0) {
     const list = missing.map((m) => `\`${m}\``).join(', ');
     throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${gateway.host}.`, {
@@ -89,8 +93,9 @@ export async function preflight(gateway: Gateway, preset: Preset): Promise<TagMo
   return tags;
 }
 
-export function presetModels(preset: Preset): string[] {
-  return [...new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model])];
+export function presetModels(preset: Preset, stages: ExtraStage[] = builtinStages()): string[] {
+  const extra = stages.filter((s) => s.enabled(preset)).flatMap((s) => s.models?.(preset) ?? []);
+  return [...new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model, ...extra])];
 }
 
 /** Ollama resolves a bare name to `:latest`; compare the same way. */
@@ -99,8 +104,8 @@ export function sameModel(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
-export function missingModels(preset: Preset, tags: TagModel[]): string[] {
-  return presetModels(preset).filter((m) => !tags.some((t) => sameModel(t.name, m)));
+export function missingModels(preset: Preset, tags: TagModel[], stages?: ExtraStage[]): string[] {
+  return presetModels(preset, stages).filter((m) => !tags.some((t) => sameModel(t.name, m)));
 }
 
 /** Runs one whole debate and returns its outcome. Every call is reported to the recorder as it ends. */
@@ -125,10 +130,11 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     }
   };
 
-  const tags = await preflight(gateway, preset);
+  const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(preset));
+  const tags = await preflight(gateway, preset, stages);
   if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
 
-  const numCtx = await sizeContexts(gateway, preset, opts.question);
+  const numCtx = await sizeContexts(gateway, preset, opts.question, stages.flatMap((s) => s.models?.(preset) ?? []));
   const digestOf = (model: string): string | null => tags.find((t) => sameModel(t.name, model))?.digest ?? null;
   const agents: AgentInfo[] = [
     ...preset.agents.map((a) => ({
@@ -167,7 +173,8 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   });
 
   const callOptions = (model: string, own: ModelOptions | undefined, stage: Stage, defaults: Record<string, unknown> = {}): Record<string, unknown> => {
-    const numPredict = stage === 'opening' || stage === 'critique' ? preset.protocol.maxAnswerTokens * (stage === 'critique' ? 1.5 : 1) : stage === 'judge' ? 400 : 1500;
+    const numPredict =
+      stage === 'critique' ? preset.protocol.maxAnswerTokens * 1.5 : stage === 'judge' ? 400 : stage === 'synthesis' ? 1500 : preset.protocol.maxAnswerTokens;
     // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
     return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: numCtx[model] };
   };
@@ -268,7 +275,32 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     if (interrupted() || !exit) return stopInterrupted();
     emit({ type: 'debate.exit', reason: exit.reason, round: current.round, detail: exit.detail, at: now() });
 
-    synthesis = await synthesize();
+    const extraSections: string[] = [];
+    for (const stage of stages) {
+      if (interrupted()) break;
+      const ctx: StageContext = {
+        debateId: id,
+        question: opts.question,
+        preset,
+        rounds,
+        now,
+        signal: opts.signal,
+        emit,
+        call: (req) =>
+          call(req.stage, req.round, req.agentId, req.model, req.messages, { ...callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) }, req.schema, req.check),
+      };
+      try {
+        const output = await stage.run(ctx);
+        extraSections.push(...(output.synthesisContext ?? []));
+      } catch (err) {
+        if (interrupted()) break;
+        if (isStoreError(err)) throw err;
+        emit({ type: 'warning', message: `${stage.name} failed and was skipped: ${errorMessage(err)}`, at: now() });
+      }
+    }
+    if (interrupted()) return stopInterrupted();
+
+    synthesis = await synthesize(extraSections);
     if (interrupted()) return stopInterrupted();
     const status: DebateStatus = synthesis.status === 'ok' ? 'completed' : 'failed';
     finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
@@ -334,7 +366,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     return judgement;
   }
 
-  async function synthesize(): Promise<SynthesisRecord> {
+  async function synthesize(extraSections: string[]): Promise<SynthesisRecord> {
     const model = preset.synthesizer.model;
     const options = callOptions(model, preset.synthesizer.options, 'synthesis', { temperature: 0.2 });
     const last = rounds.at(-1)!;
@@ -345,10 +377,10 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     const budget = (numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
     // Fit the transcript by clipping each turn harder until it fits; say so if it had to.
     let perTurn = Infinity;
-    let messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed);
+    let messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
     while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
       perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
-      messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed);
+      messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
     }
     let result: SynthesisRecord;
     if (estimateMessagesTokens(messages) > budget) {
@@ -366,6 +398,10 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     emit({ type: 'synthesis.finished', result, at: now() });
     return result;
   }
+}
+
+function isStoreError(err: unknown): boolean {
+  return err instanceof StoreError;
 }
 
 function turnFrom<T>(
@@ -412,7 +448,7 @@ function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: strin
 }
 
 /** One num_ctx per model for the whole debate, sized from the panel's expected prompts. */
-async function sizeContexts(gateway: Gateway, preset: Preset, question: string): Promise<Record<string, number>> {
+async function sizeContexts(gateway: Gateway, preset: Preset, question: string, extraModels: string[]): Promise<Record<string, number>> {
   const needs = {
     agentCount: preset.agents.length,
     maxRounds: preset.protocol.maxRounds,
@@ -433,6 +469,8 @@ async function sizeContexts(gateway: Gateway, preset: Preset, question: string):
   }
   need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
   need(preset.synthesizer.model, 'synthesis', preset.synthesizer.options?.num_ctx);
+  // Optional stages read the final positions, like the judge, and some more.
+  for (const model of extraModels) need(model, 'judge', undefined);
   const explicit = new Set(
     [...preset.agents.map((a) => (a.options?.num_ctx ? a.model : null)), preset.judge.options?.num_ctx ? preset.judge.model : null, preset.synthesizer.options?.num_ctx ? preset.synthesizer.model : null].filter(
       (m): m is string => m !== null,

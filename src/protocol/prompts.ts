@@ -127,6 +127,7 @@ export function synthesisMessages(
   transcript: string,
   agentIds: string[],
   failed: { agent: string; reason: string }[],
+  extraSections: string[] = [],
 ): ChatMessage[] {
   return [
     {
@@ -145,6 +146,7 @@ export function synthesisMessages(
         '',
         transcript,
         '',
+        ...extraSections.flatMap((section) => [section, '']),
         'Reply with a JSON object:',
         '- "recommendation": the answer the panel supports, stated so someone can act on it.',
         '- "triggersToRevisit": conditions under which this answer should be reconsidered.',

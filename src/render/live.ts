@@ -9,7 +9,16 @@ interface ActiveCall {
   attempt: number;
 }
 
-const STAGE_LABEL: Record<Stage, string> = { opening: 'answering', critique: 'critiquing', judge: 'judging', synthesis: 'synthesizing' };
+const STAGE_LABEL: Record<Stage, string> = {
+  opening: 'answering',
+  critique: 'critiquing',
+  judge: 'judging',
+  synthesis: 'synthesizing',
+  claims: 'listing claims',
+  clash: 'mapping clashes',
+  targeted: 'answering a targeted challenge',
+  vote: 'voting',
+};
 
 /**
  * The progress view on stderr. On a TTY it keeps a block of "who is thinking" lines

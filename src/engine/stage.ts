@@ -1,0 +1,50 @@
+import type { z } from 'zod';
+import type { ModelOptions, Preset } from '../config/preset-schema.js';
+import type { TranscriptRound } from '../protocol/prompts.js';
+import type { ChatMessage, DebateEvent, Stage } from './events.js';
+import type { StructuredOutcome } from './structured-call.js';
+
+/** One model call an optional stage asks the engine to make: scheduled, recorded, validated, repaired once. */
+export interface StageCallRequest<T> {
+  stage: Stage;
+  round: number;
+  /** Agent id for debaters; a role name (e.g. `judge`) otherwise. */
+  agentId: string;
+  model: string;
+  messages: ChatMessage[];
+  options?: ModelOptions | undefined;
+  schema: z.ZodType<T>;
+  /** Checks zod cannot express (ids that must exist). Returns a problem or null. */
+  check?: (value: T) => string | null;
+  /** num_predict for this call (default: the preset's maxAnswerTokens). */
+  maxTokens?: number;
+}
+
+export interface StageContext {
+  debateId: string;
+  question: string;
+  preset: Preset;
+  /** Every round so far, oldest first; the last one holds the final positions. */
+  rounds: readonly TranscriptRound[];
+  call<T>(request: StageCallRequest<T>): Promise<StructuredOutcome<T>>;
+  emit(event: DebateEvent): void;
+  now(): number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface StageOutput {
+  /** Sections appended to the synthesizer's prompt (e.g. the clash map, the vote tiers). */
+  synthesisContext?: string[];
+}
+
+/**
+ * An optional stage that runs after the last debate round and before synthesis.
+ * The preset turns it on; its failures are recorded and never abort the debate.
+ */
+export interface ExtraStage {
+  name: string;
+  enabled(preset: Preset): boolean;
+  /** Models this stage calls beyond the panel, judge and synthesizer, so preflight checks them. */
+  models?(preset: Preset): string[];
+  run(ctx: StageContext): Promise<StageOutput>;
+}
