@@ -70,6 +70,7 @@ export const KV_BYTES_PER_TOKEN = 2048;
 // setTimeout cannot wait longer than 2^31-1 ms; anything beyond is treated as "never".
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** One loaded model process: its options, memory, keep_alive and parallel slots. */
 export class Runner {
   refCount = 0;
   active = 0;
@@ -113,10 +114,6 @@ export class Attachment {
     /** True when the request went through the load queue rather than the fast path. */
     readonly queued: boolean,
   ) {}
-
-  get numCtx(): number {
-    return this.runner.options.numCtx;
-  }
 
   acquireSlot(signal?: AbortSignal): Promise<void> {
     const runner = this.runner;

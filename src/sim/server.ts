@@ -457,7 +457,7 @@ class Simulator {
         return;
       }
       if (reply.silentStop) {
-        if (!stream) return sendJson(res, 200, { ...this.chunkShape(kind, name, sent) });
+        if (!stream) return sendJson(res, 200, this.chunkShape(kind, name, sent));
         if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
         res.end();
         return;

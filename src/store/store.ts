@@ -406,6 +406,15 @@ export class Store {
   }
 
   /** Runs one statement or transaction, turning SQLite failures into StoreErrors. */
+  /**
+   * Runs `fn` against the database for the record modules of optional features
+   * (votes, clash maps, bench runs). Failures become a StoreError saying what was being done.
+   * Wrap writes in `db.transaction` so each lands whole.
+   */
+  use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
+    return this.#guard(what, () => fn(this.#db, this.#sqlite));
+  }
+
   #guard<T>(what: string, fn: () => T): T {
     try {
       return fn();

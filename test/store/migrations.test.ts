@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { generateSQLiteDrizzleJson, generateSQLiteMigration } from 'drizzle-kit/api';
 import { describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
-import * as schema from '../../src/store/schema.js';
+import { pathToFileURL } from 'node:url';
 
 const folder = packagePath('migrations');
 
@@ -22,7 +22,11 @@ describe('shipped migrations', () => {
     expect(latest).toBeDefined();
     const snapshotFile = join(folder, 'meta', `${String(latest?.idx).padStart(4, '0')}_snapshot.json`);
     const snapshot = JSON.parse(readFileSync(snapshotFile, 'utf8')) as Parameters<typeof generateSQLiteMigration>[0];
-    const current = await generateSQLiteDrizzleJson(schema);
+    // Every src/store/schema*.ts file, as drizzle.config.ts reads them.
+    const dir = packagePath('src', 'store');
+    const files = readdirSync(dir).filter((f) => /^schema.*\.ts$/.test(f));
+    const modules = await Promise.all(files.map((f) => import(pathToFileURL(join(dir, f)).href) as Promise<Record<string, unknown>>));
+    const current = await generateSQLiteDrizzleJson(Object.assign({}, ...modules));
     expect(await generateSQLiteMigration(snapshot, current)).toEqual([]);
   });
 
