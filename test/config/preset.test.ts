@@ -1,0 +1,85 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { builtinPresetNames, loadPreset, parsePreset } from '../../src/config/load-preset.js';
+import { presetJsonSchemaText } from '../../src/config/preset-json-schema.js';
+import { InputError } from '../../src/errors.js';
+import { packagePath } from '../../src/package-root.js';
+
+const valid = {
+  name: 'p',
+  agents: [
+    { id: 'a', model: 'm1' },
+    { id: 'b', model: 'm2' },
+  ],
+  judge: { model: 'j' },
+  synthesizer: { model: 's' },
+};
+
+function errorOf(fn: () => unknown): InputError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof InputError) return err;
+    throw err;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('presets', () => {
+  it('fills protocol defaults: four critique rounds and a 0.85 threshold', () => {
+    const { preset } = parsePreset(valid);
+    expect(preset.protocol.maxRounds).toBe(4);
+    expect(preset.protocol.convergenceThreshold).toBe(0.85);
+  });
+
+  it('rejects an unknown field and names its path', () => {
+    const err = errorOf(() => parsePreset({ ...valid, agents: [{ ...valid.agents[0], temprature: 1 }, valid.agents[1]] }, 'x.yaml'));
+    expect(err.message).toContain('agents.0: unknown field `temprature`');
+    expect(err.message).toContain('x.yaml');
+  });
+
+  it('names the path of a missing model and of an out-of-range threshold', () => {
+    const err = errorOf(() => parsePreset({ ...valid, judge: {}, protocol: { convergenceThreshold: 1.5 } }));
+    expect(err.message).toContain('judge.model');
+    expect(err.message).toContain('protocol.convergenceThreshold');
+  });
+
+  it('refuses a panel of one and duplicate agent ids', () => {
+    expect(errorOf(() => parsePreset({ ...valid, agents: [valid.agents[0]] })).message).toContain('at least two agents');
+    expect(errorOf(() => parsePreset({ ...valid, agents: [valid.agents[0], valid.agents[0]] })).message).toContain('used by two agents');
+  });
+
+  it('warns when the synthesizer model also debates', () => {
+    const { warnings } = parsePreset({ ...valid, synthesizer: { model: 'm1' } });
+    expect(warnings.join()).toContain('synthesizer model `m1` also debates');
+    expect(parsePreset(valid).warnings).toEqual([]);
+  });
+
+  it('loads YAML and JSON files by path and reports syntax errors with the file name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-preset-'));
+    writeFileSync(join(dir, 'a.json'), JSON.stringify(valid));
+    writeFileSync(join(dir, 'b.yaml'), 'name: b\nagents: [ {id: a, model: m} \n');
+    expect(loadPreset(join(dir, 'a.json')).preset.name).toBe('p');
+    const err = errorOf(() => loadPreset(join(dir, 'b.yaml')));
+    expect(err.code).toBe('PRESET_SYNTAX');
+    expect(err.message).toContain('b.yaml');
+  });
+
+  it('names the built-in presets when a name is unknown', () => {
+    const err = errorOf(() => loadPreset('no-such-preset'));
+    expect(err.code).toBe('UNKNOWN_PRESET');
+    expect(err.hint).toContain('tech-decision');
+  });
+
+  it('ships built-in presets that all validate, including the three the docs promise', () => {
+    const names = builtinPresetNames();
+    expect(names).toEqual(expect.arrayContaining(['tech-decision', 'risk-review', 'small-8gb']));
+    for (const name of names) expect(loadPreset(name).preset.name).toBe(name);
+  });
+
+  it('ships a JSON Schema that matches the zod schema (run `npm run schema:preset` after changing it)', () => {
+    expect(readFileSync(packagePath('presets', 'preset.schema.json'), 'utf8')).toBe(presetJsonSchemaText());
+  });
+});

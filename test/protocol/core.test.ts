@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { chooseNumCtx, fitPeers } from '../../src/protocol/context.js';
+import { convergenceOf, exitDecision } from '../../src/protocol/convergence.js';
+import { formatSchemaOf, judgeSchema, critiqueSchema } from '../../src/protocol/schemas.js';
+import { parseReply } from '../../src/engine/structured-call.js';
+import { normalizeHost, resolveHost } from '../../src/ollama/host.js';
+
+describe('convergence and exit', () => {
+  it('averages the three judge axes', () => {
+    expect(convergenceOf({ recommendation: 1, facts: 0.5, caveats: 0 })).toBeCloseTo(0.5, 12);
+  });
+
+  it('exits at the threshold, not just above it, and at the round ceiling otherwise', () => {
+    expect(exitDecision({ round: 1, maxRounds: 4, convergence: 0.85, threshold: 0.85 })?.reason).toBe('converged');
+    expect(exitDecision({ round: 1, maxRounds: 4, convergence: 0.8499, threshold: 0.85 })).toBeNull();
+    expect(exitDecision({ round: 4, maxRounds: 4, convergence: 0.1, threshold: 0.85 })?.reason).toBe('max_rounds');
+  });
+
+  it('never exits early on a round the judge could not score', () => {
+    expect(exitDecision({ round: 2, maxRounds: 4, convergence: null, threshold: 0 })).toBeNull();
+  });
+});
+
+describe('context sizing', () => {
+  it('rounds num_ctx up to 2048 steps, at least 4096, capped by the model', () => {
+    expect(chooseNumCtx(100, null)).toBe(4096);
+    expect(chooseNumCtx(5000, null)).toBe(6144);
+    expect(chooseNumCtx(50_000, 8192)).toBe(8192);
+  });
+
+  it('leaves peers whole when they fit and shortens only the long ones when they do not', () => {
+    const peers = [
+      { agentId: 'a', position: 'short answer' },
+      { agentId: 'b', position: 'x'.repeat(7000) },
+    ];
+    expect(fitPeers(100, peers, 10_000)).toEqual({ peers, droppedChars: 0 });
+    const fit = fitPeers(100, peers, 1200)!;
+    expect(fit.peers[0]).toEqual(peers[0]);
+    expect(fit.peers[1]!.shortened).toBe(true);
+    expect(fit.peers[1]!.position.length).toBeLessThan(7000);
+    expect(fit.droppedChars).toBe(7000 - fit.peers[1]!.position.length);
+  });
+
+  it('gives up when even empty peers would not fit', () => {
+    expect(fitPeers(1000, [{ agentId: 'a', position: 'x' }], 1000)).toBeNull();
+  });
+});
+
+describe('structured replies', () => {
+  it('sends a JSON Schema without keywords Ollama refuses', () => {
+    const text = JSON.stringify(formatSchemaOf(critiqueSchema));
+    expect(text).not.toContain('"pattern"');
+    expect(text).not.toContain('$schema');
+    expect(formatSchemaOf(judgeSchema)).toMatchObject({ type: 'object', required: ['recommendation', 'facts', 'caveats', 'rationale'] });
+  });
+
+  it('takes JSON wrapped in prose or code fences', () => {
+    const parsed = parseReply('Sure:\n```json\n{"recommendation":1,"facts":1,"caveats":0.5,"rationale":"r"}\n```', judgeSchema);
+    expect(parsed.ok).toBe(true);
+  });
+
+  it('explains what is wrong with an out-of-range score', () => {
+    const parsed = parseReply('{"recommendation":2,"facts":1,"caveats":0.5,"rationale":"r"}', judgeSchema);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problem).toContain('recommendation');
+  });
+});
+
+describe('hosts', () => {
+  it('reads hosts the way OLLAMA_HOST is read: default port 11434, bare port means loopback', () => {
+    expect(normalizeHost('127.0.0.1')).toBe('http://127.0.0.1:11434');
+    expect(normalizeHost(':5000')).toBe('http://127.0.0.1:5000');
+    expect(normalizeHost('http://gpu-box')).toBe('http://gpu-box:11434');
+    expect(normalizeHost('0.0.0.0:11434')).toBe('http://127.0.0.1:11434');
+  });
+
+  it('prefers --host over OLLAMA_HOST over the default', () => {
+    expect(resolveHost(undefined, {})).toBe('http://127.0.0.1:11434');
+    expect(resolveHost(undefined, { OLLAMA_HOST: 'box:1234' })).toBe('http://box:1234');
+    expect(resolveHost('other:1', { OLLAMA_HOST: 'box:1234' })).toBe('http://other:1');
+  });
+});
