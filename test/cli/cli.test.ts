@@ -1,0 +1,188 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import type { CliIO } from '../../src/cli/io.js';
+import { packagePath } from '../../src/package-root.js';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
+
+function capture(): NodeJS.WriteStream & { text: string } {
+  const stream = {
+    text: '',
+    isTTY: false,
+    columns: 100,
+    write(chunk: string | Uint8Array) {
+      stream.text += String(chunk);
+      return true;
+    },
+  };
+  return stream as unknown as NodeJS.WriteStream & { text: string };
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const stdout = capture();
+  const stderr = capture();
+  const io: CliIO = { stdout, stderr, env: { ...env }, cwd: dir };
+  const code = await main(args, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+let dir = '';
+let db = '';
+let presetFile = '';
+let sim: SimHandle;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'conclave-cli-'));
+  db = join(dir, 'record.db');
+  const preset = testPreset(['a', 'b', 'c']);
+  presetFile = join(dir, 'panel.json');
+  writeFileSync(presetFile, JSON.stringify(preset));
+  sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder([0.3, 0.9]).respond });
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+describe('conclave CLI', () => {
+  let debateId = '';
+
+  it('runs a debate and prints one JSON object with the id at the top level, progress on stderr', async () => {
+    const r = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { id: string; status: string; rounds: unknown[]; calls: unknown[]; synthesis: unknown };
+    expect(doc.id).toMatch(/^\d{6}-\d{6}-[0-9a-f]{4}$/);
+    expect(doc.status).toBe('completed');
+    expect(doc.rounds).toHaveLength(2);
+    expect(doc.calls.length).toBeGreaterThanOrEqual(9);
+    expect(r.stderr).toContain('Round 0 · independent answers');
+    expect(r.stderr).toContain('judge: convergence 0.90');
+    debateId = doc.id;
+  });
+
+  it('prints the card on stdout and nothing on stderr with --quiet', async () => {
+    const r = await cli(['run', 'Q2?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('RECOMMENDATION');
+    expect(r.stdout).toContain('TRIGGERS TO REVISIT');
+    expect(r.stderr).toBe('');
+  });
+
+  it('reads the host from OLLAMA_HOST when --host is absent', async () => {
+    const r = await cli(['run', 'Q3?', '--preset', presetFile, '--db', db, '--quiet', '--max-rounds', '0'], { OLLAMA_HOST: sim.url });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('0 critique rounds');
+  });
+
+  it('lists, shows, exports and replays stored debates without a model server', async () => {
+    const list = await cli(['list', '--db', db, '--json']);
+    expect(JSON.parse(list.stdout).map((d: { id: string }) => d.id)).toContain(debateId);
+    const show = await cli(['show', debateId, '--db', db, '--json']);
+    expect(JSON.parse(show.stdout).id).toBe(debateId);
+    const md = await cli(['export', debateId, '--format', 'md', '--db', db]);
+    expect(md.stdout).toContain('## Round 1: critique');
+    const replay = await cli(['replay', debateId, '--db', db], { OLLAMA_HOST: 'http://127.0.0.1:9' });
+    expect(replay.code).toBe(0);
+    expect(replay.stderr).toContain('Round 1 · critique');
+    expect(replay.stdout).toContain('RECOMMENDATION');
+  });
+
+  it('explains an unknown preset and exits 2 without a stack trace', async () => {
+    const r = await cli(['run', 'Q?', '--preset', 'nope', '--db', db]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('There is no preset named `nope`');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('explains an invalid preset file with the field path', async () => {
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'name: x\nagents:\n  - {id: a, model: m, colour: red}\n  - {id: b}\njudge: {model: j}\nsynthesizer: {model: s}\n');
+    const r = await cli(['run', 'Q?', '--preset', bad, '--db', db]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('agents.0: unknown field `colour`');
+    expect(r.stderr).toContain('agents.1.model');
+  });
+
+  it('names an unreachable host and exits 3', async () => {
+    const r = await cli(['run', 'Q?', '--preset', presetFile, '--host', 'http://127.0.0.1:9', '--db', db]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('Cannot reach Ollama at http://127.0.0.1:9');
+    expect(r.stderr).toContain('ollama serve');
+  });
+
+  it('names missing models with the pull command, for run and for models --preset', async () => {
+    const r = await cli(['run', 'Q?', '--preset', 'small-8gb', '--host', sim.url, '--db', db]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('ollama pull llama3.2:3b');
+    const m = await cli(['models', '--preset', 'small-8gb', '--host', sim.url]);
+    expect(m.code).toBe(3);
+    expect(m.stdout).toContain('ollama pull qwen2.5:3b');
+    expect(m.stdout).toContain('judge:1b');
+  });
+
+  it('refuses a database file that is not SQLite, naming it, and exits 4', async () => {
+    const notDb = join(dir, 'notes.txt');
+    writeFileSync(notDb, 'just some text, not a database at all'.repeat(200));
+    const r = await cli(['list', '--db', notDb]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(notDb);
+  });
+
+  it('says which id is unknown', async () => {
+    const r = await cli(['show', 'zzz', '--db', db]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('No debate `zzz`');
+  });
+
+  it('rejects bad flag values and unknown commands with exit 2', async () => {
+    expect((await cli(['run', 'Q?', '--preset', presetFile, '--threshold', '2', '--db', db])).code).toBe(2);
+    expect((await cli(['frobnicate'])).code).toBe(2);
+  });
+
+  it('runs the no-GPU demo end to end', async () => {
+    const r = await cli(['demo', '--db', join(dir, 'demo.db'), '--token-ms', '0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('MINORITY POSITION');
+    expect(r.stderr).toContain('Stopped: the panel converged');
+  });
+});
+
+describe('Ctrl-C during a run', () => {
+  it('keeps what was recorded, marks the debate interrupted and exits 130', async () => {
+    const preset = testPreset(['a', 'b']);
+    const file = join(dir, 'slow.json');
+    writeFileSync(file, JSON.stringify(preset));
+    const script = scriptedResponder([0.1]);
+    const slow = await startSimulator({ models: simModels(preset), respond: script.respond, tokenMs: 40 });
+    const slowDb = join(dir, 'slow.db');
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), 'run', 'Q?', '--preset', file, '--host', slow.url, '--db', slowDb], {
+        // tsx is resolved from the working directory, so run from the package root.
+        cwd: packagePath(),
+        env: { ...process.env, CI: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes('Round 1 · critique') && !child.killed) child.kill('SIGINT');
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect(code).toBe(130);
+      expect(stderr).toContain('marked interrupted');
+      expect(stderr).not.toMatch(/\n\s+at /);
+      const store = openStore(slowDb);
+      const [row] = store.listDebates();
+      expect(row!.status).toBe('interrupted');
+      expect(store.getDebate(row!.id).calls.filter((c) => c.stage === 'opening' && c.status === 'ok')).toHaveLength(2);
+      store.close();
+    } finally {
+      await slow.close();
+    }
+  });
+});
