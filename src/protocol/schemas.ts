@@ -56,10 +56,16 @@ export type JudgeScore = z.infer<typeof judgeSchema>;
 export type Synthesis = z.infer<typeof synthesisSchema>;
 
 /** JSON Schema for Ollama's `format`, without keywords Ollama refuses (e.g. `pattern`). */
+const formatCache = new WeakMap<z.ZodType, Record<string, unknown>>();
+
 export function formatSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const cached = formatCache.get(schema);
+  if (cached) return cached;
   const json = z.toJSONSchema(schema, { target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
   delete json.$schema;
-  return stripKeys(json, new Set(['pattern', 'format'])) as Record<string, unknown>;
+  const clean = stripKeys(json, new Set(['pattern', 'format'])) as Record<string, unknown>;
+  formatCache.set(schema, clean);
+  return clean;
 }
 
 function stripKeys(value: unknown, keys: Set<string>): unknown {
