@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { InputError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { type Preset, presetSchema } from './preset-schema.js';
+import { checkVotingPreset } from './voting-preset.js';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
@@ -89,7 +90,13 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
     }
     ids.add(agent.id);
   }
-  return { preset, warnings: presetWarnings(preset) };
+  const voting = checkVotingPreset(preset);
+  if (voting.errors.length > 0) {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${voting.errors.map((e) => `  - ${e}`).join('\n')}`, {
+      hint: 'Fix the fields named above; docs/voting.md explains clusters and the voting block.',
+    });
+  }
+  return { preset, warnings: [...presetWarnings(preset), ...voting.warnings] };
 }
 
 export function presetWarnings(preset: Preset): string[] {

@@ -55,6 +55,53 @@ export const protocolSchema = z.strictObject({
   maxAnswerTokens: z.number().int().min(64).default(900).describe('num_predict for agent answers.'),
 });
 
+const unitThreshold = z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1');
+
+/** Cluster approval voting on the final positions (seed 001); see docs/voting.md. */
+export const votingSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('Set false to keep the block but skip the vote.'),
+    theta: unitThreshold.default(0.5).describe('θ: share of a cluster\'s YES/NO votes needed for the cluster to approve, in (0, 1].'),
+    tau: z
+      .number()
+      .gt(0.5, 'must be greater than 0.5')
+      .max(1, 'must be at most 1')
+      .default(0.6)
+      .describe('τ: agreement ratio across clusters needed for Consensus, in (0.5, 1].'),
+    clusterThresholds: z.record(z.string(), unitThreshold).optional().describe('θ_i per cluster name, overriding theta.'),
+    weights: z.record(z.string(), z.number().gt(0, 'must be greater than 0')).optional().describe('w_i per cluster name; unlisted clusters weigh 1.'),
+    balanceBonus: z.boolean().default(false).describe('Rank Consensus positions by score × (1 − σ of the cluster rates).'),
+    advocateCluster: z.string().min(1).optional().describe('With two clusters, the one whose persuasive positions are accelerators; default the first.'),
+    iterate: z.boolean().default(false).describe('Share Consensus positions, let agents refine, and vote again.'),
+    maxIterations: z.number().int().min(1).max(5).default(1).describe('Refine-and-revote rounds at most when iterate is on.'),
+    force: z.boolean().default(false).describe('Allow clusters with a single agent.'),
+  })
+  .describe('Cluster approval voting on the final positions.');
+
+/** Tension map and targeted Round 2 (seed 000); see docs/tensions.md. */
+export const tensionsSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('Set false to keep the block but skip the tension map.'),
+    model: z.string().min(1).optional().describe('Model for claims, clashes and the map; default: the judge model.'),
+    options: modelOptionsSchema.optional(),
+    maxClaimsPerAgent: z.number().int().min(1).max(10).default(5).describe('Load-bearing claims taken from each answer at most.'),
+    pairsPerCall: z.number().int().min(1).max(45).default(5).describe('Agent pairs compared per clash call.'),
+    round2: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe('Set false to map tensions without re-querying anyone.'),
+        minClashes: z.number().int().min(1).default(2).describe('Qualifying clashes needed to fire the targeted round.'),
+        minSeverity: z.number().int().min(1).max(10).default(6).describe('Severity a load-bearing, non-emphasis clash needs to qualify.'),
+      })
+      .prefault({}),
+    guard: z
+      .strictObject({
+        longAnswerTokens: z.number().int().min(0).default(800).describe('Answers longer than this together, with zero tensions, flag the map.'),
+        maxConfidence: z.number().min(0).max(1).default(0.85).describe('Every per-agent confidence above this, on a contested question, flags the map.'),
+      })
+      .prefault({}),
+  })
+  .describe('Tension map: where agents clash, how badly, and a targeted round for the worst clash.');
+
 export const presetSchema = z.strictObject({
   $schema: z.string().optional(),
   name: z.string().min(1),
@@ -64,6 +111,8 @@ export const presetSchema = z.strictObject({
   synthesizer: modelRoleSchema,
   protocol: protocolSchema.prefault({}),
   hosts: z.array(hostEntrySchema).min(1).optional(),
+  voting: votingSchema.optional(),
+  tensions: tensionsSchema.optional(),
 });
 
 export type ModelOptions = z.infer<typeof modelOptionsSchema>;
@@ -71,6 +120,8 @@ export type AgentSpec = z.infer<typeof agentSchema>;
 export type ModelRole = z.infer<typeof modelRoleSchema>;
 export type ProtocolSpec = z.infer<typeof protocolSchema>;
 export type HostEntry = z.infer<typeof hostEntrySchema>;
+export type VotingSpec = z.infer<typeof votingSchema>;
+export type TensionsSpec = z.infer<typeof tensionsSchema>;
 /** A preset after validation, with protocol defaults filled in. */
 export type Preset = z.infer<typeof presetSchema>;
 /** A preset as a user writes it. */

@@ -1,11 +1,12 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+import type { VotingEvent } from './vote-events.js';
 
 /**
  * The kinds of model call a debate makes. The first four are the core protocol;
  * the others belong to optional stages (clash map, targeted re-query, votes).
  */
-export type Stage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'claims' | 'clash' | 'targeted' | 'vote';
+export type Stage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'claims' | 'clash' | 'targeted' | 'vote' | 'refine';
 
 export type ExitReason = 'converged' | 'max_rounds' | 'too_few_answers' | 'interrupted' | 'error';
 
@@ -104,6 +105,8 @@ export type DebateEvent =
       agents: AgentInfo[];
       host: string;
       warnings: string[];
+      /** The schedule plan (limits, groups, num_ctx per model), recorded with the debate. */
+      plan?: unknown;
       at: number;
     }
   | { type: 'round.started'; round: number; at: number }
@@ -114,6 +117,7 @@ export type DebateEvent =
   | { type: 'round.judged'; judgement: RoundJudgement; at: number }
   | { type: 'debate.exit'; reason: ExitReason; round: number; detail: string; at: number }
   | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }
+  | VotingEvent
   | { type: 'warning'; message: string; at: number }
   | {
       type: 'debate.finished';

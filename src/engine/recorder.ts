@@ -23,6 +23,7 @@ export function recorder(store: Store): DebateListener {
           agents: event.agents,
           createdAt: event.at,
         });
+        if (event.plan !== undefined) store.setPlan(event.debateId, event.plan);
         break;
       case 'call.finished':
         store.recordCall(event.call);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { AgentSpec, ModelOptions, Preset } from '../config/preset-schema.js';
+import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
 import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
-import { CallError, Gateway, type TagModel } from '../ollama/gateway.js';
-import { chooseNumCtx, estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
+import type { TagModel } from '../ollama/gateway.js';
+import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf, exitDecision } from '../protocol/convergence.js';
 import {
   type PeerView,
@@ -14,10 +14,11 @@ import {
   synthesisMessages,
 } from '../protocol/prompts.js';
 import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
-import { ModelLimiter } from '../schedule/limiter.js';
+import { DebateScheduler, type Strategy, sameModel } from '../schedule/scheduler.js';
 import { VERSION } from '../version.js';
 import type {
   AgentInfo,
+  CallRecord,
   DebateEvent,
   DebateListener,
   DebateStatus,
@@ -34,8 +35,12 @@ import { type StructuredOutcome, structuredCall } from './structured-call.js';
 export interface RunDebateOptions {
   question: string;
   preset: Preset;
-  /** Normalised Ollama base URL. */
+  /** Normalised Ollama base URL; ignored when `hosts` or the preset's `hosts` list a pool. */
   host: string;
+  /** Several Ollama servers to spread the panel over, with their GPU memory and parallel slots. */
+  hosts?: HostEntry[];
+  /** GPU memory of `host` in GiB, when known (else nvidia-smi for a local host, else an assumption). */
+  vramGiB?: number;
   /** Listeners that must not fail silently (the recorder): an error here stops the debate. */
   recorder?: DebateListener;
   /** Best-effort listeners (renderers): an error is reported once and ignored. */
@@ -49,6 +54,8 @@ export interface RunDebateOptions {
   id?: string;
   /** Optional stages between the last round and synthesis; defaults to the built-in ones. */
   stages?: ExtraStage[];
+  /** How calls are dispatched; `planned` unless benchmarking the baselines. */
+  strategy?: Strategy;
 }
 
 export interface DebateResult {
@@ -60,6 +67,8 @@ export interface DebateResult {
   synthesis: SynthesisRecord | null;
   numCtx: Record<string, number>;
   error: string | null;
+  /** The scheduler that ran it: its plan, and peak calls in flight per model. */
+  scheduler: DebateScheduler;
 }
 
 export function newDebateId(now: number): string {
@@ -69,39 +78,9 @@ export function newDebateId(now: number): string {
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
-/**
- * Check the host before any debate call: it answers, and it has every model the
- * preset names. Returns the host's model list (for digests).
- */
-export async function preflight(gateway: Gateway, preset: Preset, stages?: ExtraStage[]): Promise<TagModel[]> {
-  let tags: TagModel[];
-  try {
-    tags = await gateway.tags();
-  } catch (err) {
-    if (err instanceof CallError && err.code === 'HOST_UNREACHABLE') {
-      throw new HostError('HOST_UNREACHABLE', err.message, { hint: err.hint ?? '', cause: err });
-    }
-    throw new HostError('HOST_FAILED', `Ollama at ${gateway.host} did not list its models: ${errorMessage(err)}`, { cause: err });
-  }
-  const missing = missingModels(preset, tags, stages);
-  if (missing.length > 0) {
-    const list = missing.map((m) => `\`${m}\``).join(', ');
-    throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${gateway.host}.`, {
-      hint: `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`,
-    });
-  }
-  return tags;
-}
-
 export function presetModels(preset: Preset, stages: ExtraStage[] = builtinStages()): string[] {
   const extra = stages.filter((s) => s.enabled(preset)).flatMap((s) => s.models?.(preset) ?? []);
   return [...new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model, ...extra])];
-}
-
-/** Ollama resolves a bare name to `:latest`; compare the same way. */
-export function sameModel(a: string, b: string): boolean {
-  const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`);
-  return norm(a) === norm(b);
 }
 
 export function missingModels(preset: Preset, tags: TagModel[], stages?: ExtraStage[]): string[] {
@@ -112,7 +91,6 @@ export function missingModels(preset: Preset, tags: TagModel[], stages?: ExtraSt
 export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   const now = opts.now ?? Date.now;
   const preset = opts.preset;
-  const gateway = new Gateway(opts.host);
   const id = opts.id ?? newDebateId(now());
   const listeners = opts.listeners ?? [];
   const brokenListeners = new Set<DebateListener>();
@@ -131,11 +109,22 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   };
 
   const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(preset));
-  const tags = await preflight(gateway, preset, stages);
+  const stageModels = stages.flatMap((s) => s.models?.(preset) ?? []);
+  const early: string[] = [];
+  const hosts: HostEntry[] = preset.hosts ?? opts.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
+  const needs = contextNeeds(preset, opts.question, stageModels);
+  const scheduler = await DebateScheduler.prepare({
+    hosts,
+    debaters: preset.agents.map((a) => a.model),
+    support: [preset.judge.model, preset.synthesizer.model, ...stageModels],
+    contextNeeds: needs.tokens,
+    explicitNumCtx: needs.explicit,
+    ...(opts.strategy ? { strategy: opts.strategy } : {}),
+    warn: (m) => early.push(m),
+  });
   if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
-
-  const numCtx = await sizeContexts(gateway, preset, opts.question, stages.flatMap((s) => s.models?.(preset) ?? []));
-  const digestOf = (model: string): string | null => tags.find((t) => sameModel(t.name, model))?.digest ?? null;
+  const numCtx = scheduler.numCtx;
+  const digestOf = (model: string): string | null => scheduler.digestOf(model);
   const agents: AgentInfo[] = [
     ...preset.agents.map((a) => ({
       id: a.id,
@@ -156,7 +145,6 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     },
   ];
 
-  const limiter = new ModelLimiter(() => opts.numParallel ?? 1);
   const timeoutMs = preset.protocol.callTimeoutSeconds * 1000;
   const rounds: TranscriptRound[] = [];
   let synthesis: SynthesisRecord | null = null;
@@ -167,8 +155,9 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     question: opts.question,
     preset,
     agents,
-    host: opts.host,
-    warnings: opts.warnings ?? [],
+    host: scheduler.plan.hosts.map((h) => h.url).join(', '),
+    warnings: [...(opts.warnings ?? []), ...early, ...scheduler.plan.warnings],
+    plan: scheduler.plan,
     at: now(),
   });
 
@@ -189,8 +178,9 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     schema: import('zod').ZodType<T>,
     check?: (value: T) => string | null,
     truncation?: string | null,
+    onRecord?: (record: CallRecord) => void,
   ): Promise<StructuredOutcome<T>> =>
-    limiter.run(model, () =>
+    scheduler.call(model, (gateway) =>
       structuredCall(
         gateway,
         {
@@ -211,7 +201,10 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
           now,
           onStart: (attempt) => emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: now() }),
           onProgress: (tokens, delta) => emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
-          onCall: (record) => emit({ type: 'call.finished', call: record }),
+          onCall: (record) => {
+            emit({ type: 'call.finished', call: record });
+            onRecord?.(record);
+          },
         },
       ),
     );
@@ -225,12 +218,16 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   try {
     // Round 0: every agent answers alone, all at once.
     emit({ type: 'round.started', round: 0, at: now() });
-    const openings = await Promise.all(
-      preset.agents.map(async (agent): Promise<TurnRecord> => {
-        const messages = openingMessages(opts.question, agent.persona);
-        const outcome = await call('opening', 0, agent.id, agent.model, messages, callOptions(agent.model, agent.options, 'opening'), openingSchema);
-        return turnFrom(agent, 0, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
-      }),
+    const openings = await scheduler.round(
+      preset.agents.map((agent) => ({
+        model: agent.model,
+        run: async (): Promise<TurnRecord> => {
+          const messages = openingMessages(opts.question, agent.persona);
+          const outcome = await call('opening', 0, agent.id, agent.model, messages, callOptions(agent.model, agent.options, 'opening'), openingSchema);
+          return turnFrom(agent, 0, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
+        },
+      })),
+      preset.judge.model,
     );
     for (const turn of openings) emit({ type: 'turn.finished', turn, at: now() });
     if (interrupted()) return stopInterrupted();
@@ -259,7 +256,10 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     for (let round = 1; !exit && !interrupted(); round++) {
       emit({ type: 'round.started', round, at: now() });
       const previous = current.turns;
-      const turns = await Promise.all(preset.agents.map((agent) => critiqueTurn(agent, round, previous)));
+      const turns = await scheduler.round(
+        preset.agents.map((agent) => ({ model: agent.model, run: () => critiqueTurn(agent, round, previous) })),
+        preset.judge.model,
+      );
       for (const turn of turns) emit({ type: 'turn.finished', turn, at: now() });
       if (interrupted()) break;
       current = { round, turns, judgement: null };
@@ -287,7 +287,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
         signal: opts.signal,
         emit,
         call: (req) =>
-          call(req.stage, req.round, req.agentId, req.model, req.messages, { ...callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) }, req.schema, req.check),
+          call(req.stage, req.round, req.agentId, req.model, req.messages, { ...callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) }, req.schema, req.check, null, req.onCall),
       };
       try {
         const output = await stage.run(ctx);
@@ -304,7 +304,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     if (interrupted()) return stopInterrupted();
     const status: DebateStatus = synthesis.status === 'ok' ? 'completed' : 'failed';
     finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
-    return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error };
+    return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error, scheduler };
   } catch (err) {
     if (err instanceof DebateFailedError) throw err;
     if (interrupted()) return stopInterrupted();
@@ -447,21 +447,20 @@ function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: strin
   return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
 }
 
-/** One num_ctx per model for the whole debate, sized from the panel's expected prompts. */
-async function sizeContexts(gateway: Gateway, preset: Preset, question: string, extraModels: string[]): Promise<Record<string, number>> {
-  const needs = {
+/** Tokens each model needs at most (prompt plus reply) in this debate, and any num_ctx the preset fixes. */
+function contextNeeds(preset: Preset, question: string, extraModels: string[]): { tokens: Record<string, number>; explicit: Record<string, number> } {
+  const budgets = stageBudgets({
     agentCount: preset.agents.length,
     maxRounds: preset.protocol.maxRounds,
     questionTokens: estimateTokens(question),
     maxPersonaTokens: Math.max(60, ...preset.agents.map((a) => estimateTokens(a.persona ?? ''))),
     maxAnswerTokens: preset.protocol.maxAnswerTokens,
-  };
-  const budgets = stageBudgets(needs);
-  const required = new Map<string, number>();
-  const need = (model: string, stage: keyof typeof budgets, explicit: number | undefined): void => {
-    const b = budgets[stage];
-    const value = explicit ?? b.prompt + b.reply;
-    required.set(model, Math.max(required.get(model) ?? 0, value));
+  });
+  const tokens: Record<string, number> = {};
+  const explicit: Record<string, number> = {};
+  const need = (model: string, stage: keyof typeof budgets, own: number | undefined): void => {
+    tokens[model] = Math.max(tokens[model] ?? 0, budgets[stage].prompt + budgets[stage].reply);
+    if (own) explicit[model] = Math.max(explicit[model] ?? 0, own);
   };
   for (const a of preset.agents) {
     need(a.model, 'opening', a.options?.num_ctx);
@@ -469,23 +468,7 @@ async function sizeContexts(gateway: Gateway, preset: Preset, question: string, 
   }
   need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
   need(preset.synthesizer.model, 'synthesis', preset.synthesizer.options?.num_ctx);
-  // Optional stages read the final positions, like the judge, and some more.
+  // Optional stages read the final positions, like the judge.
   for (const model of extraModels) need(model, 'judge', undefined);
-  const explicit = new Set(
-    [...preset.agents.map((a) => (a.options?.num_ctx ? a.model : null)), preset.judge.options?.num_ctx ? preset.judge.model : null, preset.synthesizer.options?.num_ctx ? preset.synthesizer.model : null].filter(
-      (m): m is string => m !== null,
-    ),
-  );
-  const out: Record<string, number> = {};
-  await Promise.all(
-    [...required.entries()].map(async ([model, tokens]) => {
-      if (explicit.has(model)) {
-        out[model] = tokens;
-        return;
-      }
-      const details = await gateway.show(model).catch(() => null);
-      out[model] = chooseNumCtx(tokens, details?.contextLength ?? null);
-    }),
-  );
-  return out;
+  return { tokens, explicit };
 }

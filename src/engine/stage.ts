@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { ModelOptions, Preset } from '../config/preset-schema.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
-import type { ChatMessage, DebateEvent, Stage } from './events.js';
+import type { CallRecord, ChatMessage, DebateEvent, Stage } from './events.js';
 import type { StructuredOutcome } from './structured-call.js';
 
 /** One model call an optional stage asks the engine to make: scheduled, recorded, validated, repaired once. */
@@ -18,6 +18,8 @@ export interface StageCallRequest<T> {
   check?: (value: T) => string | null;
   /** num_predict for this call (default: the preset's maxAnswerTokens). */
   maxTokens?: number;
+  /** Sees each call's record right after the recorder stored it (to link stage rows to their calls). */
+  onCall?: (call: CallRecord) => void;
 }
 
 export interface StageContext {

@@ -1,6 +1,7 @@
 import type { ExtraStage } from './stage.js';
+import { votingStage } from './stages/voting.js';
 
 /** The optional stages, in the order they run after the last debate round. Each checks the preset to see if it is on. */
 export function builtinStages(): ExtraStage[] {
-  return [];
+  return [votingStage()];
 }

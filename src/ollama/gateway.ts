@@ -66,6 +66,8 @@ export interface LoadedModel {
 export interface ModelDetails {
   contextLength: number | null;
   capabilities: string[];
+  /** KV-cache bytes per token of context at f16, from the model's geometry; null when /api/show does not say. */
+  kvBytesPerToken: number | null;
 }
 
 /**
@@ -183,12 +185,20 @@ export class Gateway {
     try {
       const res = await this.client.show({ model });
       const info = (res.model_info ?? {}) as unknown as Record<string, unknown>;
-      let contextLength: number | null = null;
-      for (const [key, value] of Object.entries(info)) {
-        if (key.endsWith('.context_length') && typeof value === 'number') contextLength = value;
-      }
+      const field = (suffix: string): number | null => {
+        for (const [key, value] of Object.entries(info)) if (key.endsWith(suffix) && typeof value === 'number') return value;
+        return null;
+      };
+      const contextLength = field('.context_length');
+      const blocks = field('.block_count');
+      const kvHeads = field('.attention.head_count_kv') ?? field('.attention.head_count');
+      const heads = field('.attention.head_count');
+      const embedding = field('.embedding_length');
+      const keyLength = field('.attention.key_length') ?? (embedding && heads ? embedding / heads : null);
+      // K and V, two bytes each (f16 cache, Ollama's default).
+      const kvBytesPerToken = blocks && kvHeads && keyLength ? blocks * kvHeads * keyLength * 2 * 2 : null;
       const capabilities = (res as unknown as { capabilities?: string[] }).capabilities ?? [];
-      return { contextLength, capabilities };
+      return { contextLength, capabilities, kvBytesPerToken };
     } catch (err) {
       throw this.mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 });
     }

@@ -18,6 +18,7 @@ const STAGE_LABEL: Record<Stage, string> = {
   clash: 'mapping clashes',
   targeted: 'answering a targeted challenge',
   vote: 'voting',
+  refine: 'refining after the vote',
 };
 
 /**

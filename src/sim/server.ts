@@ -318,6 +318,9 @@ class Simulator {
         'general.parameter_count': parameterCount(spec.parameterSize),
         'general.quantization_version': 2,
         [`${spec.family}.attention.head_count`]: 32,
+        // 32 blocks × 4 KV heads × key length 4 × (K and V) × 2 bytes = the simulator's 2048 KV bytes per token.
+        [`${spec.family}.attention.head_count_kv`]: 4,
+        [`${spec.family}.attention.key_length`]: 4,
         [`${spec.family}.block_count`]: 32,
         [`${spec.family}.context_length`]: spec.contextLength,
         [`${spec.family}.embedding_length`]: 4096,

@@ -8,8 +8,11 @@ import { callStatuses, debates } from './schema.js';
 export const benchRunStatuses = ['running', 'completed', 'interrupted'] as const;
 export const benchTrialStatuses = ['running', 'done', 'interrupted'] as const;
 export const benchItemKinds = ['number', 'choice', 'text'] as const;
-/** Where an extracted answer came from: a debate turn, the synthesis, or a stand-alone answer call. */
-export const benchAnswerSources = ['debate', 'synthesis', 'single', 'sc'] as const;
+/**
+ * Where an extracted answer came from: a debate turn, the synthesis, a stand-alone
+ * answer call, or a minority position the synthesis kept (a copy of that turn's answer).
+ */
+export const benchAnswerSources = ['debate', 'synthesis', 'single', 'sc', 'minority'] as const;
 /** `ok`: an answer was read; `unparsed`: the reply held none; `error`: the call itself failed. */
 export const benchAnswerStatuses = ['ok', 'unparsed', 'error'] as const;
 

@@ -16,6 +16,7 @@ import type {
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { readVoting, type StoredVoting } from './voting.js';
 
 /** One line of `conclave list`. */
 export interface DebateSummary {
@@ -67,6 +68,8 @@ export interface StoredDebate extends DebateRecord {
   turns: TurnRecord[];
   rounds: RoundJudgement[];
   synthesis: SynthesisRecord | null;
+  /** The cluster vote (docs/voting.md); null when the debate held none. */
+  voting?: StoredVoting | null;
 }
 
 export interface NewDebate {
@@ -375,6 +378,7 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
+            voting: readVoting(tx, id),
           };
         },
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.

@@ -1,0 +1,125 @@
+import type { CallRecord } from '../engine/events.js';
+import { emptyMetrics, parseReply } from '../engine/structured-call.js';
+import { CallError, type Gateway } from '../ollama/gateway.js';
+import { repairMessages } from '../protocol/prompts.js';
+import { formatSchemaOf } from '../protocol/schemas.js';
+import { type ExtractMethod, extractAnswer } from './extract.js';
+import { answerMessages, benchAnswerSchema } from './prompts.js';
+import type { SuiteItem } from './suite.js';
+
+export interface AnswerCallSpec {
+  item: SuiteItem;
+  /** Recorded on each call; the persona sets the system prompt. */
+  agentId: string;
+  persona: string | null | undefined;
+  model: string;
+  options: Record<string, unknown>;
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  now: () => number;
+  /** Stores one call as soon as it ends and returns its row id. */
+  onCall: (call: CallRecord) => number;
+}
+
+export interface AnswerOutcome {
+  /** `ok`: an answer was read; `unparsed`: none, even after the repair; `error`: the call failed. */
+  status: 'ok' | 'unparsed' | 'error';
+  answer: string | null;
+  method: ExtractMethod;
+  callIds: number[];
+  calls: CallRecord[];
+  /** The failure of the last attempt, if any. */
+  error: string | null;
+}
+
+const FORMAT = formatSchemaOf(benchAnswerSchema);
+
+/**
+ * One agent answers an item alone: the reply is asked for as JSON with an
+ * `answer` field (Ollama `format`), read with the tolerant extractor (so a
+ * reply that ignores the format but states its answer still counts), and
+ * repaired once when nothing usable came back.
+ */
+export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promise<AnswerOutcome> {
+  const original = answerMessages(spec.item, spec.persona);
+  const outcome: AnswerOutcome = { status: 'unparsed', answer: null, method: 'none', callIds: [], calls: [], error: null };
+  let messages = original;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const startedAt = spec.now();
+    const base = {
+      debateId: '',
+      stage: 'opening' as const,
+      round: 0,
+      agentId: spec.agentId,
+      attempt,
+      host: gateway.host,
+      model: spec.model,
+      messages,
+      options: spec.options,
+      format: FORMAT,
+      truncation: null,
+      startedAt,
+    };
+    let content: string;
+    let metrics: CallRecord['metrics'];
+    try {
+      const result = await gateway.chat(
+        { model: spec.model, messages, options: spec.options, format: FORMAT },
+        { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}) },
+      );
+      content = result.content;
+      metrics = result.metrics;
+    } catch (err) {
+      const callError = err instanceof CallError ? err : new CallError('STREAM_ERROR', String(err));
+      const call: CallRecord = {
+        ...base,
+        raw: '',
+        parsed: null,
+        status: callError.code === 'CALL_ABORTED' ? 'aborted' : 'error',
+        validationError: null,
+        error: `${callError.code}: ${callError.message}`,
+        metrics: emptyMetrics(),
+        finishedAt: spec.now(),
+      };
+      outcome.calls.push(call);
+      outcome.callIds.push(spec.onCall(call));
+      return { ...outcome, status: 'error', error: callError.message };
+    }
+    const parsed = parseReply(content, benchAnswerSchema);
+    const extracted = extractAnswer(content, spec.item.kind, spec.item.choices);
+    const problem =
+      extracted.value !== null
+        ? null
+        : parsed.ok
+          ? `its "answer" ${JSON.stringify(parsed.value.answer)} is not ${describeKind(spec.item)}.`
+          : parsed.problem;
+    const call: CallRecord = {
+      ...base,
+      raw: content,
+      parsed: parsed.json,
+      status: extracted.value !== null ? 'ok' : 'invalid',
+      // A schema problem stays on record even when the tolerant reading found an answer.
+      validationError: parsed.ok ? problem : parsed.problem,
+      error: null,
+      metrics,
+      finishedAt: spec.now(),
+    };
+    outcome.calls.push(call);
+    outcome.callIds.push(spec.onCall(call));
+    if (extracted.value !== null) return { ...outcome, status: 'ok', answer: extracted.value, method: extracted.method, error: null };
+    outcome.error = problem;
+    messages = repairMessages(original, content, problem ?? 'it has no final answer.');
+  }
+  return outcome;
+}
+
+function describeKind(item: SuiteItem): string {
+  switch (item.kind) {
+    case 'number':
+      return 'a number';
+    case 'choice':
+      return `one of the letters ${'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.slice(0, item.choices?.length ?? 4).split('').join(', ')}`;
+    case 'text':
+      return 'a short answer';
+  }
+}

@@ -1,0 +1,214 @@
+import type { Preset } from '../config/preset-schema.js';
+import type { TurnRecord } from '../engine/events.js';
+import type { BenchAnswerRow, BenchResultRow } from '../store/bench.js';
+import type { StoredCall, StoredDebate } from '../store/store.js';
+import type { AnswerOutcome } from './answer-call.js';
+import { answersMatch, extractAnswer } from './extract.js';
+import { majorityVote } from './stats.js';
+import type { SuiteItem } from './suite.js';
+
+/**
+ * The conditions a bench compares, each at the compute it actually spent:
+ * - `single`: each panel agent alone, one answer (variant = agent id);
+ * - `sc`: self-consistency, k answers from the panel's agents in turn, majority vote,
+ *   where k is the number of debater turns the debate made on the same item;
+ * - `round0-vote`: majority vote of the debate's independent round 0;
+ * - `debate-vote`: majority vote of the debate's final positions;
+ * - `debate-synth`: the synthesizer's recommendation;
+ * - `cluster-vote`: the top position of the cluster approval vote (presets with `voting`).
+ */
+export const CONDITIONS = ['single', 'sc', 'round0-vote', 'debate-vote', 'debate-synth', 'cluster-vote'] as const;
+export type Condition = (typeof CONDITIONS)[number];
+
+export const CONDITION_LABELS: Record<Condition, string> = {
+  single: 'single agent',
+  sc: 'self-consistency@k',
+  'round0-vote': 'round-0 majority',
+  'debate-vote': 'debate + majority',
+  'debate-synth': 'debate + synthesizer',
+  'cluster-vote': 'debate + cluster vote',
+};
+
+/** One stand-alone answer of a baseline. */
+export interface BaselineAnswer {
+  agentId: string;
+  model: string;
+  outcome: AnswerOutcome;
+}
+
+/** What the cluster vote of a debate produced, as seen from its events. */
+export interface VoteCapture {
+  /** False when the preset has no vote or the vote did not run; `note` says which. */
+  available: boolean;
+  winnerText: string | null;
+  winnerAgent: string | null;
+  note: string | null;
+}
+
+export interface TrialInput {
+  item: SuiteItem;
+  preset: Preset;
+  debate: StoredDebate;
+  singles: BaselineAnswer[];
+  samples: BaselineAnswer[];
+  vote: VoteCapture;
+}
+
+export interface ScoredTrial {
+  roundsRun: number;
+  agentTurns: number;
+  results: BenchResultRow[];
+  answers: BenchAnswerRow[];
+}
+
+/** Debater turns the debate made (first attempts, not repairs): the k of self-consistency@k. */
+export function agentTurnCount(calls: readonly StoredCall[]): number {
+  return calls.filter((c) => (c.stage === 'opening' || c.stage === 'critique') && c.attempt === 0).length;
+}
+
+interface Read {
+  status: BenchAnswerRow['status'];
+  answer: string | null;
+  method: string | null;
+}
+
+function readTurn(turn: TurnRecord | undefined, item: SuiteItem): Read {
+  if (turn === undefined) return { status: 'error', answer: null, method: null };
+  if (turn.status === 'failed') return { status: 'error', answer: null, method: null };
+  if (turn.status !== 'ok' || turn.position === null) return { status: 'unparsed', answer: null, method: null };
+  return readText(turn.position, item);
+}
+
+function readText(text: string, item: SuiteItem): Read {
+  const found = extractAnswer(text, item.kind, item.choices);
+  return found.value === null ? { status: 'unparsed', answer: null, method: 'none' } : { status: 'ok', answer: found.value, method: found.method };
+}
+
+function spent(calls: readonly StoredCall[]): Pick<BenchResultRow, 'calls' | 'promptTokens' | 'completionTokens'> {
+  let promptTokens = 0;
+  let completionTokens = 0;
+  for (const c of calls) {
+    promptTokens += c.metrics.promptTokens ?? 0;
+    completionTokens += c.metrics.completionTokens ?? 0;
+  }
+  return { calls: calls.length, promptTokens, completionTokens };
+}
+
+function baselineSpent(answers: readonly BaselineAnswer[]): Pick<BenchResultRow, 'calls' | 'promptTokens' | 'completionTokens' | 'callIds'> {
+  let promptTokens = 0;
+  let completionTokens = 0;
+  const callIds: number[] = [];
+  for (const a of answers) {
+    callIds.push(...a.outcome.callIds);
+    for (const c of a.outcome.calls) {
+      promptTokens += c.metrics.promptTokens ?? 0;
+      completionTokens += c.metrics.completionTokens ?? 0;
+    }
+  }
+  return { calls: callIds.length, promptTokens, completionTokens, callIds };
+}
+
+/**
+ * Scores one item under one preset: reads every answer out of the debate and
+ * the baselines, votes, and says what each condition answered and spent. An
+ * answer that could not be read is wrong, never right.
+ */
+export function scoreTrial(input: TrialInput): ScoredTrial {
+  const { item, preset, debate } = input;
+  const gold = item.answer;
+  const right = (answer: string | null): boolean => answer !== null && answersMatch(answer, gold, item.kind);
+  const answers: BenchAnswerRow[] = [];
+  const results: BenchResultRow[] = [];
+
+  const roundsRun = Math.max(0, ...debate.turns.map((t) => t.round));
+  const agentIds = preset.agents.map((a) => a.id);
+  const turnAt = (round: number, agentId: string): TurnRecord | undefined => debate.turns.find((t) => t.round === round && t.agentId === agentId);
+  const reads = new Map<string, Read>();
+  for (let round = 0; round <= roundsRun; round++) {
+    for (const agent of preset.agents) {
+      const turn = turnAt(round, agent.id);
+      // An agent with no turn in a round the debate reached had no usable turn there.
+      const read = readTurn(turn, item);
+      reads.set(`${round}/${agent.id}`, read);
+      answers.push({ source: 'debate', round, slot: agent.id, agentId: agent.id, model: agent.model, ...read, correct: right(read.answer) });
+    }
+  }
+  const roundAnswers = (round: number): (string | null)[] => agentIds.map((id) => reads.get(`${round}/${id}`)?.answer ?? null);
+
+  const callsWhere = (keep: (c: StoredCall) => boolean): StoredCall[] => debate.calls.filter(keep);
+  const debateCondition = (condition: Condition, answer: string | null, calls: StoredCall[], note: string | null = null): BenchResultRow => ({
+    condition,
+    variant: '',
+    available: true,
+    answer,
+    correct: right(answer),
+    ...spent(calls),
+    callIds: [],
+    note,
+  });
+
+  // Baselines first in the table order: single, then self-consistency.
+  for (const single of input.singles) {
+    const o = single.outcome;
+    answers.push({ source: 'single', round: 0, slot: single.agentId, agentId: single.agentId, model: single.model, status: o.status, answer: o.answer, method: o.status === 'error' ? null : o.method, correct: right(o.answer) });
+    results.push({ condition: 'single', variant: single.agentId, available: true, answer: o.answer, correct: right(o.answer), ...baselineSpent([single]), note: null });
+  }
+  input.samples.forEach((sample, i) => {
+    const o = sample.outcome;
+    answers.push({ source: 'sc', round: 0, slot: String(i), agentId: sample.agentId, model: sample.model, status: o.status, answer: o.answer, method: o.status === 'error' ? null : o.method, correct: right(o.answer) });
+  });
+  const scAnswer = majorityVote(
+    input.samples.map((s) => s.outcome.answer),
+    item.kind,
+  );
+  results.push({
+    condition: 'sc',
+    variant: '',
+    available: input.samples.length > 0,
+    answer: scAnswer,
+    correct: right(scAnswer),
+    ...baselineSpent(input.samples),
+    note: `k=${input.samples.length}`,
+  });
+
+  results.push(debateCondition('round0-vote', majorityVote(roundAnswers(0), item.kind), callsWhere((c) => c.stage === 'opening')));
+  results.push(
+    debateCondition(
+      'debate-vote',
+      majorityVote(roundAnswers(roundsRun), item.kind),
+      callsWhere((c) => c.stage !== 'synthesis' && c.stage !== 'vote' && c.stage !== 'refine'),
+      debate.status === 'completed' ? null : `debate ${debate.status}`,
+    ),
+  );
+
+  const synthesis = debate.synthesis?.synthesis ?? null;
+  const synthRead: Read = synthesis ? readText(synthesis.recommendation, item) : { status: 'error', answer: null, method: null };
+  answers.push({ source: 'synthesis', round: roundsRun, slot: 'synthesizer', agentId: 'synthesizer', model: preset.synthesizer.model, ...synthRead, correct: right(synthRead.answer) });
+  results.push(debateCondition('debate-synth', synthRead.answer, debate.calls, synthesis ? null : `no synthesis (${debate.synthesis?.error ?? debate.error ?? debate.status})`));
+
+  const seen = new Set<string>();
+  for (const minority of synthesis?.minorityPositions ?? []) {
+    const key = `${minority.round}/${minority.agent}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const agent = preset.agents.find((a) => a.id === minority.agent);
+    // The agent's own words at that round; the synthesizer's summary only when the turn is missing.
+    const read = reads.get(key) ?? readText(minority.argument, item);
+    answers.push({ source: 'minority', round: minority.round, slot: minority.agent, agentId: minority.agent, model: agent?.model ?? '', ...read, correct: right(read.answer) });
+  }
+
+  const vote = input.vote;
+  const voteAnswer = vote.available && vote.winnerText !== null ? readText(vote.winnerText, item).answer : null;
+  results.push({
+    condition: 'cluster-vote',
+    variant: '',
+    available: vote.available,
+    answer: voteAnswer,
+    correct: vote.available && right(voteAnswer),
+    ...(vote.available ? spent(callsWhere((c) => c.stage !== 'synthesis')) : { calls: 0, promptTokens: 0, completionTokens: 0 }),
+    callIds: [],
+    note: vote.note ?? (vote.winnerAgent ? `winner: ${vote.winnerAgent}` : null),
+  });
+
+  return { roundsRun, agentTurns: agentTurnCount(debate.calls), results, answers };
+}

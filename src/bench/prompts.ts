@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { ChatMessage } from '../engine/events.js';
+import { systemPrompt } from '../protocol/prompts.js';
+import type { SuiteItem } from './suite.js';
+
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/** What a stand-alone answer call (single agent, self-consistency sample) must return. */
+export const benchAnswerSchema = z.strictObject({
+  reasoning: z.string().describe('Your working, briefly.'),
+  answer: z.string().min(1).describe('The final answer alone: a number, a choice letter, or a short phrase.'),
+});
+
+export type BenchAnswer = z.infer<typeof benchAnswerSchema>;
+
+/** How each kind of item asks for its final answer, in words a small model follows. */
+function finalAnswerInstruction(item: SuiteItem): string {
+  switch (item.kind) {
+    case 'number':
+      return 'End with the final answer as one plain number, written as `Final answer: N` (keep a minus sign if the result is negative).';
+    case 'choice':
+      return 'End with the letter of the option you choose, written as `Final answer: (X)`.';
+    case 'text':
+      return 'End with `Final answer:` followed by the answer in a few words.';
+  }
+}
+
+/**
+ * The question as a bench puts it to a debate: the item's question, its
+ * options for a choice item, and a request to end with the final answer.
+ */
+export function benchQuestion(item: SuiteItem): string {
+  const options = item.choices?.map((choice, i) => `(${LETTERS[i]}) ${choice}`) ?? [];
+  return [item.question.trim(), ...options, '', finalAnswerInstruction(item)].join('\n');
+}
+
+/** One agent alone, asked for a JSON reply with its reasoning and the final answer. */
+export function answerMessages(item: SuiteItem, persona: string | null | undefined): ChatMessage[] {
+  const shape =
+    item.kind === 'number'
+      ? '"answer" (the final result as a plain number, e.g. "-42" or "3.5")'
+      : item.kind === 'choice'
+        ? '"answer" (the letter of the option you choose, e.g. "B")'
+        : '"answer" (the answer in a few words)';
+  return [
+    { role: 'system', content: systemPrompt(persona) },
+    {
+      role: 'user',
+      content: [
+        'Answer the question below on your own.',
+        '',
+        `Question: ${benchQuestion(item)}`,
+        '',
+        `Reply with a JSON object: "reasoning" (your working, briefly), ${shape}.`,
+      ].join('\n'),
+    },
+  ];
+}

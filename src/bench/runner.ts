@@ -1,0 +1,331 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import pLimit from 'p-limit';
+import type { Preset } from '../config/preset-schema.js';
+import type { CallRecord, DebateEvent } from '../engine/events.js';
+import { recorder } from '../engine/recorder.js';
+import { runDebate } from '../engine/run-debate.js';
+import type { ExtraStage } from '../engine/stage.js';
+import { DebateFailedError, InputError, InterruptedError, errorMessage } from '../errors.js';
+import { Gateway } from '../ollama/gateway.js';
+import { ModelLimiter } from '../schedule/limiter.js';
+import {
+  type BenchPresetSnapshot,
+  type BenchRunRecord,
+  claimBenchRun,
+  createBenchRun,
+  doneTrialKeys,
+  finishBenchRun,
+  finishTrial,
+  getBenchItems,
+  getBenchRun,
+  recordBenchCall,
+  setTrialDebate,
+  startTrial,
+  trialKey,
+} from '../store/bench.js';
+import { canonicalJson } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import { VERSION } from '../version.js';
+import { answerCall } from './answer-call.js';
+import { type BaselineAnswer, type Condition, agentTurnCount, scoreTrial } from './conditions.js';
+import { benchQuestion } from './prompts.js';
+import type { SuiteItem } from './suite.js';
+import { captureVote } from './vote-capture.js';
+
+export interface NewBenchOptions {
+  store: Store;
+  /** The suite as the user named it (a built-in name or a path). */
+  suite: string;
+  items: SuiteItem[];
+  presets: { preset: Preset; source: string }[];
+  host: string;
+  /** Seeds the bootstrap intervals of the report; default 0. */
+  seed?: number;
+  /** Use only the first N items of the suite. */
+  limit?: number;
+  /** Items (item × preset) in flight at once; default 1. */
+  concurrency?: number;
+  /** Calls in flight per model (OLLAMA_NUM_PARALLEL); default 1. */
+  numParallel?: number;
+  now?: () => number;
+  id?: string;
+}
+
+export interface BenchProgress {
+  /** Trials finished so far, this session and earlier ones. */
+  done: number;
+  total: number;
+  /** Trials finished before this session started (a resume). */
+  resumedFrom: number;
+  itemId: string;
+  preset: string;
+  /** Whether each headline condition got the item right. */
+  correct: Partial<Record<Condition, boolean>>;
+}
+
+export interface ExecuteBenchOptions {
+  store: Store;
+  runId: string;
+  /** Overrides the host stored with the run (e.g. on a resume from another machine). */
+  host?: string;
+  signal?: AbortSignal;
+  onProgress?: (progress: BenchProgress) => void;
+  /** Optional debate stages; defaults to the built-in ones. */
+  stages?: ExtraStage[];
+  now?: () => number;
+}
+
+export interface BenchOutcome {
+  runId: string;
+  trialsDone: number;
+  trialsTotal: number;
+}
+
+export function newBenchRunId(now: number): string {
+  const d = new Date(now);
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `b${String(d.getUTCFullYear()).slice(2)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}-${randomBytes(2).toString('hex')}`;
+}
+
+/** sha256 of the items as stored, so two runs can tell whether they used the same suite. */
+export function suiteHash(items: readonly SuiteItem[]): string {
+  return createHash('sha256').update(canonicalJson(items)).digest('hex');
+}
+
+/** Records a new bench run (its items and frozen presets) and returns its id; nothing runs yet. */
+export function createRun(opts: NewBenchOptions): string {
+  const now = opts.now ?? Date.now;
+  const seed = opts.seed ?? 0;
+  const concurrency = opts.concurrency ?? 1;
+  const numParallel = opts.numParallel ?? 1;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new InputError('BAD_FLAG', `--seed must be a whole number from 0 to 4294967295; got ${seed}.`);
+  }
+  for (const [flag, value] of [['concurrency', concurrency], ['num-parallel', numParallel]] as const) {
+    if (!Number.isInteger(value) || value < 1) throw new InputError('BAD_FLAG', `--${flag} must be a whole number from 1 up; got ${value}.`);
+  }
+  if (opts.limit !== undefined && (!Number.isInteger(opts.limit) || opts.limit < 1)) {
+    throw new InputError('BAD_FLAG', `--limit must be a whole number from 1 up; got ${opts.limit}.`);
+  }
+  if (opts.presets.length === 0) throw new InputError('BENCH_NO_PRESET', 'A bench needs at least one preset.', { hint: 'Pass --preset NAME, once per preset to compare.' });
+  const names = new Set<string>();
+  for (const { preset, source } of opts.presets) {
+    if (names.has(preset.name)) {
+      throw new InputError('BENCH_DUPLICATE_PRESET', `Two presets are named \`${preset.name}\` (the second from ${source}).`, {
+        hint: 'Each preset of a bench needs its own `name`: results are filed under it.',
+      });
+    }
+    names.add(preset.name);
+  }
+  const items = opts.limit === undefined ? opts.items : opts.items.slice(0, opts.limit);
+  const id = opts.id ?? newBenchRunId(now());
+  const presets: BenchPresetSnapshot[] = opts.presets.map(({ preset, source }) => ({ name: preset.name, source, preset }));
+  createBenchRun(opts.store, {
+    id,
+    suite: opts.suite,
+    suiteHash: suiteHash(items),
+    items,
+    presets,
+    seed,
+    itemLimit: opts.limit ?? null,
+    host: opts.host,
+    concurrency,
+    numParallel,
+    engineVersion: VERSION,
+    createdAt: now(),
+  });
+  return id;
+}
+
+/** Checks that a run may be resumed: it exists, is not finished, and no live process is running it. */
+export function checkResumable(run: BenchRunRecord, trialsDone: number): void {
+  const total = run.itemCount * run.presets.length;
+  if (run.status === 'completed') {
+    throw new InputError('BENCH_FINISHED', `Bench run \`${run.id}\` has already finished (${trialsDone} of ${total} items done); there is nothing to resume.`, {
+      hint: `See its results with \`conclave bench report ${run.id}\`.`,
+    });
+  }
+  if (run.status === 'running' && run.pid !== process.pid && run.hostname === hostname() && isAlive(run.pid)) {
+    throw new InputError('BENCH_RUNNING', `Bench run \`${run.id}\` is still being run by process ${run.pid} on this machine.`, {
+      hint: 'Wait for it to finish, or stop that process first (Ctrl-C keeps every finished item), then resume.',
+    });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
+ * Runs every trial (item × preset) of a run that is not done yet. Each trial
+ * is written, whole, as soon as it ends; an interrupted run loses only the
+ * trials in flight and resumes from there.
+ */
+export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutcome> {
+  const { store, runId } = opts;
+  const now = opts.now ?? Date.now;
+  const run = getBenchRun(store, runId);
+  const done = doneTrialKeys(store, runId);
+  checkResumable(run, done.size);
+  const host = opts.host ?? run.host;
+  const items = getBenchItems(store, runId);
+  const total = items.length * run.presets.length;
+  const todo: { item: SuiteItem; snapshot: BenchPresetSnapshot }[] = [];
+  for (const item of items) {
+    for (const snapshot of run.presets) if (!done.has(trialKey(item.id, snapshot.name))) todo.push({ item, snapshot });
+  }
+  claimBenchRun(store, runId);
+
+  // One failure (host gone, disk full) stops the other trials too; Ctrl-C arrives the same way.
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.signal?.aborted) controller.abort();
+  const gateway = new Gateway(host);
+  const limiter = new ModelLimiter(() => run.numParallel);
+  const resumedFrom = done.size;
+  let finished = done.size;
+  let failure: unknown = null;
+
+  const limit = pLimit(run.concurrency);
+  await Promise.all(
+    todo.map(({ item, snapshot }) =>
+      limit(async () => {
+        if (controller.signal.aborted) return;
+        try {
+          const correct = await runTrial({ store, runId, item, snapshot, host, gateway, limiter, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          finished += 1;
+          opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, correct });
+        } catch (err) {
+          if (failure === null && !(err instanceof InterruptedError && controller.signal.aborted)) failure = err;
+          controller.abort();
+        }
+      }),
+    ),
+  );
+  opts.signal?.removeEventListener('abort', onAbort);
+
+  if (failure !== null || controller.signal.aborted) {
+    const reason = failure === null ? 'stopped by the user' : errorMessage(failure);
+    finishBenchRun(store, runId, 'interrupted', reason, now());
+    if (failure !== null) throw failure;
+    throw new InterruptedError(`Bench run ${runId} was stopped after ${finished} of ${total} items; every finished item is kept.`, {
+      hint: `Continue it with \`conclave bench --resume ${runId}\`.`,
+    });
+  }
+  finishBenchRun(store, runId, 'completed', null, now());
+  return { runId, trialsDone: finished, trialsTotal: total };
+}
+
+interface TrialContext {
+  store: Store;
+  runId: string;
+  item: SuiteItem;
+  snapshot: BenchPresetSnapshot;
+  host: string;
+  gateway: Gateway;
+  limiter: ModelLimiter;
+  numParallel: number;
+  signal: AbortSignal;
+  stages: ExtraStage[] | undefined;
+  now: () => number;
+}
+
+async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
+  const { store, item, snapshot, now } = ctx;
+  const preset = snapshot.preset;
+  const trialId = startTrial(store, { runId: ctx.runId, itemId: item.id, preset: snapshot.name, maxRounds: preset.protocol.maxRounds, startedAt: now() });
+  const vote = captureVote(preset);
+  let debateId: string | null = null;
+  let debateError: string | null = null;
+  const onStart = (event: DebateEvent): void => {
+    // The recorder has already written the debate row when listeners hear of it.
+    if (event.type === 'debate.started') {
+      debateId = event.debateId;
+      setTrialDebate(store, trialId, event.debateId);
+    }
+  };
+  try {
+    await runDebate({
+      question: benchQuestion(item),
+      preset,
+      host: ctx.host,
+      recorder: recorder(store),
+      listeners: [onStart, vote.listener],
+      signal: ctx.signal,
+      numParallel: ctx.numParallel,
+      ...(ctx.stages ? { stages: ctx.stages } : {}),
+      now,
+    });
+  } catch (err) {
+    // A debate that failed (too few usable answers) is a result: its conditions score as wrong.
+    if (!(err instanceof DebateFailedError) || debateId === null) throw err;
+    debateError = err.message;
+  }
+  if (debateId === null) throw new Error('the debate ended without starting');
+  const debate = store.getDebate(debateId);
+
+  // The baselines reuse each model's num_ctx from the debate: a different one would reload the model.
+  const numCtx = new Map<string, unknown>();
+  for (const call of debate.calls) if (!numCtx.has(call.model) && call.options.num_ctx !== undefined) numCtx.set(call.model, call.options.num_ctx);
+  const k = agentTurnCount(debate.calls);
+  const ask = (agentIndex: number, condition: 'single' | 'sc', sample: number): Promise<BaselineAnswer> => {
+    const agent = preset.agents[agentIndex]!;
+    const ctxSize = numCtx.get(agent.model);
+    const options: Record<string, unknown> = {
+      num_predict: preset.protocol.maxAnswerTokens,
+      ...agent.options,
+      ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }),
+    };
+    // A fixed seed would make every sample of one agent the same answer.
+    if (condition === 'sc' && typeof agent.options?.seed === 'number') options.seed = agent.options.seed + 1 + sample;
+    return ctx.limiter
+      .run(agent.model, () =>
+        answerCall(ctx.gateway, {
+          item,
+          agentId: agent.id,
+          persona: agent.persona,
+          model: agent.model,
+          options,
+          timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+          signal: ctx.signal,
+          now,
+          onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
+        }),
+      )
+      .then((outcome) => ({ agentId: agent.id, model: agent.model, outcome }));
+  };
+  const n = preset.agents.length;
+  const [singles, samples] = await Promise.all([
+    Promise.all(preset.agents.map((_, i) => ask(i, 'single', 0))),
+    Promise.all(Array.from({ length: k }, (_, j) => ask(j % n, 'sc', j))),
+  ]);
+  if (ctx.signal.aborted) throw new InterruptedError('stopped');
+
+  const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result() });
+  finishTrial(
+    store,
+    trialId,
+    {
+      debateId,
+      debateStatus: debate.status,
+      exitReason: debate.exitReason,
+      roundsRun: scored.roundsRun,
+      agentTurns: scored.agentTurns,
+      error: debateError,
+      finishedAt: now(),
+    },
+    scored.results,
+    scored.answers,
+  );
+  const correct: BenchProgress['correct'] = {};
+  for (const r of scored.results) if (r.variant === '' && r.available) correct[r.condition as Condition] = r.correct;
+  return correct;
+}

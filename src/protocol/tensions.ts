@@ -1,0 +1,614 @@
+import { z } from 'zod';
+import type { TurnRecord } from '../engine/events.js';
+import { estimateTokens } from './context.js';
+
+/**
+ * Tension maps (seed 000) as pure functions over plain data: the schemas of what the
+ * models return and of the map document, the clash classification bands, the rule
+ * that fires a targeted round, and the false-consensus guard. Rules are written out
+ * in docs/tensions.md; the tests in test/protocol/tensions.test.ts follow that page.
+ */
+
+export const TENSION_MAP_FORMAT = 'conclave.tension-map';
+export const TENSION_MAP_VERSION = 1;
+
+export const clashTypes = ['factual', 'interpretive', 'emphasis'] as const;
+export type ClashType = (typeof clashTypes)[number];
+
+/** Classify first, then score inside the type's band. */
+export const SEVERITY_BANDS: Readonly<Record<ClashType, { readonly min: number; readonly max: number }>> = {
+  factual: { min: 8, max: 10 },
+  interpretive: { min: 4, max: 7 },
+  emphasis: { min: 1, max: 3 },
+};
+
+export const stances = ['maintain', 'narrow', 'concede'] as const;
+export type Stance = (typeof stances)[number];
+
+/** `open`: no targeted round on it. The others are the targeted round's outcome. */
+export const resolutions = ['open', 'resolved', 'narrowed', 'unresolved'] as const;
+export type Resolution = (typeof resolutions)[number];
+export type Round2Outcome = Exclude<Resolution, 'open'>;
+
+export const reviewCodes = ['long-answers-no-tensions', 'overconfident-on-contested', 'incomplete-coverage'] as const;
+export type ReviewCode = (typeof reviewCodes)[number];
+
+const unit = z.number().min(0).max(1);
+const severitySchema = z.number().int().min(1).max(10);
+const clashTypeSchema = z.enum(clashTypes);
+
+// ── What the models are asked to return ─────────────────────────────────────
+
+export function claimsReplySchema(maxClaims: number) {
+  return z.strictObject({
+    claims: z
+      .array(z.string().min(1))
+      .min(1)
+      .max(maxClaims)
+      .describe('The load-bearing claims of the answer, most important first, each one self-contained sentence.'),
+  });
+}
+export type ClaimsReply = z.infer<ReturnType<typeof claimsReplySchema>>;
+
+export const rawClashSchema = z.strictObject({
+  claimA: z.string().min(1).describe('Id of a claim of the first panelist of the pair, e.g. C2.'),
+  claimB: z.string().min(1).describe('Id of a claim of the other panelist of the pair.'),
+  type: clashTypeSchema,
+  severity: severitySchema.describe('factual 8-10, interpretive 4-7, emphasis 1-3.'),
+  loadBearing: z.boolean().describe('Would settling it change a conclusion?'),
+  resolvable: z.boolean().describe('Could more information or evidence settle it?'),
+  recommendation: z.string().min(1).describe('How the person deciding should weigh it.'),
+});
+export type RawClash = z.infer<typeof rawClashSchema>;
+
+export const clashReplySchema = z.strictObject({
+  clashes: z.array(rawClashSchema).describe('Real conflicts between the listed pairs; empty when there are none.'),
+});
+export type ClashReply = z.infer<typeof clashReplySchema>;
+
+export const targetedReplySchema = z.strictObject({
+  response: z.string().min(1).describe("Your engagement with the other panelist's claim."),
+  stance: z.enum(stances),
+  revisedClaim: z.string().min(1).describe('Your claim as you hold it now.'),
+  confidence: unit,
+});
+export type TargetedReply = z.infer<typeof targetedReplySchema>;
+
+export const consensusZoneSchema = z.strictObject({
+  claim: z.string().min(1),
+  supportingAgents: z.array(z.string().min(1)).min(2),
+  confidence: unit,
+  loadBearing: z.boolean(),
+});
+export type ConsensusZone = z.infer<typeof consensusZoneSchema>;
+
+export const mapDraftSchema = z.strictObject({
+  headline: z.string().min(1),
+  consensus: z.array(consensusZoneSchema),
+  majorFindings: z.array(z.string().min(1)).min(3).max(5),
+  openQuestions: z.array(z.string().min(1)),
+  confidence: z.array(z.strictObject({ agent: z.string().min(1), confidence: unit })),
+});
+export type MapDraft = z.infer<typeof mapDraftSchema>;
+
+// ── The map document ────────────────────────────────────────────────────────
+
+export const claimSchema = z.strictObject({
+  id: z.string().min(1),
+  agentId: z.string().min(1),
+  text: z.string().min(1),
+  /** `model`: extracted by a model call; `answer`: listed by the agent's structured answer. */
+  source: z.enum(['model', 'answer']),
+});
+export type Claim = z.infer<typeof claimSchema>;
+
+export const tensionSchema = z.strictObject({
+  id: z.string().min(1),
+  agentA: z.string().min(1),
+  agentB: z.string().min(1),
+  claimAId: z.string().min(1),
+  claimBId: z.string().min(1),
+  claimA: z.string().min(1),
+  claimB: z.string().min(1),
+  type: clashTypeSchema,
+  severity: severitySchema,
+  loadBearing: z.boolean(),
+  resolvable: z.boolean(),
+  recommendation: z.string().min(1),
+  resolution: z.enum(resolutions),
+});
+export type Tension = z.infer<typeof tensionSchema>;
+
+export const reviewReasonSchema = z.strictObject({ code: z.enum(reviewCodes), detail: z.string().min(1) });
+export type ReviewReason = z.infer<typeof reviewReasonSchema>;
+
+export const reviewSchema = z.strictObject({
+  flagged: z.boolean(),
+  reasons: z.array(reviewReasonSchema),
+  /** Estimated tokens of the answers the map was drawn from. */
+  answerTokens: z.number().int().min(0),
+});
+export type Review = z.infer<typeof reviewSchema>;
+
+export const round2TargetSchema = z.strictObject({
+  tensionId: z.string().min(1),
+  agents: z.tuple([z.string().min(1), z.string().min(1)]),
+  /** The clash framed as a question. */
+  prompt: z.string().min(1),
+  outcome: z.enum(['resolved', 'narrowed', 'unresolved']),
+});
+export type Round2Target = z.infer<typeof round2TargetSchema>;
+
+/** The versioned tension map. Validated with zod and `validateTensionMap` every time one is produced. */
+export const tensionMapSchema = z.strictObject({
+  format: z.literal(TENSION_MAP_FORMAT),
+  version: z.literal(TENSION_MAP_VERSION),
+  debateId: z.string().min(1),
+  generatedAt: z.string().min(1),
+  /** 2 when a targeted round ran before the map was drawn. */
+  round: z.union([z.literal(1), z.literal(2)]),
+  agents: z.array(z.string().min(1)),
+  claims: z.array(claimSchema),
+  consensus: z.array(consensusZoneSchema),
+  tensions: z.array(tensionSchema),
+  synthesis: z.strictObject({
+    headline: z.string().min(1),
+    majorFindings: z.array(z.string().min(1)).min(3).max(5),
+    openQuestions: z.array(z.string().min(1)),
+    /** Per agent, never one overall score. */
+    confidenceProfile: z.record(z.string(), unit),
+  }),
+  round2Target: round2TargetSchema.nullable(),
+  review: reviewSchema,
+  coverage: z.strictObject({
+    pairsCompared: z.number().int().min(0),
+    pairsTotal: z.number().int().min(0),
+    gaps: z.array(z.string()),
+  }),
+});
+export type TensionMap = z.infer<typeof tensionMapSchema>;
+
+/**
+ * Checks zod cannot express: every agent and claim the map names exists in the
+ * debate, each tension's claims belong to its two agents, severities sit in their
+ * type's band. Returns the problems found (empty when the map is sound).
+ */
+export function validateTensionMap(map: TensionMap, known: { agents: readonly string[]; claimIds?: readonly string[] }): string[] {
+  const problems: string[] = [];
+  const agents = new Set(known.agents);
+  const unknownAgent = (id: string, where: string): void => {
+    if (!agents.has(id)) problems.push(`${where} names agent "${id}", which is not in this debate (${[...agents].join(', ')})`);
+  };
+  map.agents.forEach((a, i) => unknownAgent(a, `agents[${i}]`));
+  const claims = new Map<string, Claim>();
+  const extracted = known.claimIds ? new Set(known.claimIds) : null;
+  map.claims.forEach((c, i) => {
+    unknownAgent(c.agentId, `claims[${i}]`);
+    if (claims.has(c.id)) problems.push(`claims[${i}] repeats claim id "${c.id}"`);
+    if (extracted && !extracted.has(c.id)) problems.push(`claims[${i}] has id "${c.id}", which no extraction produced`);
+    claims.set(c.id, c);
+  });
+  const tensionIds = new Set<string>();
+  map.tensions.forEach((t, i) => {
+    const at = `tensions[${i}] (${t.id})`;
+    if (tensionIds.has(t.id)) problems.push(`${at} repeats tension id "${t.id}"`);
+    tensionIds.add(t.id);
+    unknownAgent(t.agentA, `${at}.agentA`);
+    unknownAgent(t.agentB, `${at}.agentB`);
+    if (t.agentA === t.agentB) problems.push(`${at} sets one agent against itself`);
+    for (const [side, id, agent] of [
+      ['claimAId', t.claimAId, t.agentA],
+      ['claimBId', t.claimBId, t.agentB],
+    ] as const) {
+      const claim = claims.get(id);
+      if (!claim) problems.push(`${at}.${side} names claim "${id}", which is not in this debate`);
+      else if (claim.agentId !== agent) problems.push(`${at}.${side}: claim "${id}" belongs to ${claim.agentId}, not ${agent}`);
+    }
+    const band = SEVERITY_BANDS[t.type];
+    if (t.severity < band.min || t.severity > band.max) problems.push(`${at}: a ${t.type} clash scores ${band.min}-${band.max}, got ${t.severity}`);
+  });
+  map.consensus.forEach((z, i) => {
+    z.supportingAgents.forEach((a, j) => unknownAgent(a, `consensus[${i}].supportingAgents[${j}]`));
+    if (new Set(z.supportingAgents).size !== z.supportingAgents.length) problems.push(`consensus[${i}] lists an agent twice`);
+  });
+  for (const agent of Object.keys(map.synthesis.confidenceProfile)) unknownAgent(agent, 'synthesis.confidenceProfile');
+  const target = map.round2Target;
+  if (target) {
+    const t = map.tensions.find((x) => x.id === target.tensionId);
+    if (!t) problems.push(`round2Target names tension "${target.tensionId}", which is not on the map`);
+    else if (new Set([t.agentA, t.agentB, ...target.agents]).size !== 2) problems.push(`round2Target.agents must be the two agents of ${t.id}`);
+  }
+  return problems;
+}
+
+export type ParsedMap = { ok: true; map: TensionMap } | { ok: false; problems: string[] };
+
+/** Zod validation plus `validateTensionMap`, for any map from any source. */
+export function parseTensionMap(value: unknown, known: { agents: readonly string[]; claimIds?: readonly string[] }): ParsedMap {
+  const result = tensionMapSchema.safeParse(value);
+  if (!result.success) {
+    return { ok: false, problems: result.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}`) };
+  }
+  const problems = validateTensionMap(result.data, known);
+  return problems.length ? { ok: false, problems } : { ok: true, map: result.data };
+}
+
+// ── Claims ──────────────────────────────────────────────────────────────────
+
+/**
+ * Claims an answer already lists, when its structured form carries them
+ * (`claims` or `loadBearingClaims`: strings, or objects with `text` or `claim`).
+ * Null when it lists none, so the caller asks a model instead.
+ */
+export function claimsFromAnswer(body: unknown): string[] | null {
+  if (!body || typeof body !== 'object') return null;
+  const record = body as Record<string, unknown>;
+  const list = record.loadBearingClaims ?? record.claims;
+  if (!Array.isArray(list)) return null;
+  const texts = list
+    .map((item) => {
+      if (typeof item === 'string') return item;
+      if (item && typeof item === 'object') {
+        const o = item as Record<string, unknown>;
+        const text = o.text ?? o.claim;
+        if (typeof text === 'string') return text;
+      }
+      return '';
+    })
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  return texts.length ? texts : null;
+}
+
+/** Global claim ids C1, C2, … in the order given: short ids small models copy reliably. */
+export function numberClaims(perAgent: { agentId: string; texts: string[]; source: Claim['source'] }[]): Claim[] {
+  const out: Claim[] = [];
+  for (const a of perAgent) for (const text of a.texts) out.push({ id: `C${out.length + 1}`, agentId: a.agentId, text, source: a.source });
+  return out;
+}
+
+/**
+ * What a claims extractor reads of an agent: its final position, with the reasoning
+ * and disagreements that back it. `opening` is the agent's round-0 turn.
+ */
+export function answerText(final: TurnRecord, opening?: TurnRecord | null): string {
+  const parts: string[] = [];
+  if (final.opening) {
+    parts.push(final.opening.position, `Reasoning: ${final.opening.reasoning}`);
+  } else {
+    parts.push(final.position ?? '');
+    for (const d of final.critique?.disagreements ?? []) parts.push(`Disagrees with ${d.with} on ${d.on}: ${d.reason}`);
+    if (opening?.opening?.reasoning) parts.push(`Reasoning given in round 0: ${opening.opening.reasoning}`);
+  }
+  return parts.filter((p) => p.trim() !== '').join('\n');
+}
+
+export function answerTokens(texts: readonly string[]): number {
+  return texts.reduce((sum, t) => sum + estimateTokens(t), 0);
+}
+
+// ── Pairs and batching ──────────────────────────────────────────────────────
+
+export type Pair = readonly [string, string];
+
+/** Every unordered pair, in panel order: (a,b), (a,c), …, (b,c), … */
+export function agentPairs(agents: readonly string[]): Pair[] {
+  const pairs: Pair[] = [];
+  for (let i = 0; i < agents.length; i++) for (let j = i + 1; j < agents.length; j++) pairs.push([agents[i]!, agents[j]!]);
+  return pairs;
+}
+
+/** Pairs cut into batches of at most `perCall`, one clash call each. */
+export function batchPairs(pairs: readonly Pair[], perCall: number): Pair[][] {
+  const size = Math.max(1, Math.floor(perCall));
+  const out: Pair[][] = [];
+  for (let i = 0; i < pairs.length; i += size) out.push(pairs.slice(i, i + size));
+  return out;
+}
+
+export function pairKey(a: string, b: string): string {
+  return a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
+}
+
+/** Model calls one map costs, before repairs (each call may be repaired once, at most doubling it). */
+export function mapCallCount(agentCount: number, pairsPerCall: number, opts: { claimsListed?: number; round2?: boolean } = {}): {
+  claims: number;
+  clashes: number;
+  targeted: number;
+  map: number;
+  total: number;
+} {
+  const claims = Math.max(0, agentCount - (opts.claimsListed ?? 0));
+  const pairs = (agentCount * (agentCount - 1)) / 2;
+  const clashes = Math.ceil(pairs / Math.max(1, Math.floor(pairsPerCall)));
+  const targeted = opts.round2 ? 2 : 0;
+  return { claims, clashes, targeted, map: 1, total: claims + clashes + targeted + 1 };
+}
+
+// ── Clashes ─────────────────────────────────────────────────────────────────
+
+/**
+ * Problems with one clash call's reply, for its repair: claim ids must exist and
+ * come from the two agents of a pair the call was asked about.
+ */
+export function checkClashReply(reply: ClashReply, claims: ReadonlyMap<string, Claim>, pairs: readonly Pair[]): string | null {
+  const asked = new Set(pairs.map(([a, b]) => pairKey(a, b)));
+  const problems: string[] = [];
+  reply.clashes.forEach((c, i) => {
+    const a = claims.get(c.claimA);
+    const b = claims.get(c.claimB);
+    if (!a) problems.push(`clashes[${i}].claimA "${c.claimA}" is not one of the listed claim ids`);
+    if (!b) problems.push(`clashes[${i}].claimB "${c.claimB}" is not one of the listed claim ids`);
+    if (!a || !b) return;
+    if (a.agentId === b.agentId) problems.push(`clashes[${i}] compares two claims of ${a.agentId}; a clash is between two panelists`);
+    else if (!asked.has(pairKey(a.agentId, b.agentId))) problems.push(`clashes[${i}] compares ${a.agentId} and ${b.agentId}, a pair this request did not list`);
+  });
+  if (problems.length === 0) return null;
+  return `${problems.join('; ')}. Use only the claim ids shown (e.g. ${[...claims.keys()].slice(0, 3).join(', ')}), one from each panelist of a listed pair.`;
+}
+
+/** A severity moved into its type's band: the type is decided first and bounds the score. */
+export function severityInBand(type: ClashType, severity: number): number {
+  const band = SEVERITY_BANDS[type];
+  return Math.min(band.max, Math.max(band.min, Math.round(severity)));
+}
+
+const typeRank: Record<ClashType, number> = { factual: 0, interpretive: 1, emphasis: 2 };
+
+/**
+ * Turns checked clash replies into tensions: agents taken from the claims, severity
+ * kept in its band, a claim pair reported twice kept once (the more severe),
+ * sorted by severity and numbered T1, T2, … from the most severe.
+ */
+export function tensionsFromClashes(raw: readonly RawClash[], claims: ReadonlyMap<string, Claim>, agentOrder: readonly string[]): Tension[] {
+  const order = (id: string): number => {
+    const i = agentOrder.indexOf(id);
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  const byPair = new Map<string, Omit<Tension, 'id'>>();
+  for (const c of raw) {
+    let a = claims.get(c.claimA);
+    let b = claims.get(c.claimB);
+    if (!a || !b || a.agentId === b.agentId) continue;
+    if (order(a.agentId) > order(b.agentId)) [a, b] = [b, a];
+    const tension: Omit<Tension, 'id'> = {
+      agentA: a.agentId,
+      agentB: b.agentId,
+      claimAId: a.id,
+      claimBId: b.id,
+      claimA: a.text,
+      claimB: b.text,
+      type: c.type,
+      severity: severityInBand(c.type, c.severity),
+      loadBearing: c.loadBearing,
+      resolvable: c.resolvable,
+      recommendation: c.recommendation,
+      resolution: 'open',
+    };
+    const key = `${a.id}\u0000${b.id}`;
+    const seen = byPair.get(key);
+    if (!seen || tension.severity > seen.severity) byPair.set(key, tension);
+  }
+  return [...byPair.values()]
+    .map((t, i) => ({ t, i }))
+    .sort((x, y) => y.t.severity - x.t.severity || typeRank[x.t.type] - typeRank[y.t.type] || x.i - y.i)
+    .map(({ t }, i) => ({ id: `T${i + 1}`, ...t }));
+}
+
+/** Tensions most severe first; ties keep their ids' order. */
+export function bySeverity(tensions: readonly Tension[]): Tension[] {
+  return [...tensions].sort((a, b) => b.severity - a.severity || typeRank[a.type] - typeRank[b.type] || idNumber(a.id) - idNumber(b.id));
+}
+
+function idNumber(id: string): number {
+  const n = Number(/\d+/.exec(id)?.[0]);
+  return Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER;
+}
+
+// ── Round 2 ─────────────────────────────────────────────────────────────────
+
+export interface Round2Rule {
+  /** How many qualifying clashes fire the targeted round. */
+  minClashes: number;
+  /** The severity a load-bearing, non-emphasis clash needs to qualify. */
+  minSeverity: number;
+}
+
+export const round2Defaults: Round2Rule = { minClashes: 2, minSeverity: 6 };
+
+export interface Round2Decision {
+  fire: boolean;
+  /** Ids of the clashes that count toward the rule. */
+  qualifying: string[];
+  /** The clash re-put to its two agents, when the round fires. */
+  target: Tension | null;
+  reason: string;
+}
+
+/** Load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
+export function qualifies(t: Tension, rule: Round2Rule): boolean {
+  return t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
+}
+
+/**
+ * Fire a targeted round when at least `minClashes` clashes qualify. The target is
+ * the most severe qualifying clash; at equal severity one that more information
+ * could settle, since that is what a targeted round can do.
+ */
+export function round2Decision(tensions: readonly Tension[], rule: Round2Rule = round2Defaults): Round2Decision {
+  const qualifying = bySeverity(tensions.filter((t) => qualifies(t, rule)));
+  const ids = qualifying.map((t) => t.id);
+  const need = `${rule.minClashes} load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
+  if (qualifying.length < rule.minClashes) {
+    return { fire: false, qualifying: ids, target: null, reason: `${qualifying.length} of the needed ${need}` };
+  }
+  const top = qualifying[0]!.severity;
+  const target = qualifying.find((t) => t.severity === top && t.resolvable) ?? qualifying[0]!;
+  return { fire: true, qualifying: ids, target, reason: `${qualifying.length} clashes meet the rule (${need}): ${ids.join(', ')}` };
+}
+
+/** Resolved when either side concedes; narrowed when either narrows; otherwise (or if a side gave no answer) unresolved. */
+export function round2Outcome(a: Stance | null, b: Stance | null): Round2Outcome {
+  if (a === null || b === null) return 'unresolved';
+  if (a === 'concede' || b === 'concede') return 'resolved';
+  if (a === 'narrow' || b === 'narrow') return 'narrowed';
+  return 'unresolved';
+}
+
+/** The clash as one question, for the record and the map. */
+export function round2Question(t: Tension): string {
+  return `Which holds: ${t.agentA}'s claim that "${t.claimA}", or ${t.agentB}'s claim that "${t.claimB}"?`;
+}
+
+// ── The map draft from the model ────────────────────────────────────────────
+
+const HEDGED_OPENINGS = /^\s*(it depends|it all depends|both (sides|perspectives|views|positions|panelists|agents)|there are (good |valid )?(arguments|points|merits) on both|on the one hand|opinions (differ|vary))/i;
+
+/** A headline must commit: no "it depends", no "both perspectives", and short. */
+export function headlineProblem(headline: string): string | null {
+  if (HEDGED_OPENINGS.test(headline)) return `"headline" hedges ("${headline.slice(0, 40)}…"); state the state of play plainly in one sentence`;
+  if (headline.length > 300) return `"headline" is ${headline.length} characters; keep it to one sentence`;
+  return null;
+}
+
+/**
+ * Problems with the map model's draft, for its repair: agent ids must be panelists
+ * on the map, confidence is given per agent (each once), and a targeted round that
+ * did not resolve its clash leaves an open question.
+ */
+export function checkMapDraft(draft: MapDraft, ctx: { agents: readonly string[]; round2Outcome: Round2Outcome | null }): string | null {
+  const agents = new Set(ctx.agents);
+  const list = [...agents].join(', ');
+  const problems: string[] = [];
+  const hedge = headlineProblem(draft.headline);
+  if (hedge) problems.push(hedge);
+  draft.consensus.forEach((z, i) => {
+    const bad = z.supportingAgents.filter((a) => !agents.has(a));
+    if (bad.length) problems.push(`consensus[${i}].supportingAgents names ${bad.map((b) => `"${b}"`).join(', ')}, not a panelist (${list})`);
+    if (new Set(z.supportingAgents).size !== z.supportingAgents.length) problems.push(`consensus[${i}].supportingAgents lists a panelist twice`);
+  });
+  const rated = draft.confidence.map((c) => c.agent);
+  const unknown = rated.filter((a) => !agents.has(a));
+  if (unknown.length) problems.push(`confidence names ${unknown.map((u) => `"${u}"`).join(', ')}, not a panelist (${list})`);
+  const missing = [...agents].filter((a) => !rated.includes(a));
+  if (missing.length) problems.push(`confidence has no entry for ${missing.join(', ')}; give one per panelist`);
+  if (new Set(rated).size !== rated.length) problems.push('confidence rates a panelist twice');
+  if (ctx.round2Outcome && ctx.round2Outcome !== 'resolved' && draft.openQuestions.length === 0) {
+    problems.push('openQuestions is empty, but the targeted round did not resolve its clash; say what is still open');
+  }
+  return problems.length ? `${problems.join('; ')}.` : null;
+}
+
+// ── False-consensus guard ───────────────────────────────────────────────────
+
+export interface GuardRule {
+  /** Answers longer than this together, with zero tensions on the map, are suspicious. */
+  longAnswerTokens: number;
+  /** Every per-agent confidence above this, on a contested question, is suspicious. */
+  maxConfidence: number;
+}
+
+export const guardDefaults: GuardRule = { longAnswerTokens: 800, maxConfidence: 0.85 };
+
+/**
+ * Flags a map for human review when it looks more settled than its inputs allow:
+ * long answers with no tension at all; every agent rated above `maxConfidence`
+ * while a factual or interpretive clash stands (a contested question); or pairs
+ * that were never compared.
+ */
+export function falseConsensusReview(
+  input: { answerTokens: number; tensions: readonly Tension[]; confidence: Readonly<Record<string, number>>; gaps: readonly string[] },
+  rule: GuardRule = guardDefaults,
+): Review {
+  const reasons: ReviewReason[] = [];
+  if (input.tensions.length === 0 && input.answerTokens > rule.longAnswerTokens) {
+    reasons.push({
+      code: 'long-answers-no-tensions',
+      detail: `the answers run to about ${input.answerTokens} tokens (over ${rule.longAnswerTokens}) and the map shows no tension at all`,
+    });
+  }
+  const values = Object.values(input.confidence);
+  const contested = input.tensions.filter((t) => t.type !== 'emphasis');
+  if (contested.length > 0 && values.length > 0 && values.every((v) => v > rule.maxConfidence)) {
+    reasons.push({
+      code: 'overconfident-on-contested',
+      detail: `every agent is rated above ${rule.maxConfidence} although ${contested.length} factual or interpretive clash${contested.length === 1 ? '' : 'es'} stand${contested.length === 1 ? 's' : ''} (${contested.map((t) => t.id).join(', ')})`,
+    });
+  }
+  if (input.gaps.length > 0) {
+    reasons.push({ code: 'incomplete-coverage', detail: `parts of the panel were not compared: ${input.gaps.join('; ')}` });
+  }
+  return { flagged: reasons.length > 0, reasons, answerTokens: input.answerTokens };
+}
+
+// ── Assembly ────────────────────────────────────────────────────────────────
+
+export interface TargetedTurn {
+  agentId: string;
+  opponentId: string;
+  ownClaim: string;
+  opposingClaim: string;
+  /** The exact user prompt the agent received. */
+  prompt: string;
+  status: 'ok' | 'failed';
+  reply: TargetedReply | null;
+  error: string | null;
+}
+
+export interface TargetedExchange {
+  tensionId: string;
+  agents: [string, string];
+  question: string;
+  /** Why the round fired. */
+  reason: string;
+  turns: TargetedTurn[];
+  outcome: Round2Outcome;
+}
+
+/** The map document from its parts; the caller validates it with `parseTensionMap`. */
+export function assembleTensionMap(input: {
+  debateId: string;
+  generatedAt: number;
+  agents: readonly string[];
+  claims: readonly Claim[];
+  tensions: readonly Tension[];
+  draft: MapDraft;
+  exchange: TargetedExchange | null;
+  review: Review;
+  pairsCompared: number;
+  pairsTotal: number;
+  gaps: readonly string[];
+}): TensionMap {
+  const resolution = new Map(input.exchange ? [[input.exchange.tensionId, input.exchange.outcome]] : []);
+  return {
+    format: TENSION_MAP_FORMAT,
+    version: TENSION_MAP_VERSION,
+    debateId: input.debateId,
+    generatedAt: new Date(input.generatedAt).toISOString(),
+    round: input.exchange ? 2 : 1,
+    agents: [...input.agents],
+    claims: [...input.claims],
+    consensus: input.draft.consensus,
+    tensions: bySeverity(input.tensions).map((t) => ({ ...t, resolution: resolution.get(t.id) ?? t.resolution })),
+    synthesis: {
+      headline: input.draft.headline.trim(),
+      majorFindings: input.draft.majorFindings,
+      openQuestions: input.draft.openQuestions,
+      confidenceProfile: Object.fromEntries(input.draft.confidence.map((c) => [c.agent, c.confidence])),
+    },
+    round2Target: input.exchange
+      ? { tensionId: input.exchange.tensionId, agents: input.exchange.agents, prompt: input.exchange.question, outcome: input.exchange.outcome }
+      : null,
+    review: input.review,
+    coverage: { pairsCompared: input.pairsCompared, pairsTotal: input.pairsTotal, gaps: [...input.gaps] },
+  };
+}
+
+/** What the tension stage reports as it goes; the recorder stores each step, the renderer prints it. */
+export type TensionUpdate =
+  | { step: 'claims'; agents: string[]; claims: Claim[]; gaps: string[]; answerTokens: number; pairs: number; clashCalls: number }
+  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision }
+  | { step: 'targeted'; exchange: TargetedExchange }
+  | { step: 'map'; result: TensionMapOutcome };
+
+export type TensionMapOutcome = { status: 'ok'; map: TensionMap } | { status: 'failed'; error: string; gaps: string[] };

@@ -1,0 +1,117 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { HostEntry } from '../config/preset-schema.js';
+import { errorMessage } from '../errors.js';
+import { Gateway, type LoadedModel, type ModelDetails, type TagModel } from '../ollama/gateway.js';
+import { normalizeHost } from '../ollama/host.js';
+
+const run = promisify(execFile);
+
+/** GPU memory assumed when neither the config nor nvidia-smi says: a common workstation card. */
+export const ASSUMED_VRAM_GIB = 16;
+
+export interface HostFacts {
+  url: string;
+  ok: boolean;
+  error: string | null;
+  version: string | null;
+  models: TagModel[];
+  loaded: LoadedModel[];
+  details: Record<string, ModelDetails>;
+  vramBytes: number;
+  vramSource: 'config' | 'nvidia-smi' | 'assumed';
+  numParallel: number;
+  numParallelSource: 'config' | 'probe' | 'default';
+}
+
+export function isLocalHost(url: string): boolean {
+  const host = new URL(url).hostname;
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]';
+}
+
+/** Total GPU memory of this machine from nvidia-smi, or null when it is not there. */
+export async function localVramBytes(): Promise<number | null> {
+  try {
+    const { stdout } = await run('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { timeout: 5000 });
+    const mib = stdout
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((n) => Number.isFinite(n) && n > 0);
+    return mib.length ? mib.reduce((a, b) => a + b, 0) * 2 ** 20 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What a host serves and what it can hold. Never throws: an unusable host comes back with ok false. */
+export async function gatherHostFacts(entry: HostEntry, models: string[] = [], opts: { vramProbe?: () => Promise<number | null> } = {}): Promise<HostFacts> {
+  const url = normalizeHost(entry.url);
+  const gateway = new Gateway(url);
+  const base: HostFacts = {
+    url,
+    ok: false,
+    error: null,
+    version: null,
+    models: [],
+    loaded: [],
+    details: {},
+    vramBytes: (entry.vramGiB ?? ASSUMED_VRAM_GIB) * 2 ** 30,
+    vramSource: entry.vramGiB ? 'config' : 'assumed',
+    numParallel: entry.numParallel ?? 1,
+    numParallelSource: entry.numParallel ? 'config' : 'default',
+  };
+  try {
+    const [version, tags, loaded] = await Promise.all([gateway.version(), gateway.tags(), gateway.ps()]);
+    base.version = version;
+    base.models = tags;
+    base.loaded = loaded;
+  } catch (err) {
+    return { ...base, error: errorMessage(err) };
+  }
+  const wanted = models.length ? models : base.models.map((m) => m.name);
+  await Promise.all(
+    wanted.map(async (m) => {
+      const d = await gateway.show(m).catch(() => null);
+      if (d) base.details[m] = d;
+    }),
+  );
+  if (!entry.vramGiB && isLocalHost(url)) {
+    const probed = await (opts.vramProbe ?? localVramBytes)();
+    if (probed) {
+      base.vramBytes = probed;
+      base.vramSource = 'nvidia-smi';
+    }
+  }
+  return { ...base, ok: true };
+}
+
+export interface ProbeResult {
+  model: string;
+  requests: number;
+  /** Most requests seen generating at the same moment. */
+  overlap: number;
+}
+
+/**
+ * Measure parallel slots: send `n` identical short requests at once and see how many
+ * generate at the same time. With OLLAMA_NUM_PARALLEL=1 each waits for the previous one.
+ */
+export async function probeParallel(url: string, model: string, n = 4, numCtx?: number): Promise<ProbeResult> {
+  const gateway = new Gateway(url);
+  const options = { num_predict: 24, temperature: 0, ...(numCtx ? { num_ctx: numCtx } : {}) };
+  // Load first, so loading time does not look like queueing.
+  await gateway.chat({ model, messages: [{ role: 'user', content: 'Say OK.' }], options: { ...options, num_predict: 1 } });
+  const spans = await Promise.all(
+    Array.from({ length: n }, async () => {
+      let first = 0;
+      await gateway.chat(
+        { model, messages: [{ role: 'user', content: 'Count from one to twenty in words.' }], options },
+        { onProgress: () => (first ||= performance.now()) },
+      );
+      return { start: first || performance.now(), end: performance.now() };
+    }),
+  );
+  let overlap = 1;
+  for (const s of spans) overlap = Math.max(overlap, spans.filter((o) => o.start <= s.start && o.end > s.start).length);
+  return { model, requests: n, overlap };
+}

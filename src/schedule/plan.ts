@@ -1,0 +1,103 @@
+/**
+ * The schedule plan: pure arithmetic from host facts and the panel to concurrency limits,
+ * model groups that can stay loaded together, and warnings. Recorded with each debate.
+ */
+
+/** Fallback KV-cache size when a model's geometry is unknown: an 8B llama-class model at f16. */
+export const DEFAULT_KV_BYTES_PER_TOKEN = 131_072;
+/** Ollama's default OLLAMA_MAX_LOADED_MODELS per GPU. */
+export const DEFAULT_MAX_LOADED = 3;
+
+export interface PlanHost {
+  url: string;
+  vramBytes: number;
+  numParallel: number;
+  /** Models this host has, with their size on disk. */
+  models: Record<string, { sizeBytes: number; kvBytesPerToken: number | null }>;
+  maxLoaded?: number;
+}
+
+export interface PlanModel {
+  model: string;
+  numCtx: number;
+  /** Weights plus KV cache for numCtx × numParallel. */
+  vramBytes: number;
+  hosts: string[];
+  /** Calls in flight at most, summed over its hosts. */
+  slots: number;
+}
+
+export interface SchedulePlan {
+  hosts: { url: string; vramBytes: number; numParallel: number }[];
+  models: PlanModel[];
+  /** Debater models packed into sets that fit in VRAM together; a round runs one set after another. */
+  groups: string[][];
+  /** True when every model of the debate (judge and synthesizer too) can stay loaded at once. */
+  allResident: boolean;
+  warnings: string[];
+}
+
+export function vramNeed(sizeBytes: number, kvBytesPerToken: number | null, numCtx: number, numParallel: number): number {
+  return sizeBytes + numCtx * numParallel * (kvBytesPerToken ?? DEFAULT_KV_BYTES_PER_TOKEN);
+}
+
+const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(1)} GB`;
+
+/**
+ * Build the plan. `debaters` are the models agents use (in preset order), `support` the
+ * judge, synthesizer and stage models. Hosts are assumed healthy (skip the others first).
+ */
+export function planSchedule(hosts: PlanHost[], debaters: string[], support: string[], numCtx: Record<string, number>): SchedulePlan {
+  const warnings: string[] = [];
+  const all = [...new Set([...debaters, ...support])];
+  const models: PlanModel[] = all.map((model) => {
+    const serving = hosts.filter((h) => h.models[model]);
+    const info = serving[0]?.models[model];
+    const ctx = numCtx[model] ?? 4096;
+    const need = info ? vramNeed(info.sizeBytes, info.kvBytesPerToken, ctx, serving[0]!.numParallel) : 0;
+    return { model, numCtx: ctx, vramBytes: need, hosts: serving.map((h) => h.url), slots: serving.reduce((s, h) => s + h.numParallel, 0) };
+  });
+  const byName = new Map(models.map((m) => [m.model, m]));
+  // The tightest host decides whether models can share memory.
+  const vram = Math.min(...hosts.map((h) => h.vramBytes));
+  const maxLoaded = Math.min(...hosts.map((h) => h.maxLoaded ?? DEFAULT_MAX_LOADED));
+
+  for (const m of models) {
+    if (m.vramBytes > vram) {
+      warnings.push(`${m.model} needs ${gb(m.vramBytes)} at num_ctx ${m.numCtx} but the GPU has ${gb(vram)}: it will run partly on the CPU, much slower.`);
+    }
+  }
+
+  const distinct = [...new Set(debaters)];
+  const groups = packGroups(distinct, (m) => byName.get(m)?.vramBytes ?? 0, vram, maxLoaded);
+  const totalAll = all.reduce((s, m) => s + (byName.get(m)?.vramBytes ?? 0), 0);
+  const allResident = totalAll <= vram && all.length <= maxLoaded;
+  if (groups.length > 1) {
+    const [a, b] = distinct
+      .map((m) => byName.get(m)!)
+      .sort((x, y) => y.vramBytes - x.vramBytes);
+    warnings.push(
+      `${a!.model} (${gb(a!.vramBytes)}) and ${b!.model} (${gb(b!.vramBytes)}) cannot all stay loaded with the rest of the panel on a ${gb(vram)} GPU: ` +
+        `each round runs the panel in ${groups.length} groups, loading each model once per round.`,
+    );
+  } else if (!allResident) {
+    warnings.push('The judge and synthesizer do not fit next to the panel: they are loaded after each round, evicting a panel model.');
+  }
+  return { hosts: hosts.map((h) => ({ url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel })), models, groups, allResident, warnings };
+}
+
+/** First-fit decreasing into sets under the VRAM budget and the loaded-model cap; order within the input is kept per set. */
+export function packGroups(models: string[], need: (m: string) => number, vram: number, maxLoaded: number): string[][] {
+  const sorted = [...models].sort((a, b) => need(b) - need(a));
+  const bins: { models: string[]; used: number }[] = [];
+  for (const m of sorted) {
+    const bin = bins.find((b) => b.used + need(m) <= vram && b.models.length < maxLoaded);
+    if (bin) {
+      bin.models.push(m);
+      bin.used += need(m);
+    } else {
+      bins.push({ models: [m], used: need(m) });
+    }
+  }
+  return bins.map((b) => models.filter((m) => b.models.includes(m)));
+}

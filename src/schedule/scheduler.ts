@@ -1,0 +1,209 @@
+import pLimit from 'p-limit';
+import type { HostEntry } from '../config/preset-schema.js';
+import { HostError, InputError } from '../errors.js';
+import { Gateway, type ModelDetails, type TagModel } from '../ollama/gateway.js';
+import { type HostFacts, gatherHostFacts } from './facts.js';
+import { chooseNumCtx } from '../protocol/context.js';
+import { type SchedulePlan, planSchedule } from './plan.js';
+import { SlotPool, runGrouped } from './pool.js';
+
+/**
+ * How calls are dispatched. `planned` is the engine's default; the other two exist so the
+ * schedule benchmark can compare against what a hand-written loop and most debate tools do.
+ */
+export type Strategy = 'planned' | 'sequential' | 'unbounded';
+
+/** Ollama resolves a bare name to `:latest`; compare the same way. */
+export function sameModel(a: string, b: string): boolean {
+  const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`).toLowerCase();
+  return norm(a) === norm(b);
+}
+
+export function validateHostEntries(entries: HostEntry[]): void {
+  for (const [i, h] of entries.entries()) {
+    if (h.vramGiB !== undefined && !(h.vramGiB > 0)) {
+      throw new InputError('BAD_HOST_CONFIG', `Host ${i} (${h.url}): vramGiB must be above 0; got ${h.vramGiB}.`, { hint: 'Give the GPU memory in GiB, e.g. vramGiB: 24.' });
+    }
+    if (h.numParallel !== undefined && !(Number.isInteger(h.numParallel) && h.numParallel >= 1)) {
+      throw new InputError('BAD_HOST_CONFIG', `Host ${i} (${h.url}): numParallel must be a whole number from 1 up; got ${h.numParallel}.`, {
+        hint: "Use the server's OLLAMA_NUM_PARALLEL (1 by default since Ollama 0.10).",
+      });
+    }
+  }
+}
+
+export interface ScheduleSetup {
+  hosts: HostEntry[];
+  /** Agents' models in preset order (repeats allowed). */
+  debaters: string[];
+  /** Judge, synthesizer and stage models. */
+  support: string[];
+  /** Tokens each model needs at most (prompt + reply); turned into one num_ctx per model. */
+  contextNeeds: Record<string, number>;
+  /** num_ctx set explicitly in the preset, kept as is. */
+  explicitNumCtx: Record<string, number>;
+  strategy?: Strategy;
+  warn?: (message: string) => void;
+}
+
+export class DebateScheduler {
+  readonly plan: SchedulePlan;
+  readonly numCtx: Record<string, number>;
+  readonly strategy: Strategy;
+  private readonly gateways = new Map<string, Gateway>();
+  private readonly pool: SlotPool;
+  private readonly sequential = pLimit(1);
+  private readonly resident = new Set<string>();
+  private readonly facts: HostFacts[];
+  private rr = 0;
+
+  private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy) {
+    this.facts = facts;
+    this.plan = plan;
+    this.numCtx = numCtx;
+    this.strategy = strategy;
+    for (const f of facts) this.gateways.set(f.url, new Gateway(f.url));
+    const unbounded = strategy === 'unbounded' ? 1_000_000 : 0;
+    this.pool = new SlotPool(
+      facts.map((f) => ({
+        url: f.url,
+        numParallel: unbounded || f.numParallel,
+        models: plan.models.filter((m) => m.hosts.includes(f.url)).map((m) => m.model),
+      })),
+    );
+    for (const f of facts) for (const l of f.loaded) this.resident.add(l.name);
+  }
+
+  /**
+   * Check every host, skip unhealthy ones with a warning, require every model somewhere,
+   * size num_ctx per model, and plan. Throws before any debate call when something is missing.
+   */
+  static async prepare(setup: ScheduleSetup): Promise<DebateScheduler> {
+    validateHostEntries(setup.hosts);
+    const wanted = [...new Set([...setup.debaters, ...setup.support])];
+    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, [])));
+    const healthy = gathered.filter((f) => f.ok);
+    if (healthy.length === 0) {
+      const names = gathered.map((f) => f.url).join(', ');
+      throw new HostError('HOST_UNREACHABLE', gathered.length === 1 ? `Cannot reach Ollama at ${names}.` : `None of the hosts answer: ${names}.`, {
+        hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST (or the hosts list) at a running server.',
+      });
+    }
+    for (const f of gathered.filter((x) => !x.ok)) setup.warn?.(`Host ${f.url} is skipped: ${f.error}`);
+
+    const has = (f: HostFacts, model: string): TagModel | undefined => f.models.find((t) => sameModel(t.name, model));
+    const missing = wanted.filter((m) => !healthy.some((f) => has(f, m)));
+    if (missing.length > 0) {
+      const list = missing.map((m) => `\`${m}\``).join(', ');
+      const where = healthy.length === 1 ? healthy[0]!.url : `any of ${healthy.map((f) => f.url).join(', ')}`;
+      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.`, {
+        hint: `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`,
+      });
+    }
+    // Model details for sizing, from the first host that has each model.
+    await Promise.all(
+      healthy.flatMap((f) =>
+        wanted.filter((m) => has(f, m)).map(async (m) => {
+          const d = await new Gateway(f.url).show(m).catch(() => null);
+          if (d) f.details[m] = d;
+        }),
+      ),
+    );
+    const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);
+    const numCtx: Record<string, number> = {};
+    for (const m of wanted) {
+      const explicit = setup.explicitNumCtx[m];
+      if (explicit) numCtx[m] = explicit;
+      else numCtx[m] = chooseNumCtx(setup.contextNeeds[m] ?? 4096, detailOf(m)?.contextLength ?? null);
+    }
+
+    for (const f of healthy) {
+      if (f.vramSource !== 'config') continue;
+      for (const m of wanted) {
+        const tag = has(f, m);
+        if (tag && tag.size > f.vramBytes) {
+          throw new InputError('MODEL_TOO_LARGE', `Model \`${m}\` (${(tag.size / 1e9).toFixed(1)} GB) does not fit in the ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB of VRAM stated for ${f.url}.`, {
+            hint: 'Use a smaller model or quantisation, or correct vramGiB for that host.',
+          });
+        }
+      }
+    }
+
+    const plan = planSchedule(
+      healthy.map((f) => ({
+        url: f.url,
+        vramBytes: f.vramBytes,
+        numParallel: f.numParallel,
+        models: Object.fromEntries(
+          wanted.filter((m) => has(f, m)).map((m) => [m, { sizeBytes: has(f, m)!.size, kvBytesPerToken: detailOf(m)?.kvBytesPerToken ?? null }]),
+        ),
+      })),
+      setup.debaters,
+      setup.support,
+      numCtx,
+    );
+    for (const f of healthy) if (f.vramSource === 'assumed') plan.warnings.push(`GPU memory of ${f.url} is unknown: assuming ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB. Pass --vram-gib or set vramGiB in the host config.`);
+    return new DebateScheduler(healthy, plan, numCtx, setup.strategy ?? 'planned');
+  }
+
+  digestOf(model: string): string | null {
+    for (const f of this.facts) {
+      const t = f.models.find((x) => sameModel(x.name, model));
+      if (t) return t.digest;
+    }
+    return null;
+  }
+
+  /** Run one model call on a host that serves the model, within the model's slots. */
+  call<T>(model: string, fn: (gateway: Gateway) => Promise<T>): Promise<T> {
+    const dispatch = (): Promise<T> =>
+      this.pool.run(model, (host) => {
+        return fn(this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : host)!);
+      });
+    return this.strategy === 'sequential' ? this.sequential(dispatch) : dispatch();
+  }
+
+  /** Run a round's calls: grouped so each model loads at most once, warming the next model when it fits. */
+  round<T>(tasks: { model: string; run: () => Promise<T> }[], next?: string): Promise<T[]> {
+    if (this.strategy !== 'planned') return Promise.all(tasks.map((t) => t.run()));
+    const resident = new Set(this.resident);
+    return runGrouped(tasks, this.plan.groups, resident, (group, isLast) => {
+      // What is loaded now, as far as this debate knows: the group running plus what it warms.
+      this.resident.clear();
+      for (const m of group) this.resident.add(m);
+      if (!isLast || !next) return;
+      if (this.fitsWith(group, next)) this.warm(next);
+    });
+  }
+
+  peakInFlight(model: string): number {
+    return this.pool.peakInFlight(model);
+  }
+
+  /** Whether `extra` fits in VRAM next to `models` on the tightest host. */
+  private fitsWith(models: string[], extra: string): boolean {
+    const need = (m: string): number => this.plan.models.find((x) => x.model === m)?.vramBytes ?? Number.POSITIVE_INFINITY;
+    const vram = Math.min(...this.plan.hosts.map((h) => h.vramBytes));
+    const set = [...new Set([...models, extra])];
+    return set.length <= 3 && set.reduce((s, m) => s + need(m), 0) <= vram;
+  }
+
+  /** An empty chat loads a model; same num_ctx as its real calls, or Ollama would reload it. */
+  private warm(model: string): void {
+    if (this.resident.has(model)) return;
+    this.resident.add(model);
+    const host = this.plan.models.find((m) => m.model === model)?.hosts[0];
+    if (!host) return;
+    void this.gateways
+      .get(host)!
+      .warm(model, { num_ctx: this.numCtx[model] })
+      .catch(() => undefined);
+  }
+
+  private roundRobin(model: string): string {
+    const hosts = this.pool.hostsFor(model);
+    this.rr = (this.rr + 1) % Math.max(1, hosts.length);
+    return hosts[this.rr % hosts.length]!;
+  }
+}
+
