@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import { isConclaveError } from '../errors.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
+import { hostsCommand } from './commands/hosts.js';
 import { listCommand } from './commands/list.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
@@ -26,6 +27,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .command(replayCommand(io, exit))
     .command(exportCommand(io, exit))
     .command(modelsCommand(io, exit))
+    .command(hostsCommand(io, exit))
     .command(presetsCommand(io, exit))
     .command(simCommand(io, exit))
     .command(demoCommand(io, exit))

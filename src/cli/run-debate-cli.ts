@@ -20,6 +20,8 @@ export interface RunCliArgs {
   'max-rounds'?: number;
   threshold?: number;
   'num-parallel'?: number;
+  'vram-gib'?: number;
+  hosts?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -50,6 +52,9 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
     throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
   }
+  const vramGiB = args['vram-gib'];
+  if (vramGiB !== undefined && !(vramGiB > 0)) throw new InputError('BAD_FLAG', `--vram-gib must be above 0; got ${vramGiB}.`);
+  const hosts = args.hosts ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : undefined;
   const loaded = loadPreset(args.preset, io.cwd);
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);
@@ -88,6 +93,8 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
       signal: controller.signal,
       warnings: loaded.warnings,
       ...(numParallel === undefined ? {} : { numParallel }),
+      ...(vramGiB === undefined ? {} : { vramGiB }),
+      ...(hosts ? { hosts } : {}),
     });
     live?.close();
     const stored = store.getDebate(result.id);

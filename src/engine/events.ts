@@ -1,5 +1,6 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+import type { TensionEvent } from './tension-events.js';
 import type { VotingEvent } from './vote-events.js';
 
 /**
@@ -118,6 +119,7 @@ export type DebateEvent =
   | { type: 'debate.exit'; reason: ExitReason; round: number; detail: string; at: number }
   | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }
   | VotingEvent
+  | TensionEvent
   | { type: 'warning'; message: string; at: number }
   | {
       type: 'debate.finished';

@@ -1,6 +1,8 @@
 import type { Store } from '../store/store.js';
+import { recordTensionUpdate } from '../store/tensions.js';
+import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/voting.js';
 import { VERSION } from '../version.js';
-import type { DebateEvent, DebateListener } from './events.js';
+import type { CallRecord, DebateEvent, DebateListener } from './events.js';
 
 /**
  * Writes a debate to the store as it happens: each call as soon as it ends, each in
@@ -10,6 +12,8 @@ export function recorder(store: Store): DebateListener {
   let debateId = '';
   let roundsCompleted = 0;
   let finalConvergence: number | null = null;
+  // Row ids of the calls stored so far, so feature rows (votes) can point at the calls behind them.
+  const callIds = new WeakMap<CallRecord, number>();
   return (event: DebateEvent): void => {
     switch (event.type) {
       case 'debate.started':
@@ -26,7 +30,7 @@ export function recorder(store: Store): DebateListener {
         if (event.plan !== undefined) store.setPlan(event.debateId, event.plan);
         break;
       case 'call.finished':
-        store.recordCall(event.call);
+        callIds.set(event.call, store.recordCall(event.call));
         break;
       case 'turn.finished':
         store.recordTurn(debateId, event.turn);
@@ -35,6 +39,18 @@ export function recorder(store: Store): DebateListener {
         store.recordJudgement(debateId, event.judgement);
         roundsCompleted = event.judgement.round;
         if (event.judgement.convergence !== null) finalConvergence = event.judgement.convergence;
+        break;
+      case 'vote.artifacts':
+        recordVoteArtifacts(store, debateId, event.artifacts);
+        break;
+      case 'vote.cast':
+        recordBallot(store, debateId, event.ballot, event.calls.map((c) => callIds.get(c) ?? null));
+        break;
+      case 'vote.tiers':
+        recordVoteTiers(store, debateId, event.tiers);
+        break;
+      case 'tensions.update':
+        recordTensionUpdate(store, debateId, event.update, event.at);
         break;
       case 'synthesis.finished':
         store.recordSynthesis(debateId, event.result);

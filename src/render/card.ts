@@ -1,6 +1,7 @@
 import type { StoredDebate } from '../store/store.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
+import { votingCardLines } from './voting.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
 export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): string {
@@ -33,6 +34,7 @@ export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): stri
       for (const f of s.failedAgents) lines.push(`  - ${f.agent}: ${f.reason}`);
     }
   }
+  lines.push(...votingCardLines(d, paint, width, wrap));
   const scores = d.rounds
     .filter((r) => r.convergence !== null)
     .map((r) => `r${r.round} ${r.convergence!.toFixed(2)}`)

@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { votingDocument } from './voting.js';
 
 /** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
 export const DOCUMENT_VERSION = 1;
@@ -44,6 +45,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       };
     }),
     synthesis: d.synthesis,
+    voting: votingDocument(d),
     calls: d.calls.map((c) => ({
       id: c.id,
       stage: c.stage,

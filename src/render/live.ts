@@ -1,5 +1,6 @@
 import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
 import { type TermStyle, painter } from './style.js';
+import { votingLiveView } from './voting.js';
 
 interface ActiveCall {
   label: string;
@@ -61,7 +62,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
     timer.unref();
   }
 
+  const voteView = votingLiveView(paint);
   const listener = (event: DebateEvent): void => {
+    for (const line of voteView(event)) print(line);
     switch (event.type) {
       case 'debate.started': {
         const panel = event.agents
@@ -72,6 +75,11 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         print(`  ${paint('dim', 'question:')} ${event.question}`);
         print(`  ${paint('dim', 'panel:')} ${panel}`);
         print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model}`);
+        const plan = event.plan as { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][] } | undefined;
+        if (plan?.models) {
+          const slots = plan.models.map((m) => `${m.model} ×${m.slots}`).join(', ');
+          print(`  ${paint('dim', 'schedule:')} ${slots}${plan.groups && plan.groups.length > 1 ? paint('dim', ` · panel runs in ${plan.groups.length} groups per round`) : ''}`);
+        }
         for (const w of event.warnings) print(paint('yellow', `  warning: ${w}`));
         break;
       }

@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { exitText } from './live.js';
+import { votingMarkdown } from './voting.js';
 
 /** The whole debate as a Markdown document: card first, then every round's turns and scores. */
 export function renderMarkdown(d: StoredDebate): string {
@@ -57,6 +58,19 @@ export function renderMarkdown(d: StoredDebate): string {
       out.push(`**Judge:** no score (${j.error}).`, '');
     }
   }
+  const plan = d.plan as
+    | { hosts: { url: string; vramBytes: number; numParallel: number }[]; models: { model: string; numCtx: number; vramBytes: number; slots: number; hosts: string[] }[]; groups: string[][]; warnings: string[] }
+    | null;
+  if (plan?.models) {
+    out.push('## Schedule', '');
+    for (const h of plan.hosts) out.push(`- Host ${h.url}: ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model`);
+    out.push('', '| model | num_ctx | VRAM need | calls in flight | hosts |', '|---|---|---|---|---|');
+    for (const m of plan.models) out.push(`| \`${m.model}\` | ${m.numCtx} | ${(m.vramBytes / 1e9).toFixed(1)} GB | ${m.slots} | ${m.hosts.join(', ')} |`);
+    out.push('', `Panel groups per round: ${plan.groups.map((g) => g.map((m) => `\`${m}\``).join(' + ')).join(', then ')}`, '');
+    for (const w of plan.warnings) out.push(`- warning: ${w}`);
+    if (plan.warnings.length) out.push('');
+  }
+  out.push(...votingMarkdown(d));
   const failedCalls = d.calls.filter((c) => c.status !== 'ok');
   if (failedCalls.length) {
     out.push('## Failed or repaired calls', '');

@@ -1,6 +1,7 @@
 import type { DebateEvent, ExitReason } from '../engine/events.js';
 import { exitDecision } from '../protocol/convergence.js';
 import type { StoredDebate } from '../store/store.js';
+import { votingEvents } from './voting.js';
 
 /**
  * Rebuild the event stream of a stored debate, in the order it happened, so a replay
@@ -26,6 +27,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
     const last = rounds.at(-1) ?? 0;
     events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });
   }
+  events.push(...votingEvents(d));
   if (d.synthesis) events.push({ type: 'synthesis.finished', result: d.synthesis, at: d.finishedAt ?? d.createdAt });
   events.push({
     type: 'debate.finished',

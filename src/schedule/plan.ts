@@ -64,7 +64,7 @@ export function planSchedule(hosts: PlanHost[], debaters: string[], support: str
 
   for (const m of models) {
     if (m.vramBytes > vram) {
-      warnings.push(`${m.model} needs ${gb(m.vramBytes)} at num_ctx ${m.numCtx} but the GPU has ${gb(vram)}: it will run partly on the CPU, much slower.`);
+      warnings.push(`${m.model} needs ${gb(m.vramBytes)} at num_ctx ${m.numCtx} but the GPU has ${(vram / 2 ** 30).toFixed(0)} GiB: it will run partly on the CPU, much slower.`);
     }
   }
 
@@ -77,7 +77,7 @@ export function planSchedule(hosts: PlanHost[], debaters: string[], support: str
       .map((m) => byName.get(m)!)
       .sort((x, y) => y.vramBytes - x.vramBytes);
     warnings.push(
-      `${a!.model} (${gb(a!.vramBytes)}) and ${b!.model} (${gb(b!.vramBytes)}) cannot all stay loaded with the rest of the panel on a ${gb(vram)} GPU: ` +
+      `${a!.model} (${gb(a!.vramBytes)}) and ${b!.model} (${gb(b!.vramBytes)}) cannot all stay loaded with the rest of the panel on a ${(vram / 2 ** 30).toFixed(0)} GiB GPU: ` +
         `each round runs the panel in ${groups.length} groups, loading each model once per round.`,
     );
   } else if (!allResident) {

@@ -10,6 +10,8 @@ interface RunArgs {
   'max-rounds'?: number;
   threshold?: number;
   'num-parallel'?: number;
+  'vram-gib'?: number;
+  hosts?: string;
   json?: boolean;
   quiet?: boolean;
 }
@@ -27,6 +29,8 @@ export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, Run
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })
         .option('threshold', { type: 'number', describe: 'Convergence threshold for early exit, 0..1 (overrides the preset)' })
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
+        .option('vram-gib', { type: 'number', describe: 'GPU memory of the host in GiB (default: nvidia-smi for a local host, else assumed 16)' })
+        .option('hosts', { type: 'string', describe: 'YAML/JSON list of Ollama hosts {url, vramGiB?, numParallel?} to spread the panel over' })
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {

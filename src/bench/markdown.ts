@@ -1,0 +1,56 @@
+import { formatTable } from '../render/table.js';
+import type { BenchReport, RunComparison } from './report.js';
+import { type ReportTable, conditionRows, pct, points, reportTables, runSummaryLines, signedInterval } from './tables.js';
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function markdownTable(table: ReportTable): string {
+  if (table.rows.length === 0) return `${table.empty ?? 'Nothing to show.'}\n`;
+  const align = table.headers.map((_, i) => (table.numeric.includes(i) ? '---:' : '---'));
+  const line = (cells: string[]): string => `| ${cells.map(cell).join(' | ')} |`;
+  return `${[line(table.headers), `| ${align.join(' | ')} |`, ...table.rows.map(line)].join('\n')}\n`;
+}
+
+/** The whole report as Markdown. */
+export function renderBenchMarkdown(report: BenchReport): string {
+  const parts = [`# Bench run ${report.run.id}`, '', ...runSummaryLines(report).map((l) => `- ${l}`), ''];
+  for (const table of reportTables(report)) {
+    parts.push(`## ${table.title}`, '', table.legend, '', markdownTable(table));
+  }
+  return parts.join('\n');
+}
+
+/** The short table printed at the end of `conclave bench`: accuracy per condition. */
+export function renderBenchSummary(report: BenchReport): string {
+  const rows = conditionRows(report.conditions);
+  return formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
+}
+
+/** `conclave bench compare` as Markdown. */
+export function renderComparisonMarkdown(c: RunComparison): string {
+  const lines = [
+    `# Bench runs ${c.a.id} (A) and ${c.b.id} (B)`,
+    '',
+    `- A: suite \`${c.a.suite}\`, ${c.a.items} items. B: suite \`${c.b.suite}\`, ${c.b.items} items.`,
+    c.sameSuite ? '- Same items and gold answers in both runs.' : '- The suites differ: only items with the same id and gold answer in both are compared.',
+    '',
+    'Difference = accuracy of B minus accuracy of A on the items both finished, with a 95% paired bootstrap interval.',
+    '',
+  ];
+  if (c.rows.length === 0) {
+    lines.push('The runs share no finished items under the same preset and condition, so there is nothing to compare.', '');
+    return lines.join('\n');
+  }
+  const table: ReportTable = {
+    id: 'compare',
+    title: '',
+    legend: '',
+    headers: ['preset', 'condition', 'A', 'B', 'B − A', '95% CI', 'items'],
+    numeric: [2, 3, 4, 6],
+    rows: c.rows.map((r) => [r.preset, r.label, pct(r.accuracyA), pct(r.accuracyB), points(r.diff), signedInterval(r.ciLow, r.ciHigh), String(r.n)]),
+  };
+  lines.push(markdownTable(table));
+  return lines.join('\n');
+}

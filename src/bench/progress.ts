@@ -1,0 +1,83 @@
+import { type TermStyle, painter } from '../render/style.js';
+import type { BenchProgress } from './runner.js';
+
+export interface ProgressView {
+  update(progress: BenchProgress): void;
+  /** Ends a live bar's line so what follows starts on a clean one. */
+  close(): void;
+}
+
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '?';
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/** Time left, from the pace of the items finished in this session (a resume does not count earlier ones). */
+export function eta(progress: Pick<BenchProgress, 'done' | 'total' | 'resumedFrom'>, elapsedMs: number): number {
+  const here = progress.done - progress.resumedFrom;
+  if (here <= 0) return Number.NaN;
+  return (elapsedMs / here) * (progress.total - progress.done);
+}
+
+/**
+ * Progress on stderr: on a terminal a bar redrawn in place; elsewhere (pipes,
+ * CI) a plain line every tenth of the way or every 30 seconds, whichever comes first.
+ */
+export function progressView(stream: NodeJS.WritableStream, style: TermStyle, options: { now?: () => number; total: number; resumedFrom: number }): ProgressView {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const paint = painter(style);
+  let lastLineAt = started;
+  let lastTenth = Math.floor((options.resumedFrom / Math.max(1, options.total)) * 10);
+  let drawn = false;
+  const tally = { right: 0, done: 0 };
+
+  const line = (p: BenchProgress): string => {
+    const elapsed = now() - started;
+    const left = eta(p, elapsed);
+    const share = p.total === 0 ? 1 : p.done / p.total;
+    const running = tally.done === 0 ? '' : ` · debate right ${tally.right}/${tally.done}`;
+    return `${p.done}/${p.total} (${Math.round(share * 100)}%) · elapsed ${formatDuration(elapsed)} · ETA ${Number.isNaN(left) ? '?' : formatDuration(left)}${running} · last ${p.itemId} [${p.preset}]`;
+  };
+  const markOf = (p: BenchProgress): string => {
+    const last = p.correct['debate-synth'] ?? p.correct['debate-vote'];
+    return last === undefined ? '' : last ? paint('green', ' ✓') : paint('red', ' ✗');
+  };
+
+  return {
+    update(p) {
+      const last = p.correct['debate-synth'] ?? p.correct['debate-vote'];
+      if (last !== undefined) {
+        tally.done += 1;
+        if (last) tally.right += 1;
+      }
+      if (style.live) {
+        const width = Math.max(10, Math.min(30, style.columns - 90));
+        const filled = p.total === 0 ? width : Math.round((p.done / p.total) * width);
+        const bar = `${paint('cyan', '█'.repeat(filled))}${paint('dim', '░'.repeat(width - filled))}`;
+        // Longer than the terminal, the line would wrap and the next redraw would not erase it.
+        const room = style.columns - width - 4;
+        const info = line(p);
+        const text = info.length > room ? `${info.slice(0, Math.max(0, room - 1))}…` : `${info}${markOf(p)}`;
+        stream.write(`\r\u001b[2K${bar} ${text}`);
+        drawn = true;
+        return;
+      }
+      const tenth = Math.floor((p.done / Math.max(1, p.total)) * 10);
+      if (tenth > lastTenth || now() - lastLineAt >= 30_000 || p.done === p.total) {
+        lastTenth = tenth;
+        lastLineAt = now();
+        stream.write(`bench: ${line(p)}${markOf(p)}\n`);
+      }
+    },
+    close() {
+      // The finished bar stays on screen.
+      if (drawn) stream.write('\n');
+      drawn = false;
+    },
+  };
+}

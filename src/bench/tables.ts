@@ -1,0 +1,168 @@
+import type { BenchReport, ConditionStats } from './report.js';
+import type { FlipMatrix } from './stats.js';
+
+/** One table of a report, rendered the same way by the Markdown and HTML writers. */
+export interface ReportTable {
+  id: string;
+  title: string;
+  /** One or two sentences on how to read it. */
+  legend: string;
+  headers: string[];
+  /** Columns right-aligned (numbers). */
+  numeric: number[];
+  rows: string[][];
+  /** Said instead of an empty table. */
+  empty?: string;
+}
+
+export function pct(x: number | null | undefined, digits = 1): string {
+  return x === null || x === undefined || !Number.isFinite(x) ? '–' : `${(x * 100).toFixed(digits)}%`;
+}
+
+export function interval(low: number | null, high: number | null): string {
+  return low === null || high === null || !Number.isFinite(low) || !Number.isFinite(high) ? '–' : `[${(low * 100).toFixed(1)}, ${(high * 100).toFixed(1)}]`;
+}
+
+/** A difference in percentage points, signed. */
+export function points(x: number): string {
+  const value = (x * 100).toFixed(1);
+  return `${x > 0 ? '+' : ''}${value === '-0.0' ? '0.0' : value} pp`;
+}
+
+export function signedInterval(low: number, high: number): string {
+  const p = (x: number): string => {
+    const v = (x * 100).toFixed(1);
+    return `${x > 0 ? '+' : ''}${v === '-0.0' ? '0.0' : v}`;
+  };
+  return `[${p(low)}, ${p(high)}]`;
+}
+
+function num(x: number | null | undefined, digits = 1): string {
+  return x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits);
+}
+
+function flipRow(preset: string, level: string, m: FlipMatrix): string[] {
+  const net = m.wrongToRight - m.rightToWrong;
+  return [preset, level, String(m.rightToRight), String(m.rightToWrong), String(m.wrongToRight), String(m.wrongToWrong), `${net > 0 ? '+' : ''}${net}`];
+}
+
+/** The accuracy table rows: available conditions with numbers, the others with their reason. */
+export function conditionRows(conditions: ConditionStats[]): string[][] {
+  return conditions.map((c) =>
+    c.available
+      ? [c.preset, c.label, pct(c.accuracy), interval(c.ciLow, c.ciHigh), `${c.correct}/${c.n}`, num(c.callsPerItem), num(c.tokensPerItem, 0)]
+      : [c.preset, c.label, 'unavailable', '–', '–', '–', c.note ?? ''],
+  );
+}
+
+/** Every table of the report, in reading order. */
+export function reportTables(report: BenchReport, options: { maxItems?: number } = {}): ReportTable[] {
+  const maxItems = options.maxItems ?? 50;
+  const tables: ReportTable[] = [
+    {
+      id: 'accuracy',
+      title: 'Accuracy by condition',
+      legend: `Share of items answered correctly, with a 95% percentile bootstrap interval (${report.bootstrap.iterations} resamples, seed ${report.bootstrap.seed}). An answer that could not be read counts as wrong. Calls and tokens are per item, repairs included: self-consistency uses as many agent calls (k) as the debate's agents made on that item.`,
+      headers: ['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'],
+      numeric: [2, 4, 5, 6],
+      rows: conditionRows(report.conditions),
+    },
+    {
+      id: 'differences',
+      title: 'Differences between conditions',
+      legend: 'Accuracy of the first condition minus the second on the same items, in percentage points, with a paired bootstrap interval: an interval that contains 0 means the run cannot tell the two apart.',
+      headers: ['scope', 'comparison', 'difference', '95% CI', 'items'],
+      numeric: [2, 4],
+      rows: report.differences.map((d) => [d.scope, `${d.a} − ${d.b}`, points(d.diff), signedInterval(d.ciLow, d.ciHigh), String(d.n)]),
+      empty: 'No two conditions have results on the same items yet.',
+    },
+    {
+      id: 'rounds',
+      title: 'Accuracy by round',
+      legend: 'Majority vote of the positions held after each round, and the mean accuracy of the agents one by one. A debate that stopped early counts with its final positions in the later rounds.',
+      headers: ['preset', 'round', 'majority', 'mean agent', 'debates reaching it'],
+      numeric: [1, 2, 3, 4],
+      rows: report.byRound.map((r) => [r.preset, String(r.round), pct(r.majority), pct(r.agentMean), `${r.debatesReaching}/${r.n}`]),
+      empty: 'No finished debates yet.',
+    },
+    {
+      id: 'flips',
+      title: 'Flips from round 0 to the final round',
+      legend: 'How answers moved between the independent round 0 and the last round: per agent (each agent on each item) and for the panel majority. Net = wrong→right minus right→wrong.',
+      headers: ['preset', 'level', 'right→right', 'right→wrong', 'wrong→right', 'wrong→wrong', 'net'],
+      numeric: [2, 3, 4, 5, 6],
+      rows: report.flips.flatMap((f) => [flipRow(f.preset, 'agents', f.agents), flipRow(f.preset, 'majority', f.majority)]),
+    },
+    {
+      id: 'early-exit',
+      title: 'Early exit',
+      legend: 'Debates the judge stopped before the last round, the critique rounds that saved (and their share of the rounds the debates could have run), and how many of those early stops had converged on a wrong answer.',
+      headers: ['preset', 'debates', 'max rounds', 'early exits', 'rounds saved', 'share saved', 'wrong early exits', 'share wrong'],
+      numeric: [1, 2, 3, 4, 5, 6, 7],
+      rows: report.earlyExit.map((e) => [e.preset, String(e.debates), String(e.maxRounds), String(e.earlyExits), String(e.roundsSaved), pct(e.roundsSavedShare), String(e.wrongExits), pct(e.wrongExitShare)]),
+    },
+    {
+      id: 'minority',
+      title: 'Minority positions kept by the synthesizer',
+      legend: "Each minority position the synthesis kept, read from that agent's own answer in the round named. Rescues: items where the synthesizer was wrong but a kept minority position was right.",
+      headers: ['preset', 'items with a minority', 'positions', 'correct', 'share correct', 'rescues'],
+      numeric: [1, 2, 3, 4, 5],
+      rows: report.minority.map((m) => [m.preset, String(m.itemsWithMinority), String(m.positions), String(m.correct), pct(m.share), String(m.rescues)]),
+    },
+    {
+      id: 'parsing',
+      title: 'Answer parsing',
+      legend: 'Answers read per model and stage. Unparsed: the reply held no readable final answer even after one repair request (scored wrong). Call errors: the call itself failed (timeout, server error), also scored wrong but not a parse failure.',
+      headers: ['model', 'stage', 'answers', 'unparsed', 'call errors', 'parse-failure rate'],
+      numeric: [2, 3, 4, 5],
+      rows: report.parseFailures.map((p) => [p.model, p.stage, String(p.answers), String(p.unparsed), String(p.errors), pct(p.rate)]),
+      empty: 'No answers yet.',
+    },
+    {
+      id: 'models',
+      title: 'Models',
+      legend: 'Every call of the finished items (debates and baselines). Latency is wall time per call, queueing and model loads included; tokens per second is generation speed as Ollama reports it.',
+      headers: ['model', 'calls', 'mean latency', 'mean prompt tokens', 'mean completion tokens', 'tokens/s'],
+      numeric: [1, 2, 3, 4, 5],
+      rows: report.models.map((m) => [
+        m.model,
+        String(m.calls),
+        m.meanLatencyMs === null ? '–' : m.meanLatencyMs >= 1000 ? `${(m.meanLatencyMs / 1000).toFixed(2)} s` : `${Math.round(m.meanLatencyMs)} ms`,
+        num(m.meanPromptTokens, 0),
+        num(m.meanCompletionTokens, 0),
+        num(m.tokensPerSecond),
+      ]),
+      empty: 'No calls yet.',
+    },
+  ];
+
+  const shown = report.items.slice(0, maxItems);
+  const columns = [...new Set(report.items.flatMap((i) => Object.keys(i.answers)))];
+  const mark = (a: { answer: string | null; correct: boolean } | undefined): string =>
+    a === undefined ? '–' : `${a.answer ?? '∅'} ${a.correct ? '✓' : '✗'}`;
+  tables.push({
+    id: 'items',
+    title: report.items.length > shown.length ? `Items (first ${shown.length} of ${report.items.length})` : 'Items',
+    legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `conclave show`.',
+    headers: ['item', 'gold', 'preset', ...columns, 'rounds', 'exit', 'debate'],
+    numeric: [],
+    rows: shown.map((i) => [i.id, i.gold, i.preset, ...columns.map((c) => mark(i.answers[c])), i.rounds === null ? '–' : String(i.rounds), i.exitReason ?? '–', i.debateId ?? '–']),
+    empty: 'No finished items yet.',
+  });
+  return tables;
+}
+
+/** A few lines that say what the run was. */
+export function runSummaryLines(report: BenchReport): string[] {
+  const r = report.run;
+  const presets = r.presets.map((p) => {
+    const agents = p.agents.map((a) => `${a.id}: ${a.model}`).join(', ');
+    const k = r.meanK[p.name];
+    return `\`${p.name}\`: ${p.agents.length} agents (${agents}); judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
+  });
+  return [
+    `Suite \`${r.suite}\`: ${r.items} items (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
+    `Host ${r.host}; Conclave ${r.engineVersion}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
+    ...presets.map((p) => `Preset ${p}.`),
+  ];
+}

@@ -1,0 +1,102 @@
+import { loadHostsFile } from '../config/load-hosts.js';
+import { loadPreset } from '../config/load-preset.js';
+import type { HostEntry } from '../config/preset-schema.js';
+import { HostError, InputError } from '../errors.js';
+import { resolveHost } from '../ollama/host.js';
+import { formatTable } from '../render/table.js';
+import { gatherHostFacts, probeParallel } from '../schedule/facts.js';
+import { DebateScheduler, validateHostEntries } from '../schedule/scheduler.js';
+import type { CliIO } from './io.js';
+
+export interface HostsCliArgs {
+  host?: string;
+  hosts?: string;
+  'vram-gib'?: number;
+  'num-parallel'?: number;
+  preset?: string;
+  probe?: string | boolean;
+  model?: string;
+  json?: boolean;
+}
+
+const gb = (n: number): string => `${(n / 1e9).toFixed(1)} GB`;
+
+export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> {
+  const entries: HostEntry[] = args.hosts
+    ? loadHostsFile(args.hosts, io.cwd)
+    : [
+        {
+          url: resolveHost(args.host, io.env),
+          ...(args['vram-gib'] !== undefined ? { vramGiB: args['vram-gib'] } : {}),
+          ...(args['num-parallel'] !== undefined ? { numParallel: args['num-parallel'] } : {}),
+        },
+      ];
+  validateHostEntries(entries);
+  const facts = await Promise.all(entries.map((e) => gatherHostFacts(e)));
+
+  if (args.probe) {
+    const results = [];
+    for (const f of facts) {
+      if (!f.ok) throw new HostError('HOST_UNREACHABLE', `Cannot reach Ollama at ${f.url}: ${f.error}`, { hint: 'Start it with `ollama serve`.' });
+      const model = args.model ?? [...f.models].sort((a, b) => a.size - b.size)[0]?.name;
+      if (!model) throw new InputError('NO_MODEL', `${f.url} has no models to probe with.`, { hint: 'Pull a small model, e.g. `ollama pull qwen2.5:0.5b`.' });
+      const r = await probeParallel(f.url, model, 4);
+      results.push({ url: f.url, ...r });
+      if (!args.json) {
+        io.stdout.write(
+          `${f.url}: ${r.overlap} of ${r.requests} overlapping requests to ${model} generated at once → numParallel ${r.overlap}` +
+            (r.overlap === 1 ? ' (requests are served one at a time: OLLAMA_NUM_PARALLEL=1)\n' : '\n'),
+        );
+      }
+    }
+    if (args.json) io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    return 0;
+  }
+
+  let planWarnings: string[] = [];
+  if (args.preset) {
+    const { preset } = loadPreset(args.preset, io.cwd);
+    const scheduler = await DebateScheduler.prepare({
+      hosts: entries,
+      debaters: preset.agents.map((a) => a.model),
+      support: [preset.judge.model, preset.synthesizer.model],
+      contextNeeds: {},
+      explicitNumCtx: {},
+    });
+    planWarnings = scheduler.plan.warnings;
+  }
+
+  if (args.json) {
+    io.stdout.write(`${JSON.stringify({ hosts: facts, warnings: planWarnings }, null, 2)}\n`);
+  } else {
+    for (const f of facts) {
+      if (!f.ok) {
+        io.stdout.write(`${f.url}: unreachable (${f.error})\n\n`);
+        continue;
+      }
+      io.stdout.write(
+        `${f.url} · Ollama ${f.version} · GPU ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB (${f.vramSource}) · ${f.numParallel} slot${f.numParallel === 1 ? '' : 's'} per model (${f.numParallelSource})\n`,
+      );
+      io.stdout.write(
+        formatTable(
+          ['model', 'size', 'context', 'KV/token', 'loaded', 'in VRAM'],
+          f.models.map((m) => {
+            const d = f.details[m.name];
+            const loaded = f.loaded.find((l) => l.name === m.name);
+            return [
+              m.name,
+              gb(m.size),
+              d?.contextLength ? String(d.contextLength) : '-',
+              d?.kvBytesPerToken ? `${Math.round(d.kvBytesPerToken / 1024)} KiB` : '-',
+              loaded ? 'yes' : '',
+              loaded ? `${Math.round((loaded.sizeVram / Math.max(1, loaded.size)) * 100)}%` : '',
+            ];
+          }),
+        ),
+      );
+      io.stdout.write('\n');
+    }
+    for (const w of planWarnings) io.stdout.write(`warning: ${w}\n`);
+  }
+  return facts.every((f) => f.ok) ? 0 : 3;
+}

@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { InputError } from '../errors.js';
+import { formatIssues } from './load-preset.js';
+import { type HostEntry, hostEntrySchema } from './preset-schema.js';
+
+const hostsFileSchema = z.array(hostEntrySchema).min(1, 'list at least one host');
+
+/** Read a `--hosts FILE`: a YAML or JSON list of `{url, vramGiB?, numParallel?}`. */
+export function loadHostsFile(path: string, cwd = process.cwd()): HostEntry[] {
+  const file = resolve(cwd, path);
+  let data: unknown;
+  try {
+    const text = readFileSync(file, 'utf8');
+    data = extname(file) === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new InputError('HOSTS_UNREADABLE', `Cannot read the hosts file ${file}: ${(err as Error).message}`, {
+      hint: 'Pass a YAML or JSON list such as `- url: http://gpu-1:11434` with optional vramGiB and numParallel.',
+    });
+  }
+  const parsed = hostsFileSchema.safeParse(data);
+  if (!parsed.success) {
+    throw new InputError('HOSTS_INVALID', `The hosts file ${file} is invalid:\n${formatIssues(parsed.error)}`, {
+      hint: 'Each entry is {url, vramGiB?, numParallel?}; vramGiB above 0, numParallel a whole number from 1 up.',
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,229 @@
+import type { Preset, TensionsSpec } from '../../config/preset-schema.js';
+import { errorMessage } from '../../errors.js';
+import { clashMessages, claimsMessages, mapMessages, targetedMessages, tensionSynthesisSection } from '../../protocol/tension-prompts.js';
+import {
+  type RawClash,
+  type Round2Decision,
+  type Tension,
+  type TargetedExchange,
+  type TargetedTurn,
+  type TensionUpdate,
+  agentPairs,
+  answerText,
+  answerTokens,
+  assembleTensionMap,
+  batchPairs,
+  bySeverity,
+  checkClashReply,
+  checkMapDraft,
+  claimsFromAnswer,
+  claimsReplySchema,
+  clashReplySchema,
+  falseConsensusReview,
+  mapDraftSchema,
+  numberClaims,
+  parseTensionMap,
+  round2Decision,
+  round2Outcome,
+  round2Question,
+  targetedReplySchema,
+  tensionsFromClashes,
+} from '../../protocol/tensions.js';
+import type { TurnRecord } from '../events.js';
+import type { ExtraStage, StageContext, StageOutput } from '../stage.js';
+
+/** The model that reads claims, compares them and draws the map: the preset's choice, else the judge's. */
+export function tensionModel(preset: Preset): string {
+  return preset.tensions?.model ?? preset.judge.model;
+}
+
+/**
+ * The tension map (seed 000): each agent's load-bearing claims, every pair of agents
+ * compared in batched clash calls, a targeted round for the worst clash when the
+ * rule fires, then the map, validated, with the false-consensus guard's verdict.
+ * A map that cannot be drawn is recorded as failed; the debate goes on.
+ */
+export function tensionStage(): ExtraStage {
+  return {
+    name: 'tension map',
+    enabled: (preset) => preset.tensions?.enabled === true,
+    models: (preset) => [tensionModel(preset)],
+    run: (ctx) => runTensionStage(ctx),
+  };
+}
+
+async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
+  const spec: TensionsSpec = ctx.preset.tensions!;
+  const model = tensionModel(ctx.preset);
+  const options = { temperature: 0, ...spec.options };
+  const last = ctx.rounds.at(-1);
+  if (!last) return {};
+  const round = last.round;
+  const report = (update: TensionUpdate): void => ctx.emit({ type: 'tensions.update', update, at: ctx.now() });
+  const stopped = (): boolean => ctx.signal?.aborted === true;
+
+  // 1. Claims: from the structured answer when it lists them, else one call per agent.
+  const finals = ctx.preset.agents
+    .map((agent) => ({ agent, turn: last.turns.find((t) => t.agentId === agent.id && t.status === 'ok' && t.position) }))
+    .filter((x): x is { agent: (typeof ctx.preset.agents)[number]; turn: TurnRecord } => x.turn !== undefined);
+  const opening = (id: string): TurnRecord | null => ctx.rounds[0]?.turns.find((t) => t.agentId === id) ?? null;
+  const answers = finals.map(({ agent, turn }) => ({ agent, text: answerText(turn, opening(agent.id)), turn }));
+  const tokens = answerTokens(answers.map((a) => a.text));
+  const gaps: string[] = [];
+  const perAgent = await Promise.all(
+    answers.map(async ({ agent, text, turn }) => {
+      const listed = claimsFromAnswer(turn.opening ?? turn.critique);
+      if (listed) return { agentId: agent.id, texts: listed.slice(0, spec.maxClaimsPerAgent), source: 'answer' as const };
+      const outcome = await ctx.call({
+        stage: 'claims',
+        round,
+        agentId: agent.id,
+        model,
+        messages: claimsMessages(ctx.question, agent.id, text, spec.maxClaimsPerAgent),
+        options,
+        schema: claimsReplySchema(spec.maxClaimsPerAgent),
+        maxTokens: 150 + 90 * spec.maxClaimsPerAgent,
+      });
+      if (outcome.status !== 'ok') {
+        gaps.push(`no claims from ${agent.id} (${outcome.error})`);
+        return null;
+      }
+      return { agentId: agent.id, texts: [...new Set(outcome.value.claims.map((c) => c.trim()).filter(Boolean))], source: 'model' as const };
+    }),
+  );
+  const claims = numberClaims(perAgent.filter((x): x is NonNullable<typeof x> => x !== null && x.texts.length > 0));
+  const mapped = [...new Set(claims.map((c) => c.agentId))];
+  const pairs = agentPairs(mapped);
+  const batches = batchPairs(pairs, spec.pairsPerCall);
+  report({ step: 'claims', agents: mapped, claims, gaps: [...gaps], answerTokens: tokens, pairs: pairs.length, clashCalls: batches.length });
+  if (stopped()) return {};
+  if (mapped.length < 2) {
+    report({ step: 'map', result: { status: 'failed', error: `claims came from ${mapped.length} agent(s); a map needs two or more`, gaps } });
+    return {};
+  }
+
+  // 2. Clashes: pairs in batches, each reply checked against the claims and pairs it was given.
+  const byId = new Map(claims.map((c) => [c.id, c]));
+  const replies = await Promise.all(
+    batches.map((batch, i) =>
+      ctx
+        .call({
+          stage: 'clash',
+          round,
+          agentId: `clash-${i + 1}`,
+          model,
+          messages: clashMessages(ctx.question, claims, batch),
+          options,
+          schema: clashReplySchema,
+          check: (reply) => checkClashReply(reply, byId, batch),
+          maxTokens: 300 + 250 * batch.length,
+        })
+        .then((outcome) => ({ batch, outcome })),
+    ),
+  );
+  const raw: RawClash[] = [];
+  let pairsCompared = 0;
+  for (const { batch, outcome } of replies) {
+    if (outcome.status === 'ok') {
+      raw.push(...outcome.value.clashes);
+      pairsCompared += batch.length;
+    } else {
+      gaps.push(`pairs ${batch.map(([a, b]) => `${a}–${b}`).join(', ')} not compared (${outcome.error})`);
+    }
+  }
+  let tensions: Tension[] = tensionsFromClashes(raw, byId, mapped);
+  const decision: Round2Decision = spec.round2.enabled
+    ? round2Decision(tensions, spec.round2)
+    : { fire: false, qualifying: [], target: null, reason: 'the targeted round is switched off in the preset' };
+  report({ step: 'clashes', tensions, gaps: [...gaps], decision });
+  if (stopped()) return {};
+
+  // 3. Targeted round: only the two agents of the selected clash, each facing the other's exact claim.
+  let exchange: TargetedExchange | null = null;
+  const target = decision.fire ? decision.target : null;
+  if (target) {
+    const turns = await Promise.all([target.agentA, target.agentB].map((id) => targetedTurn(ctx, target, id, round)));
+    const outcome = round2Outcome(turns[0]?.reply?.stance ?? null, turns[1]?.reply?.stance ?? null);
+    exchange = { tensionId: target.id, agents: [target.agentA, target.agentB], question: round2Question(target), reason: decision.reason, turns, outcome };
+    report({ step: 'targeted', exchange });
+    tensions = tensions.map((t) => (t.id === target.id ? { ...t, resolution: outcome } : t));
+    if (stopped()) return {};
+  }
+
+  // 4. The map: consensus and synthesis from the model, tensions as detected, checked as a whole.
+  const draft = await ctx.call({
+    stage: 'clash',
+    round,
+    agentId: 'tension-map',
+    model,
+    messages: mapMessages(ctx.question, mapped, claims, tensions, exchange),
+    options,
+    schema: mapDraftSchema,
+    check: (d) => checkMapDraft(d, { agents: mapped, round2Outcome: exchange?.outcome ?? null }),
+    maxTokens: 1500,
+  });
+  if (stopped()) return {};
+  if (draft.status !== 'ok') {
+    report({ step: 'map', result: { status: 'failed', error: `the map could not be drawn: ${draft.error}`, gaps } });
+    return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
+  }
+  const confidence = Object.fromEntries(draft.value.confidence.map((c) => [c.agent, c.confidence]));
+  const review = falseConsensusReview({ answerTokens: tokens, tensions, confidence, gaps }, spec.guard);
+  const map = assembleTensionMap({
+    debateId: ctx.debateId,
+    generatedAt: ctx.now(),
+    agents: mapped,
+    claims,
+    tensions,
+    draft: draft.value,
+    exchange,
+    review,
+    pairsCompared,
+    pairsTotal: pairs.length,
+    gaps,
+  });
+  const checked = parseTensionMap(map, { agents: ctx.preset.agents.map((a) => a.id), claimIds: claims.map((c) => c.id) });
+  if (!checked.ok) {
+    report({ step: 'map', result: { status: 'failed', error: `the assembled map is invalid: ${checked.problems.join('; ')}`, gaps } });
+    return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
+  }
+  report({ step: 'map', result: { status: 'ok', map: checked.map } });
+  return { synthesisContext: [tensionSynthesisSection(checked.map)] };
+}
+
+async function targetedTurn(ctx: StageContext, target: Tension, agentId: string, round: number): Promise<TargetedTurn> {
+  const agent = ctx.preset.agents.find((a) => a.id === agentId)!;
+  const built = targetedMessages(ctx.question, agent.persona, target, agentId);
+  const base = {
+    agentId,
+    opponentId: built.opponentId,
+    ownClaim: built.ownClaim,
+    opposingClaim: built.opposingClaim,
+    prompt: built.messages.at(-1)?.content ?? '',
+  };
+  try {
+    const outcome = await ctx.call({
+      stage: 'targeted',
+      round,
+      agentId,
+      model: agent.model,
+      messages: built.messages,
+      options: agent.options,
+      schema: targetedReplySchema,
+    });
+    if (outcome.status === 'ok') return { ...base, status: 'ok', reply: outcome.value, error: null };
+    return { ...base, status: 'failed', reply: null, error: outcome.error };
+  } catch (err) {
+    return { ...base, status: 'failed', reply: null, error: errorMessage(err) };
+  }
+}
+
+/** When the map fails, the synthesizer still sees the clashes that were found, marked as such. */
+function detectedOnlySection(tensions: Tension[]): string {
+  const lines = ['Clashes found between panelists (the tension map itself could not be drawn):'];
+  for (const t of bySeverity(tensions)) {
+    lines.push(`- ${t.id} ${t.type}, severity ${t.severity}: ${t.agentA} holds "${t.claimA}"; ${t.agentB} holds "${t.claimB}". ${t.recommendation}`);
+  }
+  lines.push('Keep these conflicts in your answer; do not describe the panel as agreeing on them.');
+  return lines.join('\n');
+}
