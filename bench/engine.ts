@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recorder } from '../src/engine/recorder.js';
 import { runDebate } from '../src/engine/run-debate.js';
-import { packagePath } from '../src/package-root.js';
 import { openStore } from '../src/store/open.js';
 import { emptyMetrics } from '../src/engine/structured-call.js';
-import { testPreset } from '../test/helpers/panel.js';
+import { simModels, testPreset } from '../test/helpers/panel.js';
+import { startSimProcess } from './sim-process.js';
 
 /**
  * Engine overhead: debates against a zero-latency simulator running in a child process,
@@ -22,16 +21,9 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-async function startSimChild(agents: number): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('bench', 'sim-child.ts'), String(agents)], {
-    cwd: packagePath(),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.once('data', (d: Buffer) => resolve((JSON.parse(d.toString()) as { url: string }).url));
-    child.once('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
-  return { url, stop: () => child.kill('SIGTERM') };
+async function startSimChild(agents: number) {
+  const preset = testPreset(Array.from({ length: agents }, (_, i) => `agent${i}`));
+  return startSimProcess({ models: simModels(preset), tokenMs: 0 });
 }
 
 async function debateOnce(url: string, agents: number, rounds: number, dbPath: string) {

@@ -76,7 +76,10 @@ function readTurn(turn: TurnRecord | undefined, item: SuiteItem): Read {
   if (turn === undefined) return { status: 'error', answer: null, method: null };
   if (turn.status === 'failed') return { status: 'error', answer: null, method: null };
   if (turn.status !== 'ok' || turn.position === null) return { status: 'unparsed', answer: null, method: null };
-  return readText(turn.position, item);
+  const read = readText(turn.position, item);
+  // Small models often put the final answer at the end of their reasoning instead of the position.
+  if (read.status === 'unparsed' && turn.opening) return readText(turn.opening.reasoning, item);
+  return read;
 }
 
 function readText(text: string, item: SuiteItem): Read {

@@ -79,13 +79,14 @@ export function accuracyChart(conditions: ConditionStats[]): string {
 
 /** Lines of accuracy by round: majority vote (solid) and mean agent (dashed), one colour per preset. */
 export function roundsChart(rows: RoundAccuracy[]): string {
-  const width = 820;
-  const height = 320;
-  const left = 56;
-  const right = width - 190;
-  const top = 20;
-  const bottom = height - 44;
   const presets = [...new Set(rows.map((r) => r.preset))];
+  const width = 820;
+  const left = 56;
+  const right = width - 30;
+  const top = 20;
+  const bottom = 276;
+  // The legend sits under the axis, one line per preset, so long preset names never get cut.
+  const height = bottom + 56 + presets.length * 22;
   const maxRound = Math.max(1, ...rows.map((r) => r.round));
   const x = (round: number): number => left + ((right - left) * round) / maxRound;
   const y = (v: number): number => bottom - (bottom - top) * Math.max(0, Math.min(1, v));
@@ -97,7 +98,7 @@ export function roundsChart(rows: RoundAccuracy[]): string {
   for (let round = 0; round <= maxRound; round++) {
     parts.push(`<text x="${fmt(x(round))}" y="${bottom + 18}" text-anchor="middle" class="tick">${round}</text>`);
   }
-  parts.push(`<text x="${fmt((left + right) / 2)}" y="${height - 6}" text-anchor="middle" class="label">round (0 = independent answers)</text>`);
+  parts.push(`<text x="${fmt((left + right) / 2)}" y="${bottom + 36}" text-anchor="middle" class="label">round (0 = independent answers)</text>`);
   presets.forEach((preset, i) => {
     const color = SERIES_COLORS[i % SERIES_COLORS.length]!;
     const series = rows.filter((r) => r.preset === preset).sort((a, b) => a.round - b.round);
@@ -110,10 +111,11 @@ export function roundsChart(rows: RoundAccuracy[]): string {
       return `<polyline points="${pts.join(' ')}" fill="none" stroke="${color}" stroke-width="2"${dashed ? ' stroke-dasharray="6 4"' : ''}/>${dots}`;
     };
     parts.push(line((r) => r.majority, false), line((r) => r.agentMean, true));
-    const ly = top + 10 + i * 44;
+    const ly = bottom + 62 + i * 22;
+    const mid = left + (right - left) / 2;
     parts.push(
-      `<line x1="${right + 16}" x2="${right + 40}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/><text x="${right + 46}" y="${ly + 4}" class="label">${escapeHtml(preset)}: majority</text>`,
-      `<line x1="${right + 16}" x2="${right + 40}" y1="${ly + 18}" y2="${ly + 18}" stroke="${color}" stroke-width="2" stroke-dasharray="6 4"/><text x="${right + 46}" y="${ly + 22}" class="label">${escapeHtml(preset)}: mean agent</text>`,
+      `<line x1="${left}" x2="${left + 24}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2"/><text x="${left + 30}" y="${ly + 4}" class="label">${escapeHtml(preset)}: majority vote</text>`,
+      `<line x1="${fmt(mid)}" x2="${fmt(mid + 24)}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="2" stroke-dasharray="6 4"/><text x="${fmt(mid + 30)}" y="${ly + 4}" class="label">${escapeHtml(preset)}: mean agent</text>`,
     );
   });
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Accuracy by round">${parts.join('')}</svg>`;
@@ -150,7 +152,7 @@ function inlineMarkdown(text: string): string {
 export function renderBenchHtml(report: BenchReport): string {
   const tables = reportTables(report);
   const section = (table: ReportTable, chart = ''): string =>
-    `<h2 id="${table.id}">${escapeHtml(table.title)}</h2>\n<p class="legend">${escapeHtml(table.legend)}</p>\n${chart}<div class="scroll">${htmlTable(table)}</div>`;
+    `<h2 id="${escapeHtml(table.id.replace(/[^\w-]+/g, '-'))}">${escapeHtml(table.title)}</h2>\n<p class="legend">${escapeHtml(table.legend)}</p>\n${chart}<div class="scroll">${htmlTable(table)}</div>`;
   const body = tables.map((t) =>
     t.id === 'accuracy' ? section(t, accuracyChart(report.conditions)) : t.id === 'rounds' && report.byRound.length > 0 ? section(t, roundsChart(report.byRound)) : section(t),
   );

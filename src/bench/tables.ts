@@ -136,19 +136,26 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
     },
   ];
 
-  const shown = report.items.slice(0, maxItems);
-  const columns = [...new Set(report.items.flatMap((i) => Object.keys(i.answers)))];
   const mark = (a: { answer: string | null; correct: boolean } | undefined): string =>
     a === undefined ? '–' : `${a.answer ?? '∅'} ${a.correct ? '✓' : '✗'}`;
-  tables.push({
-    id: 'items',
-    title: report.items.length > shown.length ? `Items (first ${shown.length} of ${report.items.length})` : 'Items',
-    legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `conclave show`.',
-    headers: ['item', 'gold', 'preset', ...columns, 'rounds', 'exit', 'debate'],
-    numeric: [],
-    rows: shown.map((i) => [i.id, i.gold, i.preset, ...columns.map((c) => mark(i.answers[c])), i.rounds === null ? '–' : String(i.rounds), i.exitReason ?? '–', i.debateId ?? '–']),
-    empty: 'No finished items yet.',
-  });
+  // One table per preset: each has its own agents, so its own columns.
+  for (const preset of report.run.presets) {
+    const rows = report.items.filter((i) => i.preset === preset.name);
+    const shown = rows.slice(0, maxItems);
+    const columns = report.conditions
+      .filter((c) => c.preset === preset.name && c.available)
+      .map((c) => (c.variant === '' ? c.condition : `${c.condition}:${c.variant}`));
+    const title = report.run.presets.length > 1 ? `Items: ${preset.name}` : 'Items';
+    tables.push({
+      id: `items-${preset.name}`,
+      title: rows.length > shown.length ? `${title} (first ${shown.length} of ${rows.length})` : title,
+      legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `conclave show`.',
+      headers: ['item', 'gold', ...columns, 'rounds', 'exit', 'debate'],
+      numeric: [],
+      rows: shown.map((i) => [i.id, i.gold, ...columns.map((c) => mark(i.answers[c])), i.rounds === null ? '–' : String(i.rounds), i.exitReason ?? '–', i.debateId ?? '–']),
+      empty: 'No finished items yet.',
+    });
+  }
   return tables;
 }
 

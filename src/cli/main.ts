@@ -1,5 +1,6 @@
 import yargs from 'yargs';
 import { isConclaveError } from '../errors.js';
+import { benchCommand } from './commands/bench.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { hostsCommand } from './commands/hosts.js';
@@ -31,6 +32,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .command(presetsCommand(io, exit))
     .command(simCommand(io, exit))
     .command(demoCommand(io, exit))
+    .command(benchCommand(io, exit))
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
     .demandCommand(1, 'Name a command, e.g. `conclave run "question" --preset tech-decision`.')
     .strict()

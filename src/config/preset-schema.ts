@@ -27,6 +27,7 @@ export const hostEntrySchema = z
     url: z.string().min(1).describe('Ollama base URL, e.g. http://127.0.0.1:11434'),
     vramGiB: z.number().positive().optional().describe('GPU memory of this host in GiB.'),
     numParallel: z.number().int().positive().optional().describe('OLLAMA_NUM_PARALLEL of this server.'),
+    maxLoadedModels: z.number().int().positive().optional().describe('OLLAMA_MAX_LOADED_MODELS of this server (Ollama: 3 per GPU).'),
   })
   .describe('One Ollama server.');
 

@@ -214,6 +214,9 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   };
 
   const interrupted = (): boolean => opts.signal?.aborted === true;
+  // Models to have loaded when a round's last group finishes: the judge, and the synthesizer when it may be next.
+  const upNext = (round: number): string[] =>
+    round >= preset.protocol.maxRounds || scheduler.plan.allResident ? [preset.judge.model, preset.synthesizer.model] : [preset.judge.model];
 
   try {
     // Round 0: every agent answers alone, all at once.
@@ -227,7 +230,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
           return turnFrom(agent, 0, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
         },
       })),
-      preset.judge.model,
+      upNext(0),
     );
     for (const turn of openings) emit({ type: 'turn.finished', turn, at: now() });
     if (interrupted()) return stopInterrupted();
@@ -258,7 +261,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
       const previous = current.turns;
       const turns = await scheduler.round(
         preset.agents.map((agent) => ({ model: agent.model, run: () => critiqueTurn(agent, round, previous) })),
-        preset.judge.model,
+        upNext(round),
       );
       for (const turn of turns) emit({ type: 'turn.finished', turn, at: now() });
       if (interrupted()) break;

@@ -8,6 +8,11 @@ import { type Claim, type Pair, SEVERITY_BANDS, type Tension, type TargetedExcha
  * when the panel is not is the failure this stage exists to prevent.
  */
 
+/** Tensions listed to the synthesizer at most, most severe first. */
+export const MAX_TENSIONS_FOR_SYNTHESIS = 12;
+/** Tensions listed to the map model at most: the rest stay on the map, which the engine assembles. */
+export const MAX_TENSIONS_FOR_MAP = 24;
+
 const band = (type: keyof typeof SEVERITY_BANDS): string => `${SEVERITY_BANDS[type].min} to ${SEVERITY_BANDS[type].max}`;
 
 export function claimsMessages(question: string, agentId: string, answer: string, maxClaims: number): ChatMessage[] {
@@ -142,7 +147,8 @@ export function mapMessages(
         claimLines(claims),
         '',
         tensions.length ? 'Conflicts found between panelists, most severe first:' : 'No conflicts were found between the panelists\' claims.',
-        ...bySeverity(tensions).map(tensionLine),
+        ...bySeverity(tensions).slice(0, MAX_TENSIONS_FOR_MAP).map(tensionLine),
+        ...(tensions.length > MAX_TENSIONS_FOR_MAP ? [`(${tensions.length - MAX_TENSIONS_FOR_MAP} less severe conflicts not shown; they stay on the map.)`] : []),
         ...(exchange ? ['', ...exchangeLines(exchange)] : []),
         '',
         'Write:',
@@ -158,14 +164,19 @@ export function mapMessages(
 }
 
 /** The section the synthesizer reads, so its final answer keeps the conflicts. */
-export function tensionSynthesisSection(map: TensionMap): string {
+export function tensionSynthesisSection(map: TensionMap, exchange: TargetedExchange | null = null): string {
   const lines = ['Tension map (drawn from the panelists\' load-bearing claims, compared pair by pair):'];
   lines.push(`Headline: ${map.synthesis.headline}`);
   if (map.tensions.length === 0) lines.push('No tensions were found.');
-  for (const t of map.tensions) {
+  // A big panel can produce dozens of clashes; the synthesizer's context gets the ones that matter.
+  const shown = bySeverity(map.tensions).slice(0, MAX_TENSIONS_FOR_SYNTHESIS);
+  for (const t of shown) {
     const status = t.resolution === 'open' ? '' : ` Targeted round: ${t.resolution}.`;
-    lines.push(`- ${tensionLine(t)}. Weigh it: ${t.recommendation}${status}`);
+    lines.push(`- ${tensionLine(t)} Weigh it: ${clip(t.recommendation, 300)}${status}`);
   }
+  const left = map.tensions.length - shown.length;
+  if (left > 0) lines.push(`(${left} less severe tension${left === 1 ? '' : 's'} left out here; they are on the stored map.)`);
+  if (exchange) lines.push(...exchangeLines(exchange));
   for (const z of map.consensus) lines.push(`- Agreed by ${z.supportingAgents.join(', ')}: ${z.claim}`);
   if (map.synthesis.openQuestions.length) lines.push(`Open questions: ${map.synthesis.openQuestions.join(' | ')}`);
   if (map.review.flagged) lines.push(`This map is flagged for human review: ${map.review.reasons.map((r) => r.detail).join('; ')}.`);

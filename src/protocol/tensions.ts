@@ -457,7 +457,8 @@ export function round2Outcome(a: Stance | null, b: Stance | null): Round2Outcome
 
 /** The clash as one question, for the record and the map. */
 export function round2Question(t: Tension): string {
-  return `Which holds: ${t.agentA}'s claim that "${t.claimA}", or ${t.agentB}'s claim that "${t.claimB}"?`;
+  const bare = (claim: string): string => claim.trim().replace(/[.!?]+$/, '');
+  return `Which holds: ${t.agentA}'s claim that "${bare(t.claimA)}", or ${t.agentB}'s claim that "${bare(t.claimB)}"?`;
 }
 
 // ── The map draft from the model ────────────────────────────────────────────

@@ -119,7 +119,8 @@ export function superpositionSection<A extends SectionArtifact>(
     lines.push('');
   }
   if (superposition.excluded.length > 0) {
-    lines.push(`EXCLUDED: the positions of ${superposition.excluded.join(', ')} found no cross-cluster support. Do not build the answer on them.`);
+    const n = superposition.excluded.length;
+    lines.push(`EXCLUDED: the final position${n === 1 ? '' : 's'} of ${superposition.excluded.join(', ')} ${n === 1 ? 'was' : 'were'} rejected across clusters (Reject tier). Do not build the answer on ${n === 1 ? 'it' : 'them'}.`);
   }
   return lines.join('\n').trimEnd();
 }

@@ -1,6 +1,7 @@
 import type { StoredDebate } from '../store/store.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
+import { tensionCardLines } from './tensions.js';
 import { votingCardLines } from './voting.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
@@ -34,6 +35,7 @@ export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): stri
       for (const f of s.failedAgents) lines.push(`  - ${f.agent}: ${f.reason}`);
     }
   }
+  lines.push(...tensionCardLines(d, paint, width, wrap));
   lines.push(...votingCardLines(d, paint, width, wrap));
   const scores = d.rounds
     .filter((r) => r.convergence !== null)

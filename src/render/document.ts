@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { tensionDocument } from './tensions.js';
 import { votingDocument } from './voting.js';
 
 /** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
@@ -46,6 +47,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     }),
     synthesis: d.synthesis,
     voting: votingDocument(d),
+    tensionMap: tensionDocument(d),
     calls: d.calls.map((c) => ({
       id: c.id,
       stage: c.stage,

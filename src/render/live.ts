@@ -1,5 +1,6 @@
 import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
 import { type TermStyle, painter } from './style.js';
+import { tensionLiveView } from './tensions.js';
 import { votingLiveView } from './voting.js';
 
 interface ActiveCall {
@@ -63,8 +64,10 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   }
 
   const voteView = votingLiveView(paint);
+  const tensionView = tensionLiveView(paint, style.columns);
   const listener = (event: DebateEvent): void => {
     for (const line of voteView(event)) print(line);
+    for (const line of tensionView(event)) print(line);
     switch (event.type) {
       case 'debate.started': {
         const panel = event.agents

@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { exitText } from './live.js';
+import { tensionMarkdown } from './tensions.js';
 import { votingMarkdown } from './voting.js';
 
 /** The whole debate as a Markdown document: card first, then every round's turns and scores. */
@@ -31,6 +32,7 @@ export function renderMarkdown(d: StoredDebate): string {
   } else {
     out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
   }
+  out.push(...tensionMarkdown(d));
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);
   for (const round of rounds) {
     out.push(`## Round ${round}${round === 0 ? ': independent answers' : ': critique'}`, '');

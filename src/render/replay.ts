@@ -1,6 +1,7 @@
 import type { DebateEvent, ExitReason } from '../engine/events.js';
 import { exitDecision } from '../protocol/convergence.js';
 import type { StoredDebate } from '../store/store.js';
+import { tensionEvents } from './tensions.js';
 import { votingEvents } from './voting.js';
 
 /**
@@ -27,6 +28,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
     const last = rounds.at(-1) ?? 0;
     events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });
   }
+  events.push(...tensionEvents(d));
   events.push(...votingEvents(d));
   if (d.synthesis) events.push({ type: 'synthesis.finished', result: d.synthesis, at: d.finishedAt ?? d.createdAt });
   events.push({

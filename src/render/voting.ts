@@ -79,6 +79,7 @@ function tierSummary(t: TierRecord, authorOf: ReadonlyMap<string, string>): stri
   const persuasion = persuasionText(t);
   if (persuasion) parts.push(persuasion);
   if (t.abstentions > 0) parts.push(`${t.abstentions} abstained`);
+  if (t.unratedClusters.length > 0) parts.push(`no rate from ${t.unratedClusters.join(', ')}`);
   return parts.join(' · ');
 }
 
@@ -127,7 +128,7 @@ export function votingCardLines(d: StoredDebate, paint: Paint, width: number, wr
     for (const t of rows) {
       const mark = t.persuasive ? '★' : '-';
       lines.push(...wrap(tierSummary(t, authorOf), width - 6).map((l, i) => (i === 0 ? `    ${mark} ${l}` : `      ${l}`)));
-      const text = oneLine(textOf.get(t.artifactId) ?? '', 220);
+      const text = oneLine(textOf.get(t.artifactId) ?? '', 320);
       if (tier !== 'reject') lines.push(...wrap(text, width - 6).map((l) => `      ${paint('dim', l)}`));
     }
   }

@@ -22,6 +22,8 @@ export interface HostFacts {
   vramSource: 'config' | 'nvidia-smi' | 'assumed';
   numParallel: number;
   numParallelSource: 'config' | 'probe' | 'default';
+  /** OLLAMA_MAX_LOADED_MODELS of the server: config, else Ollama's default of 3. */
+  maxLoaded: number;
 }
 
 export function isLocalHost(url: string): boolean {
@@ -59,6 +61,7 @@ export async function gatherHostFacts(entry: HostEntry, models: string[] = [], o
     vramSource: entry.vramGiB ? 'config' : 'assumed',
     numParallel: entry.numParallel ?? 1,
     numParallelSource: entry.numParallel ? 'config' : 'default',
+    maxLoaded: entry.maxLoadedModels ?? 3,
   };
   try {
     const [version, tags, loaded] = await Promise.all([gateway.version(), gateway.tags(), gateway.ps()]);

@@ -34,6 +34,8 @@ export interface SchedulePlan {
   groups: string[][];
   /** True when every model of the debate (judge and synthesizer too) can stay loaded at once. */
   allResident: boolean;
+  /** Models one host keeps loaded at most (OLLAMA_MAX_LOADED_MODELS). */
+  maxLoaded: number;
   warnings: string[];
 }
 
@@ -83,7 +85,7 @@ export function planSchedule(hosts: PlanHost[], debaters: string[], support: str
   } else if (!allResident) {
     warnings.push('The judge and synthesizer do not fit next to the panel: they are loaded after each round, evicting a panel model.');
   }
-  return { hosts: hosts.map((h) => ({ url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel })), models, groups, allResident, warnings };
+  return { hosts: hosts.map((h) => ({ url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel })), models, groups, allResident, maxLoaded, warnings };
 }
 
 /** First-fit decreasing into sets under the VRAM budget and the loaded-model cap; order within the input is kept per set. */

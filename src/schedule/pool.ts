@@ -78,7 +78,7 @@ export class SlotPool {
 /**
  * Run one round's tasks group by group: all tasks whose model is in the first group, then the
  * next group, so that each model is loaded at most once per round when they cannot all stay loaded.
- * Groups whose models are already loaded go first.
+ * Groups whose models are already loaded go first, so a round starts with what the last one left loaded.
  */
 export async function runGrouped<T>(
   tasks: { model: string; run: () => Promise<T> }[],
@@ -91,7 +91,9 @@ export async function runGrouped<T>(
   const active = groups.map((g) => g.filter((m) => wanted.has(m))).filter((g) => g.length > 0);
   const ungrouped = [...wanted].filter((m) => !active.some((g) => g.includes(m)));
   if (ungrouped.length) active.push(ungrouped);
-  active.sort((a, b) => Number(b.some((m) => resident.has(m))) - Number(a.some((m) => resident.has(m))));
+  // Groups that need the fewest loads go first; ties keep the plan's order.
+  const loadsNeeded = (g: string[]): number => g.filter((m) => !resident.has(m)).length;
+  active.sort((a, b) => loadsNeeded(a) - loadsNeeded(b));
   for (const [i, group] of active.entries()) {
     onGroupStart?.(group, i === active.length - 1);
     await Promise.all(

@@ -53,7 +53,8 @@ export class DebateScheduler {
   private readonly gateways = new Map<string, Gateway>();
   private readonly pool: SlotPool;
   private readonly sequential = pLimit(1);
-  private readonly resident = new Set<string>();
+  /** Models in order of last use (most recent last): the basis for guessing what is still loaded. */
+  private readonly recent: string[] = [];
   private readonly facts: HostFacts[];
   private rr = 0;
 
@@ -71,7 +72,7 @@ export class DebateScheduler {
         models: plan.models.filter((m) => m.hosts.includes(f.url)).map((m) => m.model),
       })),
     );
-    for (const f of facts) for (const l of f.loaded) this.resident.add(l.name);
+    for (const f of facts) for (const l of f.loaded) this.touch(l.name);
   }
 
   /**
@@ -134,6 +135,7 @@ export class DebateScheduler {
         url: f.url,
         vramBytes: f.vramBytes,
         numParallel: f.numParallel,
+        maxLoaded: f.maxLoaded,
         models: Object.fromEntries(
           wanted.filter((m) => has(f, m)).map((m) => [m, { sizeBytes: has(f, m)!.size, kvBytesPerToken: detailOf(m)?.kvBytesPerToken ?? null }]),
         ),
@@ -158,21 +160,27 @@ export class DebateScheduler {
   call<T>(model: string, fn: (gateway: Gateway) => Promise<T>): Promise<T> {
     const dispatch = (): Promise<T> =>
       this.pool.run(model, (host) => {
+        this.touch(model);
         return fn(this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : host)!);
       });
     return this.strategy === 'sequential' ? this.sequential(dispatch) : dispatch();
   }
 
-  /** Run a round's calls: grouped so each model loads at most once, warming the next model when it fits. */
-  round<T>(tasks: { model: string; run: () => Promise<T> }[], next?: string): Promise<T[]> {
+  /**
+   * Run a round's calls: grouped so each model loads at most once, and while the last group
+   * generates, load (or keep loaded) the models that come next (the judge, the synthesizer) when they fit.
+   */
+  round<T>(tasks: { model: string; run: () => Promise<T> }[], next: string[] = []): Promise<T[]> {
     if (this.strategy !== 'planned') return Promise.all(tasks.map((t) => t.run()));
-    const resident = new Set(this.resident);
-    return runGrouped(tasks, this.plan.groups, resident, (group, isLast) => {
-      // What is loaded now, as far as this debate knows: the group running plus what it warms.
-      this.resident.clear();
-      for (const m of group) this.resident.add(m);
-      if (!isLast || !next) return;
-      if (this.fitsWith(group, next)) this.warm(next);
+    return runGrouped(tasks, this.plan.groups, this.residentGuess(), (group, isLast) => {
+      if (!isLast) return;
+      const keep: string[] = [];
+      for (const model of next) {
+        if (!this.fitsWith([...group, ...keep], model)) break;
+        keep.push(model);
+        // Sent before the group's calls: a loaded model is only touched, which keeps Ollama from evicting it for them.
+        this.warm(model);
+      }
     });
   }
 
@@ -185,13 +193,32 @@ export class DebateScheduler {
     const need = (m: string): number => this.plan.models.find((x) => x.model === m)?.vramBytes ?? Number.POSITIVE_INFINITY;
     const vram = Math.min(...this.plan.hosts.map((h) => h.vramBytes));
     const set = [...new Set([...models, extra])];
-    return set.length <= 3 && set.reduce((s, m) => s + need(m), 0) <= vram;
+    return set.length <= this.plan.maxLoaded && set.reduce((s, m) => s + need(m), 0) <= vram;
+  }
+
+  private touch(model: string): void {
+    const i = this.recent.indexOf(model);
+    if (i >= 0) this.recent.splice(i, 1);
+    this.recent.push(model);
+  }
+
+  /** Most recently used models that fit together: what Ollama most likely still holds (it evicts idle models, oldest first). */
+  private residentGuess(): Set<string> {
+    const need = (m: string): number => this.plan.models.find((x) => x.model === m)?.vramBytes ?? 0;
+    const vram = Math.min(...this.plan.hosts.map((h) => h.vramBytes));
+    const guess = new Set<string>();
+    let used = 0;
+    for (const m of [...this.recent].reverse()) {
+      if (used + need(m) > vram || guess.size >= this.plan.maxLoaded) break;
+      guess.add(m);
+      used += need(m);
+    }
+    return guess;
   }
 
   /** An empty chat loads a model; same num_ctx as its real calls, or Ollama would reload it. */
   private warm(model: string): void {
-    if (this.resident.has(model)) return;
-    this.resident.add(model);
+    this.touch(model);
     const host = this.plan.models.find((m) => m.model === model)?.hosts[0];
     if (!host) return;
     void this.gateways

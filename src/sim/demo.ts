@@ -1,4 +1,6 @@
 import type { Preset } from '../config/preset-schema.js';
+import { demoClaims, demoClashes, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
+import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
 
 /**
@@ -80,9 +82,12 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
   const all = Array.isArray(presets) ? presets : [presets];
   const preset = all[0]!;
   const personaIndex = new Map<string, number>();
+  // Agents with a cluster play the cluster-vote panel (src/sim/demo-vote.ts).
+  const clustered = new Set<string>();
   for (const p of all) {
     p.agents.forEach((a, i) => {
       if (a.persona && !personaIndex.has(a.persona.trim())) personaIndex.set(a.persona.trim(), i);
+      if (a.persona && a.cluster) clustered.add(a.persona.trim());
     });
   }
   let judgeCalls = 0;
@@ -90,7 +95,15 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     const keys = schemaKeys(req.format);
     const system = req.messages.find((m) => m.role === 'system')?.content.trim() ?? '';
     const index = personaIndex.get(system) ?? 0;
-    const arch = ARCHETYPES[index % ARCHETYPES.length]!;
+    const inCluster = clustered.has(system);
+    const arch = inCluster ? CLUSTER_ARCHETYPES[index % CLUSTER_ARCHETYPES.length]! : ARCHETYPES[index % ARCHETYPES.length]!;
+    if (keys.has('vote')) return demoVote(req, index, inCluster);
+    if (keys.has('refinedPosition')) return demoRefine(req, index, inCluster);
+    // The tension map's stages (src/sim/demo-tensions.ts), told apart by their schema fields.
+    if (keys.has('claims')) return demoClaims(req, preset.agents.map((a) => a.id));
+    if (keys.has('clashes')) return demoClashes(req);
+    if (keys.has('stance') && keys.has('revisedClaim')) return demoTargeted(index);
+    if (keys.has('majorFindings')) return demoMap(req);
     if (keys.has('position')) return JSON.stringify(arch.opening);
     if (keys.has('updatedPosition')) {
       const round = roundOf(req);
@@ -117,6 +130,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     if (keys.has('triggersToRevisit')) {
       const listed = /Panelists: ([^\n]*)/.exec(req.messages.at(-1)?.content ?? '')?.[1];
       const ids = listed ? listed.split(',').map((s) => s.trim()) : preset.agents.map((a) => a.id);
+      const withTensions = demoTensionSynthesis(req, ids);
+      if (withTensions) return withTensions;
       return JSON.stringify({
         recommendation: 'Stay on SQLite for now. Put a typed data-access layer in front of it so a later move to Postgres is cheap.',
         triggersToRevisit: [
@@ -147,6 +162,7 @@ export function simModelsFor(presets: Preset[]): SimModel[] {
     for (const a of p.agents) names.add(a.model);
     names.add(p.judge.model);
     names.add(p.synthesizer.model);
+    if (p.tensions?.model) names.add(p.tensions.model);
   }
   return [...names].map((name) => ({ name, sizeBytes: guessSize(name), contextLength: 32768 }));
 }

@@ -16,6 +16,7 @@ import type {
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
 /** One line of `conclave list`. */
@@ -70,6 +71,8 @@ export interface StoredDebate extends DebateRecord {
   synthesis: SynthesisRecord | null;
   /** The cluster vote (docs/voting.md); null when the debate held none. */
   voting?: StoredVoting | null;
+  /** The tension map (docs/tensions.md); null when the debate drew none. */
+  tensions?: StoredTensionMap | null;
 }
 
 export interface NewDebate {
@@ -379,6 +382,7 @@ export class Store {
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
             voting: readVoting(tx, id),
+            tensions: readTensionMap(tx, id),
           };
         },
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.

@@ -47,6 +47,12 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
             ]),
           ),
         );
+        const { flaggedTensionMaps } = await import('../../store/tensions.js');
+        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
+        if (flagged.count > 0) {
+          const shown = flagged.ids.length ? `: ${flagged.ids.slice(0, 5).join(', ')}${flagged.ids.length > 5 ? ', …' : ''} listed above` : '';
+          io.stdout.write(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`conclave show ID\`).\n`);
+        }
       } finally {
         store.close();
       }

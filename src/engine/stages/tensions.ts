@@ -188,7 +188,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
   }
   report({ step: 'map', result: { status: 'ok', map: checked.map } });
-  return { synthesisContext: [tensionSynthesisSection(checked.map)] };
+  return { synthesisContext: [tensionSynthesisSection(checked.map, exchange)] };
 }
 
 async function targetedTurn(ctx: StageContext, target: Tension, agentId: string, round: number): Promise<TargetedTurn> {

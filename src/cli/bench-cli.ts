@@ -1,0 +1,183 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { renderBenchHtml } from '../bench/html.js';
+import { renderBenchMarkdown, renderBenchSummary, renderComparisonMarkdown } from '../bench/markdown.js';
+import { progressView } from '../bench/progress.js';
+import { buildReport, compareRuns } from '../bench/report.js';
+import { checkResumable, createRun, executeBench } from '../bench/runner.js';
+import { builtInSuites, importGsm8k, importMmlu, loadSuite } from '../bench/suite.js';
+import { loadPreset } from '../config/load-preset.js';
+import { InputError } from '../errors.js';
+import { resolveHost } from '../ollama/host.js';
+import { formatTable } from '../render/table.js';
+import { detectStyle } from '../render/style.js';
+import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './commands/bench.js';
+import type { CliIO } from './io.js';
+import { openDb } from './shared.js';
+
+const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
+
+export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<number> {
+  const presets = args.preset ?? [];
+  if (args.resume !== undefined && (args.suite !== undefined || presets.length > 0 || args.limit !== undefined)) {
+    throw new InputError('BAD_FLAG', '--resume continues a run with its own suite and presets; it cannot be combined with --suite, --preset or --limit.', {
+      hint: `Run \`conclave bench --resume ${args.resume}\` alone, or start a new run without --resume.`,
+    });
+  }
+  if (args.resume === undefined) {
+    if (args.suite === undefined) throw new InputError('BAD_FLAG', 'Name the suite to run with --suite.', { hint: usageHint });
+    if (presets.length === 0) throw new InputError('BAD_FLAG', 'Name at least one preset with --preset.', { hint: usageHint });
+  }
+  for (const [flag, value] of [['concurrency', args.concurrency], ['num-parallel', args['num-parallel']], ['seed', args.seed]] as const) {
+    if (value !== undefined && args.resume !== undefined) {
+      throw new InputError('BAD_FLAG', `--${flag} is stored with the run; a resume uses the stored value.`, { hint: `Drop --${flag}.` });
+    }
+  }
+
+  const store = await openDb(args.db, io);
+  try {
+    let runId: string;
+    if (args.resume !== undefined) {
+      runId = resolveBenchRunId(store, args.resume);
+      checkResumable(getBenchRun(store, runId), doneTrialKeys(store, runId).size);
+    } else {
+      const suite = args.suite!;
+      const items = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
+      const loaded = presets.map((name) => loadPreset(name, io.cwd));
+      for (const { warnings, source } of loaded) for (const w of warnings) io.stderr.write(`conclave: ${source}: ${w}\n`);
+      runId = createRun({
+        store,
+        suite,
+        items,
+        presets: loaded.map((l) => ({ preset: l.preset, source: l.source })),
+        host: resolveHost(args.host, io.env),
+        ...(args.seed === undefined ? {} : { seed: args.seed }),
+        ...(args.limit === undefined ? {} : { limit: args.limit }),
+        ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
+        ...(args['num-parallel'] === undefined ? {} : { numParallel: args['num-parallel'] }),
+      });
+    }
+    const run = getBenchRun(store, runId);
+    const total = run.itemCount * run.presets.length;
+    const already = doneTrialKeys(store, runId).size;
+    if (!args.quiet) {
+      const what = `${run.itemCount} items × ${run.presets.length} preset${run.presets.length === 1 ? '' : 's'}`;
+      io.stderr.write(
+        args.resume === undefined
+          ? `Bench run ${runId}: ${what}. If it stops, continue with \`conclave bench --resume ${runId}\`.\n`
+          : `Resuming bench run ${runId}: ${already} of ${total} item runs already done (${what}).\n`,
+      );
+    }
+
+    const controller = new AbortController();
+    let interrupts = 0;
+    const onSigint = (): void => {
+      interrupts += 1;
+      if (interrupts === 1) {
+        io.stderr.write('\nStopping: finished items are kept; waiting for calls in flight to be cancelled (Ctrl-C again to quit at once)…\n');
+        controller.abort();
+      } else {
+        process.exit(130);
+      }
+    };
+    process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onSigint);
+    const view = args.quiet ? null : progressView(io.stderr, detectStyle(io.stderr, io.env), { total, resumedFrom: already });
+    try {
+      await executeBench({
+        store,
+        runId,
+        ...(args.host !== undefined && args.resume !== undefined ? { host: resolveHost(args.host, io.env) } : {}),
+        signal: controller.signal,
+        ...(view ? { onProgress: (p) => view.update(p) } : {}),
+      });
+    } finally {
+      view?.close();
+      process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigint);
+    }
+
+    const report = buildReport(loadBenchData(store, runId));
+    if (args.json) {
+      io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    } else {
+      io.stdout.write(renderBenchSummary(report));
+    }
+    if (!args.quiet) io.stderr.write(`Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId} --format html --out report.html\`\n`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+async function writeOut(text: string, out: string | undefined, io: CliIO): Promise<void> {
+  if (out === undefined) {
+    io.stdout.write(text);
+    return;
+  }
+  const path = resolve(io.cwd, out);
+  try {
+    await writeFile(path, text, 'utf8');
+  } catch (err) {
+    throw new InputError('OUT_UNWRITABLE', `Cannot write ${path}: ${(err as Error).message}`, { hint: 'Check that the folder exists and that you may write there.', cause: err });
+  }
+  io.stderr.write(`Wrote ${path}\n`);
+}
+
+export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Promise<number> {
+  const store = await openDb(args.db, io);
+  try {
+    const report = buildReport(loadBenchData(store, resolveBenchRunId(store, args.run)));
+    const text = args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
+    await writeOut(text, args.out, io);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+export async function benchCompareFromCli(args: BenchCompareArgs, io: CliIO): Promise<number> {
+  const store = await openDb(args.db, io);
+  try {
+    const a = loadBenchData(store, resolveBenchRunId(store, args.a));
+    const b = loadBenchData(store, resolveBenchRunId(store, args.b));
+    const comparison = compareRuns(a, b);
+    io.stdout.write(args.format === 'json' ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonMarkdown(comparison));
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+export async function benchImportFromCli(args: BenchImportArgs, io: CliIO): Promise<number> {
+  const path = resolve(io.cwd, args.file);
+  const items = args.kind === 'gsm8k' ? await importGsm8k(path) : await importMmlu(path);
+  await writeOut(items.map((item) => `${JSON.stringify(item)}\n`).join(''), args.out, io);
+  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
+  return 0;
+}
+
+export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<number> {
+  const store = await openDb(args.db, io);
+  try {
+    const runs = listBenchRuns(store);
+    if (args.json) {
+      io.stdout.write(`${JSON.stringify(runs.map(({ presets, ...r }) => ({ ...r, presets: presets.map((p) => p.name) })), null, 2)}\n`);
+      return 0;
+    }
+    if (runs.length === 0) {
+      io.stderr.write(`No bench runs in ${store.path}. ${usageHint}\n`);
+      return 0;
+    }
+    io.stdout.write(
+      formatTable(
+        ['id', 'status', 'done', 'suite', 'presets', 'started'],
+        runs.map((r) => [r.id, r.status, `${r.trialsDone}/${r.itemCount * r.presets.length}`, r.suite, r.presets.map((p) => p.name).join(', '), new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 16)]),
+      ),
+    );
+    return 0;
+  } finally {
+    store.close();
+  }
+}

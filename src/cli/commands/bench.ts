@@ -1,0 +1,123 @@
+import type { CommandModule } from 'yargs';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption } from '../shared.js';
+
+export interface BenchRunArgs {
+  suite?: string;
+  preset?: string[];
+  resume?: string;
+  limit?: number;
+  seed?: number;
+  concurrency?: number;
+  'num-parallel'?: number;
+  host?: string;
+  db?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export interface BenchReportArgs {
+  run: string;
+  format: 'md' | 'json' | 'html';
+  out?: string;
+  db?: string;
+}
+
+export interface BenchCompareArgs {
+  a: string;
+  b: string;
+  format: 'md' | 'json';
+  db?: string;
+}
+
+export interface BenchImportArgs {
+  kind: 'gsm8k' | 'mmlu';
+  file: string;
+  out?: string;
+}
+
+export interface BenchListArgs {
+  db?: string;
+  json?: boolean;
+}
+
+export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, object> {
+  return {
+    command: 'bench',
+    describe: 'Benchmark presets on a suite: debate against single agents, self-consistency and votes at matched compute',
+    builder: (y) =>
+      y
+        .command<BenchRunArgs>(
+          '$0',
+          'Run a suite (or resume a run) and print accuracy per condition',
+          (b) =>
+            b
+              .option('suite', { type: 'string', describe: 'Built-in suite (`arithmetic`) or a JSONL suite file' })
+              .option('preset', { alias: 'p', type: 'string', array: true, describe: 'Preset name or file; repeat to compare presets' })
+              .option('resume', { type: 'string', describe: 'Continue an interrupted run by id (skips finished items)' })
+              .option('limit', { type: 'number', describe: 'Use only the first N items of the suite' })
+              .option('seed', { type: 'number', describe: 'Seed of the bootstrap intervals (default 0)' })
+              .option('concurrency', { type: 'number', describe: 'Items in flight at once (default 1)' })
+              .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
+              .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+              .option('db', dbOption)
+              .option('json', { type: 'boolean', describe: 'Print the full report as JSON on stdout at the end' })
+              .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
+          async (args) => {
+            const { benchRunFromCli } = await import('../bench-cli.js');
+            exit.value = await benchRunFromCli(args, io);
+          },
+        )
+        .command<BenchReportArgs>(
+          'report <run>',
+          'Report of a bench run as Markdown, JSON or an offline HTML page',
+          (b) =>
+            b
+              .positional('run', { type: 'string', demandOption: true, describe: 'Bench run id (or a unique prefix)' })
+              .option('format', { choices: ['md', 'json', 'html'] as const, default: 'md' as const, describe: 'Output format' })
+              .option('out', { type: 'string', describe: 'Write to this file instead of stdout' })
+              .option('db', dbOption),
+          async (args) => {
+            const { benchReportFromCli } = await import('../bench-cli.js');
+            exit.value = await benchReportFromCli(args, io);
+          },
+        )
+        .command<BenchCompareArgs>(
+          'compare <a> <b>',
+          'Compare two bench runs condition by condition on their shared items',
+          (b) =>
+            b
+              .positional('a', { type: 'string', demandOption: true, describe: 'First run id (A)' })
+              .positional('b', { type: 'string', demandOption: true, describe: 'Second run id (B)' })
+              .option('format', { choices: ['md', 'json'] as const, default: 'md' as const, describe: 'Output format' })
+              .option('db', dbOption),
+          async (args) => {
+            const { benchCompareFromCli } = await import('../bench-cli.js');
+            exit.value = await benchCompareFromCli(args, io);
+          },
+        )
+        .command<BenchImportArgs>(
+          'import <kind> <file>',
+          'Convert a GSM8K JSONL or MMLU CSV file into a suite (JSONL)',
+          (b) =>
+            b
+              .positional('kind', { choices: ['gsm8k', 'mmlu'] as const, demandOption: true, describe: 'Format of the file' })
+              .positional('file', { type: 'string', demandOption: true, describe: 'GSM8K .jsonl or MMLU .csv file' })
+              .option('out', { type: 'string', describe: 'Suite file to write (default: stdout)' }),
+          async (args) => {
+            const { benchImportFromCli } = await import('../bench-cli.js');
+            exit.value = await benchImportFromCli(args, io);
+          },
+        )
+        .command<BenchListArgs>(
+          'list',
+          'List bench runs, newest first',
+          (b) => b.option('db', dbOption).option('json', { type: 'boolean', describe: 'Print JSON' }),
+          async (args) => {
+            const { benchListFromCli } = await import('../bench-cli.js');
+            exit.value = await benchListFromCli(args, io);
+          },
+        ),
+    handler: () => {},
+  };
+}

@@ -1,0 +1,196 @@
+import type { SimRequest } from './server.js';
+
+/**
+ * The demo panel's side of the tension map (presets/tension-map.yaml), on the
+ * SQLite-or-Postgres question. Each of the three archetypes states three claims;
+ * the clash script below sets them against each other so that the demo shows
+ * every clash type, fires the targeted round (two load-bearing clashes at 6 or
+ * more) and ends with the worst clash narrowed but not resolved.
+ */
+
+const CLAIMS: string[][] = [
+  [
+    "SQLite in WAL mode handles the tool's current write load with plenty of room to spare.",
+    'Running Postgres adds a server that the team must patch, back up and watch.',
+    'A typed data-access layer makes a later move to Postgres cheap.',
+  ],
+  [
+    'Write load will outgrow a single SQLite writer within a year.',
+    'A migration gets more expensive and riskier the more data there is to move.',
+    'The move should be rehearsed before a trigger forces it.',
+  ],
+  [
+    'What a later migration costs depends on how tightly the code is tied to SQLite, not on how much data there is.',
+    'A repository layer with portable SQL keeps both options open.',
+    'Nobody has measured the real write load yet, so any migration trigger is a guess.',
+  ],
+];
+
+interface ScriptedClash {
+  a: [number, number];
+  b: [number, number];
+  type: 'factual' | 'interpretive' | 'emphasis';
+  severity: number;
+  loadBearing: boolean;
+  resolvable: boolean;
+  recommendation: string;
+}
+
+const CLASHES: ScriptedClash[] = [
+  {
+    a: [0, 0],
+    b: [1, 0],
+    type: 'factual',
+    severity: 9,
+    loadBearing: true,
+    resolvable: true,
+    recommendation: 'Measure peak concurrent writes for two weeks before deciding: the figure settles this clash, and the decision turns on it.',
+  },
+  {
+    a: [1, 1],
+    b: [2, 0],
+    type: 'interpretive',
+    severity: 6,
+    loadBearing: true,
+    resolvable: false,
+    recommendation: 'Weigh it by how coupled the code is today: if queries are already behind one module, the data-size argument loses most of its force.',
+  },
+  {
+    a: [0, 0],
+    b: [2, 2],
+    type: 'interpretive',
+    severity: 5,
+    loadBearing: true,
+    resolvable: true,
+    recommendation: 'Treat the headroom claim as likely but unproven until the load is measured.',
+  },
+  {
+    a: [0, 2],
+    b: [2, 1],
+    type: 'emphasis',
+    severity: 2,
+    loadBearing: false,
+    resolvable: false,
+    recommendation: 'Both want the same layer; the difference is only which benefit they lead with. It need not affect the decision.',
+  },
+];
+
+const TARGETED = [
+  {
+    response:
+      'The growth claim assumes the current trend continues, but the write rate has been flat for months and WAL mode sustains several hundred small writes per second on ordinary disks. Growth would have to be about tenfold to reach one writer\'s limit within a year.',
+    stance: 'maintain',
+    revisedClaim: "SQLite in WAL mode handles the tool's write load now and for any growth short of roughly tenfold.",
+    confidence: 0.74,
+  },
+  {
+    response:
+      'Fair point that the write rate is flat today. My claim rests on the planned second service, which would roughly triple writes; that still leaves SQLite in range, so I narrow it to the case where that service ships with its own write path.',
+    stance: 'narrow',
+    revisedClaim: 'Write load outgrows one SQLite writer only if the planned second service ships with its own write path.',
+    confidence: 0.62,
+  },
+  {
+    response: 'The disagreement turns on coupling rather than on data size; I keep my reading but accept that it should be checked against the code.',
+    stance: 'maintain',
+    revisedClaim: 'Migration cost is driven mainly by coupling, which should be checked in the code.',
+    confidence: 0.7,
+  },
+];
+
+function lastUser(req: SimRequest): string {
+  return req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+}
+
+function archetypeOf(agentId: string, agentIds: readonly string[]): number {
+  const i = agentIds.indexOf(agentId);
+  return (i < 0 ? 0 : i) % CLAIMS.length;
+}
+
+/** Claims of the agent named in the request. */
+export function demoClaims(req: SimRequest, agentIds: readonly string[]): string {
+  const agent = /^Panelist: (\S+)$/m.exec(lastUser(req))?.[1] ?? '';
+  return JSON.stringify({ claims: CLAIMS[archetypeOf(agent, agentIds)] });
+}
+
+/** Clashes among the claims and pairs listed in the request, from the script above. */
+export function demoClashes(req: SimRequest): string {
+  const text = lastUser(req);
+  const listed = [...text.matchAll(/^\[(C\d+)\] (\S+): (.*)$/gm)].map((m) => ({ id: m[1]!, agent: m[2]!, text: m[3]! }));
+  const pairLine = /only these: (.*)\.$/m.exec(text)?.[1] ?? '';
+  const pairs = new Set(pairLine.split('; ').map((p) => p.split(' with ').sort().join('|')));
+  const find = ([arch, claim]: [number, number]) => listed.filter((c) => c.text === CLAIMS[arch]?.[claim]);
+  const clashes = [];
+  for (const c of CLASHES) {
+    for (const a of find(c.a)) {
+      for (const b of find(c.b)) {
+        if (a.agent === b.agent || !pairs.has([a.agent, b.agent].sort().join('|'))) continue;
+        clashes.push({
+          claimA: a.id,
+          claimB: b.id,
+          type: c.type,
+          severity: c.severity,
+          loadBearing: c.loadBearing,
+          resolvable: c.resolvable,
+          recommendation: c.recommendation,
+        });
+      }
+    }
+  }
+  return JSON.stringify({ clashes });
+}
+
+/** An agent's answer in the targeted round, by its place on the panel. */
+export function demoTargeted(index: number): string {
+  return JSON.stringify(TARGETED[index % TARGETED.length]);
+}
+
+/** The map draft: consensus, findings, open questions and a confidence per panelist. */
+export function demoMap(req: SimRequest): string {
+  const text = lastUser(req);
+  const ids = (/^Panelists: (.*)$/m.exec(text)?.[1] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const narrowed = /Outcome: (narrowed|not resolved)/.test(text);
+  const pick = (...i: number[]): string[] => [...new Set(i.map((n) => ids[n % Math.max(1, ids.length)]!).filter(Boolean))];
+  return JSON.stringify({
+    headline: 'The panel agrees to stay on SQLite behind a data-access layer, but splits on whether write load will outgrow it within a year.',
+    consensus: [
+      { claim: 'Put a typed data-access layer with portable SQL in front of SQLite now.', supportingAgents: pick(0, 1, 2), confidence: 0.85, loadBearing: true },
+      { claim: 'Rehearse the migration once so that a later move is not rushed.', supportingAgents: pick(1, 2), confidence: 0.7, loadBearing: false },
+    ].filter((z) => z.supportingAgents.length >= 2),
+    majorFindings: [
+      'No one argues for migrating this week; the split is about timing and triggers.',
+      'The decisive unknown is the real write load, which nobody has measured.',
+      'A data-access layer is the first step under every position on the panel.',
+    ],
+    openQuestions: narrowed
+      ? ['Will the planned second service bring its own write path, and when?', 'What is the measured peak of concurrent writes?']
+      : ['What is the measured peak of concurrent writes?'],
+    confidence: ids.map((agent, i) => ({ agent, confidence: [0.72, 0.6, 0.68][i % 3] })),
+  });
+}
+
+/**
+ * The synthesizer's answer when the prompt carries a tension map: the worst
+ * unresolved clash becomes a minority position, as the map asks. Null otherwise.
+ */
+export function demoTensionSynthesis(req: SimRequest, ids: readonly string[]): string | null {
+  const text = lastUser(req);
+  if (!text.includes('Tension map (')) return null;
+  const top = /^- (T\d+) \((factual|interpretive)[^)]*\): (\S+) \[C\d+\] "([^"]*)" against (\S+) \[C\d+\] "([^"]*)"/m.exec(text);
+  return JSON.stringify({
+    recommendation: 'Stay on SQLite for now behind a typed data-access layer, and measure the write load before setting a migration date.',
+    triggersToRevisit: ['Measured sustained writers above about 50 per second', 'The planned second service ships with its own write path'],
+    confidence: { level: 'medium', converged: Math.max(0, ids.length - 1) },
+    minorityPositions: top
+      ? [
+          {
+            agent: top[5]!,
+            round: 0,
+            argument: `${top[6]!} (${top[1]!}, a ${top[2]!} clash with ${top[3]!}, who holds: ${top[4]!})`,
+            whyItMatters: 'If it is right, staying on SQLite runs into its single-writer limit within the planning horizon.',
+          },
+        ]
+      : [],
+    failedAgents: [],
+  });
+}

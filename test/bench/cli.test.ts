@@ -1,0 +1,138 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BenchReport } from '../../src/bench/report.js';
+import type { CliIO } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { type BenchSetup, items, setupBench } from './fixture.js';
+
+function capture(): NodeJS.WriteStream & { text: string } {
+  const stream = {
+    text: '',
+    isTTY: false,
+    columns: 120,
+    write(chunk: string | Uint8Array) {
+      stream.text += String(chunk);
+      return true;
+    },
+  };
+  return stream as unknown as NodeJS.WriteStream & { text: string };
+}
+
+let dir = '';
+let db = '';
+let bench: BenchSetup;
+
+async function cli(args: string[]) {
+  const stdout = capture();
+  const stderr = capture();
+  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
+  const code = await main(args, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'conclave-bench-cli-'));
+  db = join(dir, 'record.db');
+  bench = await setupBench();
+  writeFileSync(join(dir, 'panel.json'), JSON.stringify(bench.preset));
+  writeFileSync(join(dir, 'suite.jsonl'), `${items.map((i) => JSON.stringify(i)).join('\n')}\n`);
+});
+
+afterAll(async () => {
+  await bench?.close();
+});
+
+describe('conclave bench', () => {
+  const runs: string[] = [];
+
+  it('runs a suite, shows plain progress lines on a non-terminal stderr, and prints the accuracy table', async () => {
+    const r = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', db]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/debate \+ majority\s+75\.0%\s+\[25\.0, 100\.0\]\s+3\/4/);
+    expect(r.stdout).toMatch(/debate \+ cluster vote\s+unavailable/);
+    expect(r.stderr).toContain('bench: 4/4 (100%)');
+    expect(r.stderr).toContain('ETA');
+    expect(r.stderr).not.toContain('\u001b[');
+    const id = /Bench run (b\d{6}-\d{6}-[0-9a-f]{4})/.exec(r.stderr)?.[1];
+    expect(id).toBeDefined();
+    runs.push(id!);
+  });
+
+  it('writes the report as Markdown, JSON and a self-contained HTML page', async () => {
+    const md = await cli(['bench', 'report', runs[0]!, '--db', db]);
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain('## Accuracy by condition');
+    expect(md.stdout).toContain('| test-panel | agents | 5 | 2 | 3 | 2 | +1 |');
+
+    const json = await cli(['bench', 'report', runs[0]!, '--db', db, '--format', 'json']);
+    const report = JSON.parse(json.stdout) as BenchReport;
+    expect(report.format).toBe('conclave-bench-report');
+    expect(report.version).toBe(1);
+    expect(report.earlyExit[0]!.wrongExits).toBe(1);
+
+    const html = await cli(['bench', 'report', runs[0]!.slice(0, 12), '--db', db, '--format', 'html', '--out', 'report.html']);
+    expect(html.code).toBe(0);
+    const page = readFileSync(join(dir, 'report.html'), 'utf8');
+    expect(page).toMatch(/^<!doctype html>/);
+    expect(page.match(/<svg /g)).toHaveLength(2);
+    // Offline: no scripts, no external stylesheets, images or fonts.
+    expect(page).not.toMatch(/<script|<link|src=|href=|@import|url\(/i);
+    expect(page).toContain('debate + synthesizer');
+  });
+
+  it('compares two runs on their shared items', async () => {
+    const second = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', db, '--limit', '2', '--quiet']);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toBe('');
+    const list = await cli(['bench', 'list', '--db', db, '--json']);
+    const ids = (JSON.parse(list.stdout) as { id: string; trialsDone: number }[]).map((r) => r.id);
+    expect(ids).toHaveLength(2);
+    const other = ids.find((id) => id !== runs[0])!;
+    const r = await cli(['bench', 'compare', runs[0]!, other, '--db', db]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('The suites differ');
+    expect(r.stdout).toMatch(/\| test-panel \| debate \+ majority \| 100\.0% \| 100\.0% \| 0\.0 pp \| \[0\.0, 0\.0\] \| 2 \|/);
+  });
+
+  it('says a finished run cannot be resumed, and an unknown run does not exist', async () => {
+    const done = await cli(['bench', '--resume', runs[0]!, '--db', db]);
+    expect(done.code).toBe(2);
+    expect(done.stderr).toContain('has already finished (4 of 4 items done)');
+    const unknown = await cli(['bench', '--resume', 'b999999-nope', '--db', db]);
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain('There is no bench run `b999999-nope`');
+    expect(unknown.stderr).toContain('conclave bench list');
+  });
+
+  it('rejects a malformed suite line at load time, naming the file, the line and the field', async () => {
+    writeFileSync(join(dir, 'bad.jsonl'), '{"id":"x1","question":"2+2?","answer":"4","kind":"number"}\n\n{"id":"x2","question":"3+3?","answer":"six","kind":"number"}\n');
+    const r = await cli(['bench', '--suite', 'bad.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', db]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('bad.jsonl line 3: field `answer`: "six" is not a number');
+    writeFileSync(join(dir, 'bad2.jsonl'), '{"id":"x1","question":"2+2?","answer":"4","kind":"number"\n');
+    const broken = await cli(['bench', '--suite', 'bad2.jsonl', '--preset', 'panel.json', '--db', db]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('bad2.jsonl line 1: not valid JSON');
+    const runsAfter = JSON.parse((await cli(['bench', 'list', '--db', db, '--json'])).stdout) as unknown[];
+    expect(runsAfter).toHaveLength(2);
+  });
+
+  it('asks for a suite and a preset, and refuses to mix --resume with them', async () => {
+    const noPreset = await cli(['bench', '--suite', 'arithmetic', '--db', db]);
+    expect(noPreset.code).toBe(2);
+    expect(noPreset.stderr).toContain('Name at least one preset with --preset');
+    const mixed = await cli(['bench', '--resume', runs[0]!, '--suite', 'arithmetic', '--db', db]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toContain('cannot be combined');
+  });
+
+  it('imports a GSM8K file into a suite that bench reads', async () => {
+    writeFileSync(join(dir, 'gsm.jsonl'), `${JSON.stringify({ question: 'Tom has 3 apples and buys 1,200 more. How many?', answer: 'He has 3+1200=1203\n#### 1,203' })}\n`);
+    const r = await cli(['bench', 'import', 'gsm8k', 'gsm.jsonl', '--out', 'gsm-suite.jsonl']);
+    expect(r.code).toBe(0);
+    const lines = readFileSync(join(dir, 'gsm-suite.jsonl'), 'utf8').trim().split('\n');
+    expect(JSON.parse(lines[0]!)).toEqual({ id: 'gsm8k-0001', question: 'Tom has 3 apples and buys 1,200 more. How many?', answer: '1203', kind: 'number' });
+  });
+});

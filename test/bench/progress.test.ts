@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { eta, formatDuration, progressView } from '../../src/bench/progress.js';
+import type { BenchProgress } from '../../src/bench/runner.js';
+import { detectStyle } from '../../src/render/style.js';
+
+function sink(isTTY: boolean) {
+  const out = { text: '', isTTY, columns: 120, write: (s: string) => ((out.text += s), true) };
+  return out as unknown as NodeJS.WriteStream & { text: string };
+}
+
+const step = (done: number, total: number, right = true): BenchProgress => ({
+  done,
+  total,
+  resumedFrom: 0,
+  itemId: `arith-${String(done - 1).padStart(3, '0')}`,
+  preset: 'small',
+  correct: { 'debate-synth': right },
+});
+
+describe('bench progress', () => {
+  it('estimates the time left from the pace of this session only', () => {
+    expect(eta({ done: 5, total: 10, resumedFrom: 0 }, 50_000)).toBe(50_000);
+    // Resumed at 4 of 10: 1 item in 10 s leaves 5 items, 50 s.
+    expect(eta({ done: 5, total: 10, resumedFrom: 4 }, 10_000)).toBe(50_000);
+    expect(formatDuration(75_000)).toBe('1m15s');
+    expect(formatDuration(3_720_000)).toBe('1h02m');
+  });
+
+  it('writes a plain line every tenth of the way when stderr is not a terminal', () => {
+    const out = sink(false);
+    let t = 0;
+    const view = progressView(out, detectStyle(out, {}), { total: 20, resumedFrom: 0, now: () => t });
+    for (let done = 1; done <= 20; done++) {
+      t += 1000;
+      view.update(step(done, 20, done % 2 === 0));
+    }
+    view.close();
+    const lines = out.text.trim().split('\n');
+    expect(lines).toHaveLength(10);
+    expect(lines[0]).toBe('bench: 2/20 (10%) · elapsed 2s · ETA 18s · debate right 1/2 · last arith-001 [small] ✓');
+    expect(lines.at(-1)).toContain('20/20 (100%)');
+    expect(out.text).not.toContain('\r');
+  });
+
+  it('redraws one bar in place on a terminal, without colour under NO_COLOR', () => {
+    const out = sink(true);
+    const view = progressView(out, detectStyle(out, { NO_COLOR: '1' }), { total: 4, resumedFrom: 0, now: () => 0 });
+    view.update(step(1, 4));
+    view.update(step(2, 4, false));
+    view.close();
+    expect(out.text.split('\r\u001b[2K')).toHaveLength(3);
+    expect(out.text).toContain('█');
+    expect(out.text).toContain('2/4 (50%)');
+    expect(out.text).not.toMatch(/\u001b\[\d+m/);
+    expect(out.text.endsWith('\n')).toBe(true);
+  });
+
+  it('colours the bar on a terminal that allows colour', () => {
+    const out = sink(true);
+    const view = progressView(out, detectStyle(out, {}), { total: 2, resumedFrom: 0, now: () => 0 });
+    view.update(step(1, 2));
+    expect(out.text).toMatch(/\u001b\[36m█/);
+  });
+});

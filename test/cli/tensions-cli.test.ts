@@ -1,0 +1,90 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIO } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { simModels, testPreset } from '../helpers/panel.js';
+import { tensionResponder } from '../helpers/tensions.js';
+
+function capture(): NodeJS.WriteStream & { text: string } {
+  const stream = {
+    text: '',
+    isTTY: false,
+    columns: 120,
+    write(chunk: string | Uint8Array) {
+      stream.text += String(chunk);
+      return true;
+    },
+  };
+  return stream as unknown as NodeJS.WriteStream & { text: string };
+}
+
+let dir = '';
+let db = '';
+let sim: SimHandle | null = null;
+
+async function cli(args: string[]) {
+  const stdout = capture();
+  const stderr = capture();
+  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
+  const code = await main(args, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'conclave-tensions-cli-'));
+  db = join(dir, 'record.db');
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+describe('tension maps in the CLI', () => {
+  let demoId = '';
+
+  it('runs the tension-map demo to a full map: tensions by severity, the Round 2 exchange and the map on the card', async () => {
+    const r = await cli(['demo', '--preset', 'tension-map', '--db', db, '--token-ms', '0']);
+    expect(r.code).toBe(0);
+    demoId = /Stored as (\S+)/.exec(r.stderr)?.[1] ?? '';
+    expect(r.stderr).toContain('Tension map · 3 agents · 9 load-bearing claims · 3 pairs in 1 clash call');
+    expect(r.stderr).toContain('re-asking only pragmatist and architect about T1');
+    expect(r.stderr).toContain('Round 2 · targeted on T1');
+    expect(r.stdout).toContain('TENSION MAP (4 tensions, 2 consensus zones; Round 2 on T1: narrowed, not resolved)');
+    const order = ['T1 factual 9/10', 'T2 interpretive 6/10', 'T3 interpretive 5/10', 'T4 emphasis 2/10'].map((t) => r.stdout.indexOf(t));
+    expect(order[0]).toBeGreaterThan(0);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    // The synthesizer was fed the map and kept the worst clash as a minority position.
+    expect(r.stdout).toContain('MINORITY POSITION (architect');
+  });
+
+  it('shows the map in show, export and replay of the stored demo', async () => {
+    const show = await cli(['show', demoId, '--db', db]);
+    expect(show.stdout).toContain('## Tension map');
+    expect(show.stdout).toContain('### Round 2: targeted on T1 (narrowed, not resolved)');
+    const json = JSON.parse((await cli(['export', demoId, '--db', db, '--format', 'json'])).stdout) as { tensionMap: { status: string; map: { round: number } } };
+    expect(json.tensionMap).toMatchObject({ status: 'ok', map: { round: 2 } });
+    const replay = await cli(['replay', demoId, '--db', db]);
+    expect(replay.stderr).toContain('→ narrowed, not resolved');
+    expect(replay.stdout).toContain('TENSION MAP');
+  });
+
+  it('counts debates whose map is flagged for review at the foot of list', async () => {
+    const before = await cli(['list', '--db', db]);
+    expect(before.stdout).not.toContain('flagged for human review');
+
+    const preset = testPreset(['a', 'b', 'c'], { tensions: {} });
+    const presetFile = join(dir, 'flagged.json');
+    writeFileSync(presetFile, JSON.stringify(preset));
+    const long = (agent: string) => `${agent} argues at length. ${'The evidence points one way. '.repeat(40)}`;
+    sim = await startSimulator({ models: simModels(preset), respond: tensionResponder({ clashes: [], opening: long }).respond });
+    const run = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('⚑ FLAGGED FOR HUMAN REVIEW');
+
+    const after = await cli(['list', '--db', db]);
+    expect(after.stdout).toMatch(/⚑ 1 debate has a tension map flagged for human review: \S+ listed above/);
+  });
+});

@@ -1,0 +1,243 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PresetInput } from '../../src/config/preset-schema.js';
+import { recorder } from '../../src/engine/recorder.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import { renderCard } from '../../src/render/card.js';
+import { debateDocument } from '../../src/render/document.js';
+import { liveRenderer } from '../../src/render/live.js';
+import { renderMarkdown } from '../../src/render/markdown.js';
+import { storedEvents } from '../../src/render/replay.js';
+import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { flaggedTensionMaps } from '../../src/store/tensions.js';
+import { agentOf, simModels, testPreset } from '../helpers/panel.js';
+import { type TensionScript, type TensionStage, mapReply, tensionResponder, tensionStageOf, userText } from '../helpers/tensions.js';
+
+// The tension stage inside real debates against the simulator; claim ids as in test/helpers/tensions.ts.
+
+let sim: SimHandle | null = null;
+let store: Store | null = null;
+
+afterEach(async () => {
+  store?.close();
+  store = null;
+  await sim?.close();
+  sim = null;
+});
+
+async function debate(agentIds: string[], script: TensionScript, tensions: NonNullable<PresetInput['tensions']> = {}, path = ':memory:') {
+  const preset = testPreset(agentIds, { tensions, protocol: { maxRounds: 1, callTimeoutSeconds: 10 } });
+  const responder = tensionResponder(script);
+  sim = await startSimulator({ models: simModels(preset), respond: responder.respond });
+  store = openStore(path);
+  const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store) });
+  return { result, seen: responder.seen, stored: store.getDebate(result.id), store, preset };
+}
+
+const of = (seen: SimRequest[], stage: TensionStage) => seen.filter((r) => tensionStageOf(r) === stage);
+
+describe('the tension map stage', () => {
+  it('never fires the targeted round on emphasis clashes, even with the severity bar at 1', async () => {
+    const { seen, stored } = await debate(
+      ['a', 'b', 'c'],
+      {
+        clashes: [
+          { a: 'C1', b: 'C3', type: 'emphasis', severity: 3 },
+          { a: 'C2', b: 'C5', type: 'emphasis', severity: 3 },
+          { a: 'C4', b: 'C6', type: 'emphasis', severity: 2 },
+        ],
+      },
+      { round2: { minSeverity: 1, minClashes: 2 } },
+    );
+    expect(of(seen, 'targeted')).toHaveLength(0);
+    const map = stored.tensions!.map!;
+    expect(map.tensions.map((t) => t.type)).toEqual(['emphasis', 'emphasis', 'emphasis']);
+    expect(map.round2Target).toBeNull();
+    expect(map.round).toBe(1);
+    expect(stored.tensions!.exchange).toBeNull();
+  });
+
+  it('fires on two load-bearing factual clashes and re-asks only the two agents of the worst one, each shown the other\'s exact claim', async () => {
+    const { seen, stored, preset } = await debate(['a', 'b', 'c', 'd'], {
+      clashes: [
+        { a: 'C5', b: 'C7', type: 'factual', severity: 8 },
+        { a: 'C1', b: 'C3', type: 'factual', severity: 9 },
+      ],
+      stances: { a: 'concede', b: 'maintain' },
+    });
+    const targeted = of(seen, 'targeted');
+    expect(targeted.map(agentOf).sort()).toEqual(['a', 'b']);
+    const toA = targeted.find((r) => agentOf(r) === 'a')!;
+    const toB = targeted.find((r) => agentOf(r) === 'b')!;
+    expect(userText(toA)).toContain('Your claim: "a claim 1"');
+    expect(userText(toA)).toContain('b\'s claim: "b claim 1"');
+    expect(userText(toB)).toContain('Your claim: "b claim 1"');
+    expect(userText(toB)).toContain('a\'s claim: "a claim 1"');
+    // Each agent answers with its own model and persona, not the clash model.
+    expect(toA.model).toBe(preset.agents[0]!.model);
+    expect(toB.messages[0]!.content).toBe('You are agent b.');
+
+    const t = stored.tensions!;
+    expect(t.exchange).toMatchObject({ tensionId: 'T1', agents: ['a', 'b'], outcome: 'resolved' });
+    expect(t.exchange!.turns.map((x) => x.prompt)).toEqual([userText(toA), userText(toB)]);
+    expect(t.map!.round).toBe(2);
+    expect(t.map!.round2Target).toMatchObject({ tensionId: 'T1', agents: ['a', 'b'], outcome: 'resolved' });
+    expect(t.map!.tensions.map((x) => [x.id, x.agentA, x.agentB, x.resolution])).toEqual([
+      ['T1', 'a', 'b', 'resolved'],
+      ['T2', 'c', 'd', 'open'],
+    ]);
+    expect(stored.calls.filter((c) => c.stage === 'targeted').map((c) => c.agentId).sort()).toEqual(['a', 'b']);
+    // The map model sees the exchange; the synthesizer sees the map.
+    expect(userText(of(seen, 'map')[0]!)).toContain('Targeted round on T1');
+    const synthesis = seen.find((r) => 'triggersToRevisit' in ((r.format as { properties?: object })?.properties ?? {}))!;
+    expect(userText(synthesis)).toContain('Tension map (');
+    expect(userText(synthesis)).toContain('"c claim 1" against d [C7] "d claim 1"');
+  });
+
+  it('does not fire on a single high clash', async () => {
+    const { seen, stored } = await debate(['a', 'b', 'c'], {
+      clashes: [
+        { a: 'C1', b: 'C3', type: 'factual', severity: 10 },
+        { a: 'C2', b: 'C5', type: 'interpretive', severity: 5 },
+      ],
+    });
+    expect(of(seen, 'targeted')).toHaveLength(0);
+    expect(stored.tensions!.map!.tensions).toHaveLength(2);
+    expect(stored.tensions!.map!.round2Target).toBeNull();
+  });
+
+  it('flags a long zero-tension map for human review, stores the flag and counts it, and leaves a short one alone', async () => {
+    const long = (agent: string) => `${agent} argues at length. ${'The evidence points one way. '.repeat(40)}`;
+    const first = await debate(['a', 'b', 'c'], { clashes: [], opening: long });
+    const review = first.stored.tensions!.map!.review;
+    expect(review.flagged).toBe(true);
+    expect(review.answerTokens).toBeGreaterThan(800);
+    expect(review.reasons.map((r) => r.code)).toEqual(['long-answers-no-tensions']);
+    expect(flaggedTensionMaps(first.store, [first.result.id])).toEqual({ count: 1, ids: [first.result.id] });
+    expect(renderCard(first.stored)).toContain('⚑ FLAGGED FOR HUMAN REVIEW');
+    store!.close();
+    store = null;
+    await sim!.close();
+    sim = null;
+
+    const second = await debate(['a', 'b', 'c'], { clashes: [] });
+    expect(second.stored.tensions!.map!.tensions).toHaveLength(0);
+    expect(second.stored.tensions!.map!.review.flagged).toBe(false);
+    expect(flaggedTensionMaps(second.store).count).toBe(0);
+  });
+
+  it('rejects a map naming an unknown agent, asks once more, then records the map as failed while the debate completes', async () => {
+    const { stored, result } = await debate(['a', 'b', 'c'], {
+      clashes: [{ a: 'C1', b: 'C3', type: 'factual', severity: 9 }],
+      map: (req) => {
+        const draft = JSON.parse(mapReply(req)) as { consensus: { supportingAgents: string[] }[] };
+        draft.consensus[0]!.supportingAgents = ['a', 'ghost'];
+        return JSON.stringify(draft);
+      },
+    });
+    const mapCalls = stored.calls.filter((c) => c.agentId === 'tension-map');
+    expect(mapCalls.map((c) => [c.attempt, c.status])).toEqual([
+      [0, 'invalid'],
+      [1, 'invalid'],
+    ]);
+    expect(mapCalls[0]!.validationError).toContain('"ghost"');
+    const t = stored.tensions!;
+    expect(t.status).toBe('failed');
+    expect(t.map).toBeNull();
+    expect(t.error).toContain('the map could not be drawn');
+    expect(debateDocument(stored)).toMatchObject({ tensionMap: { status: 'failed', map: null } });
+    expect(renderCard(stored)).toContain('TENSION MAP FAILED');
+    expect(result.status).toBe('completed');
+    expect(stored.synthesis?.status).toBe('ok');
+  });
+
+  it('repairs a clash reply with an unknown claim id or a severity out of range, and stores only what validated', async () => {
+    const { stored } = await debate(['a', 'b', 'c'], {
+      clashOverride: (_req, attempt) => {
+        const clash = { claimA: 'C1', claimB: 'C3', type: 'factual', loadBearing: true, resolvable: true, recommendation: 'r' };
+        if (attempt === 0) return JSON.stringify({ clashes: [{ ...clash, claimB: 'C77', severity: 9 }] });
+        return JSON.stringify({ clashes: [{ ...clash, severity: 9 }] });
+      },
+    });
+    const clashCalls = stored.calls.filter((c) => c.agentId === 'clash-1');
+    expect(clashCalls.map((c) => c.status)).toEqual(['invalid', 'ok']);
+    expect(clashCalls[0]!.validationError).toContain('"C77"');
+    expect(stored.tensions!.map!.tensions.map((t) => [t.claimAId, t.claimBId])).toEqual([['C1', 'C3']]);
+
+    await sim!.close();
+    store!.close();
+    const outOfRange = await debate(['a', 'b', 'c'], {
+      clashOverride: () => JSON.stringify({ clashes: [{ claimA: 'C1', claimB: 'C3', type: 'factual', severity: 14, loadBearing: true, resolvable: true, recommendation: 'r' }] }),
+    });
+    const t = outOfRange.stored.tensions!;
+    expect(outOfRange.stored.calls.filter((c) => c.agentId === 'clash-1').map((c) => c.status)).toEqual(['invalid', 'invalid']);
+    expect(t.tensions).toHaveLength(0);
+    expect(t.gaps.join()).toContain('pairs a–b, a–c, b–c not compared');
+    expect(t.map!.review.reasons.map((r) => r.code)).toContain('incomplete-coverage');
+  });
+
+  it('compares every pair of a ten-agent panel once, in nine clash calls', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    const { seen, stored } = await debate(ids, { clashes: [] });
+    expect(of(seen, 'claims')).toHaveLength(10);
+    const clash = of(seen, 'clash');
+    expect(clash).toHaveLength(9);
+    const compared = clash.flatMap((r) => (/only these: (.*)\.$/m.exec(userText(r))?.[1] ?? '').split('; '));
+    expect(new Set(compared).size).toBe(45);
+    expect(compared).toHaveLength(45);
+    expect(of(seen, 'map')).toHaveLength(1);
+    expect(stored.tensions!.map!.coverage).toEqual({ pairsCompared: 45, pairsTotal: 45, gaps: [] });
+  });
+
+  it('replays the map, the tension list by severity and the Round 2 exchange from the file, with no model server', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'conclave-tensions-')), 'record.db');
+    const { result } = await debate(
+      ['a', 'b', 'c', 'd'],
+      {
+        clashes: [
+          { a: 'C5', b: 'C7', type: 'factual', severity: 8 },
+          { a: 'C1', b: 'C3', type: 'factual', severity: 9 },
+          { a: 'C2', b: 'C6', type: 'emphasis', severity: 2 },
+        ],
+        stances: { a: 'narrow', b: 'maintain' },
+      },
+      {},
+      path,
+    );
+    store!.close();
+    store = null;
+    await sim!.close();
+    sim = null;
+
+    store = openStore(path);
+    const stored = store.getDebate(result.id);
+    let text = '';
+    const out = { write: (s: string) => ((text += s), true) } as unknown as NodeJS.WritableStream;
+    const render = liveRenderer(out, { color: false, live: false, columns: 120 });
+    for (const event of storedEvents(stored)) render(event);
+    const t1 = text.indexOf('T1   9 factual');
+    const t2 = text.indexOf('T2   8 factual');
+    const t3 = text.indexOf('T3   2 emphasis');
+    expect(t1).toBeGreaterThan(0);
+    expect(t2).toBeGreaterThan(t1);
+    expect(t3).toBeGreaterThan(t2);
+    expect(text).toContain('re-asking only a and b about T1');
+    expect(text).toContain('Round 2 · targeted on T1');
+    expect(text).toContain('a (narrows, confidence 0.50): a engages');
+    expect(text).toContain('→ narrowed, not resolved');
+    expect(text).toContain('map: The panel agrees on A but splits on its cost.');
+
+    const md = renderMarkdown(stored);
+    expect(md).toContain('## Tension map');
+    expect(md).toContain('| T1 | 9 | factual | a ↔ b | yes | yes | narrowed |');
+    expect(md).toContain('### Round 2: targeted on T1 (narrowed, not resolved)');
+    const doc = debateDocument(stored) as { tensionMap: { map: { format: string; version: number; tensions: unknown[] }; round2: { turns: { prompt: string }[] } } };
+    expect(doc.tensionMap.map).toMatchObject({ format: 'conclave.tension-map', version: 1 });
+    expect(doc.tensionMap.map.tensions).toHaveLength(3);
+    expect(doc.tensionMap.round2.turns[0]!.prompt).toContain('Your claim: "a claim 1"');
+  });
+});

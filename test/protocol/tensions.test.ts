@@ -1,0 +1,282 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type Claim,
+  type MapDraft,
+  type Tension,
+  type TensionMap,
+  agentPairs,
+  assembleTensionMap,
+  batchPairs,
+  checkClashReply,
+  checkMapDraft,
+  claimsFromAnswer,
+  clashReplySchema,
+  falseConsensusReview,
+  headlineProblem,
+  mapCallCount,
+  numberClaims,
+  parseTensionMap,
+  round2Decision,
+  round2Outcome,
+  severityInBand,
+  tensionsFromClashes,
+  validateTensionMap,
+} from '../../src/protocol/tensions.js';
+
+let n = 0;
+function tension(overrides: Partial<Tension> = {}): Tension {
+  n += 1;
+  return {
+    id: `T${n}`,
+    agentA: 'a',
+    agentB: 'b',
+    claimAId: 'C1',
+    claimBId: 'C2',
+    claimA: 'x is true',
+    claimB: 'x is false',
+    type: 'factual',
+    severity: 9,
+    loadBearing: true,
+    resolvable: true,
+    recommendation: 'check x',
+    resolution: 'open',
+    ...overrides,
+  };
+}
+
+const claims: Claim[] = numberClaims([
+  { agentId: 'a', texts: ['a1', 'a2'], source: 'model' },
+  { agentId: 'b', texts: ['b1'], source: 'model' },
+  { agentId: 'c', texts: ['c1'], source: 'model' },
+]);
+const byId = new Map(claims.map((c) => [c.id, c]));
+
+const draft: MapDraft = {
+  headline: 'They agree on the plan but split on its cost.',
+  consensus: [{ claim: 'do it', supportingAgents: ['a', 'b'], confidence: 0.8, loadBearing: true }],
+  majorFindings: ['one', 'two', 'three'],
+  openQuestions: ['what does it cost?'],
+  confidence: [
+    { agent: 'a', confidence: 0.7 },
+    { agent: 'b', confidence: 0.6 },
+    { agent: 'c', confidence: 0.5 },
+  ],
+};
+
+function sampleMap(overrides: Partial<TensionMap> = {}): TensionMap {
+  const tensions = tensionsFromClashes(
+    [{ claimA: 'C1', claimB: 'C3', type: 'factual', severity: 9, loadBearing: true, resolvable: true, recommendation: 'measure' }],
+    byId,
+    ['a', 'b', 'c'],
+  );
+  const map = assembleTensionMap({
+    debateId: 'd1',
+    generatedAt: 0,
+    agents: ['a', 'b', 'c'],
+    claims,
+    tensions,
+    draft,
+    exchange: null,
+    review: { flagged: false, reasons: [], answerTokens: 100 },
+    pairsCompared: 3,
+    pairsTotal: 3,
+    gaps: [],
+  });
+  return { ...map, ...overrides };
+}
+
+describe('clash classification', () => {
+  it('keeps each severity inside its type band: factual 8-10, interpretive 4-7, emphasis 1-3', () => {
+    expect(severityInBand('factual', 5)).toBe(8);
+    expect(severityInBand('factual', 10)).toBe(10);
+    expect(severityInBand('interpretive', 9)).toBe(7);
+    expect(severityInBand('interpretive', 2)).toBe(4);
+    expect(severityInBand('emphasis', 8)).toBe(3);
+    expect(severityInBand('emphasis', 1)).toBe(1);
+  });
+
+  it('numbers tensions from the most severe, orders each pair by panel order and keeps a repeated claim pair once', () => {
+    const tensions = tensionsFromClashes(
+      [
+        { claimA: 'C4', claimB: 'C1', type: 'emphasis', severity: 9, loadBearing: false, resolvable: false, recommendation: 'r1' },
+        { claimA: 'C3', claimB: 'C2', type: 'interpretive', severity: 5, loadBearing: true, resolvable: true, recommendation: 'r2' },
+        { claimA: 'C2', claimB: 'C3', type: 'interpretive', severity: 6, loadBearing: true, resolvable: true, recommendation: 'r3' },
+        { claimA: 'C1', claimB: 'C3', type: 'factual', severity: 8, loadBearing: true, resolvable: true, recommendation: 'r4' },
+      ],
+      byId,
+      ['a', 'b', 'c'],
+    );
+    expect(tensions.map((t) => [t.id, t.type, t.severity, t.agentA, t.agentB, t.recommendation])).toEqual([
+      ['T1', 'factual', 8, 'a', 'b', 'r4'],
+      ['T2', 'interpretive', 6, 'a', 'b', 'r3'],
+      ['T3', 'emphasis', 3, 'a', 'c', 'r1'],
+    ]);
+    expect(tensions[2]!.claimAId).toBe('C1');
+    expect(tensions[2]!.claimBId).toBe('C4');
+  });
+
+  it('sends back a clash reply that names an unknown claim, two claims of one agent, or a pair it was not asked about', () => {
+    const reply = (claimA: string, claimB: string) =>
+      clashReplySchema.parse({ clashes: [{ claimA, claimB, type: 'factual', severity: 9, loadBearing: true, resolvable: true, recommendation: 'r' }] });
+    const pairs = [['a', 'b']] as const;
+    expect(checkClashReply(reply('C1', 'C3'), byId, pairs)).toBeNull();
+    expect(checkClashReply(reply('C1', 'C99'), byId, pairs)).toContain('"C99" is not one of the listed claim ids');
+    expect(checkClashReply(reply('C1', 'C2'), byId, pairs)).toContain('two claims of a');
+    expect(checkClashReply(reply('C1', 'C4'), byId, pairs)).toContain('a pair this request did not list');
+  });
+
+  it('refuses a severity outside 1-10 and a type outside the three in model replies', () => {
+    const base = { claimA: 'C1', claimB: 'C3', loadBearing: true, resolvable: true, recommendation: 'r' };
+    expect(clashReplySchema.safeParse({ clashes: [{ ...base, type: 'factual', severity: 11 }] }).success).toBe(false);
+    expect(clashReplySchema.safeParse({ clashes: [{ ...base, type: 'factual', severity: 0 }] }).success).toBe(false);
+    expect(clashReplySchema.safeParse({ clashes: [{ ...base, type: 'moral', severity: 5 }] }).success).toBe(false);
+    expect(clashReplySchema.safeParse({ clashes: [{ ...base, type: 'emphasis', severity: 2 }] }).success).toBe(true);
+  });
+});
+
+describe('the Round 2 trigger', () => {
+  it('never fires on emphasis clashes, however many and whatever the threshold', () => {
+    const emphasis = [1, 2, 3].map(() => tension({ type: 'emphasis', severity: 3 }));
+    expect(round2Decision(emphasis).fire).toBe(false);
+    expect(round2Decision(emphasis, { minClashes: 1, minSeverity: 1 }).fire).toBe(false);
+  });
+
+  it('fires on two load-bearing factual clashes and targets the more severe', () => {
+    const low = tension({ severity: 8 });
+    const high = tension({ severity: 10, agentA: 'c', agentB: 'd' });
+    const d = round2Decision([low, high]);
+    expect(d.fire).toBe(true);
+    expect(d.target?.id).toBe(high.id);
+    expect(d.qualifying).toEqual([high.id, low.id]);
+  });
+
+  it('does not fire on a single high clash, nor count clashes that are not load-bearing or score under 6', () => {
+    expect(round2Decision([tension({ severity: 10 })]).fire).toBe(false);
+    expect(round2Decision([tension({ severity: 10 }), tension({ severity: 9, loadBearing: false })]).fire).toBe(false);
+    expect(round2Decision([tension({ severity: 10 }), tension({ type: 'interpretive', severity: 5 })]).fire).toBe(false);
+    expect(round2Decision([tension({ severity: 10 }), tension({ type: 'interpretive', severity: 6 })]).fire).toBe(true);
+  });
+
+  it('takes its numbers from the preset rule', () => {
+    expect(round2Decision([tension({ severity: 10 })], { minClashes: 1, minSeverity: 6 }).fire).toBe(true);
+    expect(round2Decision([tension({ severity: 8 }), tension({ severity: 8 })], { minClashes: 2, minSeverity: 9 }).fire).toBe(false);
+  });
+
+  it('prefers a clash more information could settle when two tie on severity', () => {
+    const judgement = tension({ severity: 9, resolvable: false });
+    const settleable = tension({ severity: 9, resolvable: true });
+    expect(round2Decision([judgement, settleable]).target?.id).toBe(settleable.id);
+  });
+
+  it('counts a clash resolved when either side concedes, narrowed when one narrows, open otherwise', () => {
+    expect(round2Outcome('maintain', 'concede')).toBe('resolved');
+    expect(round2Outcome('narrow', 'maintain')).toBe('narrowed');
+    expect(round2Outcome('maintain', 'maintain')).toBe('unresolved');
+    expect(round2Outcome(null, 'concede')).toBe('unresolved');
+  });
+});
+
+describe('the false-consensus guard', () => {
+  it('flags a map with zero tensions drawn from answers longer than 800 tokens, and only then', () => {
+    const long = falseConsensusReview({ answerTokens: 801, tensions: [], confidence: { a: 0.5 }, gaps: [] });
+    expect(long.flagged).toBe(true);
+    expect(long.reasons.map((r) => r.code)).toEqual(['long-answers-no-tensions']);
+    expect(falseConsensusReview({ answerTokens: 800, tensions: [], confidence: { a: 0.5 }, gaps: [] }).flagged).toBe(false);
+    expect(falseConsensusReview({ answerTokens: 5000, tensions: [tension({ type: 'emphasis', severity: 1 })], confidence: {}, gaps: [] }).flagged).toBe(false);
+    expect(falseConsensusReview({ answerTokens: 500, tensions: [], confidence: {}, gaps: [] }, { longAnswerTokens: 400, maxConfidence: 0.85 }).flagged).toBe(true);
+  });
+
+  it('flags every agent rated above 0.85 on a contested question, but not on emphasis alone or at exactly 0.85', () => {
+    const contested = [tension({ type: 'interpretive', severity: 5 })];
+    expect(falseConsensusReview({ answerTokens: 10, tensions: contested, confidence: { a: 0.9, b: 0.86 }, gaps: [] }).reasons.map((r) => r.code)).toEqual([
+      'overconfident-on-contested',
+    ]);
+    expect(falseConsensusReview({ answerTokens: 10, tensions: contested, confidence: { a: 0.9, b: 0.85 }, gaps: [] }).flagged).toBe(false);
+    expect(falseConsensusReview({ answerTokens: 10, tensions: [tension({ type: 'emphasis', severity: 2 })], confidence: { a: 0.99 }, gaps: [] }).flagged).toBe(false);
+  });
+
+  it('flags a map where some pairs were never compared', () => {
+    const r = falseConsensusReview({ answerTokens: 10, tensions: [tension()], confidence: { a: 0.5 }, gaps: ['pairs a–b not compared'] });
+    expect(r.reasons.map((x) => x.code)).toEqual(['incomplete-coverage']);
+  });
+});
+
+describe('map validation', () => {
+  it('accepts a sound map', () => {
+    expect(parseTensionMap(sampleMap(), { agents: ['a', 'b', 'c'], claimIds: claims.map((c) => c.id) })).toMatchObject({ ok: true });
+  });
+
+  it('rejects a map that names an agent the debate does not have', () => {
+    const map = sampleMap({ consensus: [{ claim: 'x', supportingAgents: ['a', 'ghost'], confidence: 0.5, loadBearing: true }] });
+    const problems = validateTensionMap(map, { agents: ['a', 'b', 'c'] });
+    expect(problems.join()).toContain('"ghost"');
+    const profile = sampleMap();
+    profile.synthesis.confidenceProfile = { a: 0.5, zed: 0.4 };
+    expect(validateTensionMap(profile, { agents: ['a', 'b', 'c'] }).join()).toContain('"zed"');
+  });
+
+  it('rejects a tension whose claim does not exist or belongs to another agent', () => {
+    const base = sampleMap();
+    const unknown = sampleMap({ tensions: [{ ...base.tensions[0]!, claimBId: 'C42' }] });
+    expect(validateTensionMap(unknown, { agents: ['a', 'b', 'c'] }).join()).toContain('"C42", which is not in this debate');
+    const wrongOwner = sampleMap({ tensions: [{ ...base.tensions[0]!, claimBId: 'C4' }] });
+    expect(validateTensionMap(wrongOwner, { agents: ['a', 'b', 'c'] }).join()).toContain('belongs to c, not b');
+    expect(validateTensionMap(base, { agents: ['a', 'b', 'c'], claimIds: ['C1'] }).join()).toContain('which no extraction produced');
+  });
+
+  it('rejects a severity outside its band or outside 1-10, and a type outside the three', () => {
+    const base = sampleMap();
+    const t = base.tensions[0]!;
+    expect(validateTensionMap(sampleMap({ tensions: [{ ...t, severity: 5 }] }), { agents: ['a', 'b', 'c'] }).join()).toContain('a factual clash scores 8-10');
+    expect(parseTensionMap({ ...base, tensions: [{ ...t, severity: 12 }] }, { agents: ['a', 'b', 'c'] }).ok).toBe(false);
+    expect(parseTensionMap({ ...base, tensions: [{ ...t, type: 'moral' }] }, { agents: ['a', 'b', 'c'] }).ok).toBe(false);
+  });
+
+  it('requires three to five major findings and per-agent confidence, never one score', () => {
+    const base = sampleMap();
+    expect(parseTensionMap({ ...base, synthesis: { ...base.synthesis, majorFindings: ['only one'] } }, { agents: ['a', 'b', 'c'] }).ok).toBe(false);
+    expect(parseTensionMap({ ...base, synthesis: { ...base.synthesis, confidenceProfile: 0.8 } }, { agents: ['a', 'b', 'c'] }).ok).toBe(false);
+  });
+});
+
+describe('the map draft', () => {
+  const ctx = { agents: ['a', 'b', 'c'], round2Outcome: null };
+
+  it('turns away hedged headlines', () => {
+    expect(headlineProblem('It depends on the budget.')).toMatch(/hedges/);
+    expect(headlineProblem('Both perspectives have merit.')).toMatch(/hedges/);
+    expect(headlineProblem('The panel splits on cost.')).toBeNull();
+  });
+
+  it('asks for a repair when a draft names an unknown agent or leaves a panelist without a confidence', () => {
+    expect(checkMapDraft(draft, ctx)).toBeNull();
+    expect(checkMapDraft({ ...draft, consensus: [{ ...draft.consensus[0]!, supportingAgents: ['a', 'ghost'] }] }, ctx)).toContain('"ghost"');
+    expect(checkMapDraft({ ...draft, confidence: draft.confidence.slice(0, 2) }, ctx)).toContain('no entry for c');
+  });
+
+  it('asks for an open question when the targeted round left its clash unresolved', () => {
+    const none = { ...draft, openQuestions: [] };
+    expect(checkMapDraft(none, { ...ctx, round2Outcome: 'narrowed' })).toContain('openQuestions is empty');
+    expect(checkMapDraft(none, { ...ctx, round2Outcome: 'resolved' })).toBeNull();
+  });
+});
+
+describe('claims and call counts', () => {
+  it('takes claims an answer already lists and returns null when it lists none', () => {
+    expect(claimsFromAnswer({ position: 'p', claims: ['x', { text: 'y' }, { claim: 'z' }, ''] })).toEqual(['x', 'y', 'z']);
+    expect(claimsFromAnswer({ loadBearingClaims: ['w'] })).toEqual(['w']);
+    expect(claimsFromAnswer({ position: 'p', reasoning: 'r', confidence: 0.5 })).toBeNull();
+    expect(claimsFromAnswer(null)).toBeNull();
+  });
+
+  it('compares every pair of ten agents exactly once in nine clash calls of five pairs', () => {
+    const agents = Array.from({ length: 10 }, (_, i) => `agent${i}`);
+    const pairs = agentPairs(agents);
+    expect(pairs).toHaveLength(45);
+    const batches = batchPairs(pairs, 5);
+    expect(batches).toHaveLength(9);
+    expect(new Set(batches.flat().map(([a, b]) => `${a}|${b}`)).size).toBe(45);
+    expect(mapCallCount(10, 5, { round2: true })).toEqual({ claims: 10, clashes: 9, targeted: 2, map: 1, total: 22 });
+    expect(mapCallCount(3, 5)).toEqual({ claims: 3, clashes: 1, targeted: 0, map: 1, total: 5 });
+  });
+});
