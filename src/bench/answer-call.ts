@@ -30,6 +30,8 @@ export interface AnswerOutcome {
   calls: CallRecord[];
   /** The failure of the last attempt, if any. */
   error: string | null;
+  /** The gateway's code when the call failed (`HOST_UNREACHABLE`, `CALL_TIMEOUT`, …). */
+  errorCode: string | null;
 }
 
 const FORMAT = formatSchemaOf(benchAnswerSchema);
@@ -42,7 +44,7 @@ const FORMAT = formatSchemaOf(benchAnswerSchema);
  */
 export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promise<AnswerOutcome> {
   const original = answerMessages(spec.item, spec.persona);
-  const outcome: AnswerOutcome = { status: 'unparsed', answer: null, method: 'none', callIds: [], calls: [], error: null };
+  const outcome: AnswerOutcome = { status: 'unparsed', answer: null, method: 'none', callIds: [], calls: [], error: null, errorCode: null };
   let messages = original;
   for (let attempt = 0; attempt < 2; attempt++) {
     const startedAt = spec.now();
@@ -83,7 +85,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
       };
       outcome.calls.push(call);
       outcome.callIds.push(spec.onCall(call));
-      return { ...outcome, status: 'error', error: callError.message };
+      return { ...outcome, status: 'error', error: callError.message, errorCode: callError.code };
     }
     const parsed = parseReply(content, benchAnswerSchema);
     const extracted = extractAnswer(content, spec.item.kind, spec.item.choices);

@@ -6,7 +6,7 @@ import type { CallRecord, DebateEvent } from '../engine/events.js';
 import { recorder } from '../engine/recorder.js';
 import { runDebate } from '../engine/run-debate.js';
 import type { ExtraStage } from '../engine/stage.js';
-import { DebateFailedError, InputError, InterruptedError, errorMessage } from '../errors.js';
+import { DebateFailedError, HostError, InputError, InterruptedError, errorMessage } from '../errors.js';
 import { Gateway } from '../ollama/gateway.js';
 import { ModelLimiter } from '../schedule/limiter.js';
 import {
@@ -224,6 +224,9 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
   return { runId, trialsDone: finished, trialsTotal: total };
 }
 
+/** Call failures that say the server, not the model, failed: they stop the bench instead of scoring as wrong. */
+const OUTAGE_CODES = new Set(['HOST_UNREACHABLE', 'MODEL_MISSING']);
+
 interface TrialContext {
   store: Store;
   runId: string;
@@ -308,6 +311,16 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
     Promise.all(Array.from({ length: k }, (_, j) => ask(j % n, 'sc', j))),
   ]);
   if (ctx.signal.aborted) throw new InterruptedError('stopped');
+  // A server that went away or lost a model is not a wrong answer: stop, and let a resume redo this item.
+  const outage =
+    [...singles, ...samples].map((b) => (b.outcome.errorCode && OUTAGE_CODES.has(b.outcome.errorCode) ? `${b.model}: ${b.outcome.error}` : null)).find((x) => x !== null) ??
+    debate.calls.map((c) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
+    null;
+  if (outage !== null) {
+    throw new HostError('BENCH_HOST_LOST', `Item \`${item.id}\` of bench run ${ctx.runId} could not be completed: ${outage}`, {
+      hint: `Fix the server (start it, or pull the model), then continue with \`conclave bench --resume ${ctx.runId}\`; finished items are kept.`,
+    });
+  }
 
   const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result() });
   finishTrial(

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildReport } from '../../src/bench/report.js';
 import { executeBench } from '../../src/bench/runner.js';
-import { InputError, InterruptedError, StoreError } from '../../src/errors.js';
+import { HostError, InputError, InterruptedError, StoreError } from '../../src/errors.js';
 import { getBenchRun, loadBenchData, resolveBenchRunId } from '../../src/store/bench.js';
 import { benchTrials } from '../../src/store/schema-bench.js';
 import { openStore } from '../../src/store/open.js';
@@ -124,5 +124,25 @@ describe('answer calls', () => {
     const runId = await bench.start({ limit: 1 });
     const trial = loadBenchData(bench.store, runId).trials[0]!;
     expect(trial.answers.find((a) => a.source === 'debate' && a.round === 0 && a.slot === 'c')).toMatchObject({ status: 'ok', answer: '4', correct: false });
+  });
+
+  it('stops the bench instead of scoring wrong answers when the server loses a model, and the resume redoes the item', async () => {
+    let broken = true;
+    bench = await setupBench({
+      onRequest: (req) => {
+        const answerCall = 'answer' in ((req.format as { properties?: object } | null)?.properties ?? {});
+        if (broken && answerCall && req.messages[1]!.content.includes(items[1]!.question)) throw new Error('gone');
+      },
+    });
+    const runId = bench.create();
+    const err = await bench.execute(runId).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HostError);
+    expect((err as HostError).code).toBe('BENCH_HOST_LOST');
+    expect((err as HostError).hint).toContain(`conclave bench --resume ${runId}`);
+    const done = () => loadBenchData(bench!.store, runId).trials.map((t) => t.itemId);
+    expect(done()).toEqual(['i1']);
+    broken = false;
+    await bench.execute(runId);
+    expect(done()).toEqual(['i1', 'i2', 'i3', 'i4']);
   });
 });
