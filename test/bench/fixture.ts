@@ -1,6 +1,6 @@
 import { createRun, executeBench, type BenchProgress } from '../../src/bench/runner.js';
 import type { SuiteItem } from '../../src/bench/suite.js';
-import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { type ItemScript, benchResponder } from '../helpers/bench-panel.js';
@@ -73,8 +73,8 @@ export interface SetupOptions {
   scripts?: Record<string, ItemScript>;
   agentIds?: string[];
   dbPath?: string;
-  /** Sees every request before the scripted panel answers it. */
-  onRequest?: (req: SimRequest) => void;
+  /** Sees every request first; a reply it returns replaces the scripted panel's. */
+  onRequest?: (req: SimRequest) => SimReply | undefined | void;
 }
 
 export async function setupBench(opts: SetupOptions = {}): Promise<BenchSetup> {
@@ -84,10 +84,7 @@ export async function setupBench(opts: SetupOptions = {}): Promise<BenchSetup> {
   const panel = benchResponder(suite, opts.scripts ?? scripts, ids);
   const sim = await startSimulator({
     models: simModels(preset),
-    respond: (req) => {
-      opts.onRequest?.(req);
-      return panel.respond(req);
-    },
+    respond: (req) => opts.onRequest?.(req) ?? panel.respond(req),
   });
   const store = openStore(opts.dbPath ?? ':memory:');
   const setup: BenchSetup = {

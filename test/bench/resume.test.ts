@@ -28,6 +28,7 @@ describe('bench resume', () => {
     // Stop while item i3's debate is under way: i1 and i2 are finished by then.
     bench = await setupBench({ dbPath: file, onRequest: (req) => {
       if (req.messages.some((m) => m.content.includes(items[2]!.question))) controller.abort();
+      return undefined;
     } });
     const runId = bench.create();
     await expect(bench.execute(runId, { signal: controller.signal })).rejects.toBeInstanceOf(InterruptedError);
@@ -131,7 +132,8 @@ describe('answer calls', () => {
     bench = await setupBench({
       onRequest: (req) => {
         const answerCall = 'answer' in ((req.format as { properties?: object } | null)?.properties ?? {});
-        if (broken && answerCall && req.messages[1]!.content.includes(items[1]!.question)) throw new Error('gone');
+        if (broken && answerCall && req.messages[1]!.content.includes(items[1]!.question)) return { status: 404, error: `model '${req.model}' not found` };
+        return undefined;
       },
     });
     const runId = bench.create();

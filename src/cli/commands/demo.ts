@@ -31,7 +31,8 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
       const { loadPreset } = await import('../../config/load-preset.js');
       const { runFromCli } = await import('../run-debate-cli.js');
       const { preset } = loadPreset(args.preset, io.cwd);
-      const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: args['token-ms'] });
+      // A 24 GiB workstation GPU, stated, so the plan is made as it would be on real hardware.
+      const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: args['token-ms'], vramBytes: 24 * 2 ** 30 });
       try {
         if (!args.quiet) io.stderr.write(`Simulated Ollama on ${sim.url}; the panel's answers are scripted.\n\n`);
         exit.value = await runFromCli(
@@ -39,6 +40,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
             question: args.question,
             preset: args.preset,
             host: sim.url,
+            'vram-gib': 24,
             ...(args.db ? { db: args.db } : {}),
             ...(args.json ? { json: true } : {}),
             ...(args.quiet ? { quiet: true } : {}),

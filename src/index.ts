@@ -1,0 +1,22 @@
+/** Conclave's public API: run debates, read the record, validate presets, drive the simulator. */
+export { runDebate, newDebateId, presetModels, missingModels } from './engine/run-debate.js';
+export type { DebateResult, RunDebateOptions } from './engine/run-debate.js';
+export { recorder } from './engine/recorder.js';
+export type * from './engine/events.js';
+export type { ExtraStage, StageContext, StageCallRequest, StageOutput } from './engine/stage.js';
+export { openStore, defaultDbPath } from './store/open.js';
+export type { Store, StoredDebate, DebateSummary } from './store/store.js';
+export { loadPreset, parsePreset, builtinPresetNames } from './config/load-preset.js';
+export { presetSchema } from './config/preset-schema.js';
+export type { Preset, PresetInput, AgentSpec, HostEntry } from './config/preset-schema.js';
+export { presetJsonSchema } from './config/preset-json-schema.js';
+export { debateDocument, DOCUMENT_VERSION } from './render/document.js';
+export { renderCard } from './render/card.js';
+export { renderMarkdown } from './render/markdown.js';
+export { Gateway, CallError } from './ollama/gateway.js';
+export { resolveHost, normalizeHost } from './ollama/host.js';
+export { DebateScheduler } from './schedule/scheduler.js';
+export type { SchedulePlan } from './schedule/plan.js';
+export { startSimulator } from './sim/index.js';
+export type { SimOptions, SimHandle, SimReply, SimRequest } from './sim/index.js';
+export { ConclaveError, InputError, HostError, StoreError, DebateFailedError, InterruptedError } from './errors.js';
