@@ -1,6 +1,6 @@
 import type { CallRecord } from '../engine/events.js';
-import { emptyMetrics, parseReply } from '../engine/structured-call.js';
-import { CallError, type Gateway } from '../ollama/gateway.js';
+import { failedCall, parseReply } from '../engine/structured-call.js';
+import type { Gateway } from '../ollama/gateway.js';
 import { repairMessages } from '../protocol/prompts.js';
 import { formatSchemaOf } from '../protocol/schemas.js';
 import { type ExtractMethod, extractAnswer } from './extract.js';
@@ -72,17 +72,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
       content = result.content;
       metrics = result.metrics;
     } catch (err) {
-      const callError = err instanceof CallError ? err : new CallError('STREAM_ERROR', String(err));
-      const call: CallRecord = {
-        ...base,
-        raw: '',
-        parsed: null,
-        status: callError.code === 'CALL_ABORTED' ? 'aborted' : 'error',
-        validationError: null,
-        error: `${callError.code}: ${callError.message}`,
-        metrics: emptyMetrics(),
-        finishedAt: spec.now(),
-      };
+      const { call, error: callError } = failedCall(base, err, spec.now());
       outcome.calls.push(call);
       outcome.callIds.push(spec.onCall(call));
       return { ...outcome, status: 'error', error: callError.message, errorCode: callError.code };

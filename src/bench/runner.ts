@@ -9,6 +9,7 @@ import type { ExtraStage } from '../engine/stage.js';
 import { DebateFailedError, HostError, InputError, InterruptedError, errorMessage } from '../errors.js';
 import { Gateway } from '../ollama/gateway.js';
 import { ModelLimiter } from '../schedule/limiter.js';
+import { isProcessAlive } from '../store/open.js';
 import {
   type BenchPresetSnapshot,
   type BenchRunRecord,
@@ -146,22 +147,13 @@ export function checkResumable(run: BenchRunRecord, trialsDone: number): void {
       hint: `See its results with \`conclave bench report ${run.id}\`.`,
     });
   }
-  if (run.status === 'running' && run.pid !== process.pid && run.hostname === hostname() && isAlive(run.pid)) {
+  if (run.status === 'running' && run.pid !== process.pid && run.hostname === hostname() && isProcessAlive(run.pid)) {
     throw new InputError('BENCH_RUNNING', `Bench run \`${run.id}\` is still being run by process ${run.pid} on this machine.`, {
       hint: 'Wait for it to finish, or stop that process first (Ctrl-C keeps every finished item), then resume.',
     });
   }
 }
 
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
 
 /**
  * Runs every trial (item × preset) of a run that is not done yet. Each trial

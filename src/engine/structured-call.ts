@@ -82,18 +82,9 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       lastProblem = parsed.problem;
       messages = repairMessages(spec.messages, content, parsed.problem);
     } catch (err) {
-      const callError = err instanceof CallError ? err : new CallError('STREAM_ERROR', String(err));
-      hooks.onCall({
-        ...base,
-        raw: '',
-        parsed: null,
-        status: callError.code === 'CALL_ABORTED' ? 'aborted' : 'error',
-        validationError: null,
-        error: `${callError.code}: ${callError.message}`,
-        metrics: emptyMetrics(),
-        finishedAt: hooks.now(),
-      });
-      return { status: 'failed', error: callError.message, code: callError.code };
+      const { call, error } = failedCall(base, err, hooks.now());
+      hooks.onCall(call);
+      return { status: 'failed', error: error.message, code: error.code };
     }
   }
   return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
@@ -126,6 +117,28 @@ export function parseReply<T>(content: string, schema: z.ZodType<T>, check?: (va
   const problem = check?.(result.data) ?? null;
   if (problem) return { ok: false, problem, json };
   return { ok: true, value: result.data, json };
+}
+
+/** The record of a call that failed (HTTP error, timeout, abort, broken stream), and the error as a CallError. */
+export function failedCall(
+  base: Omit<CallRecord, 'raw' | 'parsed' | 'status' | 'validationError' | 'error' | 'metrics' | 'finishedAt'>,
+  err: unknown,
+  finishedAt: number,
+): { call: CallRecord; error: CallError } {
+  const error = err instanceof CallError ? err : new CallError('STREAM_ERROR', String(err));
+  return {
+    error,
+    call: {
+      ...base,
+      raw: '',
+      parsed: null,
+      status: error.code === 'CALL_ABORTED' ? 'aborted' : 'error',
+      validationError: null,
+      error: `${error.code}: ${error.message}`,
+      metrics: emptyMetrics(),
+      finishedAt,
+    },
+  };
 }
 
 export function emptyMetrics(): CallRecord['metrics'] {

@@ -207,7 +207,8 @@ function markInterruptedDebates(sqlite: Database.Database): void {
     .run();
 }
 
-function isProcessAlive(pid: number): boolean {
+/** Whether a process with this pid exists on this machine (ours or another user's). */
+export function isProcessAlive(pid: number): boolean {
   // kill(0) would signal our own process group: never a sign of life for a debate.
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {

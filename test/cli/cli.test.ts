@@ -9,19 +9,7 @@ import { packagePath } from '../../src/package-root.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
-
-function capture(): NodeJS.WriteStream & { text: string } {
-  const stream = {
-    text: '',
-    isTTY: false,
-    columns: 100,
-    write(chunk: string | Uint8Array) {
-      stream.text += String(chunk);
-      return true;
-    },
-  };
-  return stream as unknown as NodeJS.WriteStream & { text: string };
-}
+import { capture } from '../helpers/cli.js';
 
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   const stdout = capture();

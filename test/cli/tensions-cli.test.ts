@@ -7,27 +7,15 @@ import { main } from '../../src/cli/main.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { simModels, testPreset } from '../helpers/panel.js';
 import { tensionResponder } from '../helpers/tensions.js';
-
-function capture(): NodeJS.WriteStream & { text: string } {
-  const stream = {
-    text: '',
-    isTTY: false,
-    columns: 120,
-    write(chunk: string | Uint8Array) {
-      stream.text += String(chunk);
-      return true;
-    },
-  };
-  return stream as unknown as NodeJS.WriteStream & { text: string };
-}
+import { capture } from '../helpers/cli.js';
 
 let dir = '';
 let db = '';
 let sim: SimHandle | null = null;
 
 async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
+  const stdout = capture(120);
+  const stderr = capture(120);
   const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
   const code = await main(args, io);
   return { code, stdout: stdout.text, stderr: stderr.text };

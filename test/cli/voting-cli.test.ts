@@ -4,26 +4,14 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
-
-function capture(): NodeJS.WriteStream & { text: string } {
-  const stream = {
-    text: '',
-    isTTY: false,
-    columns: 120,
-    write(chunk: string | Uint8Array) {
-      stream.text += String(chunk);
-      return true;
-    },
-  };
-  return stream as unknown as NodeJS.WriteStream & { text: string };
-}
+import { capture } from '../helpers/cli.js';
 
 let dir = '';
 let db = '';
 
 async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
+  const stdout = capture(120);
+  const stderr = capture(120);
   const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
   const code = await main(args, io);
   return { code, stdout: stdout.text, stderr: stderr.text };
