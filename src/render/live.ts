@@ -117,7 +117,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         const t = event.turn;
         if (t.status === 'ok' && t.position) {
           const conf = t.confidence == null ? '' : paint('dim', ` (confidence ${t.confidence.toFixed(2)})`);
-          print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 8 - t.agentId.length)}`);
+          print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 26 - t.agentId.length)}`);
         } else {
           print(paint('red', `    ${t.agentId}: no usable answer this round (${t.error ?? t.status})`));
         }
