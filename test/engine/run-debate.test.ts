@@ -93,6 +93,13 @@ describe('runDebate', () => {
     expect(result.synthesis?.status).toBe('ok');
   });
 
+  it('streams every call, since a non-streaming call dies on the 300 s headers timeout', async () => {
+    const { run, seen } = await setup(['a', 'b'], [0.2, 0.9]);
+    await run();
+    expect(seen.length).toBeGreaterThan(5);
+    expect(seen.every((r) => r.stream)).toBe(true);
+  });
+
   it('judges at temperature 0 and averages the three axes into the round convergence', async () => {
     const { run, seen } = await setup(['a', 'b'], [0], (req) =>
       stageOf(req) === 'judge' ? JSON.stringify({ recommendation: 0.9, facts: 0.6, caveats: 0.3, rationale: 'x' }) : undefined,
