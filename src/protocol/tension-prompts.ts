@@ -90,7 +90,7 @@ export function targetedMessages(
   const prompt = [
     `Question under debate: ${question}`,
     '',
-    `A review of the panel found that one of your claims and one of ${opponentId}'s claims are in direct conflict, on a point the conclusion depends on.`,
+    `Reviewing the panel showed that one of your claims cannot be true at the same time as one of ${opponentId}'s, and the conclusion turns on which of them holds.`,
     '',
     `Your claim: "${ownClaim}"`,
     `${opponentId}'s claim: "${opposingClaim}"`,

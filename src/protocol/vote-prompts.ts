@@ -46,7 +46,7 @@ export function voteMessages(question: string, persona: string | null | undefine
         clip(artifact, MAX_ARTIFACT_CHARS),
         REVIEW_CLOSE,
         '',
-        'Judge it from your own perspective and expertise: is this sound reasoning you would endorse as part of the panel\'s answer? A position can differ from yours and still deserve a YES if its reasoning holds; a popular position deserves a NO if you think it is wrong or unsafe.',
+        'Judge it from your own perspective and expertise: would you back this position, argument and all, as part of the panel\'s answer? A position can differ from yours and still deserve a YES if its reasoning holds; a popular position deserves a NO if you think it is wrong or unsafe.',
         'Reply with a JSON object: "reason" (one sentence) and "vote" ("YES" to endorse it, "NO" otherwise).',
       ].join('\n'),
     },
