@@ -54,7 +54,12 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   }
   const vramGiB = args['vram-gib'];
   if (vramGiB !== undefined && !(vramGiB > 0)) throw new InputError('BAD_FLAG', `--vram-gib must be above 0; got ${vramGiB}.`);
-  const hosts = args.hosts ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : undefined;
+  // --hosts, or an explicit --host, replaces a host list written in the preset.
+  const hosts = args.hosts
+    ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
+    : args.host
+      ? [{ url: resolveHost(args.host, io.env), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
+      : undefined;
   const loaded = loadPreset(args.preset, io.cwd);
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);

@@ -111,7 +111,8 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(preset));
   const stageModels = stages.flatMap((s) => s.models?.(preset) ?? []);
   const early: string[] = [];
-  const hosts: HostEntry[] = preset.hosts ?? opts.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
+  // An explicit host list wins over the preset's, which wins over the single host.
+  const hosts: HostEntry[] = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
   const needs = contextNeeds(preset, opts.question, stageModels);
   const scheduler = await DebateScheduler.prepare({
     hosts,

@@ -67,6 +67,15 @@ describe('conclave CLI', () => {
     expect(r.stdout).toContain('0 critique rounds');
   });
 
+  it('lets an explicit --host replace the host list written in the preset', async () => {
+    const withHosts = join(dir, 'with-hosts.json');
+    writeFileSync(withHosts, JSON.stringify({ ...testPreset(['a', 'b', 'c']), hosts: [{ url: 'http://127.0.0.1:9' }] }));
+    const unreachable = await cli(['run', 'Q?', '--preset', withHosts, '--db', db, '--quiet'], { OLLAMA_HOST: sim.url });
+    expect(unreachable.code).toBe(3);
+    const r = await cli(['run', 'Q?', '--preset', withHosts, '--host', sim.url, '--db', db, '--quiet', '--max-rounds', '0']);
+    expect(r.code).toBe(0);
+  });
+
   it('lists, shows, exports and replays stored debates without a model server', async () => {
     const list = await cli(['list', '--db', db, '--json']);
     expect(JSON.parse(list.stdout).map((d: { id: string }) => d.id)).toContain(debateId);
