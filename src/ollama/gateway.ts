@@ -1,4 +1,5 @@
 import { Ollama } from 'ollama';
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { CallMetrics, ChatMessage } from '../engine/events.js';
 import { ConclaveError, HostError, errorMessage } from '../errors.js';
 
@@ -71,6 +72,16 @@ export interface ModelDetails {
 }
 
 /**
+ * Ollama sends no headers until the first token exists, after queueing, loading and prompt
+ * evaluation, which can pass Node's default 300 s headers timeout for a large model on a slow
+ * disk. Conclave's own per-call limit governs instead, so undici's timeouts are off.
+ */
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+const fetchWithoutTimeouts = (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+  undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
+
+/**
  * The only code that talks to Ollama: one gateway per host. Every chat call streams
  * (non-streaming calls die on Node's 300 s headers timeout), has its own time limit,
  * and can be aborted before or after the first byte.
@@ -81,7 +92,7 @@ export class Gateway {
 
   constructor(host: string) {
     this.host = host;
-    this.client = new Ollama({ host });
+    this.client = new Ollama({ host, fetch: fetchWithoutTimeouts });
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
@@ -93,7 +104,7 @@ export class Gateway {
     // ollama-js takes no per-request signal, so a per-call client carries it into fetch.
     const client = new Ollama({
       host: this.host,
-      fetch: (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, combined]) : combined }),
+      fetch: (input, init) => fetchWithoutTimeouts(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, combined]) : combined }),
     });
     let content = '';
     let tokens = 0;
