@@ -433,14 +433,38 @@ function peerText(turn: TurnRecord): string {
   return turn.position ?? '';
 }
 
+/**
+ * Small models write peer ids loosely (`Architect`, `[architect]`, `agent architect`). Map each
+ * `with` to the peer it unambiguously names, then reject what still names no peer. zod hands over
+ * a fresh object, so rewriting it in place is safe.
+ */
+export function canonicalId(written: string, ids: Iterable<string>): string | null {
+  const all = [...ids];
+  if (all.includes(written)) return written;
+  const key = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const plain = key(written.replace(/^\s*(agent|peer|panelist)\s+/i, ''));
+  const matches = all.filter((id) => key(id) === plain);
+  return matches.length === 1 ? matches[0]! : null;
+}
+
 function checkPeers(value: Critique, peers: Set<string>): string | null {
-  const bad = [...value.agreements, ...value.disagreements].map((x) => x.with).filter((w) => !peers.has(w));
+  const bad: string[] = [];
+  for (const item of [...value.agreements, ...value.disagreements]) {
+    const id = canonicalId(item.with, peers);
+    if (id) item.with = id;
+    else bad.push(item.with);
+  }
   if (bad.length === 0) return null;
   return `"with" must name a peer id (${[...peers].join(', ')}); got ${[...new Set(bad)].map((b) => `"${b}"`).join(', ')}.`;
 }
 
 function checkSynthesis(value: Synthesis, agents: Set<string>): string | null {
-  const bad = value.minorityPositions.map((m) => m.agent).filter((a) => !agents.has(a));
+  const bad: string[] = [];
+  for (const m of value.minorityPositions) {
+    const id = canonicalId(m.agent, agents);
+    if (id) m.agent = id;
+    else bad.push(m.agent);
+  }
   if (bad.length) return `minorityPositions[].agent must be a panelist id (${[...agents].join(', ')}); got ${bad.map((b) => `"${b}"`).join(', ')}.`;
   if (value.confidence.converged > agents.size) return `confidence.converged is ${value.confidence.converged} but the panel has ${agents.size} agents.`;
   return null;

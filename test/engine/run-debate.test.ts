@@ -199,6 +199,16 @@ describe('runDebate', () => {
     expect(calls[0]!.validationError).toContain('"zed"');
   });
 
+  it('accepts peer ids written loosely when they name one peer unambiguously, without a repair', async () => {
+    const { run, store } = await setup(['alpha', 'beta'], [0.1, 0.9], (req) =>
+      stageOf(req) === 'critique' && agentOf(req) === 'alpha' ? reply.critique('alpha', 'still A', ['[Beta]']) : undefined,
+    );
+    const result = await run();
+    const stored = store.getDebate(result.id);
+    expect(stored.calls.filter((c) => c.agentId === 'alpha' && c.stage === 'critique')).toHaveLength(1);
+    expect(stored.turns.find((t) => t.agentId === 'alpha' && t.round === 1)!.critique!.agreements[0]!.with).toBe('beta');
+  });
+
   it('fails the debate with a clear message when fewer than two agents answer in round 0', async () => {
     const { run, store } = await setup(['a', 'b', 'c'], [0.9], (req) => (agentOf(req) !== 'a' ? { error: 'boom', status: 500 } : undefined));
     const error = await run().catch((e: unknown) => e);

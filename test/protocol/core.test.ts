@@ -4,6 +4,7 @@ import { convergenceOf, exitDecision } from '../../src/protocol/convergence.js';
 import { formatSchemaOf, judgeSchema, critiqueSchema } from '../../src/protocol/schemas.js';
 import { parseReply } from '../../src/engine/structured-call.js';
 import { normalizeHost, resolveHost } from '../../src/ollama/host.js';
+import { canonicalId } from '../../src/engine/run-debate.js';
 
 describe('convergence and exit', () => {
   it('averages the three judge axes', () => {
@@ -78,5 +79,19 @@ describe('hosts', () => {
     expect(resolveHost(undefined, {})).toBe('http://127.0.0.1:11434');
     expect(resolveHost(undefined, { OLLAMA_HOST: 'box:1234' })).toBe('http://box:1234');
     expect(resolveHost('other:1', { OLLAMA_HOST: 'box:1234' })).toBe('http://other:1');
+  });
+});
+
+describe('peer ids written by models', () => {
+  it('maps case, brackets and an "agent" prefix to the one id they name', () => {
+    const ids = ['architect', 'red-team', 'skeptic'];
+    expect(canonicalId('Architect', ids)).toBe('architect');
+    expect(canonicalId('[skeptic]', ids)).toBe('skeptic');
+    expect(canonicalId('agent red team', ids)).toBe('red-team');
+  });
+
+  it('refuses a name that matches no id, or more than one', () => {
+    expect(canonicalId('judge', ['a', 'b'])).toBeNull();
+    expect(canonicalId('ab', ['a-b', 'a_b'])).toBeNull();
   });
 });
