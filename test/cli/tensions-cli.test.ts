@@ -74,5 +74,7 @@ describe('tension maps in the CLI', () => {
 
     const after = await cli(['list', '--db', db]);
     expect(after.stdout).toMatch(/⚑ 1 debate has a tension map flagged for human review: \S+ listed above/);
+    const rows = JSON.parse((await cli(['list', '--db', db, '--json'])).stdout) as { flaggedForReview: boolean }[];
+    expect(rows.filter((r) => r.flaggedForReview)).toHaveLength(1);
   });
 });

@@ -23,8 +23,11 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
       const store = await openDb(args.db, io);
       try {
         const rows = store.listDebates({ limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) });
+        const { flaggedTensionMaps } = await import('../../store/tensions.js');
+        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
         if (args.json) {
-          io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+          const review = new Set(flagged.ids);
+          io.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, flaggedForReview: review.has(r.id) })), null, 2)}\n`);
           return;
         }
         if (rows.length === 0) {
@@ -47,8 +50,6 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
             ]),
           ),
         );
-        const { flaggedTensionMaps } = await import('../../store/tensions.js');
-        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
         if (flagged.count > 0) {
           const shown = flagged.ids.length ? `: ${flagged.ids.slice(0, 5).join(', ')}${flagged.ids.length > 5 ? ', …' : ''} listed above` : '';
           io.stdout.write(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`conclave show ID\`).\n`);
