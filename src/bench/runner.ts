@@ -4,11 +4,12 @@ import pLimit from 'p-limit';
 import type { Preset } from '../config/preset-schema.js';
 import type { CallRecord, DebateEvent } from '../engine/events.js';
 import { recorder } from '../engine/recorder.js';
-import { runDebate } from '../engine/run-debate.js';
+import { presetModels, runDebate } from '../engine/run-debate.js';
 import type { ExtraStage } from '../engine/stage.js';
 import { DebateFailedError, HostError, InputError, InterruptedError, errorMessage } from '../errors.js';
 import { Gateway } from '../ollama/gateway.js';
-import { ModelLimiter } from '../schedule/limiter.js';
+import { normalizeHost } from '../ollama/host.js';
+import { SlotPool } from '../schedule/pool.js';
 import { isProcessAlive } from '../store/open.js';
 import {
   type BenchPresetSnapshot,
@@ -181,7 +182,9 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) controller.abort();
   const gateway = new Gateway(host);
-  const limiter = new ModelLimiter(() => run.numParallel);
+  // One set of slots for every debate and baseline call, so --concurrency never oversubscribes a model.
+  const models = [...new Set(todo.flatMap(({ snapshot }) => presetModels(snapshot.preset, opts.stages)))];
+  const pool = new SlotPool([{ url: normalizeHost(host), numParallel: run.numParallel, models }]);
   const resumedFrom = done.size;
   let finished = done.size;
   let failure: unknown = null;
@@ -192,7 +195,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
       limit(async () => {
         if (controller.signal.aborted) return;
         try {
-          const correct = await runTrial({ store, runId, item, snapshot, host, gateway, limiter, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          const correct = await runTrial({ store, runId, item, snapshot, host, gateway, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
           finished += 1;
           opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, correct });
         } catch (err) {
@@ -226,7 +229,7 @@ interface TrialContext {
   snapshot: BenchPresetSnapshot;
   host: string;
   gateway: Gateway;
-  limiter: ModelLimiter;
+  pool: SlotPool;
   numParallel: number;
   signal: AbortSignal;
   stages: ExtraStage[] | undefined;
@@ -256,6 +259,7 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
       listeners: [onStart, vote.listener],
       signal: ctx.signal,
       numParallel: ctx.numParallel,
+      pool: ctx.pool,
       ...(ctx.stages ? { stages: ctx.stages } : {}),
       now,
     });
@@ -281,7 +285,7 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
     };
     // A fixed seed would make every sample of one agent the same answer.
     if (condition === 'sc' && typeof agent.options?.seed === 'number') options.seed = agent.options.seed + 1 + sample;
-    return ctx.limiter
+    return ctx.pool
       .run(agent.model, () =>
         answerCall(ctx.gateway, {
           item,

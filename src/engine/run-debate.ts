@@ -14,6 +14,7 @@ import {
   synthesisMessages,
 } from '../protocol/prompts.js';
 import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
+import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy, sameModel } from '../schedule/scheduler.js';
 import { VERSION } from '../version.js';
 import type {
@@ -56,6 +57,8 @@ export interface RunDebateOptions {
   stages?: ExtraStage[];
   /** How calls are dispatched; `planned` unless benchmarking the baselines. */
   strategy?: Strategy;
+  /** Call slots shared with other work on the same hosts (debates run side by side); default: the debate's own. */
+  pool?: SlotPool;
 }
 
 export interface DebateResult {
@@ -121,6 +124,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     contextNeeds: needs.tokens,
     explicitNumCtx: needs.explicit,
     ...(opts.strategy ? { strategy: opts.strategy } : {}),
+    ...(opts.pool ? { pool: opts.pool } : {}),
     warn: (m) => early.push(m),
   });
   if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');

@@ -44,6 +44,8 @@ export interface ScheduleSetup {
   explicitNumCtx: Record<string, number>;
   strategy?: Strategy;
   warn?: (message: string) => void;
+  /** Slots shared with other debates running at the same time (a bench with --concurrency); else the debate's own. */
+  pool?: SlotPool;
 }
 
 export class DebateScheduler {
@@ -58,14 +60,17 @@ export class DebateScheduler {
   private readonly facts: HostFacts[];
   private rr = 0;
 
-  private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy) {
+  private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy, shared?: SlotPool) {
     this.facts = facts;
     this.plan = plan;
     this.numCtx = numCtx;
     this.strategy = strategy;
     for (const f of facts) this.gateways.set(f.url, new Gateway(f.url));
     const unbounded = strategy === 'unbounded' ? 1_000_000 : 0;
-    this.pool = new SlotPool(
+    this.pool =
+      shared && strategy === 'planned'
+        ? shared
+        : new SlotPool(
       facts.map((f) => ({
         url: f.url,
         numParallel: unbounded || f.numParallel,
@@ -145,7 +150,7 @@ export class DebateScheduler {
       numCtx,
     );
     for (const f of healthy) if (f.vramSource === 'assumed') plan.warnings.push(`GPU memory of ${f.url} is unknown: assuming ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB. Pass --vram-gib or set vramGiB in the host config.`);
-    return new DebateScheduler(healthy, plan, numCtx, setup.strategy ?? 'planned');
+    return new DebateScheduler(healthy, plan, numCtx, setup.strategy ?? 'planned', setup.pool);
   }
 
   digestOf(model: string): string | null {

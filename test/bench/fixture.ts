@@ -75,6 +75,9 @@ export interface SetupOptions {
   dbPath?: string;
   /** Sees every request first; a reply it returns replaces the scripted panel's. */
   onRequest?: (req: SimRequest) => SimReply | undefined | void;
+  /** Slots per model on the simulated server (the bench itself is told 1). */
+  serverSlots?: number;
+  tokenMs?: number;
 }
 
 export async function setupBench(opts: SetupOptions = {}): Promise<BenchSetup> {
@@ -85,6 +88,8 @@ export async function setupBench(opts: SetupOptions = {}): Promise<BenchSetup> {
   const sim = await startSimulator({
     models: simModels(preset),
     respond: (req) => opts.onRequest?.(req) ?? panel.respond(req),
+    ...(opts.serverSlots ? { numParallel: opts.serverSlots } : {}),
+    ...(opts.tokenMs ? { tokenMs: opts.tokenMs } : {}),
   });
   const store = openStore(opts.dbPath ?? ':memory:');
   const setup: BenchSetup = {

@@ -101,6 +101,15 @@ describe('bench resume', () => {
     const report = buildReport(loadBenchData(bench.store, runId));
     expect(report.conditions.filter((c) => c.available).map((c) => c.correct)).toEqual([3, 3, 1, 3, 3, 3, 2]);
   });
+
+  it('shares one set of call slots between items run side by side, so no model gets more calls than --num-parallel', async () => {
+    // The server would take 4 at once; the bench is told 1 slot per model, and must keep to it across items.
+    bench = await setupBench({ serverSlots: 4, tokenMs: 2 });
+    await bench.start({ concurrency: 3 });
+    const perModel = Object.values(bench.sim.counters().perModel);
+    expect(perModel.some((c) => c.requests > 0)).toBe(true);
+    for (const counters of perModel) expect(counters.peakInFlight).toBeLessThanOrEqual(1);
+  });
 });
 
 describe('answer calls', () => {
