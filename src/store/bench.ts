@@ -16,7 +16,7 @@ import {
   benchTrials,
 } from './schema-bench.js';
 import { calls } from './schema.js';
-import type { Store } from './store.js';
+import { modelCallValues, type Store } from './store.js';
 
 export type { BenchPresetSnapshot } from './schema-bench.js';
 export type BenchRunStatus = (typeof benchRunStatuses)[number];
@@ -210,34 +210,13 @@ export function setTrialDebate(store: Store, trialId: number, debateId: string):
 
 export function recordBenchCall(store: Store, trialId: number, condition: string, sample: number, call: CallRecord): number {
   return store.use(`record a ${condition} call of \`${call.agentId}\``, (db) => {
-    const m = call.metrics;
     const result = db
       .insert(benchCalls)
       .values({
         trialId,
         condition,
         sample,
-        agentId: call.agentId,
-        attempt: call.attempt,
-        host: call.host,
-        model: call.model,
-        messagesJson: call.messages,
-        optionsJson: call.options,
-        formatJson: call.format,
-        raw: call.raw,
-        parsedJson: call.parsed ?? null,
-        status: call.status,
-        validationError: call.validationError,
-        error: call.error,
-        promptTokens: m.promptTokens,
-        completionTokens: m.completionTokens,
-        totalDurationNs: m.totalDurationNs,
-        loadDurationNs: m.loadDurationNs,
-        promptEvalDurationNs: m.promptEvalDurationNs,
-        evalDurationNs: m.evalDurationNs,
-        doneReason: m.doneReason,
-        startedAt: call.startedAt,
-        finishedAt: call.finishedAt,
+        ...modelCallValues(call),
       })
       .run();
     return Number(result.lastInsertRowid);

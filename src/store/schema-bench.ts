@@ -1,7 +1,6 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import type { Preset } from '../config/preset-schema.js';
-import type { ChatMessage } from '../engine/events.js';
-import { callStatuses, debates } from './schema.js';
+import { debates, modelCallColumns, modelCallMetricColumns } from './schema.js';
 
 // Type-only imports besides schema.ts: drizzle-kit loads the schema files on their own.
 
@@ -148,27 +147,8 @@ export const benchCalls = sqliteTable(
       .references(() => benchTrials.id, { onDelete: 'cascade' }),
     condition: text('condition').notNull(),
     sample: integer('sample').notNull(),
-    agentId: text('agent_id').notNull(),
-    attempt: integer('attempt').notNull(),
-    host: text('host').notNull(),
-    model: text('model').notNull(),
-    messagesJson: text('messages_json', { mode: 'json' }).$type<ChatMessage[]>().notNull(),
-    optionsJson: text('options_json', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),
-    formatJson: text('format_json', { mode: 'json' }).$type<Record<string, unknown>>(),
-    raw: text('raw').notNull(),
-    parsedJson: text('parsed_json', { mode: 'json' }).$type<unknown>(),
-    status: text('status', { enum: callStatuses }).notNull(),
-    validationError: text('validation_error'),
-    error: text('error'),
-    promptTokens: integer('prompt_tokens'),
-    completionTokens: integer('completion_tokens'),
-    totalDurationNs: integer('total_duration_ns'),
-    loadDurationNs: integer('load_duration_ns'),
-    promptEvalDurationNs: integer('prompt_eval_duration_ns'),
-    evalDurationNs: integer('eval_duration_ns'),
-    doneReason: text('done_reason'),
-    startedAt: integer('started_at').notNull(),
-    finishedAt: integer('finished_at').notNull(),
+    ...modelCallColumns(),
+    ...modelCallMetricColumns(),
   },
   (t) => [index('bench_calls_trial_idx').on(t.trialId)],
 );

@@ -62,15 +62,9 @@ export const agents = sqliteTable(
 );
 
 /** Every model call, complete: what was sent, what came back, how it parsed. */
-export const calls = sqliteTable(
-  'calls',
-  {
-    id: integer('id').primaryKey({ autoIncrement: true }),
-    debateId: text('debate_id')
-      .notNull()
-      .references(() => debates.id, { onDelete: 'cascade' }),
-    stage: text('stage', { enum: stages }).notNull(),
-    round: integer('round').notNull(),
+/** The columns every recorded model call has, shared by `calls` and the bench's `bench_calls`. */
+export function modelCallColumns() {
+  return {
     agentId: text('agent_id').notNull(),
     attempt: integer('attempt').notNull(),
     host: text('host').notNull(),
@@ -83,7 +77,12 @@ export const calls = sqliteTable(
     status: text('status', { enum: callStatuses }).notNull(),
     validationError: text('validation_error'),
     error: text('error'),
-    truncation: text('truncation'),
+  };
+}
+
+/** Ollama's counters and the call's times. */
+export function modelCallMetricColumns() {
+  return {
     promptTokens: integer('prompt_tokens'),
     completionTokens: integer('completion_tokens'),
     totalDurationNs: integer('total_duration_ns'),
@@ -93,6 +92,21 @@ export const calls = sqliteTable(
     doneReason: text('done_reason'),
     startedAt: integer('started_at').notNull(),
     finishedAt: integer('finished_at').notNull(),
+  };
+}
+
+export const calls = sqliteTable(
+  'calls',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    stage: text('stage', { enum: stages }).notNull(),
+    round: integer('round').notNull(),
+    ...modelCallColumns(),
+    truncation: text('truncation'),
+    ...modelCallMetricColumns(),
   },
   (t) => [index('calls_debate_round_idx').on(t.debateId, t.round)],
 );

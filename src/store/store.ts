@@ -158,36 +158,9 @@ export class Store {
   /** Stores one model call and returns its row id. */
   recordCall(call: CallRecord): number {
     return this.#guard(`record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
-      const m = call.metrics;
       const result = this.#db
         .insert(calls)
-        .values({
-          debateId: call.debateId,
-          stage: call.stage,
-          round: call.round,
-          agentId: call.agentId,
-          attempt: call.attempt,
-          host: call.host,
-          model: call.model,
-          messagesJson: call.messages,
-          optionsJson: call.options,
-          formatJson: call.format,
-          raw: call.raw,
-          parsedJson: call.parsed ?? null,
-          status: call.status,
-          validationError: call.validationError,
-          error: call.error,
-          truncation: call.truncation,
-          promptTokens: m.promptTokens,
-          completionTokens: m.completionTokens,
-          totalDurationNs: m.totalDurationNs,
-          loadDurationNs: m.loadDurationNs,
-          promptEvalDurationNs: m.promptEvalDurationNs,
-          evalDurationNs: m.evalDurationNs,
-          doneReason: m.doneReason,
-          startedAt: call.startedAt,
-          finishedAt: call.finishedAt,
-        })
+        .values({ debateId: call.debateId, stage: call.stage, round: call.round, truncation: call.truncation, ...modelCallValues(call) })
         .run();
       return Number(result.lastInsertRowid);
     });
@@ -431,6 +404,34 @@ export class Store {
     }
   }
 
+}
+
+/** Column values of a recorded model call, for `calls` and the bench's `bench_calls` alike. */
+export function modelCallValues(call: CallRecord) {
+  const m = call.metrics;
+  return {
+    agentId: call.agentId,
+    attempt: call.attempt,
+    host: call.host,
+    model: call.model,
+    messagesJson: call.messages,
+    optionsJson: call.options,
+    formatJson: call.format,
+    raw: call.raw,
+    parsedJson: call.parsed ?? null,
+    status: call.status,
+    validationError: call.validationError,
+    error: call.error,
+    promptTokens: m.promptTokens,
+    completionTokens: m.completionTokens,
+    totalDurationNs: m.totalDurationNs,
+    loadDurationNs: m.loadDurationNs,
+    promptEvalDurationNs: m.promptEvalDurationNs,
+    evalDurationNs: m.evalDurationNs,
+    doneReason: m.doneReason,
+    startedAt: call.startedAt,
+    finishedAt: call.finishedAt,
+  };
 }
 
 /** sha256 of the preset's canonical JSON (keys sorted), so equal presets hash equal. */
