@@ -90,7 +90,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         print(paint('bold', event.round === 0 ? '\nRound 0 · independent answers' : `\nRound ${event.round} · critique`));
         break;
       case 'turn.started': {
-        const label = event.stage === 'judge' || event.stage === 'synthesis' ? `${event.agentId} ${STAGE_LABEL[event.stage]}` : `${event.agentId} ${STAGE_LABEL[event.stage]}`;
+        const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
         active.set(key(event.stage, event.round, event.agentId), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
         if (!style.live && event.attempt > 0) print(`  ${event.agentId}: asking again with the validation error (repair)`);
         break;

@@ -26,6 +26,12 @@ export interface HostFacts {
   maxLoaded: number;
 }
 
+/** Ollama resolves a bare name to `:latest`; compare the same way. */
+export function sameModel(a: string, b: string): boolean {
+  const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`).toLowerCase();
+  return norm(a) === norm(b);
+}
+
 export function isLocalHost(url: string): boolean {
   const host = new URL(url).hostname;
   return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]';
@@ -45,7 +51,10 @@ export async function localVramBytes(): Promise<number | null> {
   }
 }
 
-/** What a host serves and what it can hold. Never throws: an unusable host comes back with ok false. */
+/**
+ * What a host serves and what it can hold. Never throws: an unusable host comes back with ok false.
+ * `models` limits the /api/show look-ups to those the caller needs (default: every model on the host).
+ */
 export async function gatherHostFacts(entry: HostEntry, models: string[] = [], opts: { vramProbe?: () => Promise<number | null> } = {}): Promise<HostFacts> {
   const url = normalizeHost(entry.url);
   const gateway = new Gateway(url);
@@ -71,7 +80,7 @@ export async function gatherHostFacts(entry: HostEntry, models: string[] = [], o
   } catch (err) {
     return { ...base, error: errorMessage(err) };
   }
-  const wanted = models.length ? models : base.models.map((m) => m.name);
+  const wanted = models.length ? models.filter((m) => base.models.some((t) => sameModel(t.name, m))) : base.models.map((m) => m.name);
   await Promise.all(
     wanted.map(async (m) => {
       const d = await gateway.show(m).catch(() => null);

@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import type { HostEntry } from '../config/preset-schema.js';
 import { HostError, InputError } from '../errors.js';
 import { Gateway, type ModelDetails, type TagModel } from '../ollama/gateway.js';
-import { type HostFacts, gatherHostFacts } from './facts.js';
+import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
 import { SlotPool, runGrouped } from './pool.js';
@@ -13,11 +13,7 @@ import { SlotPool, runGrouped } from './pool.js';
  */
 export type Strategy = 'planned' | 'sequential' | 'unbounded';
 
-/** Ollama resolves a bare name to `:latest`; compare the same way. */
-export function sameModel(a: string, b: string): boolean {
-  const norm = (s: string): string => (s.includes(':') ? s : `${s}:latest`).toLowerCase();
-  return norm(a) === norm(b);
-}
+export { sameModel };
 
 export function validateHostEntries(entries: HostEntry[]): void {
   for (const [i, h] of entries.entries()) {
@@ -87,7 +83,7 @@ export class DebateScheduler {
   static async prepare(setup: ScheduleSetup): Promise<DebateScheduler> {
     validateHostEntries(setup.hosts);
     const wanted = [...new Set([...setup.debaters, ...setup.support])];
-    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, [])));
+    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted)));
     const healthy = gathered.filter((f) => f.ok);
     if (healthy.length === 0) {
       const names = gathered.map((f) => f.url).join(', ');
@@ -106,15 +102,6 @@ export class DebateScheduler {
         hint: `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`,
       });
     }
-    // Model details for sizing, from the first host that has each model.
-    await Promise.all(
-      healthy.flatMap((f) =>
-        wanted.filter((m) => has(f, m)).map(async (m) => {
-          const d = await new Gateway(f.url).show(m).catch(() => null);
-          if (d) f.details[m] = d;
-        }),
-      ),
-    );
     const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);
     const numCtx: Record<string, number> = {};
     for (const m of wanted) {

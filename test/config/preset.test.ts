@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinPresetNames, loadPreset, parsePreset } from '../../src/config/load-preset.js';
 import { presetJsonSchemaText } from '../../src/config/preset-json-schema.js';
-import { InputError } from '../../src/errors.js';
 import { packagePath } from '../../src/package-root.js';
+import { errorOf } from '../helpers/errors.js';
 
 const valid = {
   name: 'p',
@@ -16,16 +16,6 @@ const valid = {
   judge: { model: 'j' },
   synthesizer: { model: 's' },
 };
-
-function errorOf(fn: () => unknown): InputError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof InputError) return err;
-    throw err;
-  }
-  throw new Error('expected an InputError');
-}
 
 describe('presets', () => {
   it('fills protocol defaults: four critique rounds and a 0.85 threshold', () => {

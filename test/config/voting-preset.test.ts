@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadPreset, parsePreset } from '../../src/config/load-preset.js';
-import { InputError } from '../../src/errors.js';
+import { errorOf } from '../helpers/errors.js';
 
 function panel(clusters: (string | undefined)[], voting: Record<string, unknown> = {}) {
   return {
@@ -13,16 +13,6 @@ function panel(clusters: (string | undefined)[], voting: Record<string, unknown>
 }
 
 const sixInTwo = ['pro', 'pro', 'pro', 'con', 'con', 'con'];
-
-function errorOf(fn: () => unknown): InputError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof InputError) return err;
-    throw err;
-  }
-  throw new Error('expected an InputError');
-}
 
 describe('the voting block of a preset', () => {
   it("fills in the paper's defaults: θ 0.5, τ 0.6, no bonus, one vote", () => {
