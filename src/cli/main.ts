@@ -4,6 +4,7 @@ import { benchCommand } from './commands/bench.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { hostsCommand } from './commands/hosts.js';
+import { importCommand } from './commands/import.js';
 import { listCommand } from './commands/list.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
@@ -11,6 +12,7 @@ import { replayCommand } from './commands/replay.js';
 import { runCommand } from './commands/run.js';
 import { showCommand } from './commands/show.js';
 import { simCommand } from './commands/sim.js';
+import { verifyCommand } from './commands/verify.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
 
 class UsageError extends Error {}
@@ -27,6 +29,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .command(showCommand(io, exit))
     .command(replayCommand(io, exit))
     .command(exportCommand(io, exit))
+    .command(importCommand(io, exit))
+    .command(verifyCommand(io, exit))
     .command(modelsCommand(io, exit))
     .command(hostsCommand(io, exit))
     .command(presetsCommand(io, exit))

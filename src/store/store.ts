@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type BetterSqlite3 from 'better-sqlite3';
 import { and, asc, desc, eq, sql } from 'drizzle-orm';
@@ -15,6 +14,18 @@ import type {
 } from '../engine/events.js';
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+import {
+  callHash,
+  canonicalJson,
+  type DebateRows,
+  readDebateRows,
+  type Row,
+  rowDigests,
+  sealOf,
+  sha256,
+  type Verdict,
+  verifyRows,
+} from './chain.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
@@ -108,6 +119,9 @@ export class Store {
   readonly path: string;
   readonly #sqlite: BetterSqlite3.Database;
   readonly #db: BetterSQLite3Database;
+  readonly #statements = new Map<string, BetterSqlite3.Statement>();
+  /** The last call hash of each debate this store has written to. */
+  readonly #heads = new Map<string, string | null>();
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
   constructor(sqlite: BetterSqlite3.Database, path: string) {
@@ -155,15 +169,39 @@ export class Store {
     );
   }
 
-  /** Stores one model call and returns its row id. */
+  /**
+   * Stores one model call, chained to the previous call of its debate (docs/record.md),
+   * and returns its row id.
+   */
   recordCall(call: CallRecord): number {
     return this.#guard(`record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
-      const result = this.#db
-        .insert(calls)
-        .values({ debateId: call.debateId, stage: call.stage, round: call.round, truncation: call.truncation, ...modelCallValues(call) })
-        .run();
+      const row = callRow(call);
+      row.prev_hash = this.#chainHead(call.debateId);
+      row.hash = callHash(row);
+      const result = this.#statement(INSERT_CALL).run(row);
+      this.#heads.set(call.debateId, row.hash);
       return Number(result.lastInsertRowid);
     });
+  }
+
+  /** The hash of the debate's last recorded call, or null before its first. */
+  #chainHead(debateId: string): string | null {
+    const known = this.#heads.get(debateId);
+    if (known !== undefined) return known;
+    const last = this.#statement('select hash from calls where debate_id = ? order by id desc limit 1').get(debateId) as
+      | { hash: string | null }
+      | undefined;
+    return last?.hash ?? null;
+  }
+
+  /** A prepared statement, compiled once per store. */
+  #statement(source: string): BetterSqlite3.Statement {
+    let statement = this.#statements.get(source);
+    if (!statement) {
+      statement = this.#sqlite.prepare(source);
+      this.#statements.set(source, statement);
+    }
+    return statement;
   }
 
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
@@ -232,15 +270,37 @@ export class Store {
     this.#updateDebate(debateId, `record the schedule plan of debate \`${debateId}\``, { planJson: plan ?? null });
   }
 
+  /** Writes the debate's final row and seals the record with it, in one transaction. */
   finishDebate(debateId: string, f: DebateFinish): void {
-    this.#updateDebate(debateId, `record the end of debate \`${debateId}\``, {
-      status: f.status,
-      exitReason: f.exitReason,
-      error: f.error,
-      roundsCompleted: f.roundsCompleted,
-      finalConvergence: f.finalConvergence,
-      finishedAt: f.finishedAt,
-    });
+    this.#guard(`record the end of debate \`${debateId}\``, () =>
+      this.#db.transaction(
+        (tx) => {
+          const result = tx
+            .update(debates)
+            .set({
+              status: f.status,
+              exitReason: f.exitReason,
+              error: f.error,
+              roundsCompleted: f.roundsCompleted,
+              finalConvergence: f.finalConvergence,
+              finishedAt: f.finishedAt,
+            })
+            .where(eq(debates.id, debateId))
+            .run();
+          if (result.changes === 0) throw this.#notFound(debateId);
+          this.#seal(debateId);
+        },
+        { behavior: 'immediate' },
+      ),
+    );
+  }
+
+  /** Computes and stores the seal over everything recorded about the debate. Call inside a write transaction. */
+  #seal(debateId: string): void {
+    const rows = readDebateRows(this.#sqlite, debateId);
+    if (!rows) throw this.#notFound(debateId);
+    const digests = rowDigests(rows);
+    this.#statement('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
   }
 
   /** Debates, newest first. */
@@ -331,6 +391,13 @@ export class Store {
             .all();
           const roundRows = tx.select().from(rounds).where(eq(rounds.debateId, id)).orderBy(asc(rounds.round)).all();
           const synthesisRow = tx.select().from(syntheses).where(eq(syntheses.debateId, id)).get();
+          // Calls are numbered within their debate, so a debate reads the same in any database it moves to.
+          const numberOf = new Map(callRows.map((r, i) => [r.id, i + 1]));
+          const voting = readVoting(tx, id);
+          for (const ballot of voting?.iterations.flatMap((it) => it.ballots) ?? []) {
+            ballot.callId = ballot.callId === null ? null : (numberOf.get(ballot.callId) ?? null);
+            ballot.firstCallId = ballot.firstCallId === null ? null : (numberOf.get(ballot.firstCallId) ?? null);
+          }
           return {
             id: row.id,
             question: row.question,
@@ -350,17 +417,38 @@ export class Store {
             createdAt: row.createdAt,
             finishedAt: row.finishedAt,
             agents: agentRows.map(toAgentInfo),
-            calls: callRows.map(toStoredCall),
+            calls: callRows.map((r, i) => toStoredCall(r, i + 1)),
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
-            voting: readVoting(tx, id),
+            voting,
             tensions: readTensionMap(tx, id),
           };
         },
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.
         { behavior: 'deferred' },
       ),
+    );
+  }
+
+  /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
+  debateRows(id: string): DebateRows {
+    return this.#guard(`read debate \`${id}\``, () => {
+      const rows = this.#sqlite.transaction(() => readDebateRows(this.#sqlite, id)).deferred();
+      if (!rows) throw this.#notFound(id);
+      return rows;
+    });
+  }
+
+  /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
+  verifyDebate(id: string): Verdict {
+    return verifyRows(this.debateRows(id));
+  }
+
+  /** Ids of every debate, oldest first. */
+  debateIds(): string[] {
+    return this.#guard('list debates', () =>
+      (this.#statement('select id from debates order by created_at, id').all() as { id: string }[]).map((r) => r.id),
     );
   }
 
@@ -436,24 +524,70 @@ export function modelCallValues(call: CallRecord) {
 
 /** sha256 of the preset's canonical JSON (keys sorted), so equal presets hash equal. */
 export function presetHash(preset: Preset): string {
-  return createHash('sha256').update(canonicalJson(preset)).digest('hex');
+  return sha256(canonicalJson(preset));
 }
 
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+export { canonicalJson };
+
+const CALL_COLUMNS = [
+  'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
+  'raw', 'parsed_json', 'status', 'validation_error', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
+  'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
+  'finished_at', 'prev_hash', 'hash',
+] as const;
+const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
+
+/**
+ * The `calls` row of a call, with every value exactly as SQLite will hand it back,
+ * so the hash computed here is the one `verify` recomputes from the stored row.
+ */
+function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: string | null } {
+  const m = call.metrics;
+  return {
+    debate_id: call.debateId,
+    stage: call.stage,
+    round: call.round,
+    agent_id: text(call.agentId),
+    attempt: call.attempt,
+    host: text(call.host),
+    model: text(call.model),
+    messages_json: JSON.stringify(call.messages),
+    options_json: JSON.stringify(call.options),
+    format_json: call.format === null || call.format === undefined ? null : JSON.stringify(call.format),
+    raw: text(call.raw),
+    parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
+    status: call.status,
+    validation_error: nullableText(call.validationError),
+    error: nullableText(call.error),
+    truncation: nullableText(call.truncation),
+    prompt_tokens: count(m.promptTokens),
+    completion_tokens: count(m.completionTokens),
+    total_duration_ns: count(m.totalDurationNs),
+    load_duration_ns: count(m.loadDurationNs),
+    prompt_eval_duration_ns: count(m.promptEvalDurationNs),
+    eval_duration_ns: count(m.evalDurationNs),
+    done_reason: nullableText(m.doneReason),
+    started_at: call.startedAt,
+    finished_at: call.finishedAt,
+    prev_hash: null,
+    hash: null,
+  };
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
-    }
-    return out;
-  }
-  return value;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/** SQLite stores UTF-8, where a lone surrogate becomes U+FFFD: do that first, so the hash sees what is stored. */
+function text(value: string): string {
+  return LONE_SURROGATE.test(value) ? value.replace(LONE_SURROGATES, '\uFFFD') : value;
+}
+
+function nullableText(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : text(value);
+}
+
+function count(value: number | null | undefined): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
 /** The SQLite result code (`SQLITE_FULL`, ...) anywhere in an error's cause chain. */
@@ -547,9 +681,9 @@ function toAgentInfo(r: AgentRow): AgentInfo {
   return { id: r.agentId, model: r.model, persona: r.persona, cluster: r.cluster, role: r.role, digest: r.digest };
 }
 
-function toStoredCall(r: CallRow): StoredCall {
+function toStoredCall(r: CallRow, number: number): StoredCall {
   return {
-    id: r.id,
+    id: number,
     debateId: r.debateId,
     stage: r.stage,
     round: r.round,

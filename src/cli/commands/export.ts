@@ -15,19 +15,22 @@ interface ExportArgs {
 export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ExportArgs> {
   return {
     command: 'export <id>',
-    describe: 'Export a stored debate as Markdown or JSON',
+    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `conclave import` reads',
     builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
         .option('db', dbOption)
-        .option('format', { alias: 'f', type: 'string', choices: ['md', 'json'], default: 'md', describe: 'Output format' })
+        .option('format', { alias: 'f', type: 'string', choices: ['md', 'json', 'bundle'], default: 'md', describe: 'Output format' })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
     handler: async (args) => {
       const store = await openDb(args.db, io);
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;
-        if (args.format === 'json') {
+        if (args.format === 'bundle') {
+          const { bundleOf } = await import('../../store/bundle.js');
+          text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
+        } else if (args.format === 'json') {
           const { debateDocument } = await import('../../render/document.js');
           text = `${JSON.stringify(debateDocument(debate), null, 2)}\n`;
         } else {
