@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ollama } from 'ollama';
+import pLimit from 'p-limit';
+import type { StoredCall } from '../src/store/store.js';
 import { recorder } from '../src/engine/recorder.js';
 import { runDebate } from '../src/engine/run-debate.js';
 import { openStore } from '../src/store/open.js';
@@ -26,6 +29,36 @@ async function startSimChild(agents: number) {
   return startSimProcess({ models: simModels(preset), tokenMs: 0 });
 }
 
+/**
+ * The floor: the bare `ollama` client (its default fetch) streaming the same requests the
+ * engine sent, from the same simulator, as many at a time, doing nothing with the replies.
+ */
+async function bareOnce(url: string, requests: StoredCall[], parallel: number) {
+  const client = new Ollama({ host: url });
+  const limit = pLimit(parallel);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(
+    requests.map((c) =>
+      limit(async () => {
+        const stream = await client.chat({
+          model: c.model,
+          messages: c.messages,
+          options: c.options,
+          ...(c.format ? { format: c.format } : {}),
+          stream: true,
+        });
+        let content = '';
+        for await (const chunk of stream) content += chunk.message.content;
+        return content;
+      }),
+    ),
+  );
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { wall, cpuMs: (cpu.user + cpu.system) / 1000, calls: requests.length };
+}
+
 async function debateOnce(url: string, agents: number, rounds: number, dbPath: string) {
   const preset = testPreset(
     Array.from({ length: agents }, (_, i) => `agent${i}`),
@@ -46,14 +79,27 @@ const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-'));
 try {
   const sim5 = await startSimChild(5);
   await debateOnce(sim5.url, 5, 4, join(dir, 'warm.db'));
+  const recorded = openStore(join(dir, 'warm.db'));
+  const requests = recorded.getDebate(recorded.listDebates()[0]!.id).calls;
+  recorded.close();
+  await bareOnce(sim5.url, requests, 4);
+  // Interleaved, so both see the same machine load.
   const runs = [];
-  for (let i = 0; i < RUNS; i++) runs.push(await debateOnce(sim5.url, 5, 4, join(dir, `run${i}.db`)));
+  const bare = [];
+  for (let i = 0; i < RUNS; i++) {
+    runs.push(await debateOnce(sim5.url, 5, 4, join(dir, `run${i}.db`)));
+    bare.push(await bareOnce(sim5.url, requests, 4));
+  }
   sim5.stop();
   const calls = runs[0]!.calls;
+  const engineCpu = median(runs.map((r) => r.cpuMs / r.calls));
+  const bareCpu = median(bare.map((r) => r.cpuMs / r.calls));
   console.log(`Engine overhead, 5 agents × (round 0 + 4 critique rounds), zero-latency simulator in a child process, ${RUNS} runs`);
   console.log(`  calls per debate              ${calls}`);
   console.log(`  wall time per debate (median) ${median(runs.map((r) => r.wall)).toFixed(1)} ms   (min ${Math.min(...runs.map((r) => r.wall)).toFixed(1)}, max ${Math.max(...runs.map((r) => r.wall)).toFixed(1)})`);
-  console.log(`  engine CPU per call (median)  ${median(runs.map((r) => r.cpuMs / r.calls)).toFixed(2)} ms`);
+  console.log(`  engine CPU per call (median)  ${engineCpu.toFixed(2)} ms`);
+  console.log(`  bare ollama client, same requests and replies: CPU per call (median) ${bareCpu.toFixed(2)} ms`);
+  console.log(`  engine ÷ bare client          ${(engineCpu / bareCpu).toFixed(2)}×`);
   console.log(`  wall time per call (median)   ${median(runs.map((r) => r.wall / r.calls)).toFixed(2)} ms`);
 
   const sim10 = await startSimChild(10);

@@ -38,7 +38,15 @@ export function isLocalHost(url: string): boolean {
 }
 
 /** Total GPU memory of this machine from nvidia-smi, or null when it is not there. */
-export async function localVramBytes(): Promise<number | null> {
+export function localVramBytes(): Promise<number | null> {
+  // A GPU's memory does not change while the process runs: ask nvidia-smi once.
+  localVram ??= probeLocalVram();
+  return localVram;
+}
+
+let localVram: Promise<number | null> | undefined;
+
+async function probeLocalVram(): Promise<number | null> {
   try {
     const { stdout } = await run('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { timeout: 5000 });
     const mib = stdout

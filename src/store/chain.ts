@@ -69,11 +69,23 @@ function content(row: Row, leaveOut: readonly string[]): Row {
   return out;
 }
 
+/** `canonicalJson(content(row, leaveOut))` for a row of plain column values, without the copies. */
+function canonicalRow(row: Row, leaveOut: readonly string[]): string {
+  const keys = Object.keys(row).sort();
+  let out = '{';
+  for (const key of keys) {
+    const v = row[key];
+    if (v === null || v === undefined || leaveOut.includes(key)) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(v)}`;
+  }
+  return `${out}}`;
+}
+
 const CALL_LEAVE_OUT = ['id', 'hash'];
 
 /** The hash of a `calls` row: its content, `prev_hash` (the previous call's hash) included. */
 export function callHash(row: Row): string {
-  return sha256(canonicalJson(content(row, CALL_LEAVE_OUT)));
+  return sha256(canonicalRow(row, CALL_LEAVE_OUT));
 }
 
 /** Everything recorded about one debate, as raw rows: what the seal covers and what a bundle carries. */
@@ -85,23 +97,48 @@ export interface DebateRows {
   tables: Record<string, Row[]>;
 }
 
+/** The sealed rows of a debate with only the chain's length and head: what computing a seal needs. */
+export interface SealInput {
+  debate: Row;
+  chain: { count: number; head: string | null };
+  calls?: Row[];
+  tables: Record<string, Row[]>;
+}
+
+type Prepare = (source: string) => BetterSqlite3.Statement;
+
 /** Reads every row of one debate, straight from SQLite. Run it inside a transaction for one snapshot. */
-export function readDebateRows(sqlite: BetterSqlite3.Database, debateId: string): DebateRows | null {
-  const debate = sqlite.prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
+export function readDebateRows(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare = (s) => sqlite.prepare(s)): DebateRows | null {
+  const sealed = readSealInput(sqlite, debateId, prepare, false);
+  if (!sealed) return null;
+  const calls = prepare('select * from calls where debate_id = ? order by id').all(debateId) as Row[];
+  return { debate: sealed.debate, calls, tables: sealed.tables };
+}
+
+/** The debate's row, its sealed tables, and its chain's length and head, without reading the calls themselves. */
+export function readSealInput(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare = (s) => sqlite.prepare(s), chain = true): SealInput | null {
+  const debate = prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
   if (!debate) return null;
-  const calls = sqlite.prepare('select * from calls where debate_id = ? order by id').all(debateId) as Row[];
   const tables: Record<string, Row[]> = {};
   for (const table of Object.keys(SEALED_TABLES)) {
-    tables[table] = sqlite.prepare(`select * from ${table} where debate_id = ? order by rowid`).all(debateId) as Row[];
+    tables[table] = prepare(`select * from ${table} where debate_id = ? order by rowid`).all(debateId) as Row[];
   }
-  return { debate, calls, tables };
+  const summary = chain
+    ? (prepare('select count(*) as count, (select hash from calls where debate_id = @id order by id desc limit 1) as head from calls where debate_id = @id').get({ id: debateId }) as { count: number; head: string | null })
+    : { count: 0, head: null };
+  return { debate, chain: summary, tables };
+}
+
+function chainOf(rows: DebateRows | SealInput): { count: number; head: string | null } {
+  if ('chain' in rows) return rows.chain;
+  return { count: rows.calls.length, head: rows.calls.length > 0 ? ((rows.calls.at(-1)!.hash as string | null) ?? null) : null };
 }
 
 /** The digest of each sealed row, keyed by table and then by the row's identifying columns. */
-export function rowDigests(rows: DebateRows): Record<string, Record<string, string>> {
-  const position = new Map<unknown, number>(rows.calls.map((c, i) => [c.id, i + 1]));
+export function rowDigests(rows: DebateRows | SealInput, callNumber = callNumbers(rows)): Record<string, Record<string, string>> {
+  const position = callNumber;
   const out: Record<string, Record<string, string>> = {
-    debates: { [String(rows.debate.id)]: sha256(canonicalJson(content(rows.debate, DEBATE_SEAL_COLUMNS))) },
+    debates: { [String(rows.debate.id)]: sha256(canonicalRow(rows.debate, DEBATE_SEAL_COLUMNS)) },
   };
   for (const [table, keyColumns] of Object.entries(SEALED_TABLES)) {
     const list = rows.tables[table] ?? [];
@@ -120,14 +157,20 @@ export function rowDigests(rows: DebateRows): Record<string, Record<string, stri
   return out;
 }
 
+/** Call row id → its number in the debate, for the links that point at calls. */
+export type CallNumbers = { get(id: unknown): number | undefined };
+
+function callNumbers(rows: DebateRows | SealInput): CallNumbers {
+  return new Map<unknown, number>((rows.calls ?? []).map((c, i) => [c.id, i + 1]));
+}
+
 function rowKey(row: Row, keyColumns: readonly string[]): string {
   return keyColumns.length === 0 ? '-' : keyColumns.map((c) => String(row[c])).join('/');
 }
 
 /** The seal: the chain's head and call count with the digest of every sealed row. */
-export function sealOf(rows: DebateRows, digests = rowDigests(rows)): string {
-  const head = rows.calls.length > 0 ? (rows.calls.at(-1)!.hash as string | null) : null;
-  return sha256(canonicalJson({ v: CHAIN_VERSION, calls: { count: rows.calls.length, head }, rows: digests }));
+export function sealOf(rows: DebateRows | SealInput, digests = rowDigests(rows)): string {
+  return sha256(canonicalJson({ v: CHAIN_VERSION, calls: chainOf(rows), rows: digests }));
 }
 
 /** Where a recorded call sits in its debate, to name it in a report. */

@@ -19,6 +19,7 @@ import {
   canonicalJson,
   type DebateRows,
   readDebateRows,
+  readSealInput,
   type Row,
   rowDigests,
   sealOf,
@@ -206,52 +207,47 @@ export class Store {
 
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
   recordTurn(debateId: string, turn: TurnRecord): void {
-    const bodyKind = turn.opening ? ('opening' as const) : turn.critique ? ('critique' as const) : null;
-    const values = {
-      model: turn.model,
-      status: turn.status,
-      position: turn.position,
-      confidence: turn.confidence,
-      bodyKind,
-      bodyJson: turn.opening ?? turn.critique ?? null,
-      error: turn.error,
-    };
+    const body = turn.opening ?? turn.critique ?? null;
     this.#guard(`record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(turns)
-        .values({ debateId, round: turn.round, agentId: turn.agentId, ...values })
-        .onConflictDoUpdate({ target: [turns.debateId, turns.round, turns.agentId], set: values })
-        .run(),
+      this.#statement(UPSERT_TURN).run({
+        debate_id: debateId,
+        round: turn.round,
+        agent_id: turn.agentId,
+        model: turn.model,
+        status: turn.status,
+        position: turn.position,
+        confidence: turn.confidence,
+        body_kind: turn.opening ? 'opening' : turn.critique ? 'critique' : null,
+        body_json: body === null ? null : JSON.stringify(body),
+        error: turn.error,
+      }),
     );
   }
 
   recordJudgement(debateId: string, j: RoundJudgement): void {
-    const values = {
-      status: j.status,
-      recommendation: j.score?.recommendation ?? null,
-      facts: j.score?.facts ?? null,
-      caveats: j.score?.caveats ?? null,
-      rationale: j.score?.rationale ?? null,
-      convergence: j.convergence,
-      error: j.error,
-    };
     this.#guard(`record the round ${j.round} judgement for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(rounds)
-        .values({ debateId, round: j.round, ...values })
-        .onConflictDoUpdate({ target: [rounds.debateId, rounds.round], set: values })
-        .run(),
+      this.#statement(UPSERT_ROUND).run({
+        debate_id: debateId,
+        round: j.round,
+        status: j.status,
+        recommendation: j.score?.recommendation ?? null,
+        facts: j.score?.facts ?? null,
+        caveats: j.score?.caveats ?? null,
+        rationale: j.score?.rationale ?? null,
+        convergence: j.convergence,
+        error: j.error,
+      }),
     );
   }
 
   recordSynthesis(debateId: string, s: SynthesisRecord): void {
-    const values = { status: s.status, bodyJson: s.synthesis, error: s.error };
     this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(syntheses)
-        .values({ debateId, ...values })
-        .onConflictDoUpdate({ target: syntheses.debateId, set: values })
-        .run(),
+      this.#statement(UPSERT_SYNTHESIS).run({
+        debate_id: debateId,
+        status: s.status,
+        body_json: s.synthesis === null ? null : JSON.stringify(s.synthesis),
+        error: s.error,
+      }),
     );
   }
 
@@ -297,10 +293,13 @@ export class Store {
 
   /** Computes and stores the seal over everything recorded about the debate. Call inside a write transaction. */
   #seal(debateId: string): void {
-    const rows = readDebateRows(this.#sqlite, debateId);
+    const prepare = (source: string): BetterSqlite3.Statement => this.#statement(source);
+    const rows = readSealInput(this.#sqlite, debateId, prepare);
     if (!rows) throw this.#notFound(debateId);
-    const digests = rowDigests(rows);
-    this.#statement('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
+    // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
+    const linked = prepare('select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (select call_id from votes where debate_id = @id union select first_call_id from votes where debate_id = @id)').all({ id: debateId }) as { id: number; n: number }[];
+    const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
+    prepare('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
   }
 
   /** Debates, newest first. */
@@ -434,7 +433,7 @@ export class Store {
   /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
   debateRows(id: string): DebateRows {
     return this.#guard(`read debate \`${id}\``, () => {
-      const rows = this.#sqlite.transaction(() => readDebateRows(this.#sqlite, id)).deferred();
+      const rows = this.#sqlite.transaction(() => readDebateRows(this.#sqlite, id, (source) => this.#statement(source))).deferred();
       if (!rows) throw this.#notFound(id);
       return rows;
     });
@@ -536,6 +535,16 @@ const CALL_COLUMNS = [
   'finished_at', 'prev_hash', 'hash',
 ] as const;
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
+
+/** `insert … on conflict (keys) do update` for every other column: a later write for the same row replaces it. */
+function upsert(table: string, keys: string[], columns: string[]): string {
+  const all = [...keys, ...columns];
+  return `insert into ${table} (${all.join(', ')}) values (${all.map((c) => `@${c}`).join(', ')}) on conflict (${keys.join(', ')}) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`;
+}
+
+const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
+const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);
+const UPSERT_SYNTHESIS = upsert('syntheses', ['debate_id'], ['status', 'body_json', 'error']);
 
 /**
  * The `calls` row of a call, with every value exactly as SQLite will hand it back,
