@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Ollama } from 'ollama';
 import pLimit from 'p-limit';
 import type { StoredCall } from '../src/store/store.js';
@@ -18,6 +20,11 @@ import { startSimProcess } from './sim-process.js';
  */
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+
+// Each measured run starts from a collected heap, so one run's garbage is never charged to the next
+// (the engine and the bare client alternate).
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -36,6 +43,7 @@ async function startSimChild(agents: number) {
 async function bareOnce(url: string, requests: StoredCall[], parallel: number) {
   const client = new Ollama({ host: url });
   const limit = pLimit(parallel);
+  gc();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
@@ -65,6 +73,7 @@ async function debateOnce(url: string, agents: number, rounds: number, dbPath: s
     { protocol: { maxRounds: rounds, convergenceThreshold: 0.99, callTimeoutSeconds: 60 } },
   );
   const store = openStore(dbPath);
+  gc();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await runDebate({ question: 'Should we do A?', preset, host: url, recorder: recorder(store), numParallel: 4 });
@@ -84,8 +93,8 @@ try {
   recorded.close();
   await bareOnce(sim5.url, requests, 4);
   // Interleaved, so both see the same machine load.
-  const runs = [];
-  const bare = [];
+  const runs: Awaited<ReturnType<typeof debateOnce>>[] = [];
+  const bare: Awaited<ReturnType<typeof bareOnce>>[] = [];
   for (let i = 0; i < RUNS; i++) {
     runs.push(await debateOnce(sim5.url, 5, 4, join(dir, `run${i}.db`)));
     bare.push(await bareOnce(sim5.url, requests, 4));
@@ -99,7 +108,9 @@ try {
   console.log(`  wall time per debate (median) ${median(runs.map((r) => r.wall)).toFixed(1)} ms   (min ${Math.min(...runs.map((r) => r.wall)).toFixed(1)}, max ${Math.max(...runs.map((r) => r.wall)).toFixed(1)})`);
   console.log(`  engine CPU per call (median)  ${engineCpu.toFixed(2)} ms`);
   console.log(`  bare ollama client, same requests and replies: CPU per call (median) ${bareCpu.toFixed(2)} ms`);
-  console.log(`  engine ÷ bare client          ${(engineCpu / bareCpu).toFixed(2)}×`);
+  // Each engine run is paired with the bare run right after it, so the ratio of a pair shares the machine's load.
+  const ratio = median(runs.map((r, i) => r.cpuMs / r.calls / (bare[i]!.cpuMs / bare[i]!.calls)));
+  console.log(`  engine ÷ bare client          ${ratio.toFixed(2)}×  (median of ${RUNS} paired runs)`);
   console.log(`  wall time per call (median)   ${median(runs.map((r) => r.wall / r.calls)).toFixed(2)} ms`);
 
   const sim10 = await startSimChild(10);

@@ -97,15 +97,30 @@ export class Gateway {
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
     const timeoutMs = control.timeoutMs ?? 600_000;
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error('timeout')), timeoutMs);
-    const signals = control.signal ? [control.signal, timeout.signal] : [timeout.signal];
-    const combined = AbortSignal.any(signals);
+    // One controller per call, aborted by the time limit, by the caller's signal, or by the
+    // client's own signal (stream.abort()): plain listeners, cheaper than AbortSignal.any per call.
+    const call = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call.abort(new Error('timeout'));
+    }, timeoutMs);
+    const onCallerAbort = (): void => call.abort(control.signal?.reason);
+    if (control.signal?.aborted) call.abort(control.signal.reason);
+    else control.signal?.addEventListener('abort', onCallerAbort, { once: true });
     // ollama-js takes no per-request signal, so a per-call client carries it into fetch.
     const client = new Ollama({
       host: this.host,
-      fetch: (input, init) => fetchWithoutTimeouts(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, combined]) : combined }),
+      fetch: (input, init) => {
+        const own = init?.signal;
+        if (own) {
+          if (own.aborted) call.abort(own.reason);
+          else own.addEventListener('abort', () => call.abort(own.reason), { once: true });
+        }
+        return fetchWithoutTimeouts(input, { ...init, signal: call.signal });
+      },
     });
+    const combined = call.signal;
     let content = '';
     let tokens = 0;
     try {
@@ -137,12 +152,13 @@ export class Gateway {
       throw new CallError('STREAM_INCOMPLETE', `${request.model} ended its reply without finishing.`);
     } catch (err) {
       throw this.mapError(err, request.model, {
-        timedOut: timeout.signal.aborted,
+        timedOut,
         aborted: control.signal?.aborted ?? false,
         timeoutMs,
       });
     } finally {
       clearTimeout(timer);
+      control.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 

@@ -133,40 +133,37 @@ export class Store {
 
   createDebate(d: NewDebate): void {
     this.#guard(`create debate \`${d.id}\``, () =>
-      this.#db.transaction((tx) => {
-        tx.insert(debates)
-          .values({
+      this.#sqlite
+        .transaction(() => {
+          this.#statement(INSERT_DEBATE).run({
             id: d.id,
             question: d.question,
-            presetName: d.preset.name,
-            presetJson: d.preset,
-            presetHash: presetHash(d.preset),
-            engineVersion: d.engineVersion,
+            preset_name: d.preset.name,
+            preset_json: JSON.stringify(d.preset),
+            preset_hash: presetHash(d.preset),
+            engine_version: d.engineVersion,
             host: d.host,
             status: 'running',
-            roundsCompleted: 0,
+            rounds_completed: 0,
             pid: process.pid,
             hostname: hostname(),
-            createdAt: d.createdAt,
-          })
-          .run();
-        if (d.agents.length > 0) {
-          tx.insert(agents)
-            .values(
-              d.agents.map((a, ordinal) => ({
-                debateId: d.id,
-                agentId: a.id,
-                role: a.role,
-                ordinal,
-                model: a.model,
-                digest: a.digest,
-                persona: a.persona,
-                cluster: a.cluster,
-              })),
-            )
-            .run();
-        }
-      }, { behavior: 'immediate' }),
+            created_at: d.createdAt,
+          });
+          const insertAgent = this.#statement(INSERT_AGENT);
+          d.agents.forEach((a, ordinal) =>
+            insertAgent.run({
+              debate_id: d.id,
+              agent_id: a.id,
+              role: a.role,
+              ordinal,
+              model: a.model,
+              digest: a.digest,
+              persona: a.persona,
+              cluster: a.cluster,
+            }),
+          );
+        })
+        .immediate(),
     );
   }
 
@@ -263,7 +260,10 @@ export class Store {
   }
 
   setPlan(debateId: string, plan: unknown): void {
-    this.#updateDebate(debateId, `record the schedule plan of debate \`${debateId}\``, { planJson: plan ?? null });
+    const result = this.#guard(`record the schedule plan of debate \`${debateId}\``, () =>
+      this.#statement('update debates set plan_json = ? where id = ?').run(plan === undefined || plan === null ? null : JSON.stringify(plan), debateId),
+    );
+    if (result.changes === 0) throw this.#notFound(debateId);
   }
 
   /** Writes the debate's final row and seals the record with it, in one transaction. */
@@ -462,11 +462,6 @@ export class Store {
     this.#sqlite.close();
   }
 
-  #updateDebate(debateId: string, what: string, set: Partial<typeof debates.$inferInsert>): void {
-    const result = this.#guard(what, () => this.#db.update(debates).set(set).where(eq(debates.id, debateId)).run());
-    if (result.changes === 0) throw this.#notFound(debateId);
-  }
-
   #notFound(id: string): StoreError {
     return new StoreError('DEBATE_NOT_FOUND', `No debate \`${id}\` in ${this.path}.`, {
       hint: 'Run `conclave list` to see stored debates.',
@@ -541,6 +536,13 @@ function upsert(table: string, keys: string[], columns: string[]): string {
   const all = [...keys, ...columns];
   return `insert into ${table} (${all.join(', ')}) values (${all.map((c) => `@${c}`).join(', ')}) on conflict (${keys.join(', ')}) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 }
+
+const insertInto = (table: string, columns: string[]): string =>
+  `insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`;
+const INSERT_DEBATE = insertInto('debates', [
+  'id', 'question', 'preset_name', 'preset_json', 'preset_hash', 'engine_version', 'host', 'status', 'rounds_completed', 'pid', 'hostname', 'created_at',
+]);
+const INSERT_AGENT = insertInto('agents', ['debate_id', 'agent_id', 'role', 'ordinal', 'model', 'digest', 'persona', 'cluster']);
 
 const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
 const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);
