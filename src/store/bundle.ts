@@ -81,6 +81,11 @@ export function parseBundle(text: string, source: string): Bundle {
       hint: 'Export the debate again on the machine it came from.',
     });
   }
+  if (b.debate.status === 'running') {
+    throw new InputError('BUNDLE_RUNNING', `${source} holds debate \`${b.debate.id}\` while it was still running: its record is not finished.`, {
+      hint: 'Export it again once it has ended on the machine it came from.',
+    });
+  }
   return b as Bundle;
 }
 

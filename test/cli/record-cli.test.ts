@@ -133,6 +133,26 @@ describe('bundles: export --format bundle and import', () => {
     expect(existsSync(target)).toBe(false);
   });
 
+  it('refuses to export or import a debate that is still running', async () => {
+    const copy = join(dir, 'running.db');
+    sql(db, 'vacuum into ?', copy);
+    const id = ids['tech-decision']!;
+    // Our own pid: the debate's process is alive, so opening the file leaves it running.
+    sql(copy, "update debates set status = 'running', seal = null, pid = ? where id = ?", process.pid, id);
+    const r = await cli(['export', id, '--format', 'bundle', '--out', join(dir, 'running.bundle'), '--db', copy]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is still running');
+
+    const file = join(dir, 'was-running.bundle');
+    await cli(['export', id, '--format', 'bundle', '--out', file, '--db', db]);
+    const bundle = JSON.parse(readFileSync(file, 'utf8')) as { debate: { status: string } };
+    bundle.debate.status = 'running';
+    writeFileSync(file, JSON.stringify(bundle));
+    const imported = await cli(['import', file, '--db', join(dir, 'never3.db')]);
+    expect(imported.code).toBe(2);
+    expect(imported.stderr).toContain('while it was still running');
+  });
+
   it('refuses a file that is not a bundle, with a hint', async () => {
     const id = ids['tech-decision']!;
     const file = join(dir, 'doc.json');

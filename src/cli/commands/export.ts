@@ -28,6 +28,11 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;
         if (args.format === 'bundle') {
+          if (debate.status === 'running') {
+            throw new InputError('EXPORT_RUNNING', `Debate \`${debate.id}\` is still running (process ${debate.pid} on ${debate.hostname}): its record is not finished.`, {
+              hint: 'Export it once it has ended. A debate whose process died shows as interrupted the next time its database is opened.',
+            });
+          }
           const { bundleOf } = await import('../../store/bundle.js');
           text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
         } else if (args.format === 'json') {
