@@ -1,4 +1,5 @@
 import type { Preset } from '../config/preset-schema.js';
+import { synthesizerModel } from '../config/synthesizer.js';
 import type { TurnRecord } from '../engine/events.js';
 import type { BenchAnswerRow, BenchResultRow } from '../store/bench.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
@@ -186,7 +187,7 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
 
   const synthesis = debate.synthesis?.synthesis ?? null;
   const synthRead: Read = synthesis ? readText(synthesis.recommendation, item) : { status: 'error', answer: null, method: null };
-  answers.push({ source: 'synthesis', round: roundsRun, slot: 'synthesizer', agentId: 'synthesizer', model: preset.synthesizer.model, ...synthRead, correct: right(synthRead.answer) });
+  answers.push({ source: 'synthesis', round: roundsRun, slot: 'synthesizer', agentId: 'synthesizer', model: synthesizerModel(preset), ...synthRead, correct: right(synthRead.answer) });
   results.push(debateCondition('debate-synth', synthRead.answer, debate.calls, synthesis ? null : `no synthesis (${debate.synthesis?.error ?? debate.error ?? debate.status})`));
 
   const seen = new Set<string>();

@@ -21,6 +21,10 @@ const STAGE_LABEL: Record<Stage, string> = {
   targeted: 'answering a targeted challenge',
   vote: 'voting',
   refine: 'refining after the vote',
+  verdict: 'judging a match',
+  split: 'splitting the question',
+  subanswer: 'answering a sub-question',
+  reassembly: 'reassembling the answer',
 };
 
 /**

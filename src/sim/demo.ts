@@ -1,4 +1,5 @@
 import type { Preset } from '../config/preset-schema.js';
+import { synthesizerCandidates } from '../config/synthesizer.js';
 import { demoClaims, demoClashes, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
@@ -161,7 +162,7 @@ export function simModelsFor(presets: Preset[]): SimModel[] {
   for (const p of presets) {
     for (const a of p.agents) names.add(a.model);
     names.add(p.judge.model);
-    names.add(p.synthesizer.model);
+    for (const m of synthesizerCandidates(p)) names.add(m);
     if (p.tensions?.model) names.add(p.tensions.model);
   }
   return [...names].map((name) => ({ name, sizeBytes: guessSize(name), contextLength: 32768 }));

@@ -16,6 +16,7 @@ import type {
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
@@ -73,6 +74,8 @@ export interface StoredDebate extends DebateRecord {
   voting?: StoredVoting | null;
   /** The tension map (docs/tensions.md); null when the debate drew none. */
   tensions?: StoredTensionMap | null;
+  /** Protocol steps (bracket, verdicts, decomposition, synthesizer turn), in order; empty for a plain debate. */
+  steps?: StoredStep[];
 }
 
 export interface NewDebate {
@@ -356,6 +359,7 @@ export class Store {
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
             voting: readVoting(tx, id),
             tensions: readTensionMap(tx, id),
+            steps: readProtocolSteps(tx, id),
           };
         },
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.

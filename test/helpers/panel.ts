@@ -1,5 +1,6 @@
 import type { PresetInput } from '../../src/config/preset-schema.js';
 import { presetSchema } from '../../src/config/preset-schema.js';
+import { synthesizerCandidates } from '../../src/config/synthesizer.js';
 import type { SimReply, SimRequest } from '../../src/sim/index.js';
 
 /** Which stage a simulated request belongs to, read from the requested JSON schema. */
@@ -36,7 +37,7 @@ export function testPreset(agentIds: string[], overrides: Partial<PresetInput> =
 }
 
 export function simModels(preset: ReturnType<typeof testPreset>) {
-  const names = new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model]);
+  const names = new Set([...preset.agents.map((a) => a.model), preset.judge.model, ...synthesizerCandidates(preset)]);
   return [...names].map((name) => ({ name, contextLength: 32768 }));
 }
 
