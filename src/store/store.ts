@@ -308,6 +308,13 @@ export class Store {
     return first;
   }
 
+  /** How many debates are recorded with a preset of this name: a rotating synthesizer's turn. */
+  countDebatesWithPreset(presetName: string): number {
+    return this.#guard(`count the debates of preset \`${presetName}\``, () =>
+      this.#db.select({ n: sql<number>`count(*)` }).from(debates).where(eq(debates.presetName, presetName)).get()?.n ?? 0,
+    );
+  }
+
   /** Everything recorded about one debate (exact id; see `resolveId` for prefixes). */
   getDebate(id: string): StoredDebate {
     return this.#guard(`read debate \`${id}\``, () =>
