@@ -429,7 +429,7 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
         agents: p.preset.agents.map((a) => ({ id: a.id, model: a.model })),
         judge: p.preset.judge.model,
         synthesizer: synthesizerModel(p.preset),
-        protocol: p.preset.protocol.kind,
+        protocol: p.preset.protocol.kind ?? 'debate',
         maxRounds: p.preset.protocol.maxRounds,
         threshold: p.preset.protocol.convergenceThreshold,
         voting: p.preset.voting !== undefined,
