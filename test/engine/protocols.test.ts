@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DebateEvent } from '../../src/engine/events.js';
 import type { ProtocolStep } from '../../src/engine/protocol-events.js';
+import { protocolFor } from '../../src/engine/protocols/index.js';
 import { recorder } from '../../src/engine/recorder.js';
+import { Runner } from '../../src/engine/runner.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { InterruptedError } from '../../src/errors.js';
 import { debateDocument } from '../../src/render/document.js';
@@ -268,5 +270,32 @@ describe('synthesizer rotation', () => {
       expect(started?.type === 'debate.started' && started.warnings.join('\n')).toContain('favour its own arguments');
     }
     expect(picked).toEqual(['model-0:1b', 'model-1:1b', 'model-0:1b']);
+  });
+});
+
+describe('starting from stored rounds', () => {
+  it('lets the debate go on from a stored round 0 without asking anyone to answer again', async () => {
+    const { preset, seen } = await setup(['a', 'b'], { kind: 'debate', maxRounds: 1 });
+    const stored = ['a', 'b'].map((id, i) => ({
+      round: 0,
+      agentId: id,
+      model: `model-${i}:1b`,
+      status: 'ok' as const,
+      position: `${id} stored answer`,
+      confidence: 0.5,
+      opening: { position: `${id} stored answer`, reasoning: 'kept', confidence: 0.5 },
+      critique: null,
+      error: null,
+    }));
+    const debate = protocolFor('debate');
+    const runner = await Runner.start({ question: 'Should we do A?', preset, host: sim!.url, recorder: recorder(store!) }, 'resumed-1', {
+      ...debate.shape(preset, []),
+      synthesizer: null,
+    });
+    const outcome = await debate.run(runner, [{ round: 0, turns: stored, judgement: null }]);
+    runner.complete(outcome);
+    expect(seen.map(stageOf)).toEqual(['judge', 'critique', 'critique', 'judge', 'synthesis']);
+    for (const req of seen.filter((r) => stageOf(r) === 'critique')) expect(lastPrompt(req)).toContain(`${agentOf(req)} stored answer`);
+    expect(outcome.rounds.map((r) => r.round)).toEqual([0, 1]);
   });
 });

@@ -33,6 +33,7 @@ function decomposerOf(agents: AgentSpec[], id: string | undefined): AgentSpec {
   return agents.find((a) => a.id === id) ?? agents[0]!;
 }
 
+// Its split and parts are steps, not rounds: there is no stored transcript to go on from.
 async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<ProtocolOutcome> {
   const { preset, question } = runner;
   const lead = decomposerOf(preset.agents, preset.protocol.decomposer);

@@ -31,7 +31,8 @@ export const tournament: Protocol = {
 async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<ProtocolOutcome> {
   const { preset } = runner;
   const byId = new Map(preset.agents.map((a) => [a.id, a]));
-  const rounds: TranscriptRound[] = [...from];
+  // Stored answers are reused; a bracket starts again from them (its seeding depends on round 0 alone).
+  const rounds: TranscriptRound[] = from.slice(0, 1);
 
   let opening = rounds[0];
   if (!opening) {
@@ -45,13 +46,12 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
 
   // Each agent's latest usable turn: what its opponent reads and what the judge weighs.
   const latest = new Map<string, TurnRecord>(usable.map((t) => [t.agentId, t]));
-  for (const r of rounds.slice(1)) for (const t of r.turns) if (t.status === 'ok') latest.set(t.agentId, t);
   const seeding = seedEntrants(usable.map((t) => ({ agentId: t.agentId, confidence: t.confidence ?? 0 })));
   const seedOf = (id: string): number => seeding.indexOf(id);
   const verdicts: Verdict[] = [];
   let alive = seeding;
   let runnerUp: string | null = null;
-  let round = rounds.at(-1)!.round;
+  let round = 0;
 
   while (alive.length > 1) {
     runner.checkpoint();

@@ -9,8 +9,9 @@ export interface Protocol {
   /** What the runner schedules for it: models beyond the panel, who needs room for a synthesis, its optional stages. */
   shape(preset: Preset, stages: ExtraStage[]): Omit<RunShape, 'synthesizer'>;
   /**
-   * Runs it. `from` holds rounds already recorded (a transcript so far), oldest first;
-   * a fresh run passes none.
+   * Runs it. `from` holds rounds already recorded (a transcript so far), oldest first; a
+   * fresh run passes none. The debate goes on from its last stored round, parallel and
+   * tournament reuse stored round-0 answers, a decomposition starts over.
    */
   run(runner: Runner, from: TranscriptRound[]): Promise<ProtocolOutcome>;
 }
