@@ -212,6 +212,23 @@ describe('decompose protocol', () => {
     expect(lastPrompt(seen.find((r) => stageOf(r) === 'subanswer' && subQuestionOf(r) === 1)!)).not.toContain('answers sub-question');
   });
 
+  it('shortens the answers a sub-question depends on to fit its num_ctx, and records that it did', async () => {
+    const long = `x answers sub-question 1: ${'a long line of detail. '.repeat(250)}`;
+    const { run, seen, store, preset } = await setup(['lead', 'x', 'y'], { kind: 'decompose', maxAnswerTokens: 2000 }, (req) => {
+      if (stageOf(req) === 'split') return reply.split([{ question: 'one?', dependsOn: [] }, { question: 'two?', dependsOn: [1] }]);
+      if (stageOf(req) === 'subanswer' && subQuestionOf(req) === 1) return reply.opening('x', long);
+      return undefined;
+    });
+    preset.agents[2]!.options = { num_ctx: 2560 };
+    const result = await run();
+    const prompt = lastPrompt(seen.find((r) => stageOf(r) === 'subanswer' && subQuestionOf(r) === 2)!);
+    expect(prompt).toContain('(shortened to fit)');
+    expect(prompt.length).toBeLessThan(long.length);
+    const call = store.getDebate(result.id).calls.find((c) => c.stage === 'subanswer' && c.round === 2)!;
+    expect(call.options.num_ctx).toBe(2560);
+    expect(call.truncation).toContain('shortened');
+  });
+
   it('skips a sub-question whose dependency failed, with the reason, and tells the reassembly', async () => {
     const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
       if (stageOf(req) === 'split') return reply.split(parts);
