@@ -23,8 +23,7 @@ export type ProtocolStep =
       match: number;
       a: string;
       b: string;
-      /** Null only when neither side could play. */
-      winner: string | null;
+      winner: string;
       reasons: string[];
       /** `judged`: the judge decided; `walkover`: one side had no usable turn; `fallback`: the judge failed and the higher seed advanced. */
       decidedBy: 'judged' | 'walkover' | 'fallback';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Preset } from '../config/preset-schema.js';
 import { pickSynthesizer, synthesizerCandidates } from '../config/synthesizer.js';
-import { DebateFailedError } from '../errors.js';
+import { DebateFailedError, InterruptedError } from '../errors.js';
 import type { TagModel } from '../ollama/gateway.js';
 import { sameModel } from '../schedule/scheduler.js';
 import { protocolFor } from './protocols/index.js';
@@ -59,8 +59,8 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   try {
     return runner.complete(await protocol.run(runner, []));
   } catch (err) {
-    if (err instanceof DebateFailedError) throw err;
-    if (runner.interrupted() && err?.constructor?.name !== 'InterruptedError') runner.stopInterrupted();
+    if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
+    if (runner.interrupted()) runner.stopInterrupted();
     // The recorder failing (disk full, lock) lands here: report it without trying to write again.
     throw err;
   }

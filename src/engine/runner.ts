@@ -475,8 +475,8 @@ export class Runner {
       perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
       messages = synthesisMessages(this.question, renderTranscript(list, perTurn), agentIds, failed, extraSections);
     }
-    const result = await this.writeSynthesis('synthesis', last.round, 'synthesizer', model, messages, options, budget, perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${this.numCtx[model]}`, failed);
-    return result;
+    const truncation = perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${this.numCtx[model]}`;
+    return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, messages, options, budget, truncation, failed);
   }
 
   /**

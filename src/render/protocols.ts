@@ -41,7 +41,7 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
     case 'verdict': {
       const loser = step.winner === step.a ? step.b : step.a;
       const how = step.decidedBy === 'judged' ? 'judge' : step.decidedBy;
-      return [`  ${paint('bold', how)}: ${paint('green', step.winner ?? 'nobody')} beats ${loser} ${paint('dim', `· ${clip(step.reasons.join('; '))}`)}`];
+      return [`  ${paint('bold', how)}: ${paint('green', step.winner)} beats ${loser} ${paint('dim', `· ${clip(step.reasons.join('; '))}`)}`];
     }
     case 'champion':
       return [paint('bold', `\nChampion: ${step.agentId}`) + (step.runnerUp ? paint('dim', ` · runner-up ${step.runnerUp}`) : '')];

@@ -86,8 +86,7 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   // The card is written from the final: the champion's and the runner-up's last turns.
   const finalists = [champion, ...(runnerUp ? [runnerUp] : [])];
   const finalTurns = finalists.map((id) => latest.get(id)).filter((t): t is TurnRecord => t !== undefined);
-  const judged = verdicts.filter((v): v is Verdict & { winner: string } => v.winner !== null);
-  const synthesis = await runner.synthesize([{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, judged)], finalists);
+  const synthesis = await runner.synthesize([{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts)], finalists);
   runner.checkpoint();
   return { exitReason: 'champion', exitDetail: detail, rounds, synthesis };
 }
