@@ -229,6 +229,21 @@ describe('decompose protocol', () => {
     expect(call.truncation).toContain('shortened');
   });
 
+  it('stops when interrupted while the parts are answered, keeping the split on the record', async () => {
+    const controller = new AbortController();
+    const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
+      if (stageOf(req) === 'split') return reply.split(parts);
+      if (stageOf(req) === 'subanswer' && subQuestionOf(req) === 2) controller.abort();
+      return undefined;
+    });
+    await expect(run({ signal: controller.signal })).rejects.toBeInstanceOf(InterruptedError);
+    const d = store.getDebate(store.listDebates()[0]!.id);
+    expect(d.status).toBe('interrupted');
+    expect((d.steps ?? []).map((s) => s.step.kind)).toContain('split');
+    expect(seen.filter((r) => stageOf(r) === 'synthesis')).toEqual([]);
+    expect(renderMarkdown(d)).toContain('## Decomposition by lead');
+  });
+
   it('skips a sub-question whose dependency failed, with the reason, and tells the reassembly', async () => {
     const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
       if (stageOf(req) === 'split') return reply.split(parts);
