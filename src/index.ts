@@ -1,6 +1,12 @@
 /** Conclave's public API: run debates, read the record, validate presets, drive the simulator. */
 export { runDebate, newDebateId, presetModels, missingModels } from './engine/run-debate.js';
 export type { DebateResult, RunDebateOptions } from './engine/run-debate.js';
+export { protocols, protocolFor } from './engine/protocols/index.js';
+export type { Protocol } from './engine/protocols/index.js';
+export { Runner } from './engine/runner.js';
+export type { ProtocolOutcome, RunShape, CallRequest } from './engine/runner.js';
+export type { ProtocolStep } from './engine/protocol-events.js';
+export { pickSynthesizer, synthesizerCandidates } from './config/synthesizer.js';
 export { recorder } from './engine/recorder.js';
 export type * from './engine/events.js';
 export type { ExtraStage, StageContext, StageCallRequest, StageOutput } from './engine/stage.js';
@@ -8,7 +14,7 @@ export { openStore, defaultDbPath } from './store/open.js';
 export type { Store, StoredDebate, DebateSummary } from './store/store.js';
 export { loadPreset, parsePreset, builtinPresetNames } from './config/load-preset.js';
 export { presetSchema } from './config/preset-schema.js';
-export type { Preset, PresetInput, AgentSpec, HostEntry } from './config/preset-schema.js';
+export type { Preset, PresetInput, AgentSpec, HostEntry, ProtocolKind } from './config/preset-schema.js';
 export { presetJsonSchema } from './config/preset-json-schema.js';
 export { debateDocument, DOCUMENT_VERSION } from './render/document.js';
 export { renderCard } from './render/card.js';

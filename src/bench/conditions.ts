@@ -1,8 +1,10 @@
 import type { Preset } from '../config/preset-schema.js';
-import type { TurnRecord } from '../engine/events.js';
+import { synthesizerModel } from '../config/synthesizer.js';
+import type { CallRecord, TurnRecord } from '../engine/events.js';
 import type { BenchAnswerRow, BenchResultRow } from '../store/bench.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import type { AnswerOutcome } from './answer-call.js';
+import type { ParallelCapture } from './parallel-call.js';
 import { answersMatch, extractAnswer } from './extract.js';
 import { majorityVote } from './stats.js';
 import type { SuiteItem } from './suite.js';
@@ -13,17 +15,21 @@ import type { SuiteItem } from './suite.js';
  * - `sc`: self-consistency, k answers from the panel's agents in turn, majority vote,
  *   where k is the number of debater turns the debate made on the same item;
  * - `round0-vote`: majority vote of the debate's independent round 0;
+ * - `parallel`: the parallel protocol, round 0 and a synthesis over it: charged the round-0
+ *   calls and its own synthesis call (or, for a preset whose protocol is parallel, its run);
  * - `debate-vote`: majority vote of the debate's final positions;
  * - `debate-synth`: the synthesizer's recommendation;
  * - `cluster-vote`: the top position of the cluster approval vote (presets with `voting`).
+ * The `debate-*` conditions read whatever protocol the preset runs (its final turns, its result).
  */
-export const CONDITIONS = ['single', 'sc', 'round0-vote', 'debate-vote', 'debate-synth', 'cluster-vote'] as const;
+export const CONDITIONS = ['single', 'sc', 'round0-vote', 'parallel', 'debate-vote', 'debate-synth', 'cluster-vote'] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
 export const CONDITION_LABELS: Record<Condition, string> = {
   single: 'single agent',
   sc: 'self-consistency@k',
   'round0-vote': 'round-0 majority',
+  parallel: 'parallel + synthesizer',
   'debate-vote': 'debate + majority',
   'debate-synth': 'debate + synthesizer',
   'cluster-vote': 'debate + cluster vote',
@@ -52,6 +58,8 @@ export interface TrialInput {
   singles: BaselineAnswer[];
   samples: BaselineAnswer[];
   vote: VoteCapture;
+  /** The parallel condition's synthesis over round 0; null when the preset's protocol gives none to build on. */
+  parallel?: ParallelCapture | null;
 }
 
 export interface ScoredTrial {
@@ -63,7 +71,7 @@ export interface ScoredTrial {
 
 /** Debater turns the debate made (first attempts, not repairs): the k of self-consistency@k. */
 export function agentTurnCount(calls: readonly StoredCall[]): number {
-  return calls.filter((c) => (c.stage === 'opening' || c.stage === 'critique') && c.attempt === 0).length;
+  return calls.filter((c) => (c.stage === 'opening' || c.stage === 'critique' || c.stage === 'subanswer') && c.attempt === 0).length;
 }
 
 interface Read {
@@ -87,7 +95,7 @@ function readText(text: string, item: SuiteItem): Read {
   return found.value === null ? { status: 'unparsed', answer: null, method: 'none' } : { status: 'ok', answer: found.value, method: found.method };
 }
 
-function spent(calls: readonly StoredCall[]): Pick<BenchResultRow, 'calls' | 'promptTokens' | 'completionTokens'> {
+function spent(calls: readonly CallRecord[]): Pick<BenchResultRow, 'calls' | 'promptTokens' | 'completionTokens'> {
   let promptTokens = 0;
   let completionTokens = 0;
   for (const c of calls) {
@@ -174,7 +182,13 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
     note: `k=${input.samples.length}`,
   });
 
-  results.push(debateCondition('round0-vote', majorityVote(roundAnswers(0), item.kind), callsWhere((c) => c.stage === 'opening')));
+  const kind = preset.protocol.kind ?? 'debate';
+  results.push(
+    kind === 'decompose'
+      ? unavailable('round0-vote', 'a decomposition has no independent answers')
+      : debateCondition('round0-vote', majorityVote(roundAnswers(0), item.kind), callsWhere((c) => c.stage === 'opening')),
+  );
+  results.push(parallelCondition(kind, input.parallel ?? null, debate, (text) => readText(text, item).answer, right));
   results.push(
     debateCondition(
       'debate-vote',
@@ -186,7 +200,7 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
 
   const synthesis = debate.synthesis?.synthesis ?? null;
   const synthRead: Read = synthesis ? readText(synthesis.recommendation, item) : { status: 'error', answer: null, method: null };
-  answers.push({ source: 'synthesis', round: roundsRun, slot: 'synthesizer', agentId: 'synthesizer', model: preset.synthesizer.model, ...synthRead, correct: right(synthRead.answer) });
+  answers.push({ source: 'synthesis', round: roundsRun, slot: 'synthesizer', agentId: 'synthesizer', model: synthesizerModel(preset), ...synthRead, correct: right(synthRead.answer) });
   results.push(debateCondition('debate-synth', synthRead.answer, debate.calls, synthesis ? null : `no synthesis (${debate.synthesis?.error ?? debate.error ?? debate.status})`));
 
   const seen = new Set<string>();
@@ -214,4 +228,39 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
   });
 
   return { roundsRun, agentTurns: agentTurnCount(debate.calls), results, answers };
+}
+
+function unavailable(condition: Condition, note: string): BenchResultRow {
+  return { condition, variant: '', available: false, answer: null, correct: false, calls: 0, promptTokens: 0, completionTokens: 0, callIds: [], note };
+}
+
+/** The parallel protocol's answer and what it cost: round 0 plus its own synthesis, or the whole run of a parallel preset. */
+function parallelCondition(
+  kind: Preset['protocol']['kind'],
+  capture: ParallelCapture | null,
+  debate: StoredDebate,
+  read: (text: string) => string | null,
+  right: (answer: string | null) => boolean,
+): BenchResultRow {
+  if (kind === 'parallel') {
+    const text = debate.synthesis?.synthesis?.recommendation ?? null;
+    const answer = text === null ? null : read(text);
+    return { condition: 'parallel', variant: '', available: true, answer, correct: right(answer), ...spent(debate.calls), callIds: [], note: text === null ? 'no synthesis' : null };
+  }
+  if (capture === null) return unavailable('parallel', kind === 'decompose' ? 'a decomposition has no independent answers' : 'not run');
+  const answer = capture.recommendation === null ? null : read(capture.recommendation);
+  const openings = spent(debate.calls.filter((c) => c.stage === 'opening'));
+  const own = spent(capture.calls);
+  return {
+    condition: 'parallel',
+    variant: '',
+    available: true,
+    answer,
+    correct: right(answer),
+    calls: openings.calls + own.calls,
+    promptTokens: openings.promptTokens + own.promptTokens,
+    completionTokens: openings.completionTokens + own.completionTokens,
+    callIds: capture.callIds,
+    note: capture.note,
+  };
 }

@@ -15,6 +15,7 @@ const CONDITION_COLORS: Record<Condition, string> = {
   single: '#8c8c8c',
   sc: '#3b75af',
   'round0-vote': '#4aa3a2',
+  parallel: '#c44e52',
   'debate-vote': '#e08a2b',
   'debate-synth': '#8a5cb8',
   'cluster-vote': '#4f9a4a',

@@ -1,4 +1,5 @@
 import type { BenchAnswerRow, BenchData, StoredTrial } from '../store/bench.js';
+import { synthesizerModel } from '../config/synthesizer.js';
 import { CONDITION_LABELS, CONDITIONS, type Condition } from './conditions.js';
 import { answersMatch } from './extract.js';
 import { type FlipMatrix, bootstrapCI, flipMatrix, majorityVote, mean, pairedBootstrapDiff } from './stats.js';
@@ -138,7 +139,7 @@ export interface BenchReport {
     items: number;
     trialsDone: number;
     trialsTotal: number;
-    presets: { name: string; source: string; agents: { id: string; model: string }[]; judge: string; synthesizer: string; maxRounds: number; threshold: number; voting: boolean }[];
+    presets: { name: string; source: string; agents: { id: string; model: string }[]; judge: string; synthesizer: string; protocol: string; maxRounds: number; threshold: number; voting: boolean }[];
     /** Mean k of self-consistency@k per preset. */
     meanK: Record<string, number | null>;
   };
@@ -427,7 +428,8 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
         source: p.source,
         agents: p.preset.agents.map((a) => ({ id: a.id, model: a.model })),
         judge: p.preset.judge.model,
-        synthesizer: p.preset.synthesizer.model,
+        synthesizer: synthesizerModel(p.preset),
+        protocol: p.preset.protocol.kind ?? 'debate',
         maxRounds: p.preset.protocol.maxRounds,
         threshold: p.preset.protocol.convergenceThreshold,
         voting: p.preset.voting !== undefined,

@@ -30,6 +30,7 @@ import { canonicalJson } from '../store/store.js';
 import type { Store } from '../store/store.js';
 import { VERSION } from '../version.js';
 import { answerCall } from './answer-call.js';
+import { type ParallelCapture, parallelSynthesis } from './parallel-call.js';
 import { type BaselineAnswer, type Condition, agentTurnCount, scoreTrial } from './conditions.js';
 import { benchQuestion } from './prompts.js';
 import type { SuiteItem } from './suite.js';
@@ -306,6 +307,25 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
     Promise.all(preset.agents.map((_, i) => ask(i, 'single', 0))),
     Promise.all(Array.from({ length: k }, (_, j) => ask(j % n, 'sc', j))),
   ]);
+  // The parallel protocol from the debate's round 0: one more call, a synthesis over the independent answers.
+  let parallel: ParallelCapture | null = null;
+  const kind = preset.protocol.kind ?? 'debate';
+  if ((kind === 'debate' || kind === 'tournament') && !ctx.signal.aborted) {
+    const model = debate.agents.find((a) => a.role === 'synthesizer')?.model ?? preset.synthesizer.model ?? '';
+    const ctxSize = numCtx.get(model);
+    parallel = await ctx.pool.run(model, () =>
+      parallelSynthesis(ctx.gateway, {
+        debate,
+        question: benchQuestion(item),
+        model,
+        options: { num_predict: 1500, temperature: 0.2, ...preset.synthesizer.options, ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }) },
+        timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+        signal: ctx.signal,
+        now,
+        onCall: (call: CallRecord) => recordBenchCall(store, trialId, 'parallel', 0, call),
+      }),
+    );
+  }
   if (ctx.signal.aborted) throw new InterruptedError('stopped');
   // A server that went away or lost a model is not a wrong answer: stop, and let a resume redo this item.
   const outage =
@@ -318,7 +338,7 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
     });
   }
 
-  const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result() });
+  const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result(), parallel });
   finishTrial(
     store,
     trialId,

@@ -159,13 +159,26 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
   return tables;
 }
 
+function protocolTerms(p: BenchReport['run']['presets'][number]): string {
+  switch (p.protocol) {
+    case 'parallel':
+      return `synthesizer ${p.synthesizer}`;
+    case 'tournament':
+      return `judge ${p.judge} decides each match, synthesizer ${p.synthesizer}`;
+    case 'decompose':
+      return 'the decomposer splits and reassembles';
+    default:
+      return `judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}`;
+  }
+}
+
 /** A few lines that say what the run was. */
 export function runSummaryLines(report: BenchReport): string[] {
   const r = report.run;
   const presets = r.presets.map((p) => {
     const agents = p.agents.map((a) => `${a.id}: ${a.model}`).join(', ');
     const k = r.meanK[p.name];
-    return `\`${p.name}\`: ${p.agents.length} agents (${agents}); judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
+    return `\`${p.name}\`: protocol ${p.protocol}, ${p.agents.length} agents (${agents}); ${protocolTerms(p)}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
   });
   return [
     `Suite \`${r.suite}\`: ${r.items} items (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,

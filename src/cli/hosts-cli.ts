@@ -1,6 +1,7 @@
 import { loadHostsFile } from '../config/load-hosts.js';
 import { loadPreset } from '../config/load-preset.js';
 import type { HostEntry } from '../config/preset-schema.js';
+import { synthesizerCandidates } from '../config/synthesizer.js';
 import { HostError, InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { formatTable } from '../render/table.js';
@@ -59,7 +60,7 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
     const scheduler = await DebateScheduler.prepare({
       hosts: entries,
       debaters: preset.agents.map((a) => a.model),
-      support: [preset.judge.model, preset.synthesizer.model],
+      support: [preset.judge.model, ...synthesizerCandidates(preset)],
       contextNeeds: {},
       explicitNumCtx: {},
     });

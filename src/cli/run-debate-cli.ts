@@ -100,6 +100,8 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
       ...(numParallel === undefined ? {} : { numParallel }),
       ...(vramGiB === undefined ? {} : { vramGiB }),
       ...(hosts ? { hosts } : {}),
+      // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
+      ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),
     });
     live?.close();
     const stored = store.getDebate(result.id);

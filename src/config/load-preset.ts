@@ -90,6 +90,12 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
     }
     ids.add(agent.id);
   }
+  const shape = checkProtocolPreset(preset);
+  if (shape.length > 0) {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${shape.map((e) => `  - ${e}`).join('\n')}`, {
+      hint: 'Fix the fields named above; docs/protocols.md describes each protocol and its fields.',
+    });
+  }
   const voting = checkVotingPreset(preset);
   if (voting.errors.length > 0) {
     throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${voting.errors.map((e) => `  - ${e}`).join('\n')}`, {
@@ -99,10 +105,30 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
   return { preset, warnings: [...presetWarnings(preset), ...voting.warnings] };
 }
 
+/** Rules across fields that the schema alone cannot state, as `path: problem` lines. */
+export function checkProtocolPreset(preset: Preset): string[] {
+  const errors: string[] = [];
+  const kind = preset.protocol.kind;
+  if (!preset.synthesizer.rotate && !preset.synthesizer.model) errors.push('synthesizer.model: required unless synthesizer.rotate is true');
+  if (preset.synthesizer.models && !preset.synthesizer.rotate) errors.push('synthesizer.models: only used with rotate: true; add it or remove the list');
+  const decomposer = preset.protocol.decomposer;
+  if (decomposer !== undefined) {
+    if (kind !== 'decompose') errors.push(`protocol.decomposer: only used when protocol.kind is decompose (it is ${kind})`);
+    else if (!preset.agents.some((a) => a.id === decomposer)) {
+      errors.push(`protocol.decomposer: \`${decomposer}\` is not an agent id (agents: ${preset.agents.map((a) => a.id).join(', ')})`);
+    }
+  }
+  if (kind === 'tournament' || kind === 'decompose') {
+    if (preset.voting && preset.voting.enabled !== false) errors.push(`voting: the ${kind} protocol runs no optional stages; remove the block or set voting.enabled: false`);
+    if (preset.tensions && preset.tensions.enabled !== false) errors.push(`tensions: the ${kind} protocol runs no optional stages; remove the block or set tensions.enabled: false`);
+  }
+  return errors;
+}
+
 export function presetWarnings(preset: Preset): string[] {
   const warnings: string[] = [];
   const debaterModels = new Set(preset.agents.map((a) => a.model));
-  if (debaterModels.has(preset.synthesizer.model)) {
+  if (preset.synthesizer.model && debaterModels.has(preset.synthesizer.model) && preset.protocol.kind !== 'decompose') {
     warnings.push(
       `The synthesizer model \`${preset.synthesizer.model}\` also debates: its own arguments may weigh more in the final answer. Use a model that is not on the panel.`,
     );

@@ -44,7 +44,14 @@ export const modelRoleSchema = z.strictObject({
   options: modelOptionsSchema.optional(),
 });
 
+/** The shapes a run can take; see docs/protocols.md. */
+export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose'] as const;
+
 export const protocolSchema = z.strictObject({
+  kind: z
+    .enum(protocolKinds)
+    .default('debate')
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble.'),
   maxRounds: z.number().int().min(0).max(20).default(4).describe('Critique rounds after round 0.'),
   convergenceThreshold: z
     .number()
@@ -54,6 +61,19 @@ export const protocolSchema = z.strictObject({
     .describe('Stop early once the judge scores convergence at or above this.'),
   callTimeoutSeconds: z.number().positive().default(600).describe('Per model call time limit.'),
   maxAnswerTokens: z.number().int().min(64).default(900).describe('num_predict for agent answers.'),
+  decomposer: z.string().regex(idPattern, 'use an agent id').optional().describe('decompose: the agent that splits the question and reassembles the answers; default the first agent.'),
+  maxSubQuestions: z.number().int().min(1).max(12).optional().describe('decompose: sub-questions the decomposer may list at most (default 6).'),
+});
+
+/**
+ * The synthesizer: one model, or `rotate: true` to take turns across debates among
+ * `models` (default: the panel's models), so no one model always writes the answer.
+ */
+export const synthesizerSchema = z.strictObject({
+  model: z.string().min(1).optional().describe('The synthesizer model; required unless rotate is true.'),
+  options: modelOptionsSchema.optional(),
+  rotate: z.boolean().optional().describe('Take the synthesizer from `models` (or the panel) in turn across debates with this preset.'),
+  models: z.array(z.string().min(1)).min(1).optional().describe('Models to rotate through; default the panel\'s models.'),
 });
 
 const unitThreshold = z.number().gt(0, 'must be greater than 0').max(1, 'must be at most 1');
@@ -109,7 +129,7 @@ export const presetSchema = z.strictObject({
   description: z.string().optional(),
   agents: z.array(agentSchema).min(2, 'a debate needs at least two agents'),
   judge: modelRoleSchema,
-  synthesizer: modelRoleSchema,
+  synthesizer: synthesizerSchema,
   protocol: protocolSchema.prefault({}),
   hosts: z.array(hostEntrySchema).min(1).optional(),
   voting: votingSchema.optional(),
@@ -120,6 +140,8 @@ export type ModelOptions = z.infer<typeof modelOptionsSchema>;
 export type AgentSpec = z.infer<typeof agentSchema>;
 export type ModelRole = z.infer<typeof modelRoleSchema>;
 export type ProtocolSpec = z.infer<typeof protocolSchema>;
+export type ProtocolKind = (typeof protocolKinds)[number];
+export type SynthesizerSpec = z.infer<typeof synthesizerSchema>;
 export type HostEntry = z.infer<typeof hostEntrySchema>;
 export type VotingSpec = z.infer<typeof votingSchema>;
 export type TensionsSpec = z.infer<typeof tensionsSchema>;

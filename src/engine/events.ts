@@ -1,5 +1,6 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+import type { ProtocolEvent } from './protocol-events.js';
 import type { TensionEvent } from './tension-events.js';
 import type { VotingEvent } from './vote-events.js';
 
@@ -7,9 +8,31 @@ import type { VotingEvent } from './vote-events.js';
  * The kinds of model call a debate makes. The first four are the core protocol;
  * the others belong to optional stages (clash map, targeted re-query, votes).
  */
-export type Stage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'claims' | 'clash' | 'targeted' | 'vote' | 'refine';
+export type Stage =
+  | 'opening'
+  | 'critique'
+  | 'judge'
+  | 'synthesis'
+  | 'claims'
+  | 'clash'
+  | 'targeted'
+  | 'vote'
+  | 'refine'
+  | 'verdict'
+  | 'split'
+  | 'subanswer'
+  | 'reassembly';
 
-export type ExitReason = 'converged' | 'max_rounds' | 'too_few_answers' | 'interrupted' | 'error';
+/** Why the run stopped: the debate's exits, then the other protocols' ends (docs/protocols.md). */
+export type ExitReason =
+  | 'converged'
+  | 'max_rounds'
+  | 'too_few_answers'
+  | 'interrupted'
+  | 'error'
+  | 'answered'
+  | 'champion'
+  | 'reassembled';
 
 export type DebateStatus = 'running' | 'completed' | 'failed' | 'interrupted';
 
@@ -120,6 +143,7 @@ export type DebateEvent =
   | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }
   | VotingEvent
   | TensionEvent
+  | ProtocolEvent
   | { type: 'warning'; message: string; at: number }
   | {
       type: 'debate.finished';

@@ -1,3 +1,4 @@
+import { recordProtocolStep } from '../store/protocols.js';
 import type { Store } from '../store/store.js';
 import { recordTensionUpdate } from '../store/tensions.js';
 import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/voting.js';
@@ -14,6 +15,7 @@ export function recorder(store: Store): DebateListener {
   let finalConvergence: number | null = null;
   // Row ids of the calls stored so far, so feature rows (votes) can point at the calls behind them.
   const callIds = new WeakMap<CallRecord, number>();
+  let lastCallId: number | null = null;
   return (event: DebateEvent): void => {
     switch (event.type) {
       case 'debate.started':
@@ -30,7 +32,8 @@ export function recorder(store: Store): DebateListener {
         if (event.plan !== undefined) store.setPlan(event.debateId, event.plan);
         break;
       case 'call.finished':
-        callIds.set(event.call, store.recordCall(event.call));
+        lastCallId = store.recordCall(event.call);
+        callIds.set(event.call, lastCallId);
         break;
       case 'turn.finished':
         store.recordTurn(debateId, event.turn);
@@ -51,6 +54,9 @@ export function recorder(store: Store): DebateListener {
         break;
       case 'tensions.update':
         recordTensionUpdate(store, debateId, event.update, event.at);
+        break;
+      case 'protocol.step':
+        recordProtocolStep(store, debateId, event.step, lastCallId, event.at);
         break;
       case 'synthesis.finished':
         store.recordSynthesis(debateId, event.result);

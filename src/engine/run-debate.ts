@@ -1,78 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
-import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
+import type { Preset } from '../config/preset-schema.js';
+import { pickSynthesizer, synthesizerCandidates } from '../config/synthesizer.js';
+import { DebateFailedError, InterruptedError } from '../errors.js';
 import type { TagModel } from '../ollama/gateway.js';
-import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
-import { convergenceOf, exitDecision } from '../protocol/convergence.js';
-import {
-  type PeerView,
-  type TranscriptRound,
-  critiqueMessages,
-  judgeMessages,
-  openingMessages,
-  renderTranscript,
-  synthesisMessages,
-} from '../protocol/prompts.js';
-import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
-import type { SlotPool } from '../schedule/pool.js';
-import { DebateScheduler, type Strategy, sameModel } from '../schedule/scheduler.js';
-import { VERSION } from '../version.js';
-import type {
-  AgentInfo,
-  CallRecord,
-  DebateEvent,
-  DebateListener,
-  DebateStatus,
-  ExitReason,
-  RoundJudgement,
-  Stage,
-  SynthesisRecord,
-  TurnRecord,
-} from './events.js';
-import type { ExtraStage, StageContext } from './stage.js';
+import { sameModel } from '../schedule/scheduler.js';
+import { protocolFor } from './protocols/index.js';
+import { type DebateResult, type RunDebateOptions, Runner } from './runner.js';
+import type { ExtraStage } from './stage.js';
 import { builtinStages } from './stages.js';
-import { type StructuredOutcome, structuredCall } from './structured-call.js';
 
-export interface RunDebateOptions {
-  question: string;
-  preset: Preset;
-  /** Normalised Ollama base URL; ignored when `hosts` or the preset's `hosts` list a pool. */
-  host: string;
-  /** Several Ollama servers to spread the panel over, with their GPU memory and parallel slots. */
-  hosts?: HostEntry[];
-  /** GPU memory of `host` in GiB, when known (else nvidia-smi for a local host, else an assumption). */
-  vramGiB?: number;
-  /** Listeners that must not fail silently (the recorder): an error here stops the debate. */
-  recorder?: DebateListener;
-  /** Best-effort listeners (renderers): an error is reported once and ignored. */
-  listeners?: DebateListener[];
-  signal?: AbortSignal;
-  /** Warnings gathered before the run (e.g. from preset validation), shown and stored with it. */
-  warnings?: string[];
-  /** Parallel slots per model on the server (OLLAMA_NUM_PARALLEL); default 1. */
-  numParallel?: number;
-  now?: () => number;
-  id?: string;
-  /** Optional stages between the last round and synthesis; defaults to the built-in ones. */
-  stages?: ExtraStage[];
-  /** How calls are dispatched; `planned` unless benchmarking the baselines. */
-  strategy?: Strategy;
-  /** Call slots shared with other work on the same hosts (debates run side by side); default: the debate's own. */
-  pool?: SlotPool;
-}
-
-export interface DebateResult {
-  id: string;
-  status: DebateStatus;
-  exitReason: ExitReason;
-  exitDetail: string;
-  rounds: TranscriptRound[];
-  synthesis: SynthesisRecord | null;
-  numCtx: Record<string, number>;
-  error: string | null;
-  /** The scheduler that ran it: its plan, and peak calls in flight per model. */
-  scheduler: DebateScheduler;
-}
+export type { DebateResult, RunDebateOptions } from './runner.js';
+export { canonicalId } from './runner.js';
 
 export function newDebateId(now: number): string {
   const d = new Date(now);
@@ -81,426 +19,49 @@ export function newDebateId(now: number): string {
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
+/** Every model a run with this preset may call: the panel, then what its protocol adds (judge, synthesizer candidates, stage models). */
 export function presetModels(preset: Preset, stages: ExtraStage[] = builtinStages()): string[] {
-  const extra = stages.filter((s) => s.enabled(preset)).flatMap((s) => s.models?.(preset) ?? []);
-  return [...new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model, ...extra])];
+  const protocol = protocolFor(preset.protocol.kind);
+  const enabled = stages.filter((s) => s.enabled(preset));
+  const shape = protocol.shape(preset, enabled);
+  const extra = shape.stages.flatMap((s) => s.models?.(preset) ?? []);
+  const synth = shape.synthesisModels.includes(preset.synthesizer.model ?? '') || preset.synthesizer.rotate ? synthesizerCandidates(preset) : [];
+  const support = shape.support.filter((m) => m !== '' && m !== preset.synthesizer.model);
+  return [...new Set([...preset.agents.map((a) => a.model), ...support, ...synth, ...extra])].filter((m) => m !== '');
 }
 
 export function missingModels(preset: Preset, tags: TagModel[], stages?: ExtraStage[]): string[] {
   return presetModels(preset, stages).filter((m) => !tags.some((t) => sameModel(t.name, m)));
 }
 
-/** Runs one whole debate and returns its outcome. Every call is reported to the recorder as it ends. */
+/**
+ * Runs one whole debate with the protocol its preset names (`protocol.kind`, default `debate`)
+ * and returns its outcome. Every call is reported to the recorder as it ends.
+ */
 export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   const now = opts.now ?? Date.now;
-  const preset = opts.preset;
   const id = opts.id ?? newDebateId(now());
-  const listeners = opts.listeners ?? [];
-  const brokenListeners = new Set<DebateListener>();
-
-  const emit = (event: DebateEvent): void => {
-    opts.recorder?.(event);
-    for (const listener of listeners) {
-      if (brokenListeners.has(listener)) continue;
-      try {
-        listener(event);
-      } catch (err) {
-        brokenListeners.add(listener);
-        process.stderr.write(`conclave: a display listener failed and was switched off: ${errorMessage(err)}\n`);
-      }
-    }
-  };
-
+  const { preset, choice } = pickSynthesizer(opts.preset, opts.synthesizerTurn ?? 0);
+  const protocol = protocolFor(preset.protocol.kind);
   const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(preset));
-  const stageModels = stages.flatMap((s) => s.models?.(preset) ?? []);
-  const early: string[] = [];
-  // An explicit host list wins over the preset's, which wins over the single host.
-  const hosts: HostEntry[] = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
-  const needs = contextNeeds(preset, opts.question, stageModels);
-  const scheduler = await DebateScheduler.prepare({
-    hosts,
-    debaters: preset.agents.map((a) => a.model),
-    support: [preset.judge.model, preset.synthesizer.model, ...stageModels],
-    contextNeeds: needs.tokens,
-    explicitNumCtx: needs.explicit,
-    ...(opts.strategy ? { strategy: opts.strategy } : {}),
-    ...(opts.pool ? { pool: opts.pool } : {}),
-    warn: (m) => early.push(m),
+  const shape = protocol.shape(preset, stages);
+  const synthesizes = shape.synthesisModels.includes(choice.model);
+  const warnings = [...(opts.warnings ?? [])];
+  if (synthesizes && choice.rotate && choice.panelAgents.length > 0) {
+    warnings.push(`This debate's synthesizer, \`${choice.model}\`, also debates as ${choice.panelAgents.join(', ')}: a panel model synthesizing tends to favour its own arguments. Rotation spreads that bias across debates; it does not remove it from this one.`);
+  }
+  const runner = await Runner.start({ ...opts, preset, warnings }, id, {
+    ...shape,
+    support: shape.support.filter((m) => m !== ''),
+    synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
+    synthesizer: synthesizes && choice.rotate ? { kind: 'synthesizer', ...choice } : null,
   });
-  if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
-  const numCtx = scheduler.numCtx;
-  const digestOf = (model: string): string | null => scheduler.digestOf(model);
-  const agents: AgentInfo[] = [
-    ...preset.agents.map((a) => ({
-      id: a.id,
-      model: a.model,
-      persona: a.persona ?? null,
-      cluster: a.cluster ?? null,
-      role: 'debater' as const,
-      digest: digestOf(a.model),
-    })),
-    { id: 'judge', model: preset.judge.model, persona: null, cluster: null, role: 'judge', digest: digestOf(preset.judge.model) },
-    {
-      id: 'synthesizer',
-      model: preset.synthesizer.model,
-      persona: null,
-      cluster: null,
-      role: 'synthesizer',
-      digest: digestOf(preset.synthesizer.model),
-    },
-  ];
-
-  const timeoutMs = preset.protocol.callTimeoutSeconds * 1000;
-  const rounds: TranscriptRound[] = [];
-  let synthesis: SynthesisRecord | null = null;
-
-  emit({
-    type: 'debate.started',
-    debateId: id,
-    question: opts.question,
-    preset,
-    agents,
-    host: scheduler.plan.hosts.map((h) => h.url).join(', '),
-    warnings: [...(opts.warnings ?? []), ...early, ...scheduler.plan.warnings],
-    plan: scheduler.plan,
-    at: now(),
-  });
-
-  const callOptions = (model: string, own: ModelOptions | undefined, stage: Stage, defaults: Record<string, unknown> = {}): Record<string, unknown> => {
-    const numPredict =
-      stage === 'critique' ? preset.protocol.maxAnswerTokens * 1.5 : stage === 'judge' ? 400 : stage === 'synthesis' ? 1500 : preset.protocol.maxAnswerTokens;
-    // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
-    return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: numCtx[model] };
-  };
-
-  const call = async <T>(
-    stage: Stage,
-    round: number,
-    agentId: string,
-    model: string,
-    messages: ReturnType<typeof openingMessages>,
-    options: Record<string, unknown>,
-    schema: import('zod').ZodType<T>,
-    check?: (value: T) => string | null,
-    truncation?: string | null,
-    onRecord?: (record: CallRecord) => void,
-  ): Promise<StructuredOutcome<T>> =>
-    scheduler.call(model, (gateway) =>
-      structuredCall(
-        gateway,
-        {
-          debateId: id,
-          stage,
-          round,
-          agentId,
-          model,
-          messages,
-          options,
-          schema,
-          ...(check ? { check } : {}),
-          truncation: truncation ?? null,
-          timeoutMs,
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        },
-        {
-          now,
-          onStart: (attempt) => emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: now() }),
-          onProgress: (tokens, delta) => emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
-          onCall: (record) => {
-            emit({ type: 'call.finished', call: record });
-            onRecord?.(record);
-          },
-        },
-      ),
-    );
-
-  const finish = (status: DebateStatus, exitReason: ExitReason, error: string | null): void => {
-    emit({ type: 'debate.finished', debateId: id, status, exitReason, error, at: now() });
-  };
-
-  const interrupted = (): boolean => opts.signal?.aborted === true;
-  // Models to have loaded when a round's last group finishes: the judge, and the synthesizer when it may be next.
-  const upNext = (round: number): string[] =>
-    round >= preset.protocol.maxRounds || scheduler.plan.allResident ? [preset.judge.model, preset.synthesizer.model] : [preset.judge.model];
-
   try {
-    // Round 0: every agent answers alone, all at once.
-    emit({ type: 'round.started', round: 0, at: now() });
-    const openings = await scheduler.round(
-      preset.agents.map((agent) => ({
-        model: agent.model,
-        run: async (): Promise<TurnRecord> => {
-          const messages = openingMessages(opts.question, agent.persona);
-          const outcome = await call('opening', 0, agent.id, agent.model, messages, callOptions(agent.model, agent.options, 'opening'), openingSchema);
-          return turnFrom(agent, 0, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
-        },
-      })),
-      upNext(0),
-    );
-    for (const turn of openings) emit({ type: 'turn.finished', turn, at: now() });
-    if (interrupted()) return stopInterrupted();
-
-    const usable = openings.filter((t) => t.status === 'ok');
-    if (usable.length < 2) {
-      const detail = `only ${usable.length} of ${openings.length} agents gave a usable answer in round 0`;
-      emit({ type: 'debate.exit', reason: 'too_few_answers', round: 0, detail, at: now() });
-      finish('failed', 'too_few_answers', detail);
-      const gaps = openings.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
-      throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
-        hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + id + '`.',
-      });
-    }
-
-    let current: TranscriptRound = { round: 0, turns: openings, judgement: null };
-    rounds.push(current);
-    current.judgement = await judgeRound(0, openings);
-    let exit = exitDecision({
-      round: 0,
-      maxRounds: preset.protocol.maxRounds,
-      convergence: current.judgement.convergence,
-      threshold: preset.protocol.convergenceThreshold,
-    });
-
-    for (let round = 1; !exit && !interrupted(); round++) {
-      emit({ type: 'round.started', round, at: now() });
-      const previous = current.turns;
-      const turns = await scheduler.round(
-        preset.agents.map((agent) => ({ model: agent.model, run: () => critiqueTurn(agent, round, previous) })),
-        upNext(round),
-      );
-      for (const turn of turns) emit({ type: 'turn.finished', turn, at: now() });
-      if (interrupted()) break;
-      current = { round, turns, judgement: null };
-      rounds.push(current);
-      current.judgement = await judgeRound(round, turns);
-      exit = exitDecision({
-        round,
-        maxRounds: preset.protocol.maxRounds,
-        convergence: current.judgement.convergence,
-        threshold: preset.protocol.convergenceThreshold,
-      });
-    }
-    if (interrupted() || !exit) return stopInterrupted();
-    emit({ type: 'debate.exit', reason: exit.reason, round: current.round, detail: exit.detail, at: now() });
-
-    const extraSections: string[] = [];
-    for (const stage of stages) {
-      if (interrupted()) break;
-      const ctx: StageContext = {
-        debateId: id,
-        question: opts.question,
-        preset,
-        rounds,
-        now,
-        signal: opts.signal,
-        emit,
-        call: (req) =>
-          call(req.stage, req.round, req.agentId, req.model, req.messages, { ...callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) }, req.schema, req.check, null, req.onCall),
-      };
-      try {
-        const output = await stage.run(ctx);
-        extraSections.push(...(output.synthesisContext ?? []));
-      } catch (err) {
-        if (interrupted()) break;
-        if (isStoreError(err)) throw err;
-        emit({ type: 'warning', message: `${stage.name} failed and was skipped: ${errorMessage(err)}`, at: now() });
-      }
-    }
-    if (interrupted()) return stopInterrupted();
-
-    synthesis = await synthesize(extraSections);
-    if (interrupted()) return stopInterrupted();
-    const status: DebateStatus = synthesis.status === 'ok' ? 'completed' : 'failed';
-    finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
-    return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error, scheduler };
+    return runner.complete(await protocol.run(runner, []));
   } catch (err) {
-    if (err instanceof DebateFailedError) throw err;
-    if (interrupted()) return stopInterrupted();
+    if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
+    if (runner.interrupted()) runner.stopInterrupted();
     // The recorder failing (disk full, lock) lands here: report it without trying to write again.
     throw err;
   }
-
-  function stopInterrupted(): never {
-    const round = rounds.at(-1)?.round ?? 0;
-    emit({ type: 'debate.exit', reason: 'interrupted', round, detail: 'stopped by the user', at: now() });
-    finish('interrupted', 'interrupted', 'stopped by the user');
-    throw new InterruptedError(`Debate ${id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `See what it got to with \`conclave show ${id}\`.`,
-    });
-  }
-
-  async function critiqueTurn(agent: AgentSpec, round: number, previous: TurnRecord[]): Promise<TurnRecord> {
-    const own = previous.find((t) => t.agentId === agent.id);
-    const peers: PeerView[] = previous
-      .filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position)
-      .map((t) => ({ agentId: t.agentId, position: peerText(t) }));
-    const options = callOptions(agent.model, agent.options, 'critique');
-    const ownPosition = own?.status === 'ok' ? own.position : null;
-    const fixed = estimateMessagesTokens(critiqueMessages(opts.question, agent.persona, round, ownPosition, []));
-    const budget = (numCtx[agent.model] ?? 4096) - Number(options.num_predict ?? 0);
-    const fit = fitPeers(fixed, peers, budget);
-    if (!fit) {
-      const error = `the prompt does not fit num_ctx ${numCtx[agent.model]} for ${agent.model} even with peers' answers shortened`;
-      emit({ type: 'warning', message: `${agent.id}, round ${round}: ${error}`, at: now() });
-      return { round, agentId: agent.id, model: agent.model, status: 'failed', position: null, confidence: null, opening: null, critique: null, error };
-    }
-    const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${numCtx[agent.model]}` : null;
-    if (truncation) emit({ type: 'warning', message: `${agent.id}, round ${round}: ${truncation}`, at: now() });
-    const peerIds = new Set(peers.map((p) => p.agentId));
-    const messages = critiqueMessages(opts.question, agent.persona, round, ownPosition, fit.peers);
-    const outcome = await call('critique', round, agent.id, agent.model, messages, options, critiqueSchema, (v) => checkPeers(v, peerIds), truncation);
-    return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
-  }
-
-  async function judgeRound(round: number, turns: TurnRecord[]): Promise<RoundJudgement> {
-    const model = preset.judge.model;
-    const options = callOptions(model, preset.judge.options, 'judge', { temperature: 0 });
-    let positions: PeerView[] = turns.filter((t) => t.status === 'ok' && t.position).map((t) => ({ agentId: t.agentId, position: t.position! }));
-    const fixed = estimateMessagesTokens(judgeMessages(opts.question, round, []));
-    const fit = fitPeers(fixed, positions, (numCtx[model] ?? 4096) - Number(options.num_predict ?? 0));
-    let judgement: RoundJudgement;
-    if (!fit) {
-      judgement = { round, status: 'failed', score: null, convergence: null, error: `positions do not fit num_ctx ${numCtx[model]} for the judge` };
-    } else {
-      positions = fit.peers;
-      const truncation = fit.droppedChars > 0 ? `positions shortened by ${fit.droppedChars} characters for the judge` : null;
-      const outcome = await call('judge', round, 'judge', model, judgeMessages(opts.question, round, positions), options, judgeSchema, undefined, truncation);
-      judgement =
-        outcome.status === 'ok'
-          ? { round, status: 'ok', score: outcome.value, convergence: convergenceOf(outcome.value), error: null }
-          : { round, status: 'failed', score: null, convergence: null, error: outcome.error };
-    }
-    emit({ type: 'round.judged', judgement, at: now() });
-    return judgement;
-  }
-
-  async function synthesize(extraSections: string[]): Promise<SynthesisRecord> {
-    const model = preset.synthesizer.model;
-    const options = callOptions(model, preset.synthesizer.options, 'synthesis', { temperature: 0.2 });
-    const last = rounds.at(-1)!;
-    const failed = preset.agents
-      .filter((a) => last.turns.find((t) => t.agentId === a.id)?.status !== 'ok')
-      .map((a) => ({ agent: a.id, reason: last.turns.find((t) => t.agentId === a.id)?.error ?? 'no answer' }));
-    const agentIds = preset.agents.map((a) => a.id);
-    const budget = (numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
-    // Fit the transcript by clipping each turn harder until it fits; say so if it had to.
-    let perTurn = Infinity;
-    let messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
-    while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
-      perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
-      messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
-    }
-    let result: SynthesisRecord;
-    if (estimateMessagesTokens(messages) > budget) {
-      result = { status: 'failed', synthesis: null, error: `the transcript does not fit num_ctx ${numCtx[model]} for ${model}` };
-    } else {
-      const truncation = perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${numCtx[model]}`;
-      if (truncation) emit({ type: 'warning', message: `synthesis: ${truncation}`, at: now() });
-      const ids = new Set(agentIds);
-      const outcome = await call('synthesis', last.round, 'synthesizer', model, messages, options, synthesisSchema, (v) => checkSynthesis(v, ids), truncation);
-      result =
-        outcome.status === 'ok'
-          ? { status: 'ok', synthesis: { ...outcome.value, failedAgents: mergeFailed(outcome.value.failedAgents, failed) }, error: null }
-          : { status: 'failed', synthesis: null, error: outcome.error };
-    }
-    emit({ type: 'synthesis.finished', result, at: now() });
-    return result;
-  }
-}
-
-function isStoreError(err: unknown): boolean {
-  return err instanceof StoreError;
-}
-
-function turnFrom<T>(
-  agent: AgentSpec,
-  round: number,
-  outcome: StructuredOutcome<T>,
-  fields: (value: T) => Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'>,
-): TurnRecord {
-  const base = { round, agentId: agent.id, model: agent.model };
-  if (outcome.status === 'ok') return { ...base, status: 'ok', ...fields(outcome.value), error: null };
-  return {
-    ...base,
-    status: outcome.status === 'invalid' ? 'invalid' : 'failed',
-    position: null,
-    confidence: null,
-    opening: null,
-    critique: null,
-    error: outcome.error,
-  };
-}
-
-/** What peers see of a turn: an opening's position and reasoning, or a critique's updated position. */
-function peerText(turn: TurnRecord): string {
-  if (turn.opening) return `${turn.opening.position}\nReasoning: ${turn.opening.reasoning}`;
-  return turn.position ?? '';
-}
-
-/**
- * Small models write peer ids loosely (`Architect`, `[architect]`, `agent architect`). Map each
- * `with` to the peer it unambiguously names, then reject what still names no peer. zod hands over
- * a fresh object, so rewriting it in place is safe.
- */
-export function canonicalId(written: string, ids: Iterable<string>): string | null {
-  const all = [...ids];
-  if (all.includes(written)) return written;
-  const key = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
-  const plain = key(written.replace(/^\s*(agent|peer|panelist)\s+/i, ''));
-  const matches = all.filter((id) => key(id) === plain);
-  return matches.length === 1 ? matches[0]! : null;
-}
-
-function checkPeers(value: Critique, peers: Set<string>): string | null {
-  const bad: string[] = [];
-  for (const item of [...value.agreements, ...value.disagreements]) {
-    const id = canonicalId(item.with, peers);
-    if (id) item.with = id;
-    else bad.push(item.with);
-  }
-  if (bad.length === 0) return null;
-  return `"with" must name a peer id (${[...peers].join(', ')}); got ${[...new Set(bad)].map((b) => `"${b}"`).join(', ')}.`;
-}
-
-function checkSynthesis(value: Synthesis, agents: Set<string>): string | null {
-  const bad: string[] = [];
-  for (const m of value.minorityPositions) {
-    const id = canonicalId(m.agent, agents);
-    if (id) m.agent = id;
-    else bad.push(m.agent);
-  }
-  if (bad.length) return `minorityPositions[].agent must be a panelist id (${[...agents].join(', ')}); got ${bad.map((b) => `"${b}"`).join(', ')}.`;
-  if (value.confidence.converged > agents.size) return `confidence.converged is ${value.confidence.converged} but the panel has ${agents.size} agents.`;
-  return null;
-}
-
-/** The engine knows which agents failed; the synthesizer's list is kept only for agents it adds reasons to. */
-function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
-  return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
-}
-
-/** Tokens each model needs at most (prompt plus reply) in this debate, and any num_ctx the preset fixes. */
-function contextNeeds(preset: Preset, question: string, extraModels: string[]): { tokens: Record<string, number>; explicit: Record<string, number> } {
-  const budgets = stageBudgets({
-    agentCount: preset.agents.length,
-    maxRounds: preset.protocol.maxRounds,
-    questionTokens: estimateTokens(question),
-    maxPersonaTokens: Math.max(60, ...preset.agents.map((a) => estimateTokens(a.persona ?? ''))),
-    maxAnswerTokens: preset.protocol.maxAnswerTokens,
-  });
-  const tokens: Record<string, number> = {};
-  const explicit: Record<string, number> = {};
-  const need = (model: string, stage: keyof typeof budgets, own: number | undefined): void => {
-    tokens[model] = Math.max(tokens[model] ?? 0, budgets[stage].prompt + budgets[stage].reply);
-    if (own) explicit[model] = Math.max(explicit[model] ?? 0, own);
-  };
-  for (const a of preset.agents) {
-    need(a.model, 'opening', a.options?.num_ctx);
-    need(a.model, 'critique', a.options?.num_ctx);
-  }
-  need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
-  need(preset.synthesizer.model, 'synthesis', preset.synthesizer.options?.num_ctx);
-  // Optional stages read the final positions, like the judge.
-  for (const model of extraModels) need(model, 'judge', undefined);
-  return { tokens, explicit };
 }

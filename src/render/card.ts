@@ -1,6 +1,7 @@
 import type { StoredDebate } from '../store/store.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
+import { protocolCardLines, protocolFooter } from './protocols.js';
 import { tensionCardLines } from './tensions.js';
 import { votingCardLines } from './voting.js';
 
@@ -35,6 +36,7 @@ export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): stri
       for (const f of s.failedAgents) lines.push(`  - ${f.agent}: ${f.reason}`);
     }
   }
+  lines.push(...protocolCardLines(d, paint, width, wrap));
   lines.push(...tensionCardLines(d, paint, width, wrap));
   lines.push(...votingCardLines(d, paint, width, wrap));
   const scores = d.rounds
@@ -45,7 +47,7 @@ export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): stri
   lines.push(
     paint(
       'dim',
-      `debate ${d.id} · ${d.status}${d.exitReason ? ` (${exitText(d.exitReason)})` : ''} · ${d.roundsCompleted} critique round${d.roundsCompleted === 1 ? '' : 's'}${scores ? ` · convergence ${scores}` : ''}`,
+      `debate ${d.id} · ${d.status}${d.exitReason ? ` (${exitText(d.exitReason)})` : ''} · ${protocolFooter(d)}${scores ? ` · convergence ${scores}` : ''}`,
     ),
   );
   return `${lines.join('\n')}\n`;

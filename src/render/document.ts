@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { protocolDocument } from './protocols.js';
 import { tensionDocument } from './tensions.js';
 import { votingDocument } from './voting.js';
 
@@ -46,6 +47,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       };
     }),
     synthesis: d.synthesis,
+    protocol: protocolDocument(d),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
     calls: d.calls.map((c) => ({

@@ -1,5 +1,7 @@
+import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
 import { type TermStyle, painter } from './style.js';
+import { PROTOCOL_LABEL, protocolLiveView, roundTitle } from './protocols.js';
 import { tensionLiveView } from './tensions.js';
 import { votingLiveView } from './voting.js';
 
@@ -21,6 +23,10 @@ const STAGE_LABEL: Record<Stage, string> = {
   targeted: 'answering a targeted challenge',
   vote: 'voting',
   refine: 'refining after the vote',
+  verdict: 'judging a match',
+  split: 'splitting the question',
+  subanswer: 'answering a sub-question',
+  reassembly: 'reassembling the answer',
 };
 
 /**
@@ -65,19 +71,26 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
 
   const voteView = votingLiveView(paint);
   const tensionView = tensionLiveView(paint, style.columns);
+  const protocolView = protocolLiveView(paint, style.columns);
+  let kind: ProtocolKind = 'debate';
   const listener = (event: DebateEvent): void => {
     for (const line of voteView(event)) print(line);
     for (const line of tensionView(event)) print(line);
+    for (const line of protocolView(event)) print(line);
     switch (event.type) {
       case 'debate.started': {
         const panel = event.agents
           .filter((a) => a.role === 'debater')
           .map((a) => `${a.id} (${a.model})`)
           .join(', ');
-        print(paint('bold', `Debate ${event.debateId}`) + paint('dim', ` · preset ${event.preset.name} · ${event.host}`));
+        kind = event.preset.protocol.kind ?? 'debate';
+        const protocol = kind === 'debate' ? '' : ` · ${PROTOCOL_LABEL[kind]}`;
+        print(paint('bold', `Debate ${event.debateId}`) + paint('dim', ` · preset ${event.preset.name}${protocol} · ${event.host}`));
         print(`  ${paint('dim', 'question:')} ${event.question}`);
         print(`  ${paint('dim', 'panel:')} ${panel}`);
-        print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model}`);
+        if (kind === 'decompose') print(`  ${paint('dim', 'decomposer:')} ${event.preset.protocol.decomposer ?? event.preset.agents[0]?.id ?? ''}`);
+        else if (kind === 'parallel') print(`  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
+        else print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
         const plan = event.plan as { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][] } | undefined;
         if (plan?.models) {
           const slots = plan.models.map((m) => `${m.model} ×${m.slots}`).join(', ');
@@ -86,9 +99,11 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         for (const w of event.warnings) print(paint('yellow', `  warning: ${w}`));
         break;
       }
-      case 'round.started':
-        print(paint('bold', event.round === 0 ? '\nRound 0 · independent answers' : `\nRound ${event.round} · critique`));
+      case 'round.started': {
+        const title = roundTitle(kind, event.round);
+        if (title) print(paint('bold', `\n${title}`));
         break;
+      }
       case 'turn.started': {
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
         active.set(key(event.stage, event.round, event.agentId), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
@@ -107,7 +122,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
           print(paint('red', `  ✗ ${c.agentId} (${c.model}): ${c.error}`));
         } else if (c.status === 'invalid') {
           print(paint('yellow', `  ! ${c.agentId} (${c.model}) replied with unusable JSON: ${firstLine(c.validationError ?? '')}`));
-        } else if (c.stage === 'opening' || c.stage === 'critique') {
+        } else if (c.stage === 'opening' || c.stage === 'critique' || c.stage === 'subanswer') {
           const secs = ((c.finishedAt - c.startedAt) / 1000).toFixed(1);
           print(`  ${paint('green', '✓')} ${c.agentId} ${paint('dim', `${c.metrics.completionTokens ?? '?'} tokens · ${secs}s`)}`);
         }
@@ -166,6 +181,12 @@ export function exitText(reason: string): string {
       return 'reached the round limit';
     case 'too_few_answers':
       return 'too few usable answers';
+    case 'answered':
+      return 'every agent answered';
+    case 'champion':
+      return 'the tournament has a champion';
+    case 'reassembled':
+      return 'the parts were reassembled';
     case 'interrupted':
       return 'interrupted';
     default:

@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { exitText } from './live.js';
+import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { tensionMarkdown } from './tensions.js';
 import { votingMarkdown } from './voting.js';
 
@@ -9,14 +10,14 @@ export function renderMarkdown(d: StoredDebate): string {
   out.push(`# ${d.question}`, '');
   out.push(
     `- Debate: \`${d.id}\``,
-    `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`)`,
+    `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`), protocol: ${PROTOCOL_LABEL[kindOf(d)]}`,
     `- Status: ${d.status}${d.exitReason ? `, ${exitText(d.exitReason)}` : ''}`,
     `- Started: ${new Date(d.createdAt).toISOString()}`,
     `- Panel: ${d.agents
       .filter((a) => a.role === 'debater')
       .map((a) => `${a.id} (\`${a.model}\`)`)
       .join(', ')}`,
-    `- Judge: \`${d.preset.judge.model}\`, synthesizer: \`${d.preset.synthesizer.model}\``,
+    `- Judge: \`${d.preset.judge.model}\`, synthesizer: \`${d.preset.synthesizer.model ?? ''}\``,
     '',
   );
   const s = d.synthesis?.synthesis;
@@ -32,10 +33,11 @@ export function renderMarkdown(d: StoredDebate): string {
   } else {
     out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
   }
+  out.push(...protocolMarkdown(d));
   out.push(...tensionMarkdown(d));
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);
   for (const round of rounds) {
-    out.push(`## Round ${round}${round === 0 ? ': independent answers' : ': critique'}`, '');
+    out.push(`## ${(roundTitle(kindOf(d), round) ?? `Round ${round}`).replace(' · ', ': ')}`, '');
     for (const t of d.turns.filter((x) => x.round === round)) {
       out.push(`### ${t.agentId} (\`${t.model}\`)${t.confidence == null ? '' : `, confidence ${t.confidence.toFixed(2)}`}`, '');
       if (t.status !== 'ok') {

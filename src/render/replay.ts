@@ -1,4 +1,6 @@
-import type { DebateEvent, ExitReason } from '../engine/events.js';
+import type { DebateEvent, ExitReason, Stage } from '../engine/events.js';
+import { opensRound, stepRound } from '../engine/protocol-events.js';
+import type { StoredStep } from '../store/protocols.js';
 import { exitDecision } from '../protocol/convergence.js';
 import type { StoredDebate } from '../store/store.js';
 import { tensionEvents } from './tensions.js';
@@ -11,19 +13,31 @@ import { votingEvents } from './voting.js';
 export function storedEvents(d: StoredDebate): DebateEvent[] {
   const events: DebateEvent[] = [];
   events.push({ type: 'debate.started', debateId: d.id, question: d.question, preset: d.preset, agents: d.agents, host: d.host, warnings: [], at: d.createdAt });
-  const rounds = [...new Set([...d.turns.map((t) => t.round), ...d.rounds.map((r) => r.round)])].sort((a, b) => a - b);
+  const steps = d.steps ?? [];
+  const step = (s: StoredStep): DebateEvent => ({ type: 'protocol.step', step: s.step, at: s.at });
+  // Steps tied to no round: the synthesizer's turn opens the replay, the champion closes the rounds.
+  const unbound = (s: StoredStep): boolean => s.step.kind === 'synthesizer' || s.step.kind === 'champion';
+  for (const s of steps.filter((x) => x.step.kind === 'synthesizer')) events.push(step(s));
+  const rounds = [
+    ...new Set([...d.turns.map((t) => t.round), ...d.rounds.map((r) => r.round), ...steps.filter((s) => !unbound(s)).map((s) => stepRound(s.step))]),
+  ].sort((a, b) => a - b);
+  const answering = new Set<Stage>(['opening', 'critique', 'split', 'subanswer']);
   for (const round of rounds) {
+    const roundSteps = steps.filter((s) => !unbound(s) && stepRound(s.step) === round);
     events.push({ type: 'round.started', round, at: d.createdAt });
-    const roundCalls = d.calls.filter((c) => c.round === round && (c.stage === 'opening' || c.stage === 'critique'));
+    for (const s of roundSteps.filter((x) => opensRound(x.step))) events.push(step(s));
+    const roundCalls = d.calls.filter((c) => c.round === round && answering.has(c.stage));
     for (const call of roundCalls) {
       events.push({ type: 'turn.started', stage: call.stage, round, agentId: call.agentId, model: call.model, attempt: call.attempt, at: call.startedAt });
       events.push({ type: 'call.finished', call });
     }
     for (const turn of d.turns.filter((t) => t.round === round)) events.push({ type: 'turn.finished', turn, at: d.createdAt });
-    for (const call of d.calls.filter((c) => c.round === round && c.stage === 'judge' && c.status !== 'ok')) events.push({ type: 'call.finished', call });
+    for (const call of d.calls.filter((c) => c.round === round && (c.stage === 'judge' || c.stage === 'verdict') && c.status !== 'ok')) events.push({ type: 'call.finished', call });
+    for (const s of roundSteps.filter((x) => !opensRound(x.step))) events.push(step(s));
     const judgement = d.rounds.find((r) => r.round === round);
     if (judgement) events.push({ type: 'round.judged', judgement, at: d.createdAt });
   }
+  for (const s of steps.filter((x) => x.step.kind === 'champion')) events.push(step(s));
   if (d.exitReason) {
     const last = rounds.at(-1) ?? 0;
     events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });

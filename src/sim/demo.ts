@@ -1,5 +1,7 @@
 import type { Preset } from '../config/preset-schema.js';
+import { synthesizerCandidates } from '../config/synthesizer.js';
 import { demoClaims, demoClashes, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
+import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
 
@@ -104,7 +106,13 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     if (keys.has('clashes')) return demoClashes(req);
     if (keys.has('stance') && keys.has('revisedClaim')) return demoTargeted(index);
     if (keys.has('majorFindings')) return demoMap(req);
-    if (keys.has('position')) return JSON.stringify(arch.opening);
+    // The tournament's verdicts and the decomposition's split and parts (src/sim/demo-protocols.ts).
+    if (keys.has('winner') && keys.has('reasons')) {
+      const rank = (id: string): number => [2, 0, 1].indexOf(preset.agents.findIndex((a) => a.id === id) % ARCHETYPES.length);
+      return demoVerdict(req, rank);
+    }
+    if (keys.has('subQuestions')) return demoSplit();
+    if (keys.has('position')) return demoSubAnswer(req) ?? JSON.stringify(arch.opening);
     if (keys.has('updatedPosition')) {
       const round = roundOf(req);
       const peers = peerIds(req);
@@ -128,6 +136,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       return JSON.stringify(score);
     }
     if (keys.has('triggersToRevisit')) {
+      const reassembly = demoReassembly(req);
+      if (reassembly) return reassembly;
       const listed = /Panelists: ([^\n]*)/.exec(req.messages.at(-1)?.content ?? '')?.[1];
       const ids = listed ? listed.split(',').map((s) => s.trim()) : preset.agents.map((a) => a.id);
       const withTensions = demoTensionSynthesis(req, ids);
@@ -161,7 +171,7 @@ export function simModelsFor(presets: Preset[]): SimModel[] {
   for (const p of presets) {
     for (const a of p.agents) names.add(a.model);
     names.add(p.judge.model);
-    names.add(p.synthesizer.model);
+    for (const m of synthesizerCandidates(p)) names.add(m);
     if (p.tensions?.model) names.add(p.tensions.model);
   }
   return [...names].map((name) => ({ name, sizeBytes: guessSize(name), contextLength: 32768 }));

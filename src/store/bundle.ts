@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { InputError, IntegrityError, StoreError } from '../errors.js';
-import { canonicalJson, CHAIN_VERSION, type DebateRows, readDebateRows, type Row, SEALED_TABLES, type Verdict, verifyRows } from './chain.js';
+import { CALL_LINKS, canonicalJson, CHAIN_VERSION, type DebateRows, readDebateRows, type Row, SEALED_TABLES, type Verdict, verifyRows } from './chain.js';
 import type { Store } from './store.js';
 
 export const BUNDLE_FORMAT = 'conclave.bundle';
@@ -19,8 +19,6 @@ export interface Bundle {
   calls: Row[];
   tables: Record<string, Row[]>;
 }
-
-const CALL_LINKS: Readonly<Record<string, readonly string[]>> = { votes: ['call_id', 'first_call_id'] };
 
 /** The bundle of one stored debate. */
 export function bundleOf(rows: DebateRows): Bundle {

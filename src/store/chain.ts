@@ -29,10 +29,19 @@ export const SEALED_TABLES: Readonly<Record<string, readonly string[]>> = {
   vote_artifacts: ['iteration', 'artifact_id'],
   votes: ['iteration', 'artifact_id', 'voter_id'],
   vote_tiers: ['iteration', 'artifact_id'],
+  protocol_steps: ['seq'],
 };
 
-/** Columns that point at `calls.id`: row ids change when a debate moves, so they are hashed as the call's number. */
-const CALL_LINKS: Readonly<Record<string, readonly string[]>> = { votes: ['call_id', 'first_call_id'] };
+/** Columns that point at `calls.id`: row ids change when a debate moves, so they are hashed (and bundled) as the call's number. */
+export const CALL_LINKS: Readonly<Record<string, readonly string[]>> = {
+  votes: ['call_id', 'first_call_id'],
+  protocol_steps: ['after_call_id'],
+};
+
+/** SQL selecting the row ids of every call that a sealed row links to, for the debate `@id`. */
+export const LINKED_CALL_IDS = Object.entries(CALL_LINKS)
+  .flatMap(([table, columns]) => columns.map((c) => `select ${c} from ${table} where debate_id = @id`))
+  .join(' union ');
 
 /** Columns that hold the chain itself and are never hashed. */
 const DEBATE_SEAL_COLUMNS = ['seal', 'seal_rows_json'];

@@ -20,6 +20,7 @@ import {
   type DebateRows,
   readDebateRows,
   readSealInput,
+  LINKED_CALL_IDS,
   type Row,
   rowDigests,
   sealOf,
@@ -28,6 +29,7 @@ import {
   verifyRows,
 } from './chain.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
@@ -85,6 +87,8 @@ export interface StoredDebate extends DebateRecord {
   voting?: StoredVoting | null;
   /** The tension map (docs/tensions.md); null when the debate drew none. */
   tensions?: StoredTensionMap | null;
+  /** Protocol steps (bracket, verdicts, decomposition, synthesizer turn), in order; empty for a plain debate. */
+  steps?: StoredStep[];
 }
 
 export interface NewDebate {
@@ -297,7 +301,7 @@ export class Store {
     const rows = readSealInput(this.#sqlite, debateId, prepare);
     if (!rows) throw this.#notFound(debateId);
     // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
-    const linked = prepare('select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (select call_id from votes where debate_id = @id union select first_call_id from votes where debate_id = @id)').all({ id: debateId }) as { id: number; n: number }[];
+    const linked = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
     const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
     prepare('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
   }
@@ -364,6 +368,13 @@ export class Store {
     return first;
   }
 
+  /** How many debates are recorded with a preset of this name: a rotating synthesizer's turn. */
+  countDebatesWithPreset(presetName: string): number {
+    return this.#guard(`count the debates of preset \`${presetName}\``, () =>
+      this.#db.select({ n: sql<number>`count(*)` }).from(debates).where(eq(debates.presetName, presetName)).get()?.n ?? 0,
+    );
+  }
+
   /** Everything recorded about one debate (exact id; see `resolveId` for prefixes). */
   getDebate(id: string): StoredDebate {
     return this.#guard(`read debate \`${id}\``, () =>
@@ -422,6 +433,7 @@ export class Store {
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
             voting,
             tensions: readTensionMap(tx, id),
+            steps: readProtocolSteps(tx, id).map((st) => ({ ...st, afterCallId: st.afterCallId === null ? null : (numberOf.get(st.afterCallId) ?? null) })),
           };
         },
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.

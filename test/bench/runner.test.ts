@@ -32,11 +32,25 @@ describe('a bench run against a scripted panel', () => {
       'single:c': '1/4',
       sc: '3/4',
       'round0-vote': '3/4',
+      parallel: '2/4',
       'debate-vote': '3/4',
       'debate-synth': '2/4',
     });
     expect(condition('debate-synth').accuracy).toBe(0.5);
     expect(condition('single', 'c').accuracy).toBe(0.25);
+  });
+
+  it('charges the parallel condition the round-0 calls and its own synthesis call, which reads round 0 alone', () => {
+    const openings = (id: string) => bench.store.getDebate(trial(id).debateId!).calls.filter((c) => c.stage === 'opening').length;
+    for (const id of ['i1', 'i2', 'i3', 'i4']) {
+      expect(result(id, 'parallel').calls).toBe(openings(id) + 1);
+      expect(result(id, 'parallel').callIds).toHaveLength(1);
+    }
+    const synths = bench.seen.filter((r) => 'triggersToRevisit' in ((r.format as { properties?: object } | null)?.properties ?? {}));
+    const roundZeroOnly = synths.filter((r) => !/## Round 1/.test(r.messages.at(-1)?.content ?? ''));
+    // One synthesis per item for the debate, one for the parallel condition (i1 ends after round 0, so both read round 0 only).
+    expect(synths).toHaveLength(8);
+    expect(roundZeroOnly.length).toBeGreaterThanOrEqual(4);
   });
 
   it('reads every answer per item as scripted, including the sign of negative numbers', () => {

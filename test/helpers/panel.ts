@@ -1,12 +1,16 @@
 import type { PresetInput } from '../../src/config/preset-schema.js';
 import { presetSchema } from '../../src/config/preset-schema.js';
+import { synthesizerCandidates } from '../../src/config/synthesizer.js';
 import type { SimReply, SimRequest } from '../../src/sim/index.js';
 
 /** Which stage a simulated request belongs to, read from the requested JSON schema. */
-export type SimStage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'other';
+export type SimStage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'verdict' | 'split' | 'subanswer' | 'other';
 
 export function stageOf(req: SimRequest): SimStage {
   const props = (req.format as { properties?: Record<string, unknown> } | null)?.properties ?? {};
+  if ('winner' in props) return 'verdict';
+  if ('subQuestions' in props) return 'split';
+  if ('position' in props && /Yours is sub-question \d+/.test(req.messages.at(-1)?.content ?? '')) return 'subanswer';
   if ('position' in props) return 'opening';
   if ('updatedPosition' in props) return 'critique';
   if ('caveats' in props) return 'judge';
@@ -18,6 +22,15 @@ export function stageOf(req: SimRequest): SimStage {
 export function agentOf(req: SimRequest): string | null {
   const system = req.messages.find((m) => m.role === 'system')?.content ?? '';
   return /^You are agent (\S+)\.$/.exec(system)?.[1] ?? null;
+}
+
+/** The two players a verdict may name: the enum of the requested schema's winner. */
+export function playersOf(req: SimRequest): string[] {
+  return (req.format as { properties?: { winner?: { enum?: string[] } } } | null)?.properties?.winner?.enum ?? [];
+}
+
+export function subQuestionOf(req: SimRequest): number {
+  return Number(/Yours is sub-question (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
 }
 
 export function roundOf(req: SimRequest): number {
@@ -36,7 +49,7 @@ export function testPreset(agentIds: string[], overrides: Partial<PresetInput> =
 }
 
 export function simModels(preset: ReturnType<typeof testPreset>) {
-  const names = new Set([...preset.agents.map((a) => a.model), preset.judge.model, preset.synthesizer.model]);
+  const names = new Set([...preset.agents.map((a) => a.model), preset.judge.model, ...synthesizerCandidates(preset)]);
   return [...names].map((name) => ({ name, contextLength: 32768 }));
 }
 
@@ -45,6 +58,8 @@ export const reply = {
   critique: (agent: string, position = `${agent} now says A`, agreeWith: string[] = []): string =>
     JSON.stringify({ agreements: agreeWith.map((w) => ({ with: w, on: 'A' })), disagreements: [], updatedPosition: position, confidence: 0.7 }),
   judge: (value: number): string => JSON.stringify({ recommendation: value, facts: value, caveats: value, rationale: 'scored' }),
+  verdict: (winner: string, reasons = [`${winner} argued better`]): string => JSON.stringify({ winner, reasons }),
+  split: (parts: { question: string; dependsOn: number[] }[]): string => JSON.stringify({ subQuestions: parts }),
   synthesis: (minority: { agent: string; round: number }[] = []): string =>
     JSON.stringify({
       recommendation: 'Do A',
@@ -76,6 +91,12 @@ export function scriptedResponder(judgeScores: number[], override?: (req: SimReq
         return reply.judge(judgeScores[Math.min(judgeCalls++, judgeScores.length - 1)] ?? 0);
       case 'synthesis':
         return reply.synthesis();
+      case 'verdict':
+        return reply.verdict(playersOf(req)[0] ?? '');
+      case 'split':
+        return reply.split([{ question: 'part one?', dependsOn: [] }, { question: 'part two?', dependsOn: [1] }]);
+      case 'subanswer':
+        return reply.opening(agent, `${agent} answers sub-question ${subQuestionOf(req)}`);
       default:
         return 'ok';
     }

@@ -19,7 +19,7 @@ export const preset: Preset = {
   ],
   judge: { model: 'qwen2.5:3b', options: { temperature: 0 } },
   synthesizer: { model: 'llama3.1:8b' },
-  protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 600, maxAnswerTokens: 900 },
+  protocol: { kind: 'debate', maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 600, maxAnswerTokens: 900 },
 };
 
 export const panel: AgentInfo[] = [

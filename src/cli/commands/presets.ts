@@ -1,5 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
+import type { Preset } from '../../config/preset-schema.js';
+import { synthesizerCandidates } from '../../config/synthesizer.js';
 
 interface PresetsArgs {
   json?: boolean;
@@ -20,8 +22,22 @@ export function presetsCommand(io: CliIO, _exit: ExitCode): CommandModule<object
       for (const { name, preset } of presets) {
         io.stdout.write(`${name}${preset.description ? ` — ${preset.description}` : ''}\n`);
         io.stdout.write(`  agents: ${preset.agents.map((a) => `${a.id} (${a.model})`).join(', ')}\n`);
-        io.stdout.write(`  judge: ${preset.judge.model}  synthesizer: ${preset.synthesizer.model}  rounds ≤ ${preset.protocol.maxRounds}, exit at ${preset.protocol.convergenceThreshold}\n\n`);
+        io.stdout.write(`  ${protocolLine(preset)}\n\n`);
       }
     },
   };
+}
+
+function protocolLine(preset: Preset): string {
+  const synth = preset.synthesizer.rotate ? `rotating over ${synthesizerCandidates(preset).join(', ')}` : (preset.synthesizer.model ?? '');
+  switch (preset.protocol.kind) {
+    case 'parallel':
+      return `protocol: parallel  synthesizer: ${synth}`;
+    case 'tournament':
+      return `protocol: tournament  judge: ${preset.judge.model}  synthesizer: ${synth}`;
+    case 'decompose':
+      return `protocol: decompose  decomposer: ${preset.protocol.decomposer ?? preset.agents[0]?.id ?? ''}`;
+    default:
+      return `judge: ${preset.judge.model}  synthesizer: ${synth}  rounds ≤ ${preset.protocol.maxRounds}, exit at ${preset.protocol.convergenceThreshold}`;
+  }
 }

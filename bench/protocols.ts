@@ -1,0 +1,80 @@
+import { presetSchema } from '../src/config/preset-schema.js';
+import { recorder } from '../src/engine/recorder.js';
+import { runDebate } from '../src/engine/run-debate.js';
+import { demoResponder } from '../src/sim/demo.js';
+import { startSimulator } from '../src/sim/index.js';
+import { openStore } from '../src/store/open.js';
+
+/**
+ * Calls and wall time per protocol against the simulator playing the scripted demo panel
+ * (agents start apart and converge by round 2; the judge favours the conditional answer).
+ * Each agent has its own model, so a round's calls run side by side. Judge and synthesizer
+ * are separate small models. Figures: calls for 3, 4 and 8 agents at 0 ms per token, then
+ * wall time at 20 ms per token (median of BENCH_RUNS runs, default 3).
+ */
+
+const KINDS = ['parallel', 'debate', 'tournament', 'decompose'] as const;
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const TOKEN_MS = Number(process.env.BENCH_TOKEN_MS ?? 20);
+const QUESTION = 'Should we migrate this tool from SQLite to Postgres now?';
+const PERSONAS = ['You are a pragmatic engineer.', 'You are an architect who plans ahead.', 'You are a sceptical reviewer.'];
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+function presetFor(kind: (typeof KINDS)[number], n: number) {
+  return presetSchema.parse({
+    name: `bench-${kind}-${n}`,
+    agents: Array.from({ length: n }, (_, i) => ({ id: `agent${i}`, model: `panel-${i}:7b`, persona: `${PERSONAS[i % PERSONAS.length]} (seat ${i})` })),
+    judge: { model: 'judge:3b' },
+    synthesizer: { model: 'synth:9b' },
+    protocol: { kind, maxRounds: 4, convergenceThreshold: 0.85, callTimeoutSeconds: 120 },
+  });
+}
+
+async function runOnce(kind: (typeof KINDS)[number], n: number, tokenMs: number): Promise<{ calls: number; ms: number; status: string }> {
+  const preset = presetFor(kind, n);
+  const models = [...new Set([...preset.agents.map((a) => a.model), 'judge:3b', 'synth:9b'])].map((name) => ({ name, sizeBytes: 4e9, contextLength: 32768 }));
+  const sim = await startSimulator({ models, respond: demoResponder(preset), tokenMs, vramBytes: 200 * 2 ** 30, maxLoadedModels: 20 });
+  const store = openStore(':memory:');
+  try {
+    const t0 = performance.now();
+    const result = await runDebate({ question: QUESTION, preset, host: sim.url, recorder: recorder(store), vramGiB: 200 });
+    const ms = performance.now() - t0;
+    return { calls: store.getDebate(result.id).calls.length, ms, status: result.status };
+  } finally {
+    store.close();
+    await sim.close();
+  }
+}
+
+const formula: Record<(typeof KINDS)[number], (n: number) => string> = {
+  parallel: (n) => `n + 1 = ${n + 1}`,
+  debate: (n) => `(n + 1) per round + 1 = ${n + 1} × rounds + 1`,
+  tournament: (n) => `n + 2(n − 1) + (n − 1) + 1 = ${4 * n - 2}`,
+  decompose: () => '1 + sub-questions + 1',
+};
+
+console.log('Calls per protocol (demo panel: the debate converges after critique round 2; decompose splits into 3 parts)');
+console.log(`  ${'protocol'.padEnd(11)} ${[3, 4, 8].map((n) => `${n} agents`.padStart(9)).join(' ')}   formula`);
+for (const kind of KINDS) {
+  const counts: number[] = [];
+  for (const n of [3, 4, 8]) counts.push((await runOnce(kind, n, 0)).calls);
+  console.log(`  ${kind.padEnd(11)} ${counts.map((c) => String(c).padStart(9)).join(' ')}   ${formula[kind](4)} for 4`);
+}
+
+console.log(`\nWall time at ${TOKEN_MS} ms per token, 4 agents, median of ${RUNS} runs`);
+for (const kind of ['parallel', 'debate', 'tournament'] as const) {
+  const times: number[] = [];
+  let calls = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const r = await runOnce(kind, 4, TOKEN_MS);
+    if (r.status !== 'completed') throw new Error(`${kind} ended ${r.status}`);
+    times.push(r.ms);
+    calls = r.calls;
+  }
+  console.log(`  ${kind.padEnd(11)} ${(median(times) / 1000).toFixed(2).padStart(7)} s   (${calls} calls; min ${(Math.min(...times) / 1000).toFixed(2)}, max ${(Math.max(...times) / 1000).toFixed(2)})`);
+}

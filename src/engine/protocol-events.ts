@@ -1,0 +1,64 @@
+import type { SubQuestion } from '../protocol/decompose.js';
+import type { Pairing } from '../protocol/tournament.js';
+
+/**
+ * What a protocol records beyond turns, judge scores and the synthesis: the shape of its
+ * run (a bracket, a decomposition tree) and how the synthesizer was chosen. Each step is
+ * one `protocol.step` event, stored in order and replayed as it came.
+ */
+export type ProtocolStep =
+  | {
+      kind: 'synthesizer';
+      model: string;
+      rotate: boolean;
+      turn: number;
+      candidates: string[];
+      /** Panel agents running the same model. */
+      panelAgents: string[];
+    }
+  | { kind: 'bracket'; round: number; seeding: string[]; pairings: Pairing[] }
+  | {
+      kind: 'verdict';
+      round: number;
+      match: number;
+      a: string;
+      b: string;
+      winner: string;
+      reasons: string[];
+      /** `judged`: the judge decided; `walkover`: one side had no usable turn; `fallback`: the judge failed and the higher seed advanced. */
+      decidedBy: 'judged' | 'walkover' | 'fallback';
+      error: string | null;
+    }
+  | { kind: 'champion'; agentId: string; runnerUp: string | null; position: string | null }
+  | { kind: 'split'; decomposer: string; subQuestions: SubQuestion[]; notes: string[] }
+  | {
+      kind: 'subanswer';
+      index: number;
+      agentId: string;
+      status: 'ok' | 'failed' | 'skipped';
+      answer: string | null;
+      confidence: number | null;
+      reason: string | null;
+    };
+
+export type ProtocolStepKind = ProtocolStep['kind'];
+
+/** The step's round, for ordering in a replay: bracket rounds, sub-question numbers, 0 otherwise. */
+export function stepRound(step: ProtocolStep): number {
+  switch (step.kind) {
+    case 'bracket':
+    case 'verdict':
+      return step.round;
+    case 'subanswer':
+      return step.index;
+    default:
+      return 0;
+  }
+}
+
+/** Steps that open their round in a replay (shown before its turns); the others close it. */
+export function opensRound(step: ProtocolStep): boolean {
+  return step.kind === 'bracket' || step.kind === 'synthesizer';
+}
+
+export type ProtocolEvent = { type: 'protocol.step'; step: ProtocolStep; at: number };

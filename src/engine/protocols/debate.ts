@@ -1,0 +1,65 @@
+import { exitDecision } from '../../protocol/convergence.js';
+import type { TranscriptRound } from '../../protocol/prompts.js';
+import type { TurnRecord } from '../events.js';
+import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { Protocol } from './types.js';
+
+/**
+ * The debate: every agent answers alone (round 0); then critique rounds, each agent reading
+ * every peer's last position, with the judge scoring convergence after each round, until it
+ * converges or the round limit is reached; then the optional stages; then the synthesis.
+ * Calls: n + 1 for round 0 and its score, n + 1 per critique round, 1 for the synthesis.
+ */
+export const debate: Protocol = {
+  kind: 'debate',
+  shape: (preset, stages) => ({
+    support: [preset.judge.model, preset.synthesizer.model ?? ''],
+    synthesisModels: [preset.synthesizer.model ?? ''],
+    usesJudge: true,
+    stages,
+  }),
+  run: runDebateProtocol,
+};
+
+async function runDebateProtocol(runner: Runner, from: TranscriptRound[]): Promise<ProtocolOutcome> {
+  const { preset, scheduler } = runner;
+  const agents = preset.agents;
+  const { maxRounds, convergenceThreshold: threshold } = preset.protocol;
+  const judge = preset.judge.model;
+  const synthesizer = preset.synthesizer.model ?? '';
+  // Models to have loaded when a round's last group finishes: the judge, and the synthesizer when it may be next.
+  const upNext = (round: number): string[] => (round >= maxRounds || scheduler.plan.allResident ? [judge, synthesizer] : [judge]);
+  const rounds: TranscriptRound[] = [...from];
+
+  let current = rounds.at(-1);
+  if (!current) {
+    runner.startRound(0);
+    const openings = await runner.answerAll(agents, 0, upNext(0));
+    runner.checkpoint();
+    runner.requireAnswers(openings, 0);
+    current = { round: 0, turns: openings, judgement: null };
+    rounds.push(current);
+  }
+  if (!current.judgement) current.judgement = await runner.judgeConvergence(current.round, current.turns);
+  let exit = exitDecision({ round: current.round, maxRounds, convergence: current.judgement.convergence, threshold });
+
+  for (let round = current.round + 1; !exit; round++) {
+    runner.checkpoint();
+    runner.startRound(round);
+    const previous: TurnRecord[] = current.turns;
+    const turns = await runner.critiqueRound(round, agents, previous, () => previous, upNext(round));
+    runner.checkpoint();
+    current = { round, turns, judgement: null };
+    rounds.push(current);
+    current.judgement = await runner.judgeConvergence(round, turns);
+    exit = exitDecision({ round, maxRounds, convergence: current.judgement.convergence, threshold });
+  }
+  runner.checkpoint();
+  runner.exit(exit.reason, current.round, exit.detail);
+
+  const sections = await runner.runStages(rounds);
+  runner.checkpoint();
+  const synthesis = await runner.synthesize(rounds, sections);
+  runner.checkpoint();
+  return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
+}

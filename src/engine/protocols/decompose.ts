@@ -1,0 +1,130 @@
+import type { AgentSpec } from '../../config/preset-schema.js';
+import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
+import { blockedBy, planSubQuestions, reassemblyMessages, splitMessages, splitSchema, subAnswerMessages, type SubQuestion } from '../../protocol/decompose.js';
+import type { PeerView, TranscriptRound } from '../../protocol/prompts.js';
+import { openingSchema } from '../../protocol/schemas.js';
+import type { ProtocolStep } from '../protocol-events.js';
+import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { Protocol } from './types.js';
+
+type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
+
+/**
+ * Hierarchical decomposition: the decomposer (`protocol.decomposer`, default the first agent)
+ * splits the question into sub-questions, each naming the earlier ones it depends on. The
+ * other agents take them in turn. Independent sub-questions run at once; a dependent one
+ * starts when its dependencies are answered, with their answers in its prompt (shortened to
+ * fit its num_ctx), and is skipped, with the reason, when one of them failed. The decomposer
+ * then reassembles the answer from every sub-answer. No judge and no synthesizer.
+ * Calls: 1 split, k sub-answers (k ≤ protocol.maxSubQuestions), 1 reassembly.
+ */
+export const decompose: Protocol = {
+  kind: 'decompose',
+  shape: (preset) => ({
+    support: [],
+    synthesisModels: [decomposerOf(preset.agents, preset.protocol.decomposer).model],
+    usesJudge: false,
+    stages: [],
+  }),
+  run: runDecompose,
+};
+
+function decomposerOf(agents: AgentSpec[], id: string | undefined): AgentSpec {
+  return agents.find((a) => a.id === id) ?? agents[0]!;
+}
+
+// Its split and parts are steps, not rounds: there is no stored transcript to go on from.
+async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<ProtocolOutcome> {
+  const { preset, question } = runner;
+  const lead = decomposerOf(preset.agents, preset.protocol.decomposer);
+  const workers = preset.agents.filter((a) => a.id !== lead.id);
+  const byId = new Map(preset.agents.map((a) => [a.id, a]));
+  const max = preset.protocol.maxSubQuestions ?? 6;
+
+  runner.startRound(0);
+  const split = await runner.call({
+    stage: 'split',
+    round: 0,
+    agentId: lead.id,
+    model: lead.model,
+    messages: splitMessages(question, lead.persona, workers.map((w) => w.id), max),
+    options: runner.callOptions(lead.model, lead.options, 'split'),
+    schema: splitSchema(max),
+  });
+  runner.checkpoint();
+  if (split.status !== 'ok') {
+    runner.fail('SPLIT_FAILED', 0, `the decomposer ${lead.id} gave no usable split (${split.error})`, `See the split call with \`conclave show ${runner.id}\`; a larger model for ${lead.id} splits more reliably.`);
+  }
+  const { subQuestions, notes } = planSubQuestions(split.value, workers.map((w) => w.id));
+  for (const note of notes) runner.warn(note);
+  runner.step({ kind: 'split', decomposer: lead.id, subQuestions, notes });
+
+  // Every sub-question starts as soon as its dependencies are settled; the slots bound how many run at once.
+  const settled = new Map<number, Promise<SubAnswer>>();
+  for (const sub of subQuestions) {
+    const deps = sub.dependsOn.map((d) => settled.get(d)!);
+    settled.set(sub.index, Promise.all(deps).then((inputs) => answerPart(runner, sub, byId.get(sub.assignee)!, inputs)));
+  }
+  const parts = await Promise.all(settled.values());
+  runner.checkpoint();
+
+  const answered = parts.filter((p) => p.status === 'ok').length;
+  const detail = `${answered} of ${parts.length} sub-questions answered`;
+  runner.exit('reassembled', subQuestions.length, detail);
+  const synthesis = await reassemble(runner, lead, subQuestions, parts);
+  runner.checkpoint();
+  return { exitReason: 'reassembled', exitDetail: detail, rounds: [], synthesis };
+}
+
+/** One sub-question, answered by its assignee with its dependencies' answers; skipped when one of them has none. */
+async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, inputs: SubAnswer[]): Promise<SubAnswer> {
+  const base = { kind: 'subanswer' as const, index: sub.index, agentId: agent.id };
+  const finish = (part: SubAnswer): SubAnswer => {
+    runner.step(part);
+    return part;
+  };
+  const failed = new Map(inputs.filter((p) => p.status !== 'ok').map((p) => [p.index, p.reason ?? p.status]));
+  const blocked = blockedBy(sub, failed);
+  if (blocked || runner.interrupted()) {
+    return finish({ ...base, status: 'skipped', answer: null, confidence: null, reason: blocked ?? 'stopped by the user' });
+  }
+  const options = runner.callOptions(agent.model, agent.options, 'subanswer');
+  const given: PeerView[] = inputs.map((p) => ({ agentId: `sub-question ${p.index} (${p.agentId})`, position: p.answer ?? '' }));
+  const fit = fitPeers(estimateMessagesTokens(subAnswerMessages(runner.question, agent.persona, sub, [])), given, runner.promptBudget(agent.model, options));
+  if (!fit) {
+    return finish({ ...base, status: 'failed', answer: null, confidence: null, reason: `its dependencies' answers do not fit num_ctx ${runner.numCtx[agent.model]} for ${agent.model}` });
+  }
+  const truncation = fit.droppedChars > 0 ? `dependencies' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[agent.model]}` : null;
+  if (truncation) runner.warn(`${agent.id}, sub-question ${sub.index}: ${truncation}`);
+  const outcome = await runner.call({
+    stage: 'subanswer',
+    round: sub.index,
+    agentId: agent.id,
+    model: agent.model,
+    messages: subAnswerMessages(runner.question, agent.persona, sub, fit.peers),
+    options,
+    schema: openingSchema,
+    truncation,
+  });
+  if (outcome.status !== 'ok') return finish({ ...base, status: 'failed', answer: null, confidence: null, reason: outcome.error });
+  const answer = `${outcome.value.position}\nReasoning: ${outcome.value.reasoning}`;
+  return finish({ ...base, status: 'ok', answer, confidence: outcome.value.confidence, reason: null });
+}
+
+/** The decomposer reads every sub-answer (shortened evenly to fit) and writes the answer to the whole question. */
+async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], parts: SubAnswer[]) {
+  const panel = runner.preset.agents.map((a) => a.id);
+  const options = runner.callOptions(lead.model, lead.options, 'reassembly', { temperature: 0.2 });
+  const questionOf = (i: number): string => subs.find((s) => s.index === i)?.question ?? '';
+  const answers: PeerView[] = parts
+    .filter((p) => p.status === 'ok')
+    .map((p) => ({ agentId: `Sub-question ${p.index}: ${questionOf(p.index)}\nAnswered by ${p.agentId}:`, position: p.answer ?? '' }));
+  const gaps = parts.filter((p) => p.status !== 'ok').map((p) => `sub-question ${p.index} (${p.agentId}), ${p.status}: ${p.reason}`);
+  const failed = parts.filter((p) => p.status !== 'ok').map((p) => ({ agent: p.agentId, reason: `sub-question ${p.index} ${p.status}: ${p.reason}` }));
+  const budget = runner.promptBudget(lead.model, options);
+  const fixed = estimateMessagesTokens(reassemblyMessages(runner.question, lead.persona, [], gaps, panel));
+  const fit = fitPeers(fixed, answers, budget) ?? { peers: answers, droppedChars: 0 };
+  const truncation = fit.droppedChars > 0 ? `sub-answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[lead.model]}` : null;
+  const messages = reassemblyMessages(runner.question, lead.persona, fit.peers, gaps, panel);
+  return runner.writeSynthesis('reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed);
+}

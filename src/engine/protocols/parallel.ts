@@ -1,0 +1,41 @@
+import type { TranscriptRound } from '../../protocol/prompts.js';
+import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { Protocol } from './types.js';
+
+/**
+ * Parallel answers only: every agent answers once, all at once; the optional stages, if the
+ * preset turns any on; then the synthesizer reads every answer and keeps the dissent.
+ * No critique and no judge. Calls: n + 1. It is the compute baseline for the other protocols.
+ */
+export const parallel: Protocol = {
+  kind: 'parallel',
+  shape: (preset, stages) => ({
+    support: [preset.synthesizer.model ?? ''],
+    synthesisModels: [preset.synthesizer.model ?? ''],
+    usesJudge: false,
+    stages,
+  }),
+  run: runParallel,
+};
+
+async function runParallel(runner: Runner, from: TranscriptRound[]): Promise<ProtocolOutcome> {
+  const { preset } = runner;
+  let answers = from[0];
+  if (!answers) {
+    runner.startRound(0);
+    const turns = await runner.answerAll(preset.agents, 0, [preset.synthesizer.model ?? '']);
+    runner.checkpoint();
+    runner.requireAnswers(turns, 0);
+    answers = { round: 0, turns, judgement: null };
+  }
+  const rounds = [answers];
+  const usable = answers.turns.filter((t) => t.status === 'ok').length;
+  const detail = `${usable} of ${preset.agents.length} agents answered; no critique rounds in this protocol`;
+  runner.exit('answered', 0, detail);
+
+  const sections = await runner.runStages(rounds);
+  runner.checkpoint();
+  const synthesis = await runner.synthesize(rounds, sections);
+  runner.checkpoint();
+  return { exitReason: 'answered', exitDetail: detail, rounds, synthesis };
+}

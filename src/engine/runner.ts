@@ -1,0 +1,658 @@
+import type { z } from 'zod';
+import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
+import { DebateFailedError, InterruptedError, StoreError, errorMessage } from '../errors.js';
+import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
+import { convergenceOf } from '../protocol/convergence.js';
+import {
+  type PeerView,
+  type TranscriptRound,
+  critiqueMessages,
+  judgeMessages,
+  openingMessages,
+  renderTranscript,
+  synthesisMessages,
+} from '../protocol/prompts.js';
+import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
+import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
+import type { SlotPool } from '../schedule/pool.js';
+import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
+import type {
+  AgentInfo,
+  CallRecord,
+  ChatMessage,
+  DebateEvent,
+  DebateListener,
+  DebateStatus,
+  ExitReason,
+  RoundJudgement,
+  Stage,
+  SynthesisRecord,
+  TurnRecord,
+} from './events.js';
+import type { ProtocolStep } from './protocol-events.js';
+import type { ExtraStage, StageContext } from './stage.js';
+import { type StructuredOutcome, structuredCall } from './structured-call.js';
+
+/**
+ * The runner's primitives: each makes its model calls through the scheduler (slots, plan,
+ * warm-ups), validates replies, and reports everything as typed events, so recording,
+ * the live view, --json and replays work the same for every protocol. Protocols
+ * (src/engine/protocols/) are small programs over these. The primitives take the
+ * transcript they work on as arguments and keep no hidden state about it, so a protocol
+ * can start from stored rounds as well as from nothing.
+ */
+
+export interface RunDebateOptions {
+  question: string;
+  preset: Preset;
+  /** Normalised Ollama base URL; ignored when `hosts` or the preset's `hosts` list a pool. */
+  host: string;
+  /** Several Ollama servers to spread the panel over, with their GPU memory and parallel slots. */
+  hosts?: HostEntry[];
+  /** GPU memory of `host` in GiB, when known (else nvidia-smi for a local host, else an assumption). */
+  vramGiB?: number;
+  /** Listeners that must not fail silently (the recorder): an error here stops the debate. */
+  recorder?: DebateListener;
+  /** Best-effort listeners (renderers): an error is reported once and ignored. */
+  listeners?: DebateListener[];
+  signal?: AbortSignal;
+  /** Warnings gathered before the run (e.g. from preset validation), shown and stored with it. */
+  warnings?: string[];
+  /** Parallel slots per model on the server (OLLAMA_NUM_PARALLEL); default 1. */
+  numParallel?: number;
+  now?: () => number;
+  id?: string;
+  /** Optional stages between the last round and synthesis; defaults to the built-in ones. */
+  stages?: ExtraStage[];
+  /** How calls are dispatched; `planned` unless benchmarking the baselines. */
+  strategy?: Strategy;
+  /** Call slots shared with other work on the same hosts (debates run side by side); default: the debate's own. */
+  pool?: SlotPool;
+  /**
+   * This debate's turn in the synthesizer rotation (`synthesizer.rotate`): the number of
+   * debates already recorded with the preset. Ignored for a fixed synthesizer; default 0.
+   */
+  synthesizerTurn?: number;
+}
+
+export interface DebateResult {
+  id: string;
+  status: DebateStatus;
+  exitReason: ExitReason;
+  exitDetail: string;
+  rounds: TranscriptRound[];
+  synthesis: SynthesisRecord | null;
+  numCtx: Record<string, number>;
+  error: string | null;
+  /** The scheduler that ran it: its plan, and peak calls in flight per model. */
+  scheduler: DebateScheduler;
+}
+
+/** How a protocol ended, before the runner reports it. */
+export interface ProtocolOutcome {
+  exitReason: ExitReason;
+  exitDetail: string;
+  rounds: TranscriptRound[];
+  synthesis: SynthesisRecord | null;
+}
+
+/** What the runner needs to know of a protocol before its first call. */
+export interface RunShape {
+  /** Judge, synthesizer and stage models the protocol calls (scheduled as support models). */
+  support: string[];
+  /** Models that write a synthesis-sized answer (their num_ctx is sized for the whole transcript). */
+  synthesisModels: string[];
+  /** Whether the judge reads the panel's positions (its num_ctx is sized for them). */
+  usesJudge: boolean;
+  /** Optional stages the protocol runs; their models are scheduled too. */
+  stages: ExtraStage[];
+  /** The record of how the synthesizer was chosen, reported first. */
+  synthesizer: ProtocolStep | null;
+}
+
+/** One structured model call a protocol makes itself (a split, a sub-answer). */
+export interface CallRequest<T> {
+  stage: Stage;
+  round: number;
+  agentId: string;
+  model: string;
+  messages: ChatMessage[];
+  options: Record<string, unknown>;
+  schema: z.ZodType<T>;
+  check?: (value: T) => string | null;
+  truncation?: string | null;
+  onRecord?: (record: CallRecord) => void;
+}
+
+export class Runner {
+  readonly id: string;
+  readonly question: string;
+  readonly preset: Preset;
+  readonly now: () => number;
+  readonly signal: AbortSignal | undefined;
+  readonly scheduler: DebateScheduler;
+  readonly numCtx: Record<string, number>;
+  readonly stages: ExtraStage[];
+  readonly #recorder: DebateListener | undefined;
+  readonly #listeners: DebateListener[];
+  readonly #broken = new Set<DebateListener>();
+  /** The last round a protocol opened: where an interruption is reported. */
+  #round = 0;
+
+  private constructor(opts: RunDebateOptions, id: string, scheduler: DebateScheduler, stages: ExtraStage[]) {
+    this.id = id;
+    this.question = opts.question;
+    this.preset = opts.preset;
+    this.now = opts.now ?? Date.now;
+    this.signal = opts.signal;
+    this.scheduler = scheduler;
+    this.numCtx = scheduler.numCtx;
+    this.stages = stages;
+    this.#recorder = opts.recorder;
+    this.#listeners = opts.listeners ?? [];
+  }
+
+  /** Plans the schedule (checking hosts and models), then reports the debate as started. */
+  static async start(opts: RunDebateOptions, id: string, shape: RunShape): Promise<Runner> {
+    const preset = opts.preset;
+    const stageModels = shape.stages.flatMap((s) => s.models?.(preset) ?? []);
+    const early: string[] = [];
+    // An explicit host list wins over the preset's, which wins over the single host.
+    const hosts: HostEntry[] = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
+    const needs = contextNeeds(preset, opts.question, shape, stageModels);
+    const scheduler = await DebateScheduler.prepare({
+      hosts,
+      debaters: preset.agents.map((a) => a.model),
+      support: [...new Set([...shape.support, ...stageModels])],
+      contextNeeds: needs.tokens,
+      explicitNumCtx: needs.explicit,
+      ...(opts.strategy ? { strategy: opts.strategy } : {}),
+      ...(opts.pool ? { pool: opts.pool } : {}),
+      warn: (m) => early.push(m),
+    });
+    if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
+    const runner = new Runner(opts, id, scheduler, shape.stages);
+    const digest = (model: string): string | null => scheduler.digestOf(model);
+    const agents: AgentInfo[] = [
+      ...preset.agents.map((a) => ({ id: a.id, model: a.model, persona: a.persona ?? null, cluster: a.cluster ?? null, role: 'debater' as const, digest: digest(a.model) })),
+      { id: 'judge', model: preset.judge.model, persona: null, cluster: null, role: 'judge', digest: digest(preset.judge.model) },
+      { id: 'synthesizer', model: preset.synthesizer.model ?? '', persona: null, cluster: null, role: 'synthesizer', digest: digest(preset.synthesizer.model ?? '') },
+    ];
+    runner.emit({
+      type: 'debate.started',
+      debateId: id,
+      question: opts.question,
+      preset,
+      agents,
+      host: scheduler.plan.hosts.map((h) => h.url).join(', '),
+      warnings: [...(opts.warnings ?? []), ...early, ...scheduler.plan.warnings],
+      plan: scheduler.plan,
+      at: runner.now(),
+    });
+    if (shape.synthesizer) runner.step(shape.synthesizer);
+    return runner;
+  }
+
+  /** Reports an event to the recorder (whose errors stop the run) and to every display listener. */
+  emit(event: DebateEvent): void {
+    this.#recorder?.(event);
+    for (const listener of this.#listeners) {
+      if (this.#broken.has(listener)) continue;
+      try {
+        listener(event);
+      } catch (err) {
+        this.#broken.add(listener);
+        process.stderr.write(`conclave: a display listener failed and was switched off: ${errorMessage(err)}\n`);
+      }
+    }
+  }
+
+  warn(message: string): void {
+    this.emit({ type: 'warning', message, at: this.now() });
+  }
+
+  step(step: ProtocolStep): void {
+    this.emit({ type: 'protocol.step', step, at: this.now() });
+  }
+
+  startRound(round: number): void {
+    this.#round = round;
+    this.emit({ type: 'round.started', round, at: this.now() });
+  }
+
+  interrupted(): boolean {
+    return this.signal?.aborted === true;
+  }
+
+  /** Stops the run here if the user interrupted it. */
+  checkpoint(): void {
+    if (this.interrupted()) this.stopInterrupted();
+  }
+
+  /** Options for one call: the stage's reply budget, the caller's defaults, the preset's options, and the debate's fixed num_ctx. */
+  callOptions(model: string, own: ModelOptions | undefined, stage: Stage, defaults: Record<string, unknown> = {}): Record<string, unknown> {
+    const answer = this.preset.protocol.maxAnswerTokens;
+    const numPredict =
+      stage === 'critique'
+        ? answer * 1.5
+        : stage === 'judge' || stage === 'verdict'
+          ? 400
+          : stage === 'synthesis' || stage === 'reassembly'
+            ? 1500
+            : stage === 'split'
+              ? 800
+              : answer;
+    // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
+    return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: this.numCtx[model] };
+  }
+
+  /** Tokens left for the prompt of a call with these options. */
+  promptBudget(model: string, options: Record<string, unknown>): number {
+    return (this.numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
+  }
+
+  /** One structured call: scheduled within the model's slots, streamed, validated, repaired once, recorded. */
+  call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+    const { stage, round, agentId, model } = req;
+    return this.scheduler.call(model, (gateway) =>
+      structuredCall(
+        gateway,
+        {
+          debateId: this.id,
+          stage,
+          round,
+          agentId,
+          model,
+          messages: req.messages,
+          options: req.options,
+          schema: req.schema,
+          ...(req.check ? { check: req.check } : {}),
+          truncation: req.truncation ?? null,
+          timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
+          ...(this.signal ? { signal: this.signal } : {}),
+        },
+        {
+          now: this.now,
+          onStart: (attempt) => this.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: this.now() }),
+          onProgress: (tokens, delta) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
+          onCall: (record) => {
+            this.emit({ type: 'call.finished', call: record });
+            req.onRecord?.(record);
+          },
+        },
+      ),
+    );
+  }
+
+  /** Fan-out: every given agent answers the question alone, all at once within the slots. */
+  async answerAll(agents: AgentSpec[], round: number, upNext: string[]): Promise<TurnRecord[]> {
+    const turns = await this.scheduler.round(
+      agents.map((agent) => ({
+        model: agent.model,
+        run: async (): Promise<TurnRecord> => {
+          const messages = openingMessages(this.question, agent.persona);
+          const outcome = await this.call({
+            stage: 'opening',
+            round,
+            agentId: agent.id,
+            model: agent.model,
+            messages,
+            options: this.callOptions(agent.model, agent.options, 'opening'),
+            schema: openingSchema,
+          });
+          return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
+        },
+      })),
+      upNext,
+    );
+    for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
+    return turns;
+  }
+
+  /** Ends the run as failed unless at least two of `turns` are usable. */
+  requireAnswers(turns: TurnRecord[], round: number): TurnRecord[] {
+    const usable = turns.filter((t) => t.status === 'ok');
+    if (usable.length >= 2) return usable;
+    const detail = `only ${usable.length} of ${turns.length} agents gave a usable answer in round ${round}`;
+    this.emit({ type: 'debate.exit', reason: 'too_few_answers', round, detail, at: this.now() });
+    this.finish('failed', 'too_few_answers', detail);
+    const gaps = turns.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
+    throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${this.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
+      hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + this.id + '`.',
+    });
+  }
+
+  /**
+   * A critique round: each agent reads the usable turns of its peers (as given) and updates
+   * its position. `peersOf` says whom each agent reads; the calls run together within the slots.
+   */
+  async critiqueRound(round: number, agents: AgentSpec[], previous: TurnRecord[], peersOf: (agent: AgentSpec) => TurnRecord[], upNext: string[]): Promise<TurnRecord[]> {
+    const turns = await this.scheduler.round(
+      agents.map((agent) => ({ model: agent.model, run: () => this.critiqueTurn(agent, round, previous.find((t) => t.agentId === agent.id), peersOf(agent)) })),
+      upNext,
+    );
+    for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
+    return turns;
+  }
+
+  /** One agent's critique of the given peers' turns, with its own last turn; peers' text is fitted to num_ctx. */
+  async critiqueTurn(agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): Promise<TurnRecord> {
+    const peers: PeerView[] = peerTurns
+      .filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position)
+      .map((t) => ({ agentId: t.agentId, position: peerText(t) }));
+    const options = this.callOptions(agent.model, agent.options, 'critique');
+    const ownPosition = own?.status === 'ok' ? own.position : null;
+    const fixed = estimateMessagesTokens(critiqueMessages(this.question, agent.persona, round, ownPosition, []));
+    const fit = fitPeers(fixed, peers, this.promptBudget(agent.model, options));
+    if (!fit) {
+      const error = `the prompt does not fit num_ctx ${this.numCtx[agent.model]} for ${agent.model} even with peers' answers shortened`;
+      this.warn(`${agent.id}, round ${round}: ${error}`);
+      return { round, agentId: agent.id, model: agent.model, status: 'failed', position: null, confidence: null, opening: null, critique: null, error };
+    }
+    const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${this.numCtx[agent.model]}` : null;
+    if (truncation) this.warn(`${agent.id}, round ${round}: ${truncation}`);
+    const peerIds = new Set(peers.map((p) => p.agentId));
+    const outcome = await this.call({
+      stage: 'critique',
+      round,
+      agentId: agent.id,
+      model: agent.model,
+      messages: critiqueMessages(this.question, agent.persona, round, ownPosition, fit.peers),
+      options,
+      schema: critiqueSchema,
+      check: (v) => checkPeers(v, peerIds),
+      truncation,
+    });
+    return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
+  }
+
+  /** The judge scores how close the usable positions are; reported as the round's judgement. */
+  async judgeConvergence(round: number, turns: TurnRecord[]): Promise<RoundJudgement> {
+    const model = this.preset.judge.model;
+    const options = this.callOptions(model, this.preset.judge.options, 'judge', { temperature: 0 });
+    const positions: PeerView[] = turns.filter((t) => t.status === 'ok' && t.position).map((t) => ({ agentId: t.agentId, position: t.position! }));
+    const fixed = estimateMessagesTokens(judgeMessages(this.question, round, []));
+    const fit = fitPeers(fixed, positions, this.promptBudget(model, options));
+    let judgement: RoundJudgement;
+    if (!fit) {
+      judgement = { round, status: 'failed', score: null, convergence: null, error: `positions do not fit num_ctx ${this.numCtx[model]} for the judge` };
+    } else {
+      const truncation = fit.droppedChars > 0 ? `positions shortened by ${fit.droppedChars} characters for the judge` : null;
+      const outcome = await this.call({ stage: 'judge', round, agentId: 'judge', model, messages: judgeMessages(this.question, round, fit.peers), options, schema: judgeSchema, truncation });
+      judgement =
+        outcome.status === 'ok'
+          ? { round, status: 'ok', score: outcome.value, convergence: convergenceOf(outcome.value), error: null }
+          : { round, status: 'failed', score: null, convergence: null, error: outcome.error };
+    }
+    this.emit({ type: 'round.judged', judgement, at: this.now() });
+    return judgement;
+  }
+
+  /** The judge's verdict on one match: the winner (one of the two ids, by the schema) and its reasons. */
+  async judgeMatch(round: number, sides: [MatchSide, MatchSide]): Promise<StructuredOutcome<Verdict>> {
+    const model = this.preset.judge.model;
+    const options = this.callOptions(model, this.preset.judge.options, 'verdict', { temperature: 0 });
+    const asPeers: PeerView[] = sides.map((s) => ({ agentId: s.agentId, position: `${s.position}\n${s.critique}` }));
+    const fixed = estimateMessagesTokens(verdictMessages(this.question, round, [{ ...sides[0], position: '', critique: '' }, { ...sides[1], position: '', critique: '' }]));
+    const fit = fitPeers(fixed, asPeers, this.promptBudget(model, options));
+    if (!fit) return { status: 'failed', error: `the match does not fit num_ctx ${this.numCtx[model]} for the judge`, code: 'CONTEXT' };
+    // Shortening is applied to each side's answer and critique alike, in proportion.
+    const fitted = sides.map((s, i) => {
+      const p = fit.peers[i]!;
+      if (!p.shortened) return s;
+      const keep = p.position.length / (s.position.length + s.critique.length + 1);
+      return { ...s, position: clipTo(s.position, keep), critique: clipTo(s.critique, keep), shortened: true };
+    }) as [MatchSide, MatchSide];
+    const truncation = fit.droppedChars > 0 ? `match sides shortened by ${fit.droppedChars} characters for the judge` : null;
+    return this.call({
+      stage: 'verdict',
+      round,
+      agentId: 'judge',
+      model,
+      messages: verdictMessages(this.question, round, fitted),
+      options,
+      schema: verdictSchema(sides[0].agentId, sides[1].agentId),
+      truncation,
+    });
+  }
+
+  /** The optional stages (tension map, votes) over the given rounds; returns sections for the synthesizer. A failed stage is skipped with a warning. */
+  async runStages(rounds: readonly TranscriptRound[]): Promise<string[]> {
+    const sections: string[] = [];
+    for (const stage of this.stages) {
+      if (this.interrupted()) break;
+      const ctx: StageContext = {
+        debateId: this.id,
+        question: this.question,
+        preset: this.preset,
+        rounds,
+        now: this.now,
+        signal: this.signal,
+        emit: (e) => this.emit(e),
+        call: (req) =>
+          this.call({
+            stage: req.stage,
+            round: req.round,
+            agentId: req.agentId,
+            model: req.model,
+            messages: req.messages,
+            options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
+            schema: req.schema,
+            ...(req.check ? { check: req.check } : {}),
+            ...(req.onCall ? { onRecord: req.onCall } : {}),
+          }),
+      };
+      try {
+        const output = await stage.run(ctx);
+        sections.push(...(output.synthesisContext ?? []));
+      } catch (err) {
+        if (this.interrupted()) break;
+        if (err instanceof StoreError) throw err;
+        this.warn(`${stage.name} failed and was skipped: ${errorMessage(err)}`);
+      }
+    }
+    return sections;
+  }
+
+  /**
+   * The synthesizer reads the given rounds (clipping each turn harder until they fit) and
+   * `extraSections`, and writes the attributed answer that keeps dissent. Of `panel` (default:
+   * every agent), those without a usable turn in the last round are listed as failed.
+   */
+  async synthesize(rounds: readonly TranscriptRound[], extraSections: string[] = [], panel: string[] = this.preset.agents.map((a) => a.id)): Promise<SynthesisRecord> {
+    const model = this.preset.synthesizer.model ?? '';
+    const options = this.callOptions(model, this.preset.synthesizer.options, 'synthesis', { temperature: 0.2 });
+    const last = rounds.at(-1)!;
+    const failed = panel
+      .filter((id) => last.turns.find((t) => t.agentId === id)?.status !== 'ok')
+      .map((id) => ({ agent: id, reason: last.turns.find((t) => t.agentId === id)?.error ?? 'no answer' }));
+    const agentIds = panel;
+    const budget = this.promptBudget(model, options);
+    const list = [...rounds];
+    let perTurn = Infinity;
+    let messages = synthesisMessages(this.question, renderTranscript(list, perTurn), agentIds, failed, extraSections);
+    while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
+      perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
+      messages = synthesisMessages(this.question, renderTranscript(list, perTurn), agentIds, failed, extraSections);
+    }
+    const truncation = perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${this.numCtx[model]}`;
+    return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, messages, options, budget, truncation, failed);
+  }
+
+  /**
+   * A synthesis-shaped answer written by `agentId` from prepared messages (the synthesizer's,
+   * or a decomposer's reassembly); reported as the run's synthesis.
+   */
+  async writeSynthesis(
+    stage: Stage,
+    round: number,
+    agentId: string,
+    model: string,
+    messages: ChatMessage[],
+    options: Record<string, unknown>,
+    budget: number,
+    truncation: string | null,
+    failed: { agent: string; reason: string }[],
+  ): Promise<SynthesisRecord> {
+    let result: SynthesisRecord;
+    if (estimateMessagesTokens(messages) > budget) {
+      result = { status: 'failed', synthesis: null, error: `the transcript does not fit num_ctx ${this.numCtx[model]} for ${model}` };
+    } else {
+      if (truncation) this.warn(`${stage}: ${truncation}`);
+      const ids = new Set(this.preset.agents.map((a) => a.id));
+      const outcome = await this.call({ stage, round, agentId, model, messages, options, schema: synthesisSchema, check: (v) => checkSynthesis(v, ids), truncation });
+      result =
+        outcome.status === 'ok'
+          ? { status: 'ok', synthesis: { ...outcome.value, failedAgents: mergeFailed(outcome.value.failedAgents, failed) }, error: null }
+          : { status: 'failed', synthesis: null, error: outcome.error };
+    }
+    this.emit({ type: 'synthesis.finished', result, at: this.now() });
+    return result;
+  }
+
+  /** Reports why the protocol stopped. */
+  exit(reason: ExitReason, round: number, detail: string): void {
+    this.emit({ type: 'debate.exit', reason, round, detail, at: this.now() });
+  }
+
+  finish(status: DebateStatus, exitReason: ExitReason, error: string | null): void {
+    this.emit({ type: 'debate.finished', debateId: this.id, status, exitReason, error, at: this.now() });
+  }
+
+  /** Reports the protocol's outcome and ends the run: completed when its synthesis succeeded. */
+  complete(outcome: ProtocolOutcome): DebateResult {
+    const synthesis = outcome.synthesis;
+    const ok = synthesis?.status === 'ok';
+    const status: DebateStatus = ok ? 'completed' : 'failed';
+    const error = ok ? null : `synthesis failed: ${synthesis?.error ?? 'no synthesis'}`;
+    this.finish(status, outcome.exitReason, error);
+    return {
+      id: this.id,
+      status,
+      exitReason: outcome.exitReason,
+      exitDetail: outcome.exitDetail,
+      rounds: outcome.rounds,
+      synthesis,
+      numCtx: this.numCtx,
+      error: ok ? null : (synthesis?.error ?? 'no synthesis'),
+      scheduler: this.scheduler,
+    };
+  }
+
+  /** Ends the run as interrupted: everything recorded so far is kept. */
+  stopInterrupted(): never {
+    this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail: 'stopped by the user', at: this.now() });
+    this.finish('interrupted', 'interrupted', 'stopped by the user');
+    throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
+      hint: `See what it got to with \`conclave show ${this.id}\`.`,
+    });
+  }
+
+  /** Ends the run as failed for a reason of the protocol's own (a split that never came back). */
+  fail(code: string, round: number, detail: string, hint: string): never {
+    this.emit({ type: 'debate.exit', reason: 'error', round, detail, at: this.now() });
+    this.finish('failed', 'error', detail);
+    throw new DebateFailedError(code, `The debate ${this.id} failed: ${detail}.`, { hint });
+  }
+}
+
+export function turnFrom<T>(
+  agent: AgentSpec,
+  round: number,
+  outcome: StructuredOutcome<T>,
+  fields: (value: T) => Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'>,
+): TurnRecord {
+  const base = { round, agentId: agent.id, model: agent.model };
+  if (outcome.status === 'ok') return { ...base, status: 'ok', ...fields(outcome.value), error: null };
+  return {
+    ...base,
+    status: outcome.status === 'invalid' ? 'invalid' : 'failed',
+    position: null,
+    confidence: null,
+    opening: null,
+    critique: null,
+    error: outcome.error,
+  };
+}
+
+/** What peers see of a turn: an opening's position and reasoning, or a critique's updated position. */
+export function peerText(turn: TurnRecord): string {
+  if (turn.opening) return `${turn.opening.position}\nReasoning: ${turn.opening.reasoning}`;
+  return turn.position ?? '';
+}
+
+function clipTo(text: string, share: number): string {
+  const max = Math.max(40, Math.floor(text.length * share));
+  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+/**
+ * Small models write peer ids loosely (`Architect`, `[architect]`, `agent architect`). Map each
+ * `with` to the peer it unambiguously names, then reject what still names no peer. zod hands over
+ * a fresh object, so rewriting it in place is safe.
+ */
+export function canonicalId(written: string, ids: Iterable<string>): string | null {
+  const all = [...ids];
+  if (all.includes(written)) return written;
+  const key = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const plain = key(written.replace(/^\s*(agent|peer|panelist)\s+/i, ''));
+  const matches = all.filter((id) => key(id) === plain);
+  return matches.length === 1 ? matches[0]! : null;
+}
+
+function checkPeers(value: Critique, peers: Set<string>): string | null {
+  const bad: string[] = [];
+  for (const item of [...value.agreements, ...value.disagreements]) {
+    const id = canonicalId(item.with, peers);
+    if (id) item.with = id;
+    else bad.push(item.with);
+  }
+  if (bad.length === 0) return null;
+  return `"with" must name a peer id (${[...peers].join(', ')}); got ${[...new Set(bad)].map((b) => `"${b}"`).join(', ')}.`;
+}
+
+function checkSynthesis(value: Synthesis, agents: Set<string>): string | null {
+  const bad: string[] = [];
+  for (const m of value.minorityPositions) {
+    const id = canonicalId(m.agent, agents);
+    if (id) m.agent = id;
+    else bad.push(m.agent);
+  }
+  if (bad.length) return `minorityPositions[].agent must be a panelist id (${[...agents].join(', ')}); got ${bad.map((b) => `"${b}"`).join(', ')}.`;
+  if (value.confidence.converged > agents.size) return `confidence.converged is ${value.confidence.converged} but the panel has ${agents.size} agents.`;
+  return null;
+}
+
+/** The engine knows which agents failed; the synthesizer's list is kept only for agents it adds reasons to. */
+function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
+  return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
+}
+
+/** Tokens each model needs at most (prompt plus reply) in this run, and any num_ctx the preset fixes. */
+function contextNeeds(preset: Preset, question: string, shape: RunShape, extraModels: string[]): { tokens: Record<string, number>; explicit: Record<string, number> } {
+  const budgets = stageBudgets({
+    agentCount: preset.agents.length,
+    maxRounds: preset.protocol.maxRounds,
+    questionTokens: estimateTokens(question),
+    maxPersonaTokens: Math.max(60, ...preset.agents.map((a) => estimateTokens(a.persona ?? ''))),
+    maxAnswerTokens: preset.protocol.maxAnswerTokens,
+  });
+  const tokens: Record<string, number> = {};
+  const explicit: Record<string, number> = {};
+  const need = (model: string, stage: keyof typeof budgets, own: number | undefined): void => {
+    tokens[model] = Math.max(tokens[model] ?? 0, budgets[stage].prompt + budgets[stage].reply);
+    if (own) explicit[model] = Math.max(explicit[model] ?? 0, own);
+  };
+  for (const a of preset.agents) {
+    need(a.model, 'opening', a.options?.num_ctx);
+    need(a.model, 'critique', a.options?.num_ctx);
+  }
+  if (shape.usesJudge) need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
+  for (const model of shape.synthesisModels) {
+    const own = model === preset.synthesizer.model ? preset.synthesizer.options?.num_ctx : preset.agents.find((a) => a.model === model)?.options?.num_ctx;
+    need(model, 'synthesis', own);
+  }
+  // Optional stages read the final positions, like the judge.
+  for (const model of extraModels) need(model, 'judge', undefined);
+  return { tokens, explicit };
+}

@@ -1,0 +1,181 @@
+import type { ProtocolKind } from '../config/preset-schema.js';
+import type { DebateEvent } from '../engine/events.js';
+import type { ProtocolStep } from '../engine/protocol-events.js';
+import type { StoredDebate } from '../store/store.js';
+import type { Paint } from './style.js';
+
+/**
+ * The renderers for the protocols' own shapes: a tournament's bracket and verdicts, a
+ * decomposition's tree of sub-questions, the synthesizer's rotation turn. Live view,
+ * card, Markdown and JSON document each call one function here; nothing else in them
+ * depends on the protocol.
+ */
+
+export function kindOf(d: Pick<StoredDebate, 'preset'>): ProtocolKind {
+  return d.preset.protocol.kind ?? 'debate';
+}
+
+export const PROTOCOL_LABEL: Record<ProtocolKind, string> = {
+  debate: 'debate',
+  parallel: 'parallel answers',
+  tournament: 'tournament',
+  decompose: 'decomposition',
+};
+
+/** The heading of a round in the live view and replays; null hides it (a decomposition's parts report themselves). */
+export function roundTitle(kind: ProtocolKind, round: number): string | null {
+  if (kind === 'decompose') return round === 0 ? 'Split · the decomposer divides the question' : null;
+  if (round === 0) return 'Round 0 · independent answers';
+  if (kind === 'tournament') return `Bracket round ${round} · matches`;
+  return `Round ${round} · critique`;
+}
+
+function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string): string[] {
+  switch (step.kind) {
+    case 'synthesizer':
+      return [
+        `  ${paint('dim', 'synthesizer:')} ${step.model} ${paint('dim', `(rotation turn ${step.turn + 1}, ${step.turn % step.candidates.length + 1} of ${step.candidates.length}: ${step.candidates.join(', ')})`)}`,
+      ];
+    case 'bracket':
+      return [`  ${paint('dim', 'pairings:')} ${step.pairings.map((p) => (p.b === null ? `${p.a} (bye)` : `${p.a} vs ${p.b}`)).join(', ')}`];
+    case 'verdict': {
+      const loser = step.winner === step.a ? step.b : step.a;
+      const how = step.decidedBy === 'judged' ? 'judge' : step.decidedBy;
+      return [`  ${paint('bold', how)}: ${paint('green', step.winner)} beats ${loser} ${paint('dim', `· ${clip(step.reasons.join('; '))}`)}`];
+    }
+    case 'champion':
+      return [paint('bold', `\nChampion: ${step.agentId}`) + (step.runnerUp ? paint('dim', ` · runner-up ${step.runnerUp}`) : '')];
+    case 'split':
+      return [
+        ...step.subQuestions.map(
+          (s) => `  ${paint('bold', String(s.index))}. ${clip(s.question)} ${paint('dim', `→ ${s.assignee}${s.dependsOn.length ? ` · after ${s.dependsOn.join(', ')}` : ''}`)}`,
+        ),
+        ...step.notes.map((n) => paint('yellow', `  note: ${n}`)),
+      ];
+    case 'subanswer':
+      if (step.status === 'ok') return [`    ${paint('magenta', `${step.index}. ${step.agentId}`)}: ${clip(step.answer ?? '')}`];
+      return [paint(step.status === 'skipped' ? 'yellow' : 'red', `    ${step.index}. ${step.agentId}: ${step.status} (${step.reason})`)];
+  }
+}
+
+/** Lines the live view prints for a protocol step. */
+export function protocolLiveView(paint: Paint, columns: number): (event: DebateEvent) => string[] {
+  const clip = (s: string): string => oneLine(s, columns - 30);
+  return (event) => (event.type === 'protocol.step' ? stepLines(event.step, paint, clip) : []);
+}
+
+function stepsOf(d: StoredDebate): ProtocolStep[] {
+  return (d.steps ?? []).map((s) => s.step);
+}
+
+/** Lines under the card's recommendation: the champion and bracket, or the decomposition, and the synthesizer's turn. */
+export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, wrap: (text: string, width: number) => string[]): string[] {
+  const steps = stepsOf(d);
+  const lines: string[] = [];
+  const champion = steps.find((s): s is Extract<ProtocolStep, { kind: 'champion' }> => s.kind === 'champion');
+  if (champion) {
+    lines.push('', paint('bold', `CHAMPION: ${champion.agentId}${champion.runnerUp ? ` (runner-up ${champion.runnerUp})` : ''}`));
+    if (champion.position) lines.push(...wrap(champion.position, width - 2).map((l) => `  ${l}`));
+    lines.push('', paint('bold', 'BRACKET'));
+    for (const v of steps) {
+      if (v.kind !== 'verdict') continue;
+      const loser = v.winner === v.a ? v.b : v.a;
+      lines.push(...wrap(`round ${v.round}: ${v.winner} beat ${loser} (${v.decidedBy}): ${v.reasons.join('; ')}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+    }
+    for (const b of steps) if (b.kind === 'bracket') for (const p of b.pairings) if (p.b === null) lines.push(`  - round ${b.round}: ${p.a} had a bye`);
+  }
+  const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
+  if (split) {
+    lines.push('', paint('bold', `DECOMPOSITION (by ${split.decomposer})`));
+    for (const s of split.subQuestions) {
+      const part = steps.find((p): p is Extract<ProtocolStep, { kind: 'subanswer' }> => p.kind === 'subanswer' && p.index === s.index);
+      const state = !part ? 'not reached' : part.status === 'ok' ? `answered by ${part.agentId}` : `${part.status}: ${part.reason}`;
+      lines.push(...wrap(`${s.index}. ${s.question}${s.dependsOn.length ? ` (after ${s.dependsOn.join(', ')})` : ''}: ${state}`, width - 4).map((l, i) => (i === 0 ? `  ${l}` : `     ${l}`)));
+    }
+  }
+  const rotation = steps.find((s): s is Extract<ProtocolStep, { kind: 'synthesizer' }> => s.kind === 'synthesizer');
+  if (rotation) {
+    lines.push('', paint('dim', `Synthesized by ${rotation.model} (rotation turn ${rotation.turn + 1} over ${rotation.candidates.join(', ')}).`));
+    if (rotation.panelAgents.length) {
+      lines.push(...wrap(`Note: ${rotation.model} also debated as ${rotation.panelAgents.join(', ')}; a panel model synthesizing tends to favour its own arguments.`, width - 2).map((l) => paint('yellow', l)));
+    }
+  }
+  return lines;
+}
+
+/** The card's footer: what the run did, in the protocol's terms. */
+export function protocolFooter(d: StoredDebate): string {
+  const kind = kindOf(d);
+  const steps = stepsOf(d);
+  const debaters = d.agents.filter((a) => a.role === 'debater').length;
+  switch (kind) {
+    case 'parallel':
+      return `parallel answers from ${debaters} agents`;
+    case 'tournament': {
+      const rounds = steps.filter((s) => s.kind === 'bracket').length;
+      return `tournament of ${debaters} agents · ${rounds} bracket round${rounds === 1 ? '' : 's'}`;
+    }
+    case 'decompose': {
+      const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
+      const ok = steps.filter((s) => s.kind === 'subanswer' && s.status === 'ok').length;
+      return split ? `decomposition · ${ok} of ${split.subQuestions.length} sub-questions answered` : 'decomposition · no split';
+    }
+    default:
+      return `${d.roundsCompleted} critique round${d.roundsCompleted === 1 ? '' : 's'}`;
+  }
+}
+
+/** Markdown sections for the protocol's shape. */
+export function protocolMarkdown(d: StoredDebate): string[] {
+  const steps = stepsOf(d);
+  const out: string[] = [];
+  const rotation = steps.find((s): s is Extract<ProtocolStep, { kind: 'synthesizer' }> => s.kind === 'synthesizer');
+  if (rotation) {
+    out.push(`_Synthesizer: \`${rotation.model}\`, rotation turn ${rotation.turn + 1} over ${rotation.candidates.map((c) => `\`${c}\``).join(', ')}._`, '');
+    if (rotation.panelAgents.length) out.push(`_It also debated as ${rotation.panelAgents.join(', ')}: a panel model synthesizing tends to favour its own arguments._`, '');
+  }
+  const brackets = steps.filter((s): s is Extract<ProtocolStep, { kind: 'bracket' }> => s.kind === 'bracket');
+  if (brackets.length) {
+    out.push('## Bracket', '', `Seeding (round-0 confidence): ${brackets[0]!.seeding.join(', ')}`, '');
+    for (const b of brackets) {
+      out.push(`### Bracket round ${b.round}`, '');
+      for (const p of b.pairings) {
+        if (p.b === null) {
+          out.push(`- ${p.a}: bye`);
+          continue;
+        }
+        const v = steps.find((s): s is Extract<ProtocolStep, { kind: 'verdict' }> => s.kind === 'verdict' && s.round === b.round && s.a === p.a && s.b === p.b);
+        out.push(`- ${p.a} vs ${p.b}: ${v ? `**${v.winner}** wins (${v.decidedBy})` : 'not played'}`);
+        for (const r of v?.reasons ?? []) out.push(`  - ${r}`);
+      }
+      out.push('');
+    }
+    const champion = steps.find((s): s is Extract<ProtocolStep, { kind: 'champion' }> => s.kind === 'champion');
+    if (champion) out.push(`**Champion:** ${champion.agentId}${champion.runnerUp ? `, runner-up ${champion.runnerUp}` : ''}.`, '', champion.position ?? '', '');
+  }
+  const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
+  if (split) {
+    out.push(`## Decomposition by ${split.decomposer}`, '');
+    for (const n of split.notes) out.push(`- note: ${n}`);
+    if (split.notes.length) out.push('');
+    for (const s of split.subQuestions) {
+      out.push(`### ${s.index}. ${s.question}`, '', `Assigned to ${s.assignee}${s.dependsOn.length ? `; depends on ${s.dependsOn.join(', ')}` : ''}.`, '');
+      const part = steps.find((p): p is Extract<ProtocolStep, { kind: 'subanswer' }> => p.kind === 'subanswer' && p.index === s.index);
+      if (!part) out.push('_Not reached._', '');
+      else if (part.status === 'ok') out.push(`${part.answer}${part.confidence === null ? '' : ` (confidence ${part.confidence.toFixed(2)})`}`, '');
+      else out.push(`_${part.status}: ${part.reason}_`, '');
+    }
+  }
+  return out;
+}
+
+/** The `protocol` block of the JSON document: its kind and every recorded step, in order. */
+export function protocolDocument(d: StoredDebate): Record<string, unknown> {
+  return { kind: kindOf(d), steps: stepsOf(d) };
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const limit = Math.max(30, max);
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}

@@ -1,0 +1,58 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { renderBenchMarkdown } from '../../src/bench/markdown.js';
+import { buildReport } from '../../src/bench/report.js';
+import { loadBenchData } from '../../src/store/bench.js';
+import { playersOf, reply } from '../helpers/panel.js';
+import { type BenchSetup, setupBench } from './fixture.js';
+
+let bench: BenchSetup | null = null;
+
+afterEach(async () => {
+  await bench?.close();
+  bench = null;
+});
+
+const row = (b: BenchSetup, runId: string, condition: string) => loadBenchData(b.store, runId).trials.map((t) => t.results.find((r) => r.condition === condition && r.variant === '')!);
+
+describe('benchmarking presets of every protocol', () => {
+  it('runs a parallel preset as is, charging the parallel condition the whole run', async () => {
+    bench = await setupBench({ preset: { protocol: { kind: 'parallel', callTimeoutSeconds: 10 } as never } });
+    const runId = await bench.start();
+    const data = loadBenchData(bench.store, runId);
+    for (const t of data.trials) {
+      const debate = bench.store.getDebate(t.debateId!);
+      expect(debate.calls.map((c) => c.stage)).toEqual(['opening', 'opening', 'opening', 'synthesis']);
+      const parallel = t.results.find((r) => r.condition === 'parallel')!;
+      expect(parallel.calls).toBe(4);
+      expect(parallel.answer).toBe(t.results.find((r) => r.condition === 'debate-synth')!.answer);
+    }
+    expect(renderBenchMarkdown(buildReport(data))).toContain('protocol parallel');
+  });
+
+  it('runs a tournament preset as is, with the parallel condition built on its round 0', async () => {
+    bench = await setupBench({
+      preset: { protocol: { kind: 'tournament', callTimeoutSeconds: 10 } as never },
+      onRequest: (req) => (playersOf(req).length ? reply.verdict(playersOf(req)[0]!) : undefined),
+    });
+    const runId = await bench.start();
+    for (const r of row(bench, runId, 'parallel')) {
+      expect(r.available).toBe(true);
+      expect(r.calls).toBe(4);
+    }
+    // Three agents: a bye and one match, then the final; two verdicts per item.
+    for (const t of loadBenchData(bench.store, runId).trials) expect(bench.store.getDebate(t.debateId!).calls.filter((c) => c.stage === 'verdict')).toHaveLength(2);
+    expect(renderBenchMarkdown(buildReport(loadBenchData(bench.store, runId)))).toContain('protocol tournament');
+  });
+
+  it('runs a decompose preset as is, and says the conditions built on independent answers do not apply', async () => {
+    bench = await setupBench({
+      preset: { protocol: { kind: 'decompose', callTimeoutSeconds: 10 } as never },
+      onRequest: (req) => ('subQuestions' in ((req.format as { properties?: object } | null)?.properties ?? {}) ? reply.split([{ question: 'What is the sum?', dependsOn: [] }]) : undefined),
+    });
+    const runId = await bench.start();
+    for (const condition of ['round0-vote', 'parallel']) {
+      for (const r of row(bench, runId, condition)) expect(r).toMatchObject({ available: false, note: 'a decomposition has no independent answers' });
+    }
+    for (const r of row(bench, runId, 'debate-synth')) expect(r.calls).toBe(3);
+  });
+});

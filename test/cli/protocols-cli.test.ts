@@ -1,0 +1,69 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIO } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { capture } from '../helpers/cli.js';
+import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
+
+let dir = '';
+let sim: SimHandle | null = null;
+
+async function cli(args: string[]) {
+  const stdout = capture();
+  const stderr = capture();
+  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
+  const code = await main(args, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'conclave-protocols-cli-'));
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+describe('protocols from the CLI', () => {
+  const demos = [
+    { preset: 'parallel', card: 'parallel answers from 3 agents', show: '## Round 0: independent answers', replay: 'Round 0 · independent answers' },
+    { preset: 'tournament', card: 'CHAMPION: ', show: '## Bracket', replay: 'Bracket round 1 · matches' },
+    { preset: 'decompose', card: 'DECOMPOSITION (by architect)', show: '## Decomposition by architect', replay: 'Split · the decomposer divides the question' },
+  ];
+  for (const d of demos) {
+    it(`runs the ${d.preset} demo against the simulator, then shows, exports and replays it`, async () => {
+      const db = join(dir, `${d.preset}.db`);
+      const run = await cli(['demo', '--preset', d.preset, '--db', db, '--token-ms', '0']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('RECOMMENDATION');
+      expect(run.stdout).toContain(d.card);
+      const id = /Stored as (\S+)/.exec(run.stderr)?.[1] ?? '';
+      expect((await cli(['show', id, '--db', db])).stdout).toContain(d.show);
+      const doc = JSON.parse((await cli(['export', id, '--db', db, '--format', 'json'])).stdout) as { protocol: { kind: string; steps: unknown[] } };
+      expect(doc.protocol.kind).toBe(d.preset);
+      const replay = await cli(['replay', id, '--db', db]);
+      expect(replay.code).toBe(0);
+      expect(replay.stderr).toContain(d.replay);
+      expect(replay.stdout).toContain(d.card);
+    });
+  }
+
+  it('takes the rotating synthesizer from the record: a different panel model each run, named on the card', async () => {
+    const preset = testPreset(['a', 'b'], { synthesizer: { rotate: true }, protocol: { kind: 'parallel' } as never });
+    const file = join(dir, 'rotating.json');
+    writeFileSync(file, JSON.stringify(preset));
+    sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder([0.9]).respond });
+    const db = join(dir, 'rotation.db');
+    const cards: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await cli(['run', 'Q?', '--preset', file, '--host', sim.url, '--db', db]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('favour its own arguments');
+      cards.push(/Synthesized by (\S+)/.exec(r.stdout)?.[1] ?? '');
+    }
+    expect(cards).toEqual(['model-0:1b', 'model-1:1b', 'model-0:1b']);
+  });
+});
