@@ -23,7 +23,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-record-'));
   db = join(dir, 'record.db');
   // The demo presets between them hold every kind of record: turns, rounds, votes linked to calls, tension maps.
-  for (const preset of ['tech-decision', 'cluster-vote', 'tension-map']) {
+  for (const preset of ['tech-decision', 'cluster-vote', 'tension-map', 'tournament']) {
     const r = await cli(['demo', '--preset', preset, '--db', db, '--json', '--token-ms', '0']);
     expect(r.code).toBe(0);
     ids[preset] = (JSON.parse(r.stdout) as { id: string }).id;
@@ -67,7 +67,7 @@ describe('conclave verify', () => {
     expect(all.code).toBe(6);
     const verdicts = all.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; state: string; call?: { number: number } });
     expect(verdicts.find((v) => v.id === id)).toMatchObject({ state: 'broken', call: { number } });
-    expect(verdicts.filter((v) => v.state === 'sealed')).toHaveLength(2);
+    expect(verdicts.filter((v) => v.state === 'sealed')).toHaveLength(3);
   });
 
   it('asks for an id or --all', async () => {
@@ -96,7 +96,7 @@ describe('bundles: export --format bundle and import', () => {
     }
     const verify = await cli(['verify', '--all', '--db', target]);
     expect(verify.code).toBe(0);
-    expect(verify.stdout.trim().split('\n')).toHaveLength(4);
+    expect(verify.stdout.trim().split('\n')).toHaveLength(5);
   });
 
   it('accepts a second import of the same debate as a no-op, and refuses a different record under the same id', async () => {
