@@ -9,6 +9,7 @@ import { listCommand } from './commands/list.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
 import { replayCommand } from './commands/replay.js';
+import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { showCommand } from './commands/show.js';
 import { simCommand } from './commands/sim.js';
@@ -25,6 +26,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .scriptName('conclave')
     .usage('$0 <command> [options]\n\nStructured debates between local Ollama models, recorded in SQLite.')
     .command(runCommand(io, exit))
+    .command(resumeCommand(io, exit))
     .command(listCommand(io, exit))
     .command(showCommand(io, exit))
     .command(replayCommand(io, exit))

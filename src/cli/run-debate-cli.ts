@@ -2,8 +2,9 @@ import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
 import type { DebateListener } from '../engine/events.js';
-import { recorder } from '../engine/recorder.js';
-import { runDebate } from '../engine/run-debate.js';
+import { recorder, type ResumePoint } from '../engine/recorder.js';
+import { type DebateResult, runDebate } from '../engine/run-debate.js';
+import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
 import { renderCard } from '../render/card.js';
 import { debateDocument } from '../render/document.js';
@@ -66,6 +67,40 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const host = resolveHost(args.host, io.env);
   const store = await openDb(args.db, io);
 
+  return driveFromCli(io, store, args, (common) =>
+    runDebate({
+      question: args.question,
+      preset,
+      host,
+      ...common,
+      warnings: loaded.warnings,
+      ...(numParallel === undefined ? {} : { numParallel }),
+      ...(vramGiB === undefined ? {} : { vramGiB }),
+      ...(hosts ? { hosts } : {}),
+      // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
+      ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),
+    }),
+  );
+}
+
+/** What every run from the command line passes the engine: the recorder, the live view, Ctrl-C. */
+export interface CliRunHooks {
+  recorder: DebateListener;
+  listeners: DebateListener[];
+  signal: AbortSignal;
+}
+
+/**
+ * Runs a debate (new or resumed) with the live view on stderr and Ctrl-C handling, then
+ * prints the card or the JSON document; resolves to the exit code. Closes the store.
+ */
+export async function driveFromCli(
+  io: CliIO,
+  store: Store,
+  args: { json?: boolean; quiet?: boolean },
+  start: (hooks: CliRunHooks) => Promise<DebateResult>,
+  resume?: ResumePoint,
+): Promise<number> {
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {
@@ -89,20 +124,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
     if (e.type === 'debate.started') debateId = e.debateId;
   });
   try {
-    const result = await runDebate({
-      question: args.question,
-      preset,
-      host,
-      recorder: recorder(store),
-      listeners,
-      signal: controller.signal,
-      warnings: loaded.warnings,
-      ...(numParallel === undefined ? {} : { numParallel }),
-      ...(vramGiB === undefined ? {} : { vramGiB }),
-      ...(hosts ? { hosts } : {}),
-      // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
-      ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),
-    });
+    const result = await start({ recorder: recorder(store, resume ? { resume } : {}), listeners, signal: controller.signal });
     live?.close();
     const stored = store.getDebate(result.id);
     if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(stored), null, 2)}\n`);

@@ -5,14 +5,23 @@ import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/vot
 import { VERSION } from '../version.js';
 import type { CallRecord, DebateEvent, DebateListener } from './events.js';
 
+/** Where a resumed debate goes on from, and what its record already holds. */
+export interface ResumePoint {
+  /** The last complete round reused; -1 when none was. */
+  fromRound: number;
+  roundsCompleted: number;
+  finalConvergence: number | null;
+}
+
 /**
  * Writes a debate to the store as it happens: each call as soon as it ends, each in
  * its own transaction. Errors propagate: the runner stops rather than lose records.
  */
-export function recorder(store: Store): DebateListener {
+export function recorder(store: Store, options: { resume?: ResumePoint } = {}): DebateListener {
+  const resume = options.resume;
   let debateId = '';
-  let roundsCompleted = 0;
-  let finalConvergence: number | null = null;
+  let roundsCompleted = resume?.roundsCompleted ?? 0;
+  let finalConvergence: number | null = resume?.finalConvergence ?? null;
   // Row ids of the calls stored so far, so feature rows (votes) can point at the calls behind them.
   const callIds = new WeakMap<CallRecord, number>();
   let lastCallId: number | null = null;
@@ -20,6 +29,11 @@ export function recorder(store: Store): DebateListener {
     switch (event.type) {
       case 'debate.started':
         debateId = event.debateId;
+        if (resume) {
+          // The debate's row, preset and panel are already recorded: mark where it goes on.
+          store.resumeDebate(event.debateId, { fromRound: resume.fromRound, host: event.host, plan: event.plan, at: event.at });
+          break;
+        }
         store.createDebate({
           id: event.debateId,
           question: event.question,

@@ -47,6 +47,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       };
     }),
     synthesis: d.synthesis,
+    resumptions: (d.resumptions ?? []).map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, host: r.host, at: new Date(r.at).toISOString() })),
     protocol: protocolDocument(d),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),

@@ -13,6 +13,10 @@ export function renderMarkdown(d: StoredDebate): string {
     `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`), protocol: ${PROTOCOL_LABEL[kindOf(d)]}`,
     `- Status: ${d.status}${d.exitReason ? `, ${exitText(d.exitReason)}` : ''}`,
     `- Started: ${new Date(d.createdAt).toISOString()}`,
+    ...(d.resumptions ?? []).map(
+      (r) =>
+        `- Resumed: ${new Date(r.at).toISOString()} on ${r.host}, ${r.fromRound < 0 ? 'from the start' : `after round ${r.fromRound}`} (calls 1–${r.callsBefore} were recorded before)`,
+    ),
     `- Panel: ${d.agents
       .filter((a) => a.role === 'debater')
       .map((a) => `${a.id} (\`${a.model}\`)`)

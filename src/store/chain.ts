@@ -30,6 +30,7 @@ export const SEALED_TABLES: Readonly<Record<string, readonly string[]>> = {
   votes: ['iteration', 'artifact_id', 'voter_id'],
   vote_tiers: ['iteration', 'artifact_id'],
   protocol_steps: ['seq'],
+  resumptions: ['ordinal'],
 };
 
 /** Columns that point at `calls.id`: row ids change when a debate moves, so they are hashed (and bundled) as the call's number. */

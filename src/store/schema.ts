@@ -168,3 +168,24 @@ export const syntheses = sqliteTable('syntheses', {
   bodyJson: text('body_json', { mode: 'json' }).$type<unknown>(),
   error: text('error'),
 });
+
+/** Each time an interrupted debate was resumed: from which round, on which host and by which process. */
+export const resumptions = sqliteTable(
+  'resumptions',
+  {
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    ordinal: integer('ordinal').notNull(),
+    /** The last complete round reused from the record; -1 when none was. */
+    fromRound: integer('from_round').notNull(),
+    /** How many calls were recorded before it went on: the calls after these are the resumed run's. */
+    callsBefore: integer('calls_before').notNull(),
+    host: text('host').notNull(),
+    planJson: text('plan_json', { mode: 'json' }).$type<unknown>(),
+    pid: integer('pid').notNull(),
+    hostname: text('hostname').notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.debateId, t.ordinal] })],
+);

@@ -28,7 +28,7 @@ import {
   type Verdict,
   verifyRows,
 } from './chain.js';
-import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
@@ -75,8 +75,20 @@ export interface StoredCall extends CallRecord {
   id: number;
 }
 
+/** One resumption of an interrupted debate (`conclave resume`). */
+export interface Resumption {
+  /** The last complete round reused from the record; -1 when none was. */
+  fromRound: number;
+  /** Calls recorded before it went on; the calls after these are the resumed run's. */
+  callsBefore: number;
+  host: string;
+  at: number;
+}
+
 /** A whole debate as recorded: everything `show`, `replay` and `export` need. */
 export interface StoredDebate extends DebateRecord {
+  /** Where the debate was resumed after an interruption, oldest first; empty when it never was. */
+  resumptions?: Resumption[];
   /** Debaters in preset order, then judge and synthesizer. */
   agents: AgentInfo[];
   calls: StoredCall[];
@@ -401,6 +413,7 @@ export class Store {
             .all();
           const roundRows = tx.select().from(rounds).where(eq(rounds.debateId, id)).orderBy(asc(rounds.round)).all();
           const synthesisRow = tx.select().from(syntheses).where(eq(syntheses.debateId, id)).get();
+          const resumed = tx.select().from(resumptions).where(eq(resumptions.debateId, id)).orderBy(asc(resumptions.ordinal)).all();
           // Calls are numbered within their debate, so a debate reads the same in any database it moves to.
           const numberOf = new Map(callRows.map((r, i) => [r.id, i + 1]));
           const voting = readVoting(tx, id);
@@ -431,6 +444,7 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
+            resumptions: resumed.map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, host: r.host, at: r.at })),
             voting,
             tensions: readTensionMap(tx, id),
             steps: readProtocolSteps(tx, id).map((st) => ({ ...st, afterCallId: st.afterCallId === null ? null : (numberOf.get(st.afterCallId) ?? null) })),
@@ -439,6 +453,40 @@ export class Store {
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.
         { behavior: 'deferred' },
       ),
+    );
+  }
+
+  /**
+   * Reopens an interrupted debate to go on from round `fromRound`: it is `running` again under
+   * this process, unsealed until it ends, and a `resumptions` row says where it went on. Rows the
+   * run writes again are cleared: rounds after `fromRound`, the optional stages and the synthesis.
+   * Every recorded call stays, in the chain.
+   */
+  resumeDebate(debateId: string, r: { fromRound: number; host: string; plan: unknown; at: number }): void {
+    this.#guard(`resume debate \`${debateId}\``, () =>
+      this.#sqlite
+        .transaction(() => {
+          const row = this.#statement('select status from debates where id = ?').get(debateId) as { status: string } | undefined;
+          if (!row) throw this.#notFound(debateId);
+          if (row.status !== 'interrupted') {
+            throw new StoreError('DEBATE_NOT_RESUMABLE', `Debate \`${debateId}\` is ${row.status}, not interrupted: there is nothing to resume.`, {
+              hint: 'Only an interrupted debate (killed, stopped with Ctrl-C, or cut off from its host) can be resumed.',
+            });
+          }
+          const id = { id: debateId };
+          const run = (sql: string): void => void this.#statement(sql).run(id);
+          for (const table of RESUME_CLEARS) run(`delete from ${table} where debate_id = @id`);
+          this.#statement('delete from turns where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
+          this.#statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
+          this.#statement(
+            "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, pid = @pid, hostname = @hostname where id = @id",
+          ).run({ ...id, pid: process.pid, hostname: hostname() });
+          this.#statement(
+            'insert into resumptions (debate_id, ordinal, from_round, calls_before, host, plan_json, pid, hostname, at) values (@id, (select count(*) from resumptions where debate_id = @id), @from, (select count(*) from calls where debate_id = @id), @host, @plan, @pid, @hostname, @at)',
+          ).run({ ...id, from: r.fromRound, host: r.host, plan: r.plan === undefined || r.plan === null ? null : JSON.stringify(r.plan), pid: process.pid, hostname: hostname(), at: r.at });
+          this.#heads.delete(debateId);
+        })
+        .immediate(),
     );
   }
 
@@ -555,6 +603,11 @@ const INSERT_DEBATE = insertInto('debates', [
   'id', 'question', 'preset_name', 'preset_json', 'preset_hash', 'engine_version', 'host', 'status', 'rounds_completed', 'pid', 'hostname', 'created_at',
 ]);
 const INSERT_AGENT = insertInto('agents', ['debate_id', 'agent_id', 'role', 'ordinal', 'model', 'digest', 'persona', 'cluster']);
+
+/** What a resumed run writes again from its rounds: the optional stages' rows and the synthesis. */
+const RESUME_CLEARS = [
+  'tension_maps', 'tension_claims', 'tensions', 'tension_consensus', 'tension_exchanges', 'vote_artifacts', 'votes', 'vote_tiers', 'syntheses',
+];
 
 const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
 const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);

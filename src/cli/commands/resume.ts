@@ -1,0 +1,66 @@
+import type { CommandModule } from 'yargs';
+import { IntegrityError, InputError } from '../../errors.js';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption, openDb } from '../shared.js';
+
+interface ResumeArgs {
+  id: string;
+  host?: string;
+  db?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, ResumeArgs> {
+  return {
+    command: 'resume <id>',
+    describe: 'Go on with an interrupted debate from its last complete round, reusing everything recorded',
+    builder: (y) =>
+      y
+        .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
+        .option('host', { type: 'string', describe: 'Ollama server URL (default: the debate\'s own host, else OLLAMA_HOST)' })
+        .option('db', dbOption)
+        .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON when it ends' })
+        .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
+    handler: async (args) => {
+      const { resumeDebate, planResume } = await import('../../engine/resume.js');
+      const { describeBreak } = await import('../../store/bundle.js');
+      const { resolveHost } = await import('../../ollama/host.js');
+      const { driveFromCli } = await import('../run-debate-cli.js');
+      const store = await openDb(args.db, io);
+      let handedOver = false;
+      try {
+        const id = store.resolveId(args.id);
+        const stored = store.getDebate(id);
+        const plan = planResume(stored);
+        // Go on only from a record that is what it was: the new calls chain onto it.
+        const verdict = store.verifyDebate(id);
+        if (verdict.state === 'broken') {
+          throw new IntegrityError('RESUME_TAMPERED', `Debate \`${id}\` cannot be resumed: its record does not match its hashes (${describeBreak(verdict)}).`, {
+            hint: 'Run `conclave verify` for details; restore the record from a backup or a bundle first.',
+          });
+        }
+        if (verdict.state === 'legacy') {
+          throw new InputError('RESUME_LEGACY', `Debate \`${id}\` was recorded before the hash chain, so it cannot be resumed: the new calls would have nothing to chain to.`, {
+            hint: 'Run the question again with `conclave run`.',
+          });
+        }
+        // The hosts and slots the debate ran with, unless --host names another server.
+        const ran = (stored.plan as { hosts?: { url: string; vramBytes: number; numParallel: number }[] } | null)?.hosts ?? [];
+        const slots = ran[0]?.numParallel;
+        const hosts = args.host
+          ? [{ url: resolveHost(args.host, io.env), ...(slots ? { numParallel: slots } : {}) }]
+          : ran.map((h) => ({ url: h.url, vramGiB: h.vramBytes / 2 ** 30, numParallel: h.numParallel }));
+        const host = hosts[0]?.url ?? resolveHost(undefined, io.env);
+        if (!args.quiet) {
+          const from = plan.point.fromRound < 0 ? 'from the start (no round was complete)' : `after round ${plan.point.fromRound}, reusing ${stored.calls.length} recorded calls`;
+          io.stderr.write(`Resuming ${id} ${from}.\n\n`);
+        }
+        handedOver = true;
+        exit.value = await driveFromCli(io, store, args, (hooks) => resumeDebate(stored, { ...hooks, host, ...(hosts.length > 0 ? { hosts } : {}) }, plan), plan.point);
+      } finally {
+        if (!handedOver) store.close();
+      }
+    },
+  };
+}

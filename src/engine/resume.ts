@@ -1,0 +1,99 @@
+import type { Preset } from '../config/preset-schema.js';
+import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
+import type { TranscriptRound } from '../protocol/prompts.js';
+import type { SchedulePlan } from '../schedule/plan.js';
+import type { StoredDebate } from '../store/store.js';
+import type { ResumePoint } from './recorder.js';
+import { protocolFor } from './protocols/index.js';
+import { type DebateResult, type RunDebateOptions, Runner } from './runner.js';
+import { builtinStages } from './stages.js';
+
+/** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
+const RESUMABLE = new Set(['debate', 'parallel']);
+
+export interface ResumePlan {
+  /** The preset as run, with each model's num_ctx pinned to the one the debate ran with. */
+  preset: Preset;
+  /** The complete rounds reused, oldest first. */
+  from: TranscriptRound[];
+  point: ResumePoint;
+}
+
+/**
+ * What a resumed run starts from, or an InputError saying why the debate cannot be resumed.
+ * Complete rounds are those where every debater's turn was recorded; the judge's score is
+ * asked again only for the last of them when it was not recorded.
+ */
+export function planResume(d: StoredDebate): ResumePlan {
+  if (d.status !== 'interrupted') {
+    const why =
+      d.status === 'running'
+        ? `it is still running (process ${d.pid} on ${d.hostname})`
+        : `it is ${d.status}${d.exitReason ? ` (${d.exitReason})` : ''}: there is nothing left to run`;
+    throw new InputError('DEBATE_NOT_RESUMABLE', `Debate \`${d.id}\` cannot be resumed: ${why}.`, {
+      hint: 'Only an interrupted debate (killed, stopped with Ctrl-C, or cut off from its host) can be resumed. Run `conclave list --status interrupted`.',
+    });
+  }
+  const kind = (d.preset.protocol as { kind?: string }).kind ?? 'debate';
+  if (!RESUMABLE.has(kind)) {
+    throw new InputError('PROTOCOL_NOT_RESUMABLE', `Debate \`${d.id}\` ran the ${kind} protocol, which cannot go on from a stored point.`, {
+      hint: 'Resume works for the debate and parallel protocols. Run the question again with `conclave run`.',
+    });
+  }
+  const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);
+  const from: TranscriptRound[] = [];
+  for (let round = 0; ; round++) {
+    const turns = d.turns.filter((t) => t.round === round);
+    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id))) break;
+    from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
+  }
+  const judged = from.filter((r) => r.judgement !== null);
+  const convergences = judged.map((r) => r.judgement!.convergence).filter((c): c is number => c !== null);
+  return {
+    preset: pinNumCtx(d.preset, d.plan as SchedulePlan | null),
+    from,
+    point: {
+      fromRound: from.at(-1)?.round ?? -1,
+      roundsCompleted: judged.at(-1)?.round ?? 0,
+      finalConvergence: convergences.at(-1) ?? null,
+    },
+  };
+}
+
+/** The preset with every model's num_ctx set to the plan's, so the resumed run sizes nothing anew. */
+function pinNumCtx(preset: Preset, plan: SchedulePlan | null): Preset {
+  const numCtx = new Map((plan?.models ?? []).map((m) => [m.model, m.numCtx]));
+  const pin = <T extends { model?: string; options?: Record<string, unknown> }>(role: T): T => {
+    const n = role.model ? numCtx.get(role.model) : undefined;
+    return n === undefined ? role : { ...role, options: { ...role.options, num_ctx: n } };
+  };
+  return { ...preset, agents: preset.agents.map(pin), judge: pin(preset.judge), synthesizer: pin(preset.synthesizer) } as Preset;
+}
+
+/**
+ * Goes on with an interrupted debate from its last complete round, under its own id and
+ * preset as run: stored turns and scores are reused, never asked again. Pass a recorder
+ * made with `recorder(store, { resume: plan.point })`, which marks the record as resumed.
+ */
+export async function resumeDebate(
+  stored: StoredDebate,
+  opts: Omit<RunDebateOptions, 'question' | 'preset' | 'id'>,
+  plan: ResumePlan = planResume(stored),
+): Promise<DebateResult> {
+  const protocol = protocolFor((plan.preset.protocol as { kind?: Parameters<typeof protocolFor>[0] }).kind);
+  const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(plan.preset));
+  const shape = protocol.shape(plan.preset, stages);
+  const runner = await Runner.start({ ...opts, question: stored.question, preset: plan.preset }, stored.id, {
+    ...shape,
+    support: shape.support.filter((m) => m !== ''),
+    synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
+    synthesizer: null,
+  });
+  try {
+    return runner.complete(await protocol.run(runner, plan.from));
+  } catch (err) {
+    if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
+    if (runner.interrupted()) runner.stopInterrupted();
+    throw err;
+  }
+}
