@@ -1,7 +1,6 @@
 import { loadHostsFile } from '../config/load-hosts.js';
 import { loadPreset } from '../config/load-preset.js';
 import type { HostEntry } from '../config/preset-schema.js';
-import { synthesizerCandidates } from '../config/synthesizer.js';
 import { HostError, InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { formatTable } from '../render/table.js';
@@ -57,10 +56,13 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
   let planWarnings: string[] = [];
   if (args.preset) {
     const { preset } = loadPreset(args.preset, io.cwd);
+    const { presetModels } = await import('../engine/run-debate.js');
+    const debaters = new Set(preset.agents.map((a) => a.model));
     const scheduler = await DebateScheduler.prepare({
       hosts: entries,
       debaters: preset.agents.map((a) => a.model),
-      support: [preset.judge.model, ...synthesizerCandidates(preset)],
+      // What the preset's protocol calls besides the panel: judge, synthesizer, stage models.
+      support: presetModels(preset).filter((m) => !debaters.has(m)),
       contextNeeds: {},
       explicitNumCtx: {},
     });
