@@ -42,6 +42,13 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   let timer: NodeJS.Timeout | null = null;
 
   const key = (stage: Stage, round: number, agentId: string): string => `${stage}:${round}:${agentId}`;
+  // The judge can referee several matches of a bracket round at once: same stage, round and id.
+  const freeKey = (k: string): string => {
+    let free = k;
+    for (let n = 2; active.has(free); n++) free = `${k}#${n}`;
+    return free;
+  };
+  const heldKey = (k: string): string | undefined => (active.has(k) ? k : [...active.keys()].find((x) => x.startsWith(`${k}#`)));
 
   const clearBlock = (): void => {
     if (!style.live || blockLines === 0) return;
@@ -106,18 +113,20 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       }
       case 'turn.started': {
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
-        active.set(key(event.stage, event.round, event.agentId), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
+        active.set(freeKey(key(event.stage, event.round, event.agentId)), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
         if (!style.live && event.attempt > 0) print(`  ${event.agentId}: asking again with the validation error (repair)`);
         break;
       }
       case 'turn.progress': {
-        const a = active.get(key(event.stage, event.round, event.agentId));
+        const held = heldKey(key(event.stage, event.round, event.agentId));
+        const a = held === undefined ? undefined : active.get(held);
         if (a) a.tokens = event.tokens;
         break;
       }
       case 'call.finished': {
         const c = event.call;
-        active.delete(key(c.stage, c.round, c.agentId));
+        const held = heldKey(key(c.stage, c.round, c.agentId));
+        if (held !== undefined) active.delete(held);
         if (c.status === 'error' || c.status === 'aborted') {
           print(paint('red', `  ✗ ${c.agentId} (${c.model}): ${c.error}`));
         } else if (c.status === 'invalid') {
