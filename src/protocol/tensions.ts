@@ -511,7 +511,7 @@ export function normalizeMapDraft(
   const agents = new Set(ctx.agents);
   const notes: string[] = [];
   const hedge = headlineProblem(draft.headline);
-  if (hedge) notes.push(`kept as written: ${hedge}`);
+  if (hedge) notes.push(hedge.includes('hedges') ? 'headline kept as written although it hedges' : 'headline kept as written although it runs past one sentence');
   draft.consensus = draft.consensus.flatMap((zone, i) => {
     const named = [...new Set(zone.supportingAgents.filter((a) => agents.has(a)))];
     if (named.length !== zone.supportingAgents.length) notes.push(`consensus[${i}].supportingAgents: repeated or unknown panelists removed`);

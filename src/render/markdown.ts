@@ -79,5 +79,17 @@ export function renderMarkdown(d: StoredDebate): string {
     for (const c of failedCalls) out.push(`- ${c.stage} round ${c.round}, ${c.agentId} (attempt ${c.attempt}): ${c.status}: ${c.error ?? c.validationError}`);
     out.push('');
   }
+  const normalized = d.calls.filter((c) => c.normalized?.length);
+  if (normalized.length) {
+    out.push('## Replies the engine normalised', '');
+    for (const c of normalized) out.push(`- ${c.stage} round ${c.round}, ${c.agentId}: ${c.normalized!.join('; ')}`);
+    out.push('');
+  }
+  const attempts = d.synthesisAttempts ?? [];
+  if (attempts.length > 1) {
+    out.push('## Synthesis attempts', '');
+    for (const a of attempts) out.push(`- ${a.attempt}. \`${a.model}\` at ${new Date(a.at).toISOString()}: ${a.status}${a.error ? ` (${a.error})` : ''}`);
+    out.push('');
+  }
   return out.join('\n');
 }
