@@ -283,8 +283,8 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
       ...agent.options,
       ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }),
     };
-    // A fixed seed would make every sample of one agent the same answer.
-    if (condition === 'sc' && typeof agent.options?.seed === 'number') options.seed = agent.options.seed + 1 + sample;
+    // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
+    if (condition === 'sc') options.seed = (typeof agent.options?.seed === 'number' ? agent.options.seed : 0) + 1 + sample;
     return ctx.pool
       .run(agent.model, () =>
         answerCall(ctx.gateway, {
