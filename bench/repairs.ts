@@ -25,7 +25,7 @@ const preset = testPreset(['alpha', 'beta', 'gamma'], {
   ],
   protocol: { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 30 },
   tensions: { enabled: true },
-  voting: {},
+  voting: { force: true },
 } as Parameters<typeof testPreset>[1]);
 
 let debate = 0;

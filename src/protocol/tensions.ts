@@ -510,6 +510,10 @@ export function normalizeMapDraft(
 ): string[] {
   const agents = new Set(ctx.agents);
   const notes: string[] = [];
+  if (draft.headline.trim() === '') {
+    draft.headline = 'The map model gave no headline; read the tensions below.';
+    notes.push('headline was blank; a placeholder stands in');
+  }
   const hedge = headlineProblem(draft.headline);
   if (hedge) notes.push(hedge.includes('hedges') ? 'headline kept as written although it hedges' : 'headline kept as written although it runs past one sentence');
   draft.consensus = draft.consensus.flatMap((zone, i) => {
