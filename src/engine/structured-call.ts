@@ -79,7 +79,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
         raw: content,
         parsed: parsed.json,
         status: parsed.ok ? 'ok' : 'invalid',
-        validationError: parsed.ok ? null : parsed.problem,
+        validationError: parsed.ok ? null : `${UNENFORCED} ${parsed.problem}`,
         ...(parsed.ok && parsed.notes.length ? { normalized: parsed.notes } : {}),
         error: null,
         metrics: result.metrics,
@@ -97,6 +97,9 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   }
   return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
 }
+
+/** Why a repair happens at all: a server that enforces `format` cannot send a reply that needs one. */
+export const UNENFORCED = 'The server did not enforce the JSON Schema sent as format:';
 
 type Parsed<T> = { ok: true; value: T; json: unknown; notes: string[] } | { ok: false; problem: string; json: unknown };
 
@@ -116,19 +119,19 @@ export function extractJson(text: string): unknown {
 /**
  * Reads a reply: JSON, brought within the bounds the grammar could not enforce
  * (`full`, the whole generated JSON Schema), validated with zod, then normalised.
- * A problem means the server did not hold the model to the schema sent.
+ * A problem (worded for the repair request) means the server did not hold the model to the schema sent.
  */
 export function parseReply<T>(content: string, schema: z.ZodType<T>, normalize?: (value: T) => string[], full?: Record<string, unknown>): Parsed<T> {
   let json: unknown;
   try {
     json = extractJson(content);
   } catch (err) {
-    return { ok: false, problem: `it is not valid JSON (${(err as Error).message}), so the server did not enforce the JSON Schema sent as format.`, json: null };
+    return { ok: false, problem: `it is not valid JSON (${(err as Error).message}).`, json: null };
   }
   const conformed = conformToSchema(json, full ?? formatSchemasOf(schema).full);
   const result = schema.safeParse(conformed.value);
   if (!result.success) {
-    return { ok: false, problem: `it breaks the JSON Schema sent as format (the server did not enforce it):\n${formatIssues(result.error)}`, json };
+    return { ok: false, problem: `it does not match the required fields:\n${formatIssues(result.error)}`, json };
   }
   const notes = [...conformed.notes, ...(normalize?.(result.data) ?? [])];
   return { ok: true, value: result.data, json, notes };

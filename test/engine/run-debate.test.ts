@@ -175,7 +175,7 @@ describe('runDebate', () => {
     expect(calls[0]!.validationError).toMatch(/confidence/);
     expect(calls[0]!.validationError).toMatch(/reasoning/);
     const repair = seen.filter((r) => agentOf(r) === 'a' && stageOf(r) === 'opening')[1]!;
-    expect(calls[0]!.validationError).toMatch(/did not enforce it/);
+    expect(calls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format/);
     expect(repair.messages.at(-2)).toMatchObject({ role: 'assistant', content: JSON.stringify({ position: 'A', confidence: 'high' }) });
     expect(repair.messages.at(-1)!.content).toMatch(/confidence/);
     expect(stored.turns.find((t) => t.agentId === 'a' && t.round === 0)!.status).toBe('ok');
@@ -206,7 +206,7 @@ describe('runDebate', () => {
     const result = await run();
     const calls = store.getDebate(result.id).calls.filter((c) => c.agentId === 'a' && c.stage === 'critique');
     expect(calls.map((c) => c.status)).toEqual(['invalid', 'ok']);
-    expect(calls[0]!.validationError).toMatch(/did not enforce it[\s\S]*agreements\.0\.with/);
+    expect(calls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format[\s\S]*agreements\.0\.with/);
   });
 
   it('clamps a confidence the grammar could not bound and records the change, with no repair', async () => {

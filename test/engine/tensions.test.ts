@@ -160,7 +160,7 @@ describe('the tension map stage', () => {
       [0, 'invalid'],
       [1, 'invalid'],
     ]);
-    expect(mapCalls[0]!.validationError).toMatch(/did not enforce it[\s\S]*supportingAgents/);
+    expect(mapCalls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format[\s\S]*supportingAgents/);
     const t = stored.tensions!;
     expect(t.status).toBe('failed');
     expect(t.map).toBeNull();
@@ -181,7 +181,7 @@ describe('the tension map stage', () => {
     });
     const clashCalls = stored.calls.filter((c) => c.agentId === 'clash-1');
     expect(clashCalls.map((c) => c.status)).toEqual(['invalid', 'ok']);
-    expect(clashCalls[0]!.validationError).toMatch(/did not enforce it[\s\S]*claimB/);
+    expect(clashCalls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format[\s\S]*claimB/);
     expect(stored.tensions!.map!.tensions.map((t) => [t.claimAId, t.claimBId])).toEqual([['C1', 'C3']]);
 
     await sim!.close();

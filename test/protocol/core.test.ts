@@ -76,10 +76,10 @@ describe('structured replies', () => {
     expect(synthesis.properties.minorityPositions.items.properties.agent.enum).toEqual(['a', 'b', 'c']);
   });
 
-  it('asks for a repair, naming the unenforced schema, when a reply breaks the schema sent', () => {
+  it('explains what is wrong with a reply that breaks the schema sent, for the repair request', () => {
     const parsed = parseReply('{"recommendation":"high","facts":1,"caveats":0.5,"rationale":"r"}', judgeSchema);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.problem).toMatch(/breaks the JSON Schema sent as format \(the server did not enforce it\)[\s\S]*recommendation/);
+    if (!parsed.ok) expect(parsed.problem).toMatch(/does not match the required fields[\s\S]*recommendation/);
   });
 
   it('builds one schema per peer list and reuses it', () => {
