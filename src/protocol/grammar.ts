@@ -154,6 +154,15 @@ export function memoSchema<A extends unknown[], S extends z.ZodType>(build: (...
   };
 }
 
+/**
+ * Free text with a length bound for the grammar only: Ollama stops the model at
+ * `maxLength` characters, so a reply fits its num_predict and is not cut off mid-JSON.
+ * zod does not re-check it (it counts UTF-16 units, the grammar counts characters).
+ */
+export function boundedText(maxLength: number): z.ZodString {
+  return z.string().meta({ maxLength });
+}
+
 /** A zod enum of ids; an empty list gets the fallback so the grammar always has an alternative. */
 export function idEnum(ids: readonly string[], fallback: readonly string[] = []): z.ZodType<string> {
   const list = [...new Set(ids.length ? ids : fallback)];

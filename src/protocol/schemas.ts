@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idEnum, memoSchema } from './grammar.js';
+import { boundedText, idEnum, memoSchema } from './grammar.js';
 
 /**
  * What each model is asked to return. These zod schemas are the single source
@@ -42,7 +42,7 @@ export const judgeSchema = z.strictObject({
   recommendation: unit.describe('Agreement on the central recommendation, 0 to 1.'),
   facts: unit.describe('Agreement on the key supporting facts, 0 to 1.'),
   caveats: unit.describe('Agreement on the critical caveats, 0 to 1.'),
-  rationale: z.string().describe('One or two sentences on where they agree and differ.'),
+  rationale: boundedText(600).describe('One or two sentences on where they agree and differ.'),
 });
 
 function synthesisShape(agent: z.ZodType<string>, round: z.ZodType<number>, converged: z.ZodType<number>) {

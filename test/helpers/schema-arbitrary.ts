@@ -61,8 +61,12 @@ export function arbitraryOf(schema: Json, options: ArbitraryOptions = {}, root: 
       const maxLength = typeof schema.maxItems === 'number' ? schema.maxItems : minLength + 4;
       return fc.array(items, { minLength, maxLength });
     }
-    case 'string':
-      return grammarString(typeof schema.minLength === 'number' ? schema.minLength : 0, long);
+    case 'string': {
+      const min = typeof schema.minLength === 'number' ? schema.minLength : 0;
+      // The grammar counts characters (code points), as fast-check's `binary` unit does.
+      if (typeof schema.maxLength === 'number') return fc.string({ unit: 'binary', minLength: min, maxLength: schema.maxLength });
+      return grammarString(min, long);
+    }
     case 'integer': {
       const min = typeof schema.minimum === 'number' ? Math.max(schema.minimum, Number.MIN_SAFE_INTEGER) : Number.MIN_SAFE_INTEGER;
       const max = typeof schema.maximum === 'number' ? Math.min(schema.maximum, Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;

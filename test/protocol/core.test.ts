@@ -70,6 +70,9 @@ describe('structured replies', () => {
   it('sends bounds on numbers only where the grammar honours them (integers)', () => {
     const judge = JSON.stringify(formatSchemaOf(judgeSchema));
     expect(judge).not.toContain('maximum');
+    // Free text the judge writes is bounded for the grammar, so the reply fits its num_predict.
+    expect(formatSchemaOf(judgeSchema)).toMatchObject({ properties: { rationale: { type: 'string', maxLength: 600 } } });
+    expect(parseReply(JSON.stringify({ recommendation: 1, facts: 1, caveats: 1, rationale: '😀'.repeat(600) }), judgeSchema).ok).toBe(true);
     const synthesis = formatSchemaOf(synthesisSchemaFor(['a', 'b', 'c'], 2)) as { properties: Record<string, any> };
     expect(synthesis.properties.confidence.properties.converged).toMatchObject({ type: 'integer', minimum: 0, maximum: 3 });
     expect(synthesis.properties.minorityPositions.items.properties.round).toMatchObject({ type: 'integer', maximum: 2 });
