@@ -112,6 +112,10 @@ describe('the grammar is the contract', () => {
     const id = /debate (\S+) · unsynthesized/.exec(first.stdout)?.[1];
     expect(id).toBeDefined();
 
+    const asJson = await cli(['run', 'Should we do B?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet', '--json']);
+    expect(asJson.code).toBe(5);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ status: 'unsynthesized', synthesis: { status: 'failed' }, synthesisAttempts: [{ attempt: 1, status: 'failed' }] });
+
     const listed = await cli(['list', '--db', db]);
     expect(listed.stdout).toMatch(new RegExp(`${id}\\s+\\S+ \\S+\\s+unsynthesized`));
     expect((await cli(['list', '--db', db, '--status', 'unsynthesized'])).stdout).toContain(id!);
@@ -122,7 +126,7 @@ describe('the grammar is the contract', () => {
 
     synthesizerUp = true;
     const before = panel.seen.length;
-    const fixed = await cli(['synthesize', id!.slice(0, 10), '--host', sim.url, '--db', db, '--model', 'other:3b']);
+    const fixed = await cli(['synthesize', id!, '--host', sim.url, '--db', db, '--model', 'other:3b']);
     expect(fixed.code).toBe(0);
     expect(fixed.stdout).toContain('RECOMMENDATION');
     expect(fixed.stdout).toMatch(/completed/);
