@@ -181,6 +181,7 @@ export function runSummaryLines(report: BenchReport): string[] {
     return `\`${p.name}\`: protocol ${p.protocol}, ${p.agents.length} agents (${agents}); ${protocolTerms(p)}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
   });
   return [
+    ...(report.parseHealth?.warning ? [`**⚠ Warning: ${report.parseHealth.warning}**`] : []),
     `Suite \`${r.suite}\`: ${r.items} items (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
     `Host ${r.host}; Conclave ${r.engineVersion}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
     ...presets.map((p) => `Preset ${p}.`),

@@ -59,7 +59,7 @@ export function recorder(store: Store): DebateListener {
         recordProtocolStep(store, debateId, event.step, lastCallId, event.at);
         break;
       case 'synthesis.finished':
-        store.recordSynthesis(debateId, event.result);
+        store.recordSynthesis(debateId, event.result, event.at);
         break;
       case 'debate.finished':
         store.finishDebate(debateId, {

@@ -48,6 +48,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     }),
     synthesis: d.synthesis,
     protocol: protocolDocument(d),
+    synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
     calls: d.calls.map((c) => ({
@@ -68,6 +69,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       raw: c.raw,
       parsed: c.parsed,
       validationError: c.validationError,
+      normalized: c.normalized ?? [],
       error: c.error,
       truncation: c.truncation,
     })),

@@ -17,6 +17,7 @@ import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
+import { synthesisAttempts } from './schema-synthesis.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
@@ -57,6 +58,14 @@ export interface DebateRecord {
   finishedAt: number | null;
 }
 
+export interface SynthesisAttemptSummary {
+  attempt: number;
+  model: string;
+  status: 'ok' | 'failed';
+  error: string | null;
+  at: number;
+}
+
 /** A recorded call, with the row id that orders calls within a debate. */
 export interface StoredCall extends CallRecord {
   id: number;
@@ -70,6 +79,8 @@ export interface StoredDebate extends DebateRecord {
   turns: TurnRecord[];
   rounds: RoundJudgement[];
   synthesis: SynthesisRecord | null;
+  /** Every synthesis attempt, oldest first (the debate's own, then each `conclave synthesize`). */
+  synthesisAttempts?: SynthesisAttemptSummary[];
   /** The cluster vote (docs/voting.md); null when the debate held none. */
   voting?: StoredVoting | null;
   /** The tension map (docs/tensions.md); null when the debate drew none. */
@@ -209,14 +220,29 @@ export class Store {
     );
   }
 
-  recordSynthesis(debateId: string, s: SynthesisRecord): void {
+  /**
+   * Records a synthesis attempt. It becomes the debate's synthesis unless it failed
+   * and an earlier attempt succeeded: the latest successful one counts.
+   */
+  recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
     const values = { status: s.status, bodyJson: s.synthesis, error: s.error };
     this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(syntheses)
-        .values({ debateId, ...values })
-        .onConflictDoUpdate({ target: syntheses.debateId, set: values })
-        .run(),
+      this.#db.transaction((tx) => {
+        const last = tx
+          .select({ n: sql<number>`coalesce(max(${synthesisAttempts.attempt}), 0)` })
+          .from(synthesisAttempts)
+          .where(eq(synthesisAttempts.debateId, debateId))
+          .get();
+        tx.insert(synthesisAttempts)
+          .values({ debateId, attempt: (last?.n ?? 0) + 1, model: s.model ?? '', ...values, createdAt: at })
+          .run();
+        const current = tx.select({ status: syntheses.status }).from(syntheses).where(eq(syntheses.debateId, debateId)).get();
+        if (current?.status === 'ok' && s.status !== 'ok') return;
+        tx.insert(syntheses)
+          .values({ debateId, ...values })
+          .onConflictDoUpdate({ target: syntheses.debateId, set: values })
+          .run();
+      }),
     );
   }
 
@@ -341,6 +367,12 @@ export class Store {
             .all();
           const roundRows = tx.select().from(rounds).where(eq(rounds.debateId, id)).orderBy(asc(rounds.round)).all();
           const synthesisRow = tx.select().from(syntheses).where(eq(syntheses.debateId, id)).get();
+          const attemptRows = tx
+            .select()
+            .from(synthesisAttempts)
+            .where(eq(synthesisAttempts.debateId, id))
+            .orderBy(asc(synthesisAttempts.attempt))
+            .all();
           return {
             id: row.id,
             question: row.question,
@@ -364,6 +396,13 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
+            synthesisAttempts: attemptRows.map((r) => ({
+              attempt: r.attempt,
+              model: r.model,
+              status: r.status,
+              error: r.error,
+              at: r.createdAt,
+            })),
             voting: readVoting(tx, id),
             tensions: readTensionMap(tx, id),
             steps: readProtocolSteps(tx, id),
@@ -432,6 +471,7 @@ export function modelCallValues(call: CallRecord) {
     parsedJson: call.parsed ?? null,
     status: call.status,
     validationError: call.validationError,
+    normalizedJson: call.normalized?.length ? call.normalized : null,
     error: call.error,
     promptTokens: m.promptTokens,
     completionTokens: m.completionTokens,
@@ -575,6 +615,7 @@ function toStoredCall(r: CallRow): StoredCall {
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,
+    ...(r.normalizedJson?.length ? { normalized: r.normalizedJson } : {}),
     error: r.error,
     truncation: r.truncation,
     metrics: {
