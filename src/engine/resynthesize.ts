@@ -57,13 +57,17 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   const rounds = transcriptOf(d);
   const last = rounds.at(-1);
   const usable = last?.turns.filter((t) => t.status === 'ok' && t.position).length ?? 0;
-  if (!last || usable === 0) {
+  // The first synthesis prompt, exactly as sent, carries the optional stages' sections too;
+  // a decomposition's is its reassembly, written by the decomposer.
+  const previous = [...d.calls].reverse().find((c) => (c.stage === 'synthesis' || c.stage === 'reassembly') && c.attempt === 0);
+  if (!previous && (!last || usable === 0)) {
     throw new DebateFailedError('NOTHING_TO_SYNTHESIZE', `Debate ${id} has no usable answer in its last round, so there is nothing to synthesize.`, {
       hint: `See what it recorded with \`conclave show ${id}\`, and run the question again.`,
     });
   }
   const preset = d.preset;
-  const model = opts.model ?? synthesizerModel(preset);
+  const writer = previous?.stage === 'reassembly' ? previous.model : synthesizerModel(preset);
+  const model = opts.model ?? writer;
   const gateway = new Gateway(opts.host);
   const tags = await gateway.tags();
   if (!tags.some((t) => sameModel(t.name, model))) {
@@ -72,13 +76,13 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
     });
   }
 
-  // The first synthesis prompt, exactly as sent, carries the optional stages' sections too.
-  const previous = [...d.calls].reverse().find((c) => c.stage === 'synthesis' && c.attempt === 0);
-  const failed = failedAgentsOf(preset, last);
+  const failed = failedOf(d, last);
   const agentIds = preset.agents.map((a) => a.id);
   let messages: ChatMessage[];
   if (previous) {
     messages = previous.messages;
+  } else if (!last) {
+    throw new DebateFailedError('NOTHING_TO_SYNTHESIZE', `Debate ${id} has no rounds to synthesize.`);
   } else {
     const fit = fitSynthesisPrompt(d.question, rounds, agentIds, failed, [], 128_000);
     if (!fit.messages) throw new DebateFailedError('TRANSCRIPT_TOO_LONG', `The transcript of debate ${id} is too long to synthesize.`);
@@ -86,20 +90,21 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   }
   const sameAsBefore = previous && sameModel(previous.model, model);
   const numCtx = sameAsBefore && typeof previous.options.num_ctx === 'number' ? previous.options.num_ctx : contextFor(messages);
-  const own = sameModel(synthesizerModel(preset), model) ? preset.synthesizer.options : undefined;
+  const own = sameModel(writer, model) ? (previous?.stage === 'reassembly' ? preset.agents.find((a) => a.id === previous.agentId)?.options : preset.synthesizer.options) : undefined;
+  const round = previous?.round ?? last?.round ?? 0;
   const options = { num_predict: REPLY_TOKENS, temperature: 0.2, ...own, num_ctx: numCtx };
 
   const outcome = await structuredCall(
     gateway,
     {
       debateId: id,
-      stage: 'synthesis',
-      round: last.round,
-      agentId: 'synthesizer',
+      stage: previous?.stage ?? 'synthesis',
+      round,
+      agentId: previous?.agentId ?? 'synthesizer',
       model,
       messages,
       options,
-      schema: synthesisSchemaOf(preset, last.round),
+      schema: synthesisSchemaOf(preset, round),
       timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
       ...(opts.signal ? { signal: opts.signal } : {}),
     },
@@ -132,6 +137,21 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
     });
   }
   return { record, debate: store.getDebate(id) };
+}
+
+/** Agents without an answer the synthesis must name: a decomposition's failed parts, a tournament's finalists without a final turn. */
+function failedOf(d: StoredDebate, last: TranscriptRound | undefined): { agent: string; reason: string }[] {
+  const steps = (d.steps ?? []).map((s) => s.step);
+  const kind = d.preset.protocol.kind ?? 'debate';
+  if (kind === 'decompose') {
+    return steps.flatMap((s) => (s.kind === 'subanswer' && s.status !== 'ok' ? [{ agent: s.agentId, reason: `sub-question ${s.index} ${s.status}: ${s.reason}` }] : []));
+  }
+  if (!last) return [];
+  const all = failedAgentsOf(d.preset, last);
+  if (kind !== 'tournament') return all;
+  const champion = steps.find((s) => s.kind === 'champion');
+  const finalists = champion?.kind === 'champion' ? [champion.agentId, champion.runnerUp] : [];
+  return all.filter((f) => finalists.includes(f.agent));
 }
 
 /** num_ctx for a synthesizer the debate did not size: the prompt and the reply, in steps of 1024. */

@@ -3,6 +3,7 @@ import type { DebateEvent } from '../../src/engine/events.js';
 import type { ProtocolStep } from '../../src/engine/protocol-events.js';
 import { protocolFor } from '../../src/engine/protocols/index.js';
 import { recorder } from '../../src/engine/recorder.js';
+import { resynthesize } from '../../src/engine/resynthesize.js';
 import { Runner } from '../../src/engine/runner.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { InterruptedError } from '../../src/errors.js';
@@ -242,6 +243,26 @@ describe('decompose protocol', () => {
     expect((d.steps ?? []).map((s) => s.step.kind)).toContain('split');
     expect(seen.filter((r) => stageOf(r) === 'synthesis')).toEqual([]);
     expect(renderMarkdown(d)).toContain('## Decomposition by lead');
+  });
+
+  it('keeps a decomposition whose reassembly failed, and lets `synthesize` finish it with the decomposer', async () => {
+    let failReassembly = true;
+    const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
+      if (stageOf(req) === 'split') return reply.split(parts);
+      if (stageOf(req) === 'synthesis' && failReassembly) return { error: 'model crashed', status: 500 };
+      return undefined;
+    });
+    const result = await run();
+    expect(result.status).toBe('unsynthesized');
+    failReassembly = false;
+    const before = seen.length;
+    const { debate } = await resynthesize({ store, id: result.id, host: sim!.url });
+    expect(debate.status).toBe('completed');
+    const again = seen.slice(before);
+    expect(again.map(agentOf)).toEqual(['lead']);
+    expect(again[0]!.model).toBe('model-0:1b');
+    for (const n of [1, 2, 3, 4]) expect(lastPrompt(again[0]!)).toContain(`answers sub-question ${n}`);
+    expect(debate.calls.at(-1)).toMatchObject({ stage: 'reassembly', agentId: 'lead' });
   });
 
   it('skips a sub-question whose dependency failed, with the reason, and tells the reassembly', async () => {
