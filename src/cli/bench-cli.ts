@@ -126,7 +126,7 @@ async function writeOut(text: string, out: string | undefined, io: CliIO): Promi
 }
 
 export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Promise<number> {
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, { readonly: true });
   try {
     const report = buildReport(loadBenchData(store, resolveBenchRunId(store, args.run)));
     const text = args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
@@ -138,7 +138,7 @@ export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Prom
 }
 
 export async function benchCompareFromCli(args: BenchCompareArgs, io: CliIO): Promise<number> {
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, { readonly: true });
   try {
     const a = loadBenchData(store, resolveBenchRunId(store, args.a));
     const b = loadBenchData(store, resolveBenchRunId(store, args.b));
@@ -159,7 +159,7 @@ export async function benchImportFromCli(args: BenchImportArgs, io: CliIO): Prom
 }
 
 export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<number> {
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, { readonly: true });
   try {
     const runs = listBenchRuns(store);
     if (args.json) {

@@ -16,6 +16,7 @@ import type {
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
@@ -400,7 +401,7 @@ export class Store {
     try {
       return fn();
     } catch (err) {
-      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`);
+      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`, this.path);
     }
   }
 
@@ -471,7 +472,7 @@ export function sqliteCodeOf(err: unknown): string | undefined {
  * Turns a failure from SQLite into a StoreError that says what to do. `doing`
  * starts the message and names the file, e.g. "Could not record a call in /x/conclave.db".
  */
-export function storeErrorFrom(err: unknown, doing: string): StoreError {
+export function storeErrorFrom(err: unknown, doing: string, file?: string): StoreError {
   if (err instanceof StoreError) return err;
   const code = sqliteCodeOf(err) ?? '';
   const detail = rootMessage(err);
@@ -493,16 +494,19 @@ export function storeErrorFrom(err: unknown, doing: string): StoreError {
     );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file));
     return make(
       'STORE_LOCKED',
-      'the database is locked.',
-      'Another process holds the lock: let it finish or stop it, then retry.',
+      `the database is locked by ${holder}.`,
+      `${holder === 'another process' ? 'Another process holds the lock: let it' : `Let ${holder}`} finish, or stop it, then retry.`,
     );
   }
   if (code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')) {
     return make(
       'STORE_CORRUPT',
-      'the file is not a SQLite database or is damaged.',
+      code.startsWith('SQLITE_NOTADB')
+        ? 'it is not a Conclave database (the file is not a SQLite database).'
+        : 'the database is damaged.',
       'Move the file aside (or set CONCLAVE_DB to a new path) and run again: Conclave creates a fresh database.',
     );
   }

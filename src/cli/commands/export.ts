@@ -23,7 +23,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         .option('format', { alias: 'f', type: 'string', choices: ['md', 'json'], default: 'md', describe: 'Output format' })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;

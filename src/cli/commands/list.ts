@@ -20,7 +20,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         .option('limit', { type: 'number', default: 50, describe: 'How many to show' })
         .option('status', { type: 'string', choices: ['running', 'completed', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const rows = store.listDebates({ limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) });
         const { flaggedTensionMaps } = await import('../../store/tensions.js');

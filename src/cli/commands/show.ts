@@ -18,7 +18,7 @@ export function showCommand(io: CliIO, _exit: ExitCode): CommandModule<object, S
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print the versioned JSON document of the whole debate' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         if (args.json) {
