@@ -2,9 +2,9 @@ import { formatTable } from '../render/table.js';
 import type { BenchReport, RunComparison } from './report.js';
 import { type ReportTable, conditionRows, pct, points, reportTables, runSummaryLines, signedInterval } from './tables.js';
 
-function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
-}
+import { inert, markdownCell } from '../render/inert.js';
+
+const cell = markdownCell;
 
 function markdownTable(table: ReportTable): string {
   if (table.rows.length === 0) return `${table.empty ?? 'Nothing to show.'}\n`;
@@ -15,7 +15,7 @@ function markdownTable(table: ReportTable): string {
 
 /** The whole report as Markdown. */
 export function renderBenchMarkdown(report: BenchReport): string {
-  const parts = [`# Bench run ${report.run.id}`, '', ...runSummaryLines(report).map((l) => `- ${l}`), ''];
+  const parts = [`# Bench run ${report.run.id}`, '', ...runSummaryLines(report).map((l) => `- ${inert(l)}`), ''];
   for (const table of reportTables(report)) {
     parts.push(`## ${table.title}`, '', table.legend, '', markdownTable(table));
   }

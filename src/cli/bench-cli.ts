@@ -15,6 +15,7 @@ import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchR
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './commands/bench.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
+import { inert, jsonText } from '../render/inert.js';
 
 const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
 
@@ -45,7 +46,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       const suite = args.suite!;
       const items = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
       const loaded = presets.map((name) => loadPreset(name, io.cwd));
-      for (const { warnings, source } of loaded) for (const w of warnings) io.stderr.write(`conclave: ${source}: ${w}\n`);
+      for (const { warnings, source } of loaded) for (const w of warnings) io.stderr.write(inert(`conclave: ${source}: ${w}\n`));
       runId = createRun({
         store,
         suite,
@@ -100,7 +101,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
 
     const report = buildReport(loadBenchData(store, runId));
     if (args.json) {
-      io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      io.stdout.write(`${jsonText(report, 2)}\n`);
     } else {
       io.stdout.write(renderBenchSummary(report));
     }
@@ -129,7 +130,7 @@ export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Prom
   const store = await openDb(args.db, io, { readonly: true });
   try {
     const report = buildReport(loadBenchData(store, resolveBenchRunId(store, args.run)));
-    const text = args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
+    const text = args.format === 'json' ? `${jsonText(report, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
     await writeOut(text, args.out, io);
     return 0;
   } finally {
@@ -143,7 +144,7 @@ export async function benchCompareFromCli(args: BenchCompareArgs, io: CliIO): Pr
     const a = loadBenchData(store, resolveBenchRunId(store, args.a));
     const b = loadBenchData(store, resolveBenchRunId(store, args.b));
     const comparison = compareRuns(a, b);
-    io.stdout.write(args.format === 'json' ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonMarkdown(comparison));
+    io.stdout.write(args.format === 'json' ? `${jsonText(comparison, 2)}\n` : renderComparisonMarkdown(comparison));
     return 0;
   } finally {
     store.close();

@@ -1,5 +1,6 @@
 import yargs from 'yargs';
 import { isConclaveError } from '../errors.js';
+import { inert } from '../render/inert.js';
 import { benchCommand } from './commands/bench.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
@@ -64,18 +65,19 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
 
 function report(err: unknown, io: CliIO, debug: boolean): number {
   if (err instanceof UsageError) {
-    io.stderr.write(`conclave: ${err.message}\nRun \`conclave --help\` for the commands and options.\n`);
+    io.stderr.write(`conclave: ${inert(err.message)}\nRun \`conclave --help\` for the commands and options.\n`);
     return 2;
   }
   if (isConclaveError(err)) {
-    io.stderr.write(`conclave: ${err.message}\n`);
-    if (err.hint) io.stderr.write(`  ${err.hint}\n`);
-    if (debug && err.stack) io.stderr.write(`${err.stack}\n`);
+    // Messages can quote a model's reply or a server's error text.
+    io.stderr.write(`conclave: ${inert(err.message)}\n`);
+    if (err.hint) io.stderr.write(`  ${inert(err.hint)}\n`);
+    if (debug && err.stack) io.stderr.write(`${inert(err.stack)}\n`);
     return err.exitCode;
   }
   // Anything else is a bug in Conclave, not something the user did.
   const e = err as Error;
-  io.stderr.write(`conclave: internal error: ${e?.message ?? String(err)}\n`);
-  io.stderr.write(debug && e?.stack ? `${e.stack}\n` : '  Run again with --debug for the stack trace, and report it with that output.\n');
+  io.stderr.write(`conclave: internal error: ${inert(e?.message ?? String(err))}\n`);
+  io.stderr.write(debug && e?.stack ? `${inert(e.stack)}\n` : '  Run again with --debug for the stack trace, and report it with that output.\n');
   return 70;
 }

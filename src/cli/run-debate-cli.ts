@@ -11,6 +11,7 @@ import { liveRenderer } from '../render/live.js';
 import { detectStyle } from '../render/style.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
+import { jsonText } from '../render/inert.js';
 
 export interface RunCliArgs {
   question: string;
@@ -103,14 +104,14 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
     });
     live?.close();
     const stored = store.getDebate(result.id);
-    if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(stored), null, 2)}\n`);
+    if (args.json) io.stdout.write(`${jsonText(debateDocument(stored), 2)}\n`);
     else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
     if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
     return result.status === 'completed' ? 0 : 5;
   } catch (err) {
     live?.close();
     if (args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
-      io.stdout.write(`${JSON.stringify(debateDocument(store.getDebate(debateId)), null, 2)}\n`);
+      io.stdout.write(`${jsonText(debateDocument(store.getDebate(debateId)), 2)}\n`);
     }
     throw err;
   } finally {

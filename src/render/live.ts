@@ -1,4 +1,5 @@
 import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
+import { inertDeep } from './inert.js';
 import { type TermStyle, painter } from './style.js';
 import { tensionLiveView } from './tensions.js';
 import { votingLiveView } from './voting.js';
@@ -65,7 +66,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
 
   const voteView = votingLiveView(paint);
   const tensionView = tensionLiveView(paint, style.columns);
-  const listener = (event: DebateEvent): void => {
+  const listener = (untrusted: DebateEvent): void => {
+    // Model text and server messages reach the terminal only without control characters.
+    const event = inertDeep(untrusted);
     for (const line of voteView(event)) print(line);
     for (const line of tensionView(event)) print(line);
     switch (event.type) {

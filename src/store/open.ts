@@ -111,6 +111,8 @@ function openReadonly(file: string, busyTimeoutMs: number): Store {
       applyMigrations(sqlite, file, true);
     }
     sqlite.pragma('foreign_keys = ON');
+    // A private copy in memory can show dead debates as they are, without writing the file.
+    if (sqlite.memory) markInterruptedDebates(sqlite);
   } catch (err) {
     sqlite.close();
     throw storeErrorFrom(err, `Could not open ${file}`, file);

@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
+import { jsonText } from '../../render/inert.js';
 
 interface ExportArgs {
   id: string;
@@ -29,7 +30,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         let text: string;
         if (args.format === 'json') {
           const { debateDocument } = await import('../../render/document.js');
-          text = `${JSON.stringify(debateDocument(debate), null, 2)}\n`;
+          text = `${jsonText(debateDocument(debate), 2)}\n`;
         } else {
           const { renderMarkdown } = await import('../../render/markdown.js');
           text = renderMarkdown(debate);
