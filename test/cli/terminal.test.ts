@@ -60,7 +60,7 @@ describe('on a terminal', () => {
     expect(r.shown).toContain('RECOMMENDATION');
   });
 
-  it.each([{ NO_COLOR: '1' }, { CI: 'true' }])('prints plain lines, with no colour and no redraw, under %o', async (env) => {
+  it.each<Record<string, string>>([{ NO_COLOR: '1' }, { CI: 'true' }])('prints plain lines, with no colour and no redraw, under %o', async (env) => {
     const r = await demoOnTerminal(env);
     expect(r.code).toBe(0);
     expect(r.shown).not.toContain('\u001b');
