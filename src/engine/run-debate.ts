@@ -314,7 +314,8 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
     return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error, scheduler };
   } catch (err) {
-    if (err instanceof DebateFailedError) throw err;
+    // stopInterrupted() has already recorded and announced the stop.
+    if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
     if (interrupted()) return stopInterrupted();
     // The recorder failing (disk full, lock) lands here: report it without trying to write again.
     throw err;

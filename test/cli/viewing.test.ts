@@ -76,3 +76,13 @@ describe('viewing commands', () => {
     expect(r.stderr).toContain(`conclave: ${dir} is a directory, not a database file.`);
   });
 });
+
+describe('list --status', () => {
+  it('says no debate has that status, rather than that there are none yet', async () => {
+    const db = join(dir, 'record', 'c.db');
+    const r = await cli(['list', '--status', 'failed', '--db', db]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`No failed debates in ${db}. \`npx conclave list\` shows all of them.\n`);
+  });
+});

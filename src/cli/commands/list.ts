@@ -34,7 +34,12 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
           return;
         }
         if (rows.length === 0) {
-          writeErr(`No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`);
+          const total = args.status ? store.listDebates({ limit: 1 }).length : 0;
+          writeErr(
+            total > 0
+              ? `No ${args.status} debates in ${store.path}. \`npx conclave list\` shows all of them.\n`
+              : `No debates in ${store.path} yet. Start one with \`npx conclave run "question" --preset NAME\`, or try \`npx conclave demo\`.\n`,
+          );
           return;
         }
         const { formatTable } = await import('../../render/table.js');
