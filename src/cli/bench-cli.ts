@@ -11,13 +11,19 @@ import { InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { formatTable } from '../render/table.js';
 import { detectStyle } from '../render/style.js';
+import { defaultDbPath } from '../store/open.js';
 import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './commands/bench.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 
-const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
+const usageHint = 'Start a run with `npx conclave bench --suite arithmetic --preset NAME`, or continue one with `npx conclave bench --resume RUN`.';
+
+/** A path as one shell word: quoted only when it needs to be. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
 
 export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<number> {
   const presets = args.preset ?? [];
@@ -105,7 +111,11 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     } else {
       io.stdout.write(renderBenchSummary(report));
     }
-    if (!args.quiet) io.stderr.write(`Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId} --format html --out report.html\`\n`);
+    if (!args.quiet) {
+      // Name the database unless it is the one every command finds by itself.
+      const dbFlag = store.path === resolve(defaultDbPath(io.env)) ? '' : ` --db ${shellWord(store.path)}`;
+      io.stderr.write(`Stored as bench run ${runId} in ${store.path}. Full report: \`npx conclave bench report ${runId}${dbFlag} --format html --out report.html\`\n`);
+    }
     return 0;
   } finally {
     store.close();

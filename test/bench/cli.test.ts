@@ -45,6 +45,8 @@ describe('conclave bench', () => {
     expect(r.stderr).not.toContain('\u001b[');
     const id = /Bench run (b\d{6}-\d{6}-[0-9a-f]{4})/.exec(r.stderr)?.[1];
     expect(id).toBeDefined();
+    // The printed command names this database, so it works as printed.
+    expect(r.stderr).toContain(`Full report: \`npx conclave bench report ${id} --db ${db} --format html --out report.html\``);
     runs.push(id!);
   });
 
