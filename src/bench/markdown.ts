@@ -22,13 +22,13 @@ export function renderBenchMarkdown(report: BenchReport): string {
   return parts.join('\n');
 }
 
-/** The short table printed at the end of `conclave bench`: accuracy per condition. */
+/** The short table printed at the end of `npx conclave bench`: accuracy per condition. */
 export function renderBenchSummary(report: BenchReport): string {
   const rows = conditionRows(report.conditions);
   return formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
 }
 
-/** `conclave bench compare` as Markdown. */
+/** `npx conclave bench compare` as Markdown. */
 export function renderComparisonMarkdown(c: RunComparison): string {
   const lines = [
     `# Bench runs ${c.a.id} (A) and ${c.b.id} (B)`,

@@ -29,7 +29,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
   const presets = args.preset ?? [];
   if (args.resume !== undefined && (args.suite !== undefined || presets.length > 0 || args.limit !== undefined)) {
     throw new InputError('BAD_FLAG', '--resume continues a run with its own suite and presets; it cannot be combined with --suite, --preset or --limit.', {
-      hint: `Run \`conclave bench --resume ${args.resume}\` alone, or start a new run without --resume.`,
+      hint: `Run \`npx conclave bench --resume ${args.resume}\` alone, or start a new run without --resume.`,
     });
   }
   if (args.resume === undefined) {
@@ -72,7 +72,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       const what = `${run.itemCount} items × ${run.presets.length} preset${run.presets.length === 1 ? '' : 's'}`;
       io.stderr.write(
         args.resume === undefined
-          ? `Bench run ${runId}: ${what}. If it stops, continue with \`conclave bench --resume ${runId}\`.\n`
+          ? `Bench run ${runId}: ${what}. If it stops, continue with \`npx conclave bench --resume ${runId}\`.\n`
           : `Resuming bench run ${runId}: ${already} of ${total} item runs already done (${what}).\n`,
       );
     }
@@ -165,7 +165,7 @@ export async function benchImportFromCli(args: BenchImportArgs, io: CliIO): Prom
   const path = resolve(io.cwd, args.file);
   const items = args.kind === 'gsm8k' ? await importGsm8k(path) : await importMmlu(path);
   await writeOut(items.map((item) => `${JSON.stringify(item)}\n`).join(''), args.out, io);
-  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
+  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`npx conclave bench --suite ${args.out} --preset NAME\`\n`);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 import { main } from './main.js';
 
-// A reader that closes the pipe early (`conclave show ID --json | head -1`) has what it wanted:
+// A reader that closes the pipe early (`npx conclave show ID --json | head -1`) has what it wanted:
 // end quietly and successfully rather than with a stack trace.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') process.exit(0);

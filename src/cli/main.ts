@@ -35,7 +35,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .command(demoCommand(io, exit))
     .command(benchCommand(io, exit))
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
-    .demandCommand(1, 'Name a command, e.g. `conclave run "question" --preset tech-decision`.')
+    .demandCommand(1, 'Name a command, e.g. `npx conclave run "question" --preset tech-decision`.')
     .strict()
     .help()
     .alias('h', 'help')
@@ -65,7 +65,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
 
 function report(err: unknown, io: CliIO, debug: boolean): number {
   if (err instanceof UsageError) {
-    io.stderr.write(`conclave: ${inert(err.message)}\nRun \`conclave --help\` for the commands and options.\n`);
+    io.stderr.write(`conclave: ${inert(err.message)}\nRun \`npx conclave --help\` for the commands and options.\n`);
     return 2;
   }
   if (isConclaveError(err)) {

@@ -48,7 +48,7 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
 }
 
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
-  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: conclave run "…" --preset NAME' });
+  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `npx conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
     throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);

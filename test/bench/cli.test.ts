@@ -93,7 +93,7 @@ describe('conclave bench', () => {
     const unknown = await cli(['bench', '--resume', 'b999999-nope', '--db', db]);
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain('There is no bench run `b999999-nope`');
-    expect(unknown.stderr).toContain('conclave bench list');
+    expect(unknown.stderr).toContain('npx conclave bench list');
   });
 
   it('rejects a malformed suite line at load time, naming the file, the line and the field', async () => {

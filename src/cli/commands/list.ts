@@ -60,7 +60,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         );
         if (flagged.count > 0) {
           const shown = flagged.ids.length ? `: ${flagged.ids.slice(0, 5).join(', ')}${flagged.ids.length > 5 ? ', …' : ''} listed above` : '';
-          writeOut(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`conclave show ID\`).\n`);
+          writeOut(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`npx conclave show ID\`).\n`);
         }
       } finally {
         store.close();
