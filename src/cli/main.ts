@@ -16,10 +16,41 @@ import { type CliIO, ExitCode, processIO } from './io.js';
 
 class UsageError extends Error {}
 
+/** Thrown after yargs has validated a command line, to stop before its handler runs. */
+class ParsedOnly extends Error {}
+
 /** Runs the CLI and resolves to the process exit code. Never throws. */
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   const exit = new ExitCode();
   const debug = argv.includes('--debug');
+  try {
+    await cliParser(argv, io, exit).parseAsync();
+    return exit.value;
+  } catch (err) {
+    return report(err, io, debug);
+  }
+}
+
+/**
+ * Whether the CLI accepts a command line (command, positionals, flags, choices),
+ * without running it: null when it does, else yargs' message. The docs test uses it.
+ */
+export async function checkCommandLine(argv: string[], io: CliIO = processIO()): Promise<string | null> {
+  const parser = cliParser(argv, io, new ExitCode()).middleware(() => {
+    throw new ParsedOnly();
+  });
+  try {
+    await parser.parseAsync();
+    // --help and the like end without reaching a command.
+    return null;
+  } catch (err) {
+    if (err instanceof ParsedOnly) return null;
+    if (err instanceof UsageError) return err.message;
+    throw err;
+  }
+}
+
+function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
   const parser = yargs(argv)
     .scriptName('conclave')
     .usage('$0 <command> [options]\n\nStructured debates between local Ollama models, recorded in SQLite.')
@@ -55,12 +86,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       io.stdout.write(`${VERSION}\n`);
     },
   );
-  try {
-    await parser.parseAsync();
-    return exit.value;
-  } catch (err) {
-    return report(err, io, debug);
-  }
+  return parser;
 }
 
 function report(err: unknown, io: CliIO, debug: boolean): number {
