@@ -507,7 +507,7 @@ export function storeErrorFrom(err: unknown, doing: string, file?: string): Stor
       code.startsWith('SQLITE_NOTADB')
         ? 'it is not a Conclave database (the file is not a SQLite database).'
         : 'the database is damaged.',
-      'Move the file aside (or set CONCLAVE_DB to a new path) and run again: Conclave creates a fresh database.',
+      'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database. To start afresh, move this file aside (or name a new path) and run a debate: Conclave creates a new database.',
     );
   }
   if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN')) {
