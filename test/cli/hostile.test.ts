@@ -134,3 +134,20 @@ describe('hostile model output', () => {
     expect(missing.stderr).toContain('<script>alert(1)</script>');
   });
 });
+
+describe('hostile server text', () => {
+  it('is inert in hosts and models, which print model names the server chose', async () => {
+    const evil = await startSimulator({ models: [{ name: `evil\u001b]0;pwned\u0007\u001b[2J<b>:1b` }, { name: 'plain:1b' }] });
+    try {
+      for (const args of [['hosts', '--host', evil.url], ['models', '--host', evil.url]]) {
+        const r = await cli(args);
+        expect(r.code).toBe(0);
+        expectInert(r.stdout);
+        expectInert(r.stderr);
+        expect(r.stdout).toContain('evil<b>:1b');
+      }
+    } finally {
+      await evil.close();
+    }
+  });
+});
