@@ -146,13 +146,15 @@ function checkNotDirectory(file: string): void {
 
 function checkWritable(file: string): void {
   // SQLite would silently fall back to reading only, and fail later on the first write.
-  const target = existsSync(file) ? file : dirname(file);
-  try {
-    accessSync(target, constants.W_OK);
-  } catch {
-    throw new StoreError('STORE_READONLY', `${file} is read-only: ${target === file ? 'the file' : `its folder ${target}`} cannot be written by this user.`, {
-      hint: 'This command records to the database: check the permissions of the file and its folder, or pass --db (or set CONCLAVE_DB) with a writable path.',
-    });
+  // The folder must be writable too: the -wal and -shm files are created beside the file.
+  for (const target of existsSync(file) ? [file, dirname(file)] : [dirname(file)]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch {
+      throw new StoreError('STORE_READONLY', `${file} is read-only: ${target === file ? 'the file' : `its folder ${target}`} cannot be written by this user.`, {
+        hint: 'This command records to the database: check the permissions of the file and its folder, or pass --db (or set CONCLAVE_DB) with a writable path.',
+      });
+    }
   }
 }
 

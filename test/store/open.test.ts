@@ -190,6 +190,15 @@ describe('openStore', () => {
     const argv = [...asUser, process.execPath, '--import', 'tsx', '--input-type=module', '-e', code, file];
     const child = spawnSync(argv[0] as string, argv.slice(1), { cwd: packagePath(), encoding: 'utf8' });
     expect(child.stdout.trim()).toBe(`STORE_READONLY: ${file} is read-only: the file cannot be written by this user.`);
+    // A writable file in a folder this user cannot write to: SQLite could not create its -wal file.
+    chmodSync(file, 0o666);
+    chmodSync(dir, 0o555);
+    try {
+      const again = spawnSync(argv[0] as string, argv.slice(1), { cwd: packagePath(), encoding: 'utf8' });
+      expect(again.stdout.trim()).toBe(`STORE_READONLY: ${file} is read-only: its folder ${dir} cannot be written by this user.`);
+    } finally {
+      chmodSync(dir, 0o755);
+    }
   });
 
   it('explains a write blocked by another process holding the lock', () => {
