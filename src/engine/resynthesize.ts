@@ -62,7 +62,7 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   const previous = [...d.calls].reverse().find((c) => (c.stage === 'synthesis' || c.stage === 'reassembly') && c.attempt === 0);
   if (!previous && (!last || usable === 0)) {
     throw new DebateFailedError('NOTHING_TO_SYNTHESIZE', `Debate ${id} has no usable answer in its last round, so there is nothing to synthesize.`, {
-      hint: `See what it recorded with \`conclave show ${id}\`, and run the question again.`,
+      hint: `See what it recorded with \`npx conclave show ${id}\`, and run the question again.`,
     });
   }
   const preset = d.preset;

@@ -313,7 +313,7 @@ export class Runner {
     this.finish('failed', 'too_few_answers', detail);
     const gaps = turns.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
     throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${this.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
-      hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + this.id + '`.',
+      hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + this.id + '`.',
     });
   }
 
@@ -539,7 +539,7 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail: 'stopped by the user', at: this.now() });
     this.finish('interrupted', 'interrupted', 'stopped by the user');
     throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `See what it got to with \`conclave show ${this.id}\`.`,
+      hint: `See what it got to with \`npx conclave show ${this.id}\`.`,
     });
   }
 
