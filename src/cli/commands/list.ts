@@ -22,14 +22,15 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
     handler: async (args) => {
       const store = await openDb(args.db, io);
       try {
-        const rows = store.listDebates({ limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) });
-        const { flaggedTensionMaps } = await import('../../store/tensions.js');
-        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
+        const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) };
         if (args.json) {
-          const review = new Set(flagged.ids);
-          io.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, flaggedForReview: review.has(r.id) })), null, 2)}\n`);
+          const { debateListDocument } = await import('../../render/list-document.js');
+          io.stdout.write(`${JSON.stringify(debateListDocument(store, options), null, 2)}\n`);
           return;
         }
+        const rows = store.listDebates(options);
+        const { flaggedTensionMaps } = await import('../../store/tensions.js');
+        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
         if (rows.length === 0) {
           io.stderr.write(`No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`);
           return;
