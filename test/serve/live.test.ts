@@ -77,7 +77,7 @@ describe('the event stream of a running debate', () => {
     const turns = seen.flatMap((e) => (e.type === 'turn.finished' ? [e.turn] : []));
     expect(turns).toHaveLength(d.turns.length);
     expect(new Set(turns.map((t) => `${t.round}/${t.agentId}`)).size).toBe(d.turns.length);
-    const callIds = seen.flatMap((e) => (e.type === 'call.finished' ? [(e.call as { id: number }).id] : []));
+    const callIds = seen.flatMap((e) => (e.type === 'call.finished' ? [(e.call as unknown as { id: number }).id] : []));
     expect(new Set(callIds).size).toBe(callIds.length);
   });
 
