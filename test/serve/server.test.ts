@@ -124,7 +124,12 @@ describe('conclave serve (HTTP)', () => {
     expect(stream.ended).toBe(true);
     const store = openStore(file);
     try {
-      expect(stream.data).toEqual(JSON.parse(JSON.stringify(storedEvents(store.getDebate(first)))));
+      const d = store.getDebate(first);
+      // The replay's events, in order, plus every call for the calls table.
+      const isCall = (e: unknown) => (e as { type: string }).type === 'call.finished';
+      expect(stream.data.filter((e) => !isCall(e))).toEqual(JSON.parse(JSON.stringify(storedEvents(d).filter((e) => !isCall(e)))));
+      const callIds = stream.data.filter(isCall).map((e) => (e as { call: { id: number } }).call.id);
+      expect(callIds.sort((a, b) => a - b)).toEqual(d.calls.map((c) => c.id));
     } finally {
       store.close();
     }
