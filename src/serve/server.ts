@@ -48,7 +48,9 @@ interface Asset {
 
 function loadAssets(): Map<string, Asset> {
   const read = (name: string, type: string): [string, Asset] => [`/${name}`, { body: readFileSync(packagePath('viewer', name)), type }];
-  return new Map([read('app.js', 'text/javascript; charset=utf-8'), read('style.css', 'text/css; charset=utf-8'), read('favicon.svg', 'image/svg+xml')]);
+  const icon = read('favicon.svg', 'image/svg+xml');
+  // Browsers ask for /favicon.ico on pages that name no icon (the bench report).
+  return new Map([read('app.js', 'text/javascript; charset=utf-8'), read('style.css', 'text/css; charset=utf-8'), icon, ['/favicon.ico', icon[1]]]);
 }
 
 class NotFound extends Error {}

@@ -4,6 +4,7 @@ import type { SimRequest } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { StoredDebate } from '../../src/store/store.js';
 import { agentOf, reply, roundOf, scriptedResponder, stageOf } from '../helpers/panel.js';
+import { setupBench } from '../bench/fixture.js';
 import { recordDebate, type RunningViewer, startViewer, tempRecord } from '../helpers/viewer.js';
 
 /** Debian's Chromium, which .ci/run installs when it is missing. */
@@ -196,6 +197,26 @@ describe('the viewer in a browser', () => {
     expect(await page.locator('#calls pre.raw').first().textContent()).toContain(HOSTILE.replace(/"/g, '\\"'));
     expect(await page.locator('main img, main script, main b').count()).toBe(0);
     expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    expect(problems).toEqual([]);
+  });
+
+  it('shows a bench report with its own stylesheet applied under the policy', { timeout: 60_000 }, async () => {
+    const file = tempRecord();
+    const bench = await setupBench({ dbPath: file });
+    let runId = '';
+    try {
+      runId = await bench.start({ limit: 1 });
+    } finally {
+      await bench.close();
+    }
+    viewer = await startViewer(file);
+    const { page, problems } = await openPage();
+    await page.goto(`${viewer.url}/`);
+    await page.locator(`#bench-runs a[href="/bench/${runId}"]`).click();
+    await page.waitForURL(`**/bench/${runId}`);
+    expect(await page.locator('h1').textContent()).toBe(`Bench run ${runId}`);
+    // 22px comes from the report's inline stylesheet, which the policy lets through by its hash.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('h1')).fontSize")).toBe('22px');
     expect(problems).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { storedEvents } from '../../src/render/replay.js';
 import { openStoreReadOnly } from '../../src/serve/store.js';
 import { openStore } from '../../src/store/open.js';
 import { capture } from '../helpers/cli.js';
+import { setupBench } from '../bench/fixture.js';
 import { scriptedResponder } from '../helpers/panel.js';
 import { readEventStream, recordDebate, type RunningViewer, startViewer, tempRecord } from '../helpers/viewer.js';
 
@@ -23,12 +24,19 @@ async function cli(args: string[]) {
 let file = '';
 let first = '';
 let second = '';
+let benchRun = '';
 let v: RunningViewer;
 
 beforeAll(async () => {
   file = tempRecord();
   first = await recordDebate(file, scriptedResponder([0.4, 0.9]).respond, { question: 'Should we keep SQLite?' });
   second = await recordDebate(file, scriptedResponder([0.3, 0.5, 0.6]).respond, { question: 'Should we move to Postgres?' });
+  const bench = await setupBench({ dbPath: file });
+  try {
+    benchRun = await bench.start({ limit: 1 });
+  } finally {
+    await bench.close();
+  }
   v = await startViewer(file);
 });
 
@@ -82,6 +90,18 @@ describe('conclave serve (HTTP)', () => {
     }
     const page = await (await fetch(`${v.url}/debates/%3Cimg%20src%3Dx%3E`)).text();
     expect(page).not.toContain('<img');
+  });
+
+  it('serves the bench report that `bench report --format html` writes, allowing exactly its own stylesheet', async () => {
+    const report = await cli(['bench', 'report', benchRun, '--format', 'html', '--db', file]);
+    const res = await fetch(`${v.url}/bench/${benchRun}`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(report.stdout);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toMatch(/style-src 'self' 'sha256-[\w+/=]+'/);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(await (await fetch(`${v.url}/`)).text()).toContain(`href="/bench/${benchRun}"`);
+    expect((await fetch(`${v.url}/bench/b000000-000000-0000`)).status).toBe(404);
   });
 
   it('accepts a unique prefix of a debate id, as the other commands do', async () => {
