@@ -104,6 +104,22 @@
     return [row, detail];
   };
 
+  // The two-phase stream of the tension stage: claims, clashes (and whether Round 2 fires), the exchange, the map.
+  const tensionNote = (u) => {
+    switch (u.step) {
+      case 'claims':
+        return `Tension map: ${u.claims.length} load-bearing claims from ${u.agents.length} agents; comparing ${u.pairs} pairs`;
+      case 'clashes':
+        return `Tension map: ${u.tensions.length} tensions; ${u.decision.fire && u.decision.target ? `Round 2 triggered on ${u.decision.target.id}` : 'no targeted round'}`;
+      case 'targeted':
+        return `Round 2 on ${u.exchange.tensionId}: ${u.exchange.outcome}`;
+      case 'map':
+        return u.result.status === 'ok' ? 'Tension map validated' : `Tension map failed: ${u.result.error}`;
+      default:
+        return `Tension map: ${u.step}`;
+    }
+  };
+
   const replace = (old, fresh) => (old ? old.replaceWith(fresh) : undefined);
 
   const handle = (e) => {
@@ -133,7 +149,7 @@
         break;
       }
       case 'tensions.update':
-        note(`Tension map: ${e.update.step}`);
+        note(tensionNote(e.update));
         break;
       case 'vote.artifacts':
         note(`Cluster vote, iteration ${e.iteration}: ${e.artifacts.length} positions`);

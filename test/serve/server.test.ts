@@ -190,6 +190,12 @@ describe('conclave serve (command)', () => {
     expect(r.stderr).toContain('There is no database at');
   });
 
+  it('refuses a port out of range with exit code 2', async () => {
+    const r = await cli(['serve', '--db', file, '--port', '70000']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--port must be a whole number from 0 to 65535; got 70000.');
+  });
+
   it('on a non-loopback address warns, prints a token URL and refuses requests without it', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), 'serve', '--db', file, '--listen', '0.0.0.0', '--port', '0'], {
       cwd: packagePath(),
