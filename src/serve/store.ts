@@ -9,8 +9,10 @@ import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
 
 /**
  * Opens an existing record for reading only: no migrations, no pragmas that write,
- * no marking of stale debates. A record whose schema is behind this version is
- * refused with the command that upgrades it, since the viewer must not.
+ * no marking of stale debates. The connection stays on the file, never on a copy,
+ * so a debate that another process starts later shows up and can be followed live.
+ * A record whose schema is behind this version is refused with the command that
+ * upgrades it, since the viewer must not.
  */
 export function openStoreReadOnly(path: string): Store {
   const file = resolve(path);

@@ -15,10 +15,14 @@ let browser: Browser;
 let viewer: RunningViewer | null = null;
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  } catch (err) {
+    throw new Error(`Could not start Chromium at ${CHROMIUM}: install it (\`apt-get install chromium\`, as .ci/run does) or set CONCLAVE_CHROMIUM to its path.`, { cause: err });
+  }
 }, 60_000);
 
 afterAll(async () => {
