@@ -1,4 +1,5 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
+import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 
@@ -228,6 +229,21 @@ function exitLine(d: StoredDebate, detail: string | null): Html {
   return html`<p id="exit"><strong>Exit:</strong> <span class="exit-reason">${d.exitReason ?? 'none'}</span>${detail ? html` (${detail})` : ''}${d.error ? html` <span class="error">${d.error}</span>` : ''}</p>`;
 }
 
+function planSection(plan: unknown): Html {
+  if (!plan) return html`<p class="muted" id="plan">No plan recorded.</p>`;
+  const p = plan as Partial<SchedulePlan>;
+  const raw = html`<details><summary>The plan as recorded (JSON)</summary><pre>${json(plan)}</pre></details>`;
+  if (!Array.isArray(p.models) || !Array.isArray(p.hosts)) return html`<div id="plan">${raw}</div>`;
+  return html`<div id="plan">
+<ul>${p.hosts.map((h) => html`<li>Host <code>${h.url}</code>: ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model</li>`)}</ul>
+<table class="plan"><thead><tr><th>model</th><th class="num">num_ctx</th><th class="num">VRAM need</th><th class="num">calls in flight</th><th>hosts</th></tr></thead>
+<tbody>${p.models.map((m) => html`<tr><td><code>${m.model}</code></td><td class="num">${m.numCtx}</td><td class="num">${(m.vramBytes / 1e9).toFixed(1)} GB</td><td class="num">${m.slots}</td><td>${m.hosts.join(', ')}</td></tr>`)}</tbody></table>
+${Array.isArray(p.groups) ? html`<p>Panel groups per round: ${p.groups.map((g) => g.join(' + ')).join(', then ')}${p.allResident ? '; every model stays loaded' : ''}.</p>` : ''}
+${Array.isArray(p.warnings) && p.warnings.length ? html`<ul class="warnings">${p.warnings.map((w) => html`<li>warning: ${w}</li>`)}</ul>` : ''}
+${raw}
+</div>`;
+}
+
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const body = html`<h1 id="question">${d.question}</h1>
@@ -252,6 +268,6 @@ ${synthesisCard(d)}
 <h2>Calls</h2>
 ${callsTable(d)}
 <h2>Schedule plan</h2>
-${d.plan ? html`<details><summary>Who ran where, slots and context sizes</summary><pre id="plan">${json(d.plan)}</pre></details>` : html`<p class="muted">No plan recorded.</p>`}`;
+${planSection(d.plan)}`;
   return page({ title: clipText(d.question, 80), body, data: { page: 'debate', debate: d.id, status: d.status, start: String(d.createdAt) } });
 }

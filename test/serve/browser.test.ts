@@ -103,6 +103,9 @@ describe('the viewer in a browser', () => {
     expect(await page.locator('#calls tr.call').count()).toBe(d.calls.length);
     expect(await page.locator('#exit .exit-reason').textContent()).toBe(d.exitReason);
     expect(await page.locator('#synthesis .recommendation').textContent()).toBe(d.synthesis?.synthesis?.recommendation);
+    const plan = d.plan as { models: { model: string; numCtx: number }[] };
+    expect(await page.locator('#plan table.plan tbody tr').count()).toBe(plan.models.length);
+    expect(await page.locator('#plan table.plan tbody tr').first().locator('td').nth(1).textContent()).toBe(String(plan.models[0]!.numCtx));
     expect(problems).toEqual([]);
   });
 
