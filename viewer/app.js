@@ -4,6 +4,7 @@
 (() => {
   'use strict';
   const body = document.body;
+  if (body.dataset.page === 'list') watchList();
   if (body.dataset.page !== 'debate' || body.dataset.status !== 'running') return;
   const debateId = body.dataset.debate;
   const start = Number(body.dataset.start);
@@ -183,4 +184,30 @@
     source.close();
     window.location.reload();
   });
+
+  /** On the list: say when debates start, finish or appear, without reloading under the reader. */
+  function watchList() {
+    const notice = document.getElementById('changed');
+    if (!notice) return;
+    const signature = async () => {
+      const res = await fetch('/api/debates?limit=1000', { cache: 'no-store' });
+      if (!res.ok) return null;
+      return (await res.json()).map((r) => `${r.id}:${r.status}`).join(',');
+    };
+    let first = null;
+    const check = async () => {
+      try {
+        const now = await signature();
+        if (first === null) first = now;
+        else if (now !== null && now !== first) {
+          notice.hidden = false;
+          return;
+        }
+      } catch {
+        // The viewer may have stopped; try again later.
+      }
+      setTimeout(check, 2000);
+    };
+    void check();
+  }
 })();

@@ -44,6 +44,7 @@ export function listPage(all: DebateListEntry[], runs: BenchRunSummary[], f: Lis
   const option = (value: string, label: string, selected: string) => html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`;
   const body = html`<h1>Debates</h1>
 <p class="muted">Record: <code>${dbPath}</code></p>
+<p id="changed" class="changed" hidden>The record has changed since this page loaded: <a href="">show the latest</a>.</p>
 <form class="filter" method="get" action="/">
 <label>Status <select name="status">${option('', 'any', f.status)}${DEBATE_STATUSES.map((s) => option(s, s, f.status))}</select></label>
 <label>Preset <select name="preset">${option('', 'any', f.preset)}${presets.map((p) => option(p, p, f.preset))}</select></label>

@@ -109,6 +109,20 @@ describe('the viewer in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('tells the reader of the list when a debate is recorded after the page loaded', { timeout: 60_000 }, async () => {
+    const file = tempRecord();
+    await recordDebate(file, scriptedResponder([0.4, 0.9]).respond, { question: 'First question?' });
+    viewer = await startViewer(file);
+    const { page, problems } = await openPage();
+    await page.goto(`${viewer.url}/`);
+    expect(await page.locator('#changed').isHidden()).toBe(true);
+    await recordDebate(file, scriptedResponder([0.4, 0.9]).respond, { question: 'Second question?' });
+    await page.locator('#changed').waitFor({ state: 'visible' });
+    await page.locator('#changed a').click();
+    await page.getByRole('link', { name: 'Second question?' }).waitFor();
+    expect(problems).toEqual([]);
+  });
+
   it('reads the same with JavaScript off', { timeout: 60_000 }, async () => {
     const file = tempRecord();
     const id = await recordDebate(file, scriptedResponder([0.4, 0.9]).respond);
