@@ -146,7 +146,8 @@ export function createViewer(opts: ViewerOptions): Viewer {
     if (auth === 'redirect') {
       url.searchParams.delete('token');
       res.writeHead(303, headers('text/plain; charset=utf-8', {
-        location: url.pathname + url.search,
+        // One leading slash: `//host` would send the browser elsewhere.
+        location: `/${url.pathname.replace(/^\/+/, '')}${url.search}`,
         'set-cookie': `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`,
       }));
       res.end();
