@@ -141,7 +141,8 @@
         break;
       case 'call.finished':
         if (calls && !byAttr(calls, 'tr[data-call-id]', 'data-call-id', e.call.id)) calls.append(...callRows(e.call));
-        if (e.call.stage !== 'opening' && e.call.stage !== 'critique') note(`${e.call.stage} call of ${e.call.agentId}: ${e.call.status}`);
+        // Turns and judgements have their own lines; other stages and every failure get one here.
+        if (e.call.status !== 'ok' || !['opening', 'critique', 'judge'].includes(e.call.stage)) note(`${e.call.stage} call of ${e.call.agentId}: ${e.call.status}`);
         break;
       case 'debate.exit': {
         const exit = document.getElementById('exit');
