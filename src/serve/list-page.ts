@@ -1,5 +1,6 @@
 import type { DebateListEntry } from '../render/list-document.js';
 import type { BenchRunSummary } from '../store/bench.js';
+import { debateStatuses } from '../store/schema.js';
 import { fixed, formatTime, html, page } from './html.js';
 
 export interface ListFilter {
@@ -8,7 +9,7 @@ export interface ListFilter {
   text: string;
 }
 
-const DEBATE_STATUSES = ['running', 'completed', 'failed', 'interrupted'];
+const DEBATE_STATUSES: readonly string[] = debateStatuses;
 
 export function filterFromQuery(query: URLSearchParams): ListFilter {
   const status = query.get('status') ?? '';

@@ -7,6 +7,7 @@ import { buildReport } from '../bench/report.js';
 import { isConclaveError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { debateDocument } from '../render/document.js';
+import { jsonText } from '../render/inert.js';
 import { type DebateListEntry, debateListDocument } from '../render/list-document.js';
 import { storedEvents } from '../render/replay.js';
 import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
@@ -87,7 +88,8 @@ export function createViewer(opts: ViewerOptions): Viewer {
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
   const sendHtml = (res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void => send(res, status, 'text/html; charset=utf-8', body, extra);
-  const sendJson = (res: ServerResponse, value: unknown): void => send(res, 200, 'application/json; charset=utf-8', `${JSON.stringify(value, null, 2)}\n`);
+  // The same bytes as the CLI's --json.
+  const sendJson = (res: ServerResponse, value: unknown): void => send(res, 200, 'application/json; charset=utf-8', `${jsonText(value, 2)}\n`);
 
   const readDebate = (idOrPrefix: string): StoredDebate => {
     if (!ID.test(idOrPrefix)) throw new NotFound(`\`${idOrPrefix.slice(0, 80)}\` is not a debate id.`);

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { errorMessage, StoreError } from '../errors.js';
 import { packagePath } from '../package-root.js';
-import { isProcessAlive } from '../store/open.js';
+import { isProcessAlive, openStore } from '../store/open.js';
 import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
 
 /**
@@ -56,8 +56,8 @@ function checkSchema(sqlite: Database.Database, file: string): void {
     });
   }
   if (applied === null || applied < latest) {
-    throw new StoreError('STORE_NEEDS_UPGRADE', `${file} ${applied === null ? 'is not a Conclave record yet' : 'was written by an older version of Conclave'}; the viewer opens it read-only and will not upgrade it.`, {
-      hint: `Run \`conclave list --db ${file}\` once to bring it up to date, then start the viewer again.`,
+    throw new StoreError('STORE_NEEDS_UPGRADE', `${file} ${applied === null ? 'is not a Conclave record' : 'was written by an older version of Conclave'}; a read-only connection cannot upgrade it.`, {
+      hint: 'Any command that records (`conclave run`, `conclave demo`, `conclave bench`) upgrades it, or read a snapshot with `openStore(path, { readonly: true })`.',
     });
   }
 }
@@ -82,4 +82,22 @@ export function isStaleRunning(store: Store, id: string): boolean {
 /** Changes whenever another connection commits to the file: a cheap poll for new records. */
 export function dataVersion(store: Store): number {
   return store.use('poll for changes', (_db, sqlite) => Number(sqlite.pragma('data_version', { simple: true })));
+}
+
+/**
+ * The viewer's record: a live read-only connection, or, for a record that predates
+ * this version's schema, the snapshot `openStore` upgrades in memory (it cannot see
+ * what is recorded after it opened). `warn` is told which.
+ */
+export function openViewerStore(path: string, warn: (line: string) => void): Store {
+  try {
+    return openStoreReadOnly(path);
+  } catch (err) {
+    if (!(err instanceof StoreError) || err.code !== 'STORE_NEEDS_UPGRADE') throw err;
+    const store = openStore(path, { readonly: true });
+    warn(
+      `${store.path} was written by an older version of Conclave. The viewer shows it as it is now and will not follow debates recorded from here on; a command that records (\`conclave run\`) upgrades the file.`,
+    );
+    return store;
+  }
 }

@@ -16,10 +16,12 @@ import type {
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { synthesisAttempts } from './schema-synthesis.js';
+import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
-/** One line of `conclave list`. */
+/** One line of `npx conclave list`. */
 export interface DebateSummary {
   id: string;
   question: string;
@@ -56,6 +58,14 @@ export interface DebateRecord {
   finishedAt: number | null;
 }
 
+export interface SynthesisAttemptSummary {
+  attempt: number;
+  model: string;
+  status: 'ok' | 'failed';
+  error: string | null;
+  at: number;
+}
+
 /** A recorded call, with the row id that orders calls within a debate. */
 export interface StoredCall extends CallRecord {
   id: number;
@@ -69,6 +79,8 @@ export interface StoredDebate extends DebateRecord {
   turns: TurnRecord[];
   rounds: RoundJudgement[];
   synthesis: SynthesisRecord | null;
+  /** Every synthesis attempt, oldest first (the debate's own, then each `conclave synthesize`). */
+  synthesisAttempts?: SynthesisAttemptSummary[];
   /** The cluster vote (docs/voting.md); null when the debate held none. */
   voting?: StoredVoting | null;
   /** The tension map (docs/tensions.md); null when the debate drew none. */
@@ -206,14 +218,29 @@ export class Store {
     );
   }
 
-  recordSynthesis(debateId: string, s: SynthesisRecord): void {
+  /**
+   * Records a synthesis attempt. It becomes the debate's synthesis unless it failed
+   * and an earlier attempt succeeded: the latest successful one counts.
+   */
+  recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
     const values = { status: s.status, bodyJson: s.synthesis, error: s.error };
     this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(syntheses)
-        .values({ debateId, ...values })
-        .onConflictDoUpdate({ target: syntheses.debateId, set: values })
-        .run(),
+      this.#db.transaction((tx) => {
+        const last = tx
+          .select({ n: sql<number>`coalesce(max(${synthesisAttempts.attempt}), 0)` })
+          .from(synthesisAttempts)
+          .where(eq(synthesisAttempts.debateId, debateId))
+          .get();
+        tx.insert(synthesisAttempts)
+          .values({ debateId, attempt: (last?.n ?? 0) + 1, model: s.model ?? '', ...values, createdAt: at })
+          .run();
+        const current = tx.select({ status: syntheses.status }).from(syntheses).where(eq(syntheses.debateId, debateId)).get();
+        if (current?.status === 'ok' && s.status !== 'ok') return;
+        tx.insert(syntheses)
+          .values({ debateId, ...values })
+          .onConflictDoUpdate({ target: syntheses.debateId, set: values })
+          .run();
+      }),
     );
   }
 
@@ -299,7 +326,7 @@ export class Store {
       throw new StoreError(
         'DEBATE_ID_AMBIGUOUS',
         `Debate id \`${wanted}\` in ${this.path} matches several debates: ${shown}${matches.length > 5 ? ', …' : ''}.`,
-        { hint: 'Type more characters of the id. Run `conclave list` to see full ids.' },
+        { hint: 'Type more characters of the id. Run `npx conclave list` to see full ids.' },
       );
     }
     return first;
@@ -331,6 +358,12 @@ export class Store {
             .all();
           const roundRows = tx.select().from(rounds).where(eq(rounds.debateId, id)).orderBy(asc(rounds.round)).all();
           const synthesisRow = tx.select().from(syntheses).where(eq(syntheses.debateId, id)).get();
+          const attemptRows = tx
+            .select()
+            .from(synthesisAttempts)
+            .where(eq(synthesisAttempts.debateId, id))
+            .orderBy(asc(synthesisAttempts.attempt))
+            .all();
           return {
             id: row.id,
             question: row.question,
@@ -354,6 +387,13 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
+            synthesisAttempts: attemptRows.map((r) => ({
+              attempt: r.attempt,
+              model: r.model,
+              status: r.status,
+              error: r.error,
+              at: r.createdAt,
+            })),
             voting: readVoting(tx, id),
             tensions: readTensionMap(tx, id),
           };
@@ -382,7 +422,7 @@ export class Store {
 
   #notFound(id: string): StoreError {
     return new StoreError('DEBATE_NOT_FOUND', `No debate \`${id}\` in ${this.path}.`, {
-      hint: 'Run `conclave list` to see stored debates.',
+      hint: 'Run `npx conclave list` to see stored debates.',
     });
   }
 
@@ -400,7 +440,7 @@ export class Store {
     try {
       return fn();
     } catch (err) {
-      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`);
+      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`, this.path);
     }
   }
 
@@ -421,6 +461,7 @@ export function modelCallValues(call: CallRecord) {
     parsedJson: call.parsed ?? null,
     status: call.status,
     validationError: call.validationError,
+    normalizedJson: call.normalized?.length ? call.normalized : null,
     error: call.error,
     promptTokens: m.promptTokens,
     completionTokens: m.completionTokens,
@@ -471,7 +512,7 @@ export function sqliteCodeOf(err: unknown): string | undefined {
  * Turns a failure from SQLite into a StoreError that says what to do. `doing`
  * starts the message and names the file, e.g. "Could not record a call in /x/conclave.db".
  */
-export function storeErrorFrom(err: unknown, doing: string): StoreError {
+export function storeErrorFrom(err: unknown, doing: string, file?: string): StoreError {
   if (err instanceof StoreError) return err;
   const code = sqliteCodeOf(err) ?? '';
   const detail = rootMessage(err);
@@ -493,17 +534,20 @@ export function storeErrorFrom(err: unknown, doing: string): StoreError {
     );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file));
     return make(
       'STORE_LOCKED',
-      'the database is locked.',
-      'Another process holds the lock: let it finish or stop it, then retry.',
+      `the database is locked by ${holder}.`,
+      `${holder === 'another process' ? 'Another process holds the lock: let it' : `Let ${holder}`} finish, or stop it, then retry.`,
     );
   }
   if (code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')) {
     return make(
       'STORE_CORRUPT',
-      'the file is not a SQLite database or is damaged.',
-      'Move the file aside (or set CONCLAVE_DB to a new path) and run again: Conclave creates a fresh database.',
+      code.startsWith('SQLITE_NOTADB')
+        ? 'it is not a Conclave database (the file is not a SQLite database).'
+        : 'the database is damaged.',
+      'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database. To start afresh, move this file aside (or name a new path) and run a debate: Conclave creates a new database.',
     );
   }
   if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN')) {
@@ -564,6 +608,7 @@ function toStoredCall(r: CallRow): StoredCall {
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,
+    ...(r.normalizedJson?.length ? { normalized: r.normalizedJson } : {}),
     error: r.error,
     truncation: r.truncation,
     metrics: {

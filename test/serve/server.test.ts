@@ -1,12 +1,17 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIO } from '../../src/cli/io.js';
 import { main } from '../../src/cli/main.js';
 import { packagePath } from '../../src/package-root.js';
 import { storedEvents } from '../../src/render/replay.js';
-import { openStoreReadOnly } from '../../src/serve/store.js';
+import { openStoreReadOnly, openViewerStore } from '../../src/serve/store.js';
 import { openStore } from '../../src/store/open.js';
 import { capture } from '../helpers/cli.js';
 import { setupBench } from '../bench/fixture.js';
@@ -105,7 +110,11 @@ describe('conclave serve (HTTP)', () => {
   });
 
   it('accepts a unique prefix of a debate id, as the other commands do', async () => {
-    const res = await fetch(`${v.url}/debates/${second.slice(0, second.length - 2)}`);
+    const ids = ((await (await fetch(`${v.url}/api/debates?limit=1000`)).json()) as { id: string }[]).map((r) => r.id);
+    // The shortest prefix that names it alone: bench trials share its timestamp.
+    const length = [...Array(second.length).keys()].find((n) => n >= 8 && ids.filter((id) => id.startsWith(second.slice(0, n))).length === 1) ?? second.length;
+    expect(length).toBeLessThan(second.length);
+    const res = await fetch(`${v.url}/debates/${second.slice(0, length)}`);
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('Should we move to Postgres?');
   });
@@ -153,6 +162,34 @@ describe('conclave serve (HTTP)', () => {
     } finally {
       store.close();
     }
+  });
+});
+
+describe('a record older than this version', () => {
+  it('is refused by the live read-only connection and shown as a snapshot instead, with a warning', () => {
+    // A record made by the migrations of the previous version: every one but the newest.
+    const folder = mkdtempSync(join(tmpdir(), 'conclave-old-migrations-'));
+    cpSync(packagePath('migrations'), folder, { recursive: true });
+    const journalFile = join(folder, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: unknown[] };
+    journal.entries.pop();
+    writeFileSync(journalFile, JSON.stringify(journal));
+    const old = join(mkdtempSync(join(tmpdir(), 'conclave-old-')), 'record.db');
+    const sqlite = new Database(old);
+    migrate(drizzle(sqlite), { migrationsFolder: folder });
+    sqlite.close();
+
+    const before = createHash('sha256').update(readFileSync(old)).digest('hex');
+    expect(() => openStoreReadOnly(old)).toThrow(/older version of Conclave/);
+    const warnings: string[] = [];
+    const store = openViewerStore(old, (line) => warnings.push(line));
+    try {
+      expect(store.listDebates()).toEqual([]);
+      expect(warnings.join('\n')).toContain('will not follow debates recorded from here on');
+    } finally {
+      store.close();
+    }
+    expect(createHash('sha256').update(readFileSync(old)).digest('hex')).toBe(before);
   });
 });
 
