@@ -13,7 +13,7 @@
   const el = (tag, attrs, ...children) => {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
       node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
     }
@@ -95,6 +95,7 @@
           el('summary', null, `messages, reply and parsed JSON of call ${c.id}`),
           c.error ? el('p', { class: 'error' }, c.error) : null,
           c.validationError ? el('p', { class: 'error' }, `validation: ${c.validationError}`) : null,
+          c.normalized && c.normalized.length ? [el('h4', null, 'normalized by the engine'), el('ul', null, c.normalized.map((n) => el('li', null, n)))] : null,
           c.messages.map((msg) => [el('h4', null, msg.role), pre(msg.content)]),
           el('h4', null, 'raw reply'), el('pre', { class: 'raw' }, c.raw),
           el('h4', null, 'parsed'), pre(JSON.stringify(c.parsed ?? null, null, 2)),

@@ -116,13 +116,23 @@ function clipText(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+function synthesisAttempts(d: StoredDebate): Html {
+  const attempts = d.synthesisAttempts ?? [];
+  if (attempts.length < 2 && attempts.every((a) => a.status === 'ok')) return html``;
+  return html`<details class="attempts"><summary>${attempts.length} synthesis attempt${attempts.length === 1 ? '' : 's'}</summary><ol>${attempts.map(
+    (a) => html`<li><span class="status status-${a.status}">${a.status}</span> <code>${a.model}</code> ${formatTime(a.at)}${a.error ? html` <span class="error">${a.error}</span>` : ''}</li>`,
+  )}</ol></details>`;
+}
+
 function synthesisCard(d: StoredDebate): Html {
   const s = d.synthesis;
-  if (!s) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="muted">${d.status === 'running' ? 'Not written yet.' : 'No synthesis was recorded.'}</p></section>`;
-  if (!s.synthesis) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="error">The synthesis failed: ${s.error ?? 'unknown error'}</p></section>`;
+  const retry = d.status === 'unsynthesized' ? html`<p class="muted">Every round is kept; \`conclave synthesize ${d.id}\` tries the synthesis again.</p>` : '';
+  if (!s) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="muted">${d.status === 'running' ? 'Not written yet.' : 'No synthesis was recorded.'}</p>${retry}${synthesisAttempts(d)}</section>`;
+  if (!s.synthesis) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="error">The synthesis failed: ${s.error ?? 'unknown error'}</p>${retry}${synthesisAttempts(d)}</section>`;
   const y = s.synthesis;
   return html`<section id="synthesis" class="card">
 <h2>Synthesis</h2>
+${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
@@ -208,6 +218,7 @@ export function callRows(c: StoredCall, debateStart: number): Html {
 </tr>
 <tr class="call-detail" data-call-detail="${c.id}"><td colspan="12"><details><summary>messages, reply and parsed JSON of call ${c.id}</summary>
 ${c.error ? html`<p class="error">${c.error}</p>` : ''}${c.validationError ? html`<p class="error">validation: ${c.validationError}</p>` : ''}${c.truncation ? html`<p class="muted">context: ${c.truncation}</p>` : ''}
+${c.normalized?.length ? html`<h4>normalized by the engine</h4><ul>${c.normalized.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
 ${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${msg.content}</pre>`)}
 <h4>raw reply</h4><pre class="raw">${c.raw}</pre>
 <h4>parsed</h4><pre>${json(c.parsed)}</pre>

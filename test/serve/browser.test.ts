@@ -172,6 +172,11 @@ describe('the viewer in a browser', () => {
     expect(await page.evaluate('window.loadMark')).toBe('first load');
     expect(await page.locator('#synthesis').textContent()).toContain('Not written yet.');
     expect(await page.locator('#calls tr.call').count()).toBeGreaterThanOrEqual(8);
+    // A call row added by the script folds out the same parts as a server-rendered one.
+    const live = readDebate(file, id).calls.find((c) => c.stage === 'critique')!;
+    const detail = page.locator(`#calls tr[data-call-detail="${live.id}"]`);
+    expect(await detail.locator('h4').allTextContents()).toEqual([...live.messages.map((m) => m.role), 'raw reply', 'parsed', 'options']);
+    expect(await detail.locator('pre.raw').textContent()).toBe(live.raw);
 
     openSynthesis();
     await page.locator('#synthesis .recommendation').filter({ hasText: 'Do A' }).waitFor();
