@@ -15,7 +15,7 @@ import { openStoreReadOnly, openViewerStore } from '../../src/serve/store.js';
 import { openStore } from '../../src/store/open.js';
 import { capture } from '../helpers/cli.js';
 import { setupBench } from '../bench/fixture.js';
-import { scriptedResponder } from '../helpers/panel.js';
+import { scriptedResponder, stageOf } from '../helpers/panel.js';
 import { readEventStream, recordDebate, type RunningViewer, startViewer, tempRecord } from '../helpers/viewer.js';
 
 async function cli(args: string[]) {
@@ -161,6 +161,22 @@ describe('conclave serve (HTTP)', () => {
       expect(callIds.sort((a, b) => a - b)).toEqual(d.calls.map((c) => c.id));
     } finally {
       store.close();
+    }
+  });
+});
+
+describe('a debate whose synthesis failed', () => {
+  it('shows the failure, the attempts and how to try again', async () => {
+    const failing = tempRecord();
+    const id = await recordDebate(failing, scriptedResponder([0.4, 0.9], (req) => (stageOf(req) === 'synthesis' ? { error: 'model crashed', status: 500 } : undefined)).respond);
+    const viewer = await startViewer(failing);
+    try {
+      const page = await (await fetch(`${viewer.url}/debates/${id}`)).text();
+      expect(page).toContain('status-unsynthesized');
+      expect(page).toContain(`conclave synthesize ${id}`);
+      expect(page).toMatch(/synthesis attempt/);
+    } finally {
+      await viewer.close();
     }
   });
 });
