@@ -17,8 +17,9 @@ function roundsOf(d: StoredDebate): number[] {
   return [...held].sort((a, b) => a - b);
 }
 
-function roundLabel(round: number): string {
-  return round === 0 ? 'round 0 (answers)' : `round ${round}`;
+function roundLabel(round: number, kind = 'debate'): string {
+  if (round === 0) return 'round 0 (answers)';
+  return kind === 'tournament' ? `bracket round ${round}` : `round ${round}`;
 }
 
 export function turnCell(t: TurnRecord | undefined, round: number, agentId: string): Html {
@@ -45,7 +46,7 @@ function grid(d: StoredDebate): Html {
   const rounds = roundsOf(d);
   const debaters = d.agents.filter((a) => a.role === 'debater');
   return html`<div class="scroll"><table class="grid" id="grid">
-<thead><tr><th>agent</th>${rounds.map((r) => html`<th data-round="${r}">${roundLabel(r)}</th>`)}</tr></thead>
+<thead><tr><th>agent</th>${rounds.map((r) => html`<th data-round="${r}">${roundLabel(r, d.preset.protocol.kind)}</th>`)}</tr></thead>
 <tbody>
 ${debaters.map(
   (a) => html`<tr data-agent="${a.id}"><th><span class="agent">${a.id}</span><br><span class="muted">${a.model}</span></th>${rounds.map((r) =>
@@ -174,6 +175,40 @@ ${m && m.synthesis.openQuestions.length ? html`<h3>Open questions</h3><ul>${m.sy
 </section>`;
 }
 
+/** A tournament's bracket and verdicts, or a decomposition's sub-questions and parts (docs/protocols.md). */
+function protocolSection(d: StoredDebate): Html {
+  const steps = (d.steps ?? []).map((s) => s.step);
+  const brackets = steps.filter((s) => s.kind === 'bracket');
+  const verdicts = steps.filter((s) => s.kind === 'verdict');
+  const champion = steps.find((s) => s.kind === 'champion');
+  const split = steps.find((s) => s.kind === 'split');
+  const parts = steps.filter((s) => s.kind === 'subanswer');
+  const rotation = steps.find((s) => s.kind === 'synthesizer');
+  const out: Html[] = [];
+  if (rotation) out.push(html`<p class="muted">Synthesizer <code>${rotation.model}</code>, rotation turn ${rotation.turn + 1} over ${rotation.candidates.join(', ')}${rotation.panelAgents.length ? ` (it also debated as ${rotation.panelAgents.join(', ')})` : ''}.</p>`);
+  if (brackets.length) {
+    out.push(html`<section id="bracket"><h2>Bracket</h2>
+<p>Seeding by round-0 confidence: ${brackets[0]!.seeding.join(', ')}${champion ? html` · champion <strong>${champion.agentId}</strong>${champion.runnerUp ? `, runner-up ${champion.runnerUp}` : ''}` : ''}</p>
+<table class="bracket"><thead><tr><th>round</th><th>match</th><th>winner</th><th>decided by</th><th>reasons</th></tr></thead><tbody>${brackets.flatMap((b) =>
+      b.pairings.map((p) => {
+        const v = verdicts.find((x) => x.round === b.round && x.a === p.a && x.b === p.b);
+        return p.b === null
+          ? html`<tr><td class="num">${b.round}</td><td>${p.a}</td><td>${p.a}</td><td>bye</td><td></td></tr>`
+          : html`<tr><td class="num">${b.round}</td><td>${p.a} vs ${p.b}</td><td>${v?.winner ?? '-'}</td><td>${v?.decidedBy ?? 'not played'}</td><td>${(v?.reasons ?? []).join('; ')}</td></tr>`;
+      }),
+    )}</tbody></table></section>`);
+  }
+  if (split) {
+    out.push(html`<section id="decomposition"><h2>Decomposition by ${split.decomposer}</h2>
+${split.notes.map((n) => html`<p class="muted">note: ${n}</p>`)}
+<table class="decomposition"><thead><tr><th class="num">#</th><th>sub-question</th><th>after</th><th>agent</th><th>answer</th></tr></thead><tbody>${split.subQuestions.map((s) => {
+      const part = parts.find((x) => x.index === s.index);
+      return html`<tr><td class="num">${s.index}</td><td>${s.question}</td><td>${s.dependsOn.join(', ')}</td><td>${s.assignee}</td><td>${!part ? 'not reached' : part.status === 'ok' ? (part.answer ?? '') : `${part.status}: ${part.reason ?? ''}`}</td></tr>`;
+    })}</tbody></table></section>`);
+  }
+  return html`${out}`;
+}
+
 function votingSection(d: StoredDebate): Html {
   const v = d.voting;
   if (!v || v.iterations.length === 0) return html``;
@@ -259,7 +294,7 @@ export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const body = html`<h1 id="question">${d.question}</h1>
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
-· preset <strong>${d.presetName}</strong> · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}
+· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''} · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}
 · ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
 · host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>
@@ -273,6 +308,7 @@ ${panel(d)}
 ${grid(d)}
 <h2>Judge</h2>
 ${judgeChart(d)}
+${protocolSection(d)}
 ${tensionSection(d)}
 ${votingSection(d)}
 ${synthesisCard(d)}

@@ -11,6 +11,7 @@ import { debateDocument } from '../../src/render/document.js';
 import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
 import { storedEvents } from '../../src/render/replay.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import { plainStyle } from '../../src/render/style.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
@@ -284,9 +285,9 @@ describe('decompose protocol', () => {
 
 describe('recorded protocols', () => {
   const cases = [
-    { kind: 'parallel', agents: ['a', 'b', 'c'], md: '## Round 0: independent answers', live: 'Round 0 · independent answers' },
-    { kind: 'tournament', agents: ['a', 'b', 'c'], md: '## Bracket', live: 'judge: a beats b' },
-    { kind: 'decompose', agents: ['a', 'b', 'c'], md: '## Decomposition by a', live: '1. part one?' },
+    { kind: 'parallel', agents: ['a', 'b', 'c'], md: '## Round 0: independent answers', live: 'Round 0 · independent answers', page: 'protocol <strong>parallel</strong>' },
+    { kind: 'tournament', agents: ['a', 'b', 'c'], md: '## Bracket', live: 'judge: a beats b', page: '<section id="bracket">' },
+    { kind: 'decompose', agents: ['a', 'b', 'c'], md: '## Decomposition by a', live: '1. part one?', page: '<section id="decomposition">' },
   ] as const;
   for (const c of cases) {
     it(`replays, shows and exports a ${c.kind} run from the record alone`, async () => {
@@ -300,6 +301,7 @@ describe('recorded protocols', () => {
       expect(replayed.text).toContain(c.live);
       expect(storedEvents(d).filter((e) => e.type === 'protocol.step')).toHaveLength(events.filter((e) => e.type === 'protocol.step').length);
       expect(renderMarkdown(d)).toContain(c.md);
+      expect(debatePage(d, null)).toContain(c.page);
       const doc = debateDocument(d) as { protocol: { kind: string; steps: unknown[] } };
       expect(doc.protocol.kind).toBe(c.kind);
       expect(doc.protocol.steps).toEqual((d.steps ?? []).map((s) => s.step));
