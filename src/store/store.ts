@@ -523,7 +523,8 @@ export function presetHash(preset: Preset): string {
 
 export { canonicalJson };
 
-const CALL_COLUMNS = [
+/** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
+export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
   'raw', 'parsed_json', 'status', 'validation_error', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
