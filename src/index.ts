@@ -2,6 +2,8 @@
 export { runDebate, newDebateId, presetModels, missingModels } from './engine/run-debate.js';
 export type { DebateResult, RunDebateOptions } from './engine/run-debate.js';
 export { recorder } from './engine/recorder.js';
+export { resynthesize } from './engine/resynthesize.js';
+export type { ResynthesizeOptions } from './engine/resynthesize.js';
 export type * from './engine/events.js';
 export type { ExtraStage, StageContext, StageCallRequest, StageOutput } from './engine/stage.js';
 export { openStore, defaultDbPath } from './store/open.js';

@@ -25,7 +25,8 @@ export function renderBenchMarkdown(report: BenchReport): string {
 /** The short table printed at the end of `conclave bench`: accuracy per condition. */
 export function renderBenchSummary(report: BenchReport): string {
   const rows = conditionRows(report.conditions);
-  return formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
+  const table = formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
+  return report.parseHealth?.warning ? `${table}\n⚠ Warning: ${report.parseHealth.warning}\n` : table;
 }
 
 /** `conclave bench compare` as Markdown. */

@@ -64,6 +64,9 @@ export interface BenchProgress {
   preset: string;
   /** Whether each headline condition got the item right. */
   correct: Partial<Record<Condition, boolean>>;
+  /** This item's answers that came back (calls that failed outright not counted), and how many of them could not be read. */
+  answers: number;
+  unparsed: number;
 }
 
 export interface ExecuteBenchOptions {
@@ -195,9 +198,9 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
       limit(async () => {
         if (controller.signal.aborted) return;
         try {
-          const correct = await runTrial({ store, runId, item, snapshot, host, gateway, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          const trial = await runTrial({ store, runId, item, snapshot, host, gateway, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
           finished += 1;
-          opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, correct });
+          opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, ...trial });
         } catch (err) {
           if (failure === null && !(err instanceof InterruptedError && controller.signal.aborted)) failure = err;
           controller.abort();
@@ -236,7 +239,7 @@ interface TrialContext {
   now: () => number;
 }
 
-async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
+async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct' | 'answers' | 'unparsed'>> {
   const { store, item, snapshot, now } = ctx;
   const preset = snapshot.preset;
   const trialId = startTrial(store, { runId: ctx.runId, itemId: item.id, preset: snapshot.name, maxRounds: preset.protocol.maxRounds, startedAt: now() });
@@ -283,8 +286,8 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
       ...agent.options,
       ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }),
     };
-    // A fixed seed would make every sample of one agent the same answer.
-    if (condition === 'sc' && typeof agent.options?.seed === 'number') options.seed = agent.options.seed + 1 + sample;
+    // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
+    if (condition === 'sc') options.seed = (typeof agent.options?.seed === 'number' ? agent.options.seed : 0) + 1 + sample;
     return ctx.pool
       .run(agent.model, () =>
         answerCall(ctx.gateway, {
@@ -336,5 +339,6 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
   );
   const correct: BenchProgress['correct'] = {};
   for (const r of scored.results) if (r.variant === '' && r.available) correct[r.condition as Condition] = r.correct;
-  return correct;
+  const returned = scored.answers.filter((a) => a.status !== 'error');
+  return { correct, answers: returned.length, unparsed: returned.filter((a) => a.status === 'unparsed').length };
 }

@@ -168,6 +168,7 @@ export function runSummaryLines(report: BenchReport): string[] {
     return `\`${p.name}\`: ${p.agents.length} agents (${agents}); judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
   });
   return [
+    ...(report.parseHealth?.warning ? [`**⚠ Warning: ${report.parseHealth.warning}**`] : []),
     `Suite \`${r.suite}\`: ${r.items} items (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
     `Host ${r.host}; Conclave ${r.engineVersion}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
     ...presets.map((p) => `Preset ${p}.`),

@@ -12,6 +12,7 @@ import { replayCommand } from './commands/replay.js';
 import { runCommand } from './commands/run.js';
 import { showCommand } from './commands/show.js';
 import { simCommand } from './commands/sim.js';
+import { synthesizeCommand } from './commands/synthesize.js';
 import { verifyCommand } from './commands/verify.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
 
@@ -27,6 +28,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     .command(runCommand(io, exit))
     .command(listCommand(io, exit))
     .command(showCommand(io, exit))
+    .command(synthesizeCommand(io, exit))
     .command(replayCommand(io, exit))
     .command(exportCommand(io, exit))
     .command(importCommand(io, exit))

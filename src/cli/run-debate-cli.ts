@@ -85,6 +85,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const live = args.quiet ? null : liveRenderer(io.stderr, style);
   const listeners: DebateListener[] = live ? [live] : [];
   let debateId: string | null = null;
+  let printed = false;
   listeners.push((e) => {
     if (e.type === 'debate.started') debateId = e.debateId;
   });
@@ -105,11 +106,13 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
     const stored = store.getDebate(result.id);
     if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(stored), null, 2)}\n`);
     else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
+    printed = true;
     if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
+    if (result.status === 'unsynthesized') throw unsynthesized(result.id, result.error);
     return result.status === 'completed' ? 0 : 5;
   } catch (err) {
     live?.close();
-    if (args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
+    if (!printed && args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
       io.stdout.write(`${JSON.stringify(debateDocument(store.getDebate(debateId)), null, 2)}\n`);
     }
     throw err;
@@ -118,4 +121,11 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
     process.off('SIGTERM', onSigint);
     store.close();
   }
+}
+
+/** Exit 5: the command did not fully succeed, but every round is kept and the card shows them. */
+export function unsynthesized(id: string, error: string | null): DebateFailedError {
+  return new DebateFailedError('SYNTHESIS_FAILED', `Debate ${id} ran all its rounds, but the synthesis failed: ${error ?? 'no reason recorded'}. The rounds are kept, and the card shows each agent's final position.`, {
+    hint: `Run \`conclave synthesize ${id}\` to synthesize it again from the stored transcript (--model M picks another synthesizer).`,
+  });
 }

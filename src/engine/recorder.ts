@@ -53,7 +53,7 @@ export function recorder(store: Store): DebateListener {
         recordTensionUpdate(store, debateId, event.update, event.at);
         break;
       case 'synthesis.finished':
-        store.recordSynthesis(debateId, event.result);
+        store.recordSynthesis(debateId, event.result, event.at);
         break;
       case 'debate.finished':
         store.finishDebate(debateId, {

@@ -10,10 +10,8 @@ import {
   critiqueMessages,
   judgeMessages,
   openingMessages,
-  renderTranscript,
-  synthesisMessages,
 } from '../protocol/prompts.js';
-import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
+import { critiqueSchemaFor, judgeSchema, openingSchema } from '../protocol/schemas.js';
 import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy, sameModel } from '../schedule/scheduler.js';
 import { VERSION } from '../version.js';
@@ -32,6 +30,7 @@ import type {
 import type { ExtraStage, StageContext } from './stage.js';
 import { builtinStages } from './stages.js';
 import { type StructuredOutcome, structuredCall } from './structured-call.js';
+import { failedAgentsOf, fitSynthesisPrompt, synthesisRecordOf, synthesisSchemaOf } from './synthesis.js';
 
 export interface RunDebateOptions {
   question: string;
@@ -181,7 +180,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     messages: ReturnType<typeof openingMessages>,
     options: Record<string, unknown>,
     schema: import('zod').ZodType<T>,
-    check?: (value: T) => string | null,
+    normalize?: (value: T) => string[],
     truncation?: string | null,
     onRecord?: (record: CallRecord) => void,
   ): Promise<StructuredOutcome<T>> =>
@@ -197,7 +196,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
           messages,
           options,
           schema,
-          ...(check ? { check } : {}),
+          ...(normalize ? { normalize } : {}),
           truncation: truncation ?? null,
           timeoutMs,
           ...(opts.signal ? { signal: opts.signal } : {}),
@@ -295,7 +294,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
         signal: opts.signal,
         emit,
         call: (req) =>
-          call(req.stage, req.round, req.agentId, req.model, req.messages, { ...callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) }, req.schema, req.check, null, req.onCall),
+          call(req.stage, req.round, req.agentId, req.model, req.messages, { ...callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) }, req.schema, req.normalize, null, req.onCall),
       };
       try {
         const output = await stage.run(ctx);
@@ -310,7 +309,8 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
 
     synthesis = await synthesize(extraSections);
     if (interrupted()) return stopInterrupted();
-    const status: DebateStatus = synthesis.status === 'ok' ? 'completed' : 'failed';
+    // A failed synthesis keeps the debate: its rounds stand, and `conclave synthesize` can finish it.
+    const status: DebateStatus = synthesis.status === 'ok' ? 'completed' : 'unsynthesized';
     finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
     return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error, scheduler };
   } catch (err) {
@@ -346,9 +346,12 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     }
     const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${numCtx[agent.model]}` : null;
     if (truncation) emit({ type: 'warning', message: `${agent.id}, round ${round}: ${truncation}`, at: now() });
-    const peerIds = new Set(peers.map((p) => p.agentId));
     const messages = critiqueMessages(opts.question, agent.persona, round, ownPosition, fit.peers);
-    const outcome = await call('critique', round, agent.id, agent.model, messages, options, critiqueSchema, (v) => checkPeers(v, peerIds), truncation);
+    const schema = critiqueSchemaFor(
+      peers.map((p) => p.agentId),
+      preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
+    );
+    const outcome = await call('critique', round, agent.id, agent.model, messages, options, schema, undefined, truncation);
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
   }
 
@@ -378,30 +381,17 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     const model = preset.synthesizer.model;
     const options = callOptions(model, preset.synthesizer.options, 'synthesis', { temperature: 0.2 });
     const last = rounds.at(-1)!;
-    const failed = preset.agents
-      .filter((a) => last.turns.find((t) => t.agentId === a.id)?.status !== 'ok')
-      .map((a) => ({ agent: a.id, reason: last.turns.find((t) => t.agentId === a.id)?.error ?? 'no answer' }));
-    const agentIds = preset.agents.map((a) => a.id);
+    const failed = failedAgentsOf(preset, last);
     const budget = (numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
-    // Fit the transcript by clipping each turn harder until it fits; say so if it had to.
-    let perTurn = Infinity;
-    let messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
-    while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
-      perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
-      messages = synthesisMessages(opts.question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
-    }
+    const fit = fitSynthesisPrompt(opts.question, rounds, preset.agents.map((a) => a.id), failed, extraSections, budget);
     let result: SynthesisRecord;
-    if (estimateMessagesTokens(messages) > budget) {
-      result = { status: 'failed', synthesis: null, error: `the transcript does not fit num_ctx ${numCtx[model]} for ${model}` };
+    if (!fit.messages) {
+      result = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${numCtx[model]} for ${model}` };
     } else {
-      const truncation = perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${numCtx[model]}`;
+      const truncation = fit.clippedTo === null ? null : `each turn clipped to ${fit.clippedTo} characters to fit num_ctx ${numCtx[model]}`;
       if (truncation) emit({ type: 'warning', message: `synthesis: ${truncation}`, at: now() });
-      const ids = new Set(agentIds);
-      const outcome = await call('synthesis', last.round, 'synthesizer', model, messages, options, synthesisSchema, (v) => checkSynthesis(v, ids), truncation);
-      result =
-        outcome.status === 'ok'
-          ? { status: 'ok', synthesis: { ...outcome.value, failedAgents: mergeFailed(outcome.value.failedAgents, failed) }, error: null }
-          : { status: 'failed', synthesis: null, error: outcome.error };
+      const outcome = await call('synthesis', last.round, 'synthesizer', model, fit.messages, options, synthesisSchemaOf(preset, last.round), undefined, truncation);
+      result = synthesisRecordOf(outcome, failed, model);
     }
     emit({ type: 'synthesis.finished', result, at: now() });
     return result;
@@ -435,48 +425,6 @@ function turnFrom<T>(
 function peerText(turn: TurnRecord): string {
   if (turn.opening) return `${turn.opening.position}\nReasoning: ${turn.opening.reasoning}`;
   return turn.position ?? '';
-}
-
-/**
- * Small models write peer ids loosely (`Architect`, `[architect]`, `agent architect`). Map each
- * `with` to the peer it unambiguously names, then reject what still names no peer. zod hands over
- * a fresh object, so rewriting it in place is safe.
- */
-export function canonicalId(written: string, ids: Iterable<string>): string | null {
-  const all = [...ids];
-  if (all.includes(written)) return written;
-  const key = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
-  const plain = key(written.replace(/^\s*(agent|peer|panelist)\s+/i, ''));
-  const matches = all.filter((id) => key(id) === plain);
-  return matches.length === 1 ? matches[0]! : null;
-}
-
-function checkPeers(value: Critique, peers: Set<string>): string | null {
-  const bad: string[] = [];
-  for (const item of [...value.agreements, ...value.disagreements]) {
-    const id = canonicalId(item.with, peers);
-    if (id) item.with = id;
-    else bad.push(item.with);
-  }
-  if (bad.length === 0) return null;
-  return `"with" must name a peer id (${[...peers].join(', ')}); got ${[...new Set(bad)].map((b) => `"${b}"`).join(', ')}.`;
-}
-
-function checkSynthesis(value: Synthesis, agents: Set<string>): string | null {
-  const bad: string[] = [];
-  for (const m of value.minorityPositions) {
-    const id = canonicalId(m.agent, agents);
-    if (id) m.agent = id;
-    else bad.push(m.agent);
-  }
-  if (bad.length) return `minorityPositions[].agent must be a panelist id (${[...agents].join(', ')}); got ${bad.map((b) => `"${b}"`).join(', ')}.`;
-  if (value.confidence.converged > agents.size) return `confidence.converged is ${value.confidence.converged} but the panel has ${agents.size} agents.`;
-  return null;
-}
-
-/** The engine knows which agents failed; the synthesizer's list is kept only for agents it adds reasons to. */
-function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
-  return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
 }
 
 /** Tokens each model needs at most (prompt plus reply) in this debate, and any num_ctx the preset fixes. */

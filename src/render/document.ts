@@ -46,6 +46,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       };
     }),
     synthesis: d.synthesis,
+    synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
     calls: d.calls.map((c) => ({
@@ -66,6 +67,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       raw: c.raw,
       parsed: c.parsed,
       validationError: c.validationError,
+      normalized: c.normalized ?? [],
       error: c.error,
       truncation: c.truncation,
     })),

@@ -31,6 +31,7 @@ export function renderMarkdown(d: StoredDebate): string {
     if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
   } else {
     out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
+    if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`conclave synthesize ${d.id}\`.`, '');
   }
   out.push(...tensionMarkdown(d));
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);
@@ -77,6 +78,18 @@ export function renderMarkdown(d: StoredDebate): string {
   if (failedCalls.length) {
     out.push('## Failed or repaired calls', '');
     for (const c of failedCalls) out.push(`- ${c.stage} round ${c.round}, ${c.agentId} (attempt ${c.attempt}): ${c.status}: ${c.error ?? c.validationError}`);
+    out.push('');
+  }
+  const normalized = d.calls.filter((c) => c.normalized?.length);
+  if (normalized.length) {
+    out.push('## Replies the engine normalised', '');
+    for (const c of normalized) out.push(`- ${c.stage} round ${c.round}, ${c.agentId}: ${c.normalized!.join('; ')}`);
+    out.push('');
+  }
+  const attempts = d.synthesisAttempts ?? [];
+  if (attempts.length > 1) {
+    out.push('## Synthesis attempts', '');
+    for (const a of attempts) out.push(`- ${a.attempt}. \`${a.model}\` at ${new Date(a.at).toISOString()}: ${a.status}${a.error ? ` (${a.error})` : ''}`);
     out.push('');
   }
   return out.join('\n');

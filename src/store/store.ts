@@ -28,6 +28,7 @@ import {
   verifyRows,
 } from './chain.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
+import { synthesisAttempts } from './schema-synthesis.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
@@ -68,6 +69,14 @@ export interface DebateRecord {
   finishedAt: number | null;
 }
 
+export interface SynthesisAttemptSummary {
+  attempt: number;
+  model: string;
+  status: 'ok' | 'failed';
+  error: string | null;
+  at: number;
+}
+
 /** A recorded call, with the row id that orders calls within a debate. */
 export interface StoredCall extends CallRecord {
   id: number;
@@ -81,6 +90,8 @@ export interface StoredDebate extends DebateRecord {
   turns: TurnRecord[];
   rounds: RoundJudgement[];
   synthesis: SynthesisRecord | null;
+  /** Every synthesis attempt, oldest first (the debate's own, then each `conclave synthesize`). */
+  synthesisAttempts?: SynthesisAttemptSummary[];
   /** The cluster vote (docs/voting.md); null when the debate held none. */
   voting?: StoredVoting | null;
   /** The tension map (docs/tensions.md); null when the debate drew none. */
@@ -237,13 +248,28 @@ export class Store {
     );
   }
 
-  recordSynthesis(debateId: string, s: SynthesisRecord): void {
+  /**
+   * Records a synthesis attempt. It becomes the debate's synthesis unless it failed
+   * and an earlier attempt succeeded: the latest successful one counts.
+   */
+  recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
+    const values = { status: s.status, bodyJson: s.synthesis, error: s.error };
     this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
-      this.#statement(UPSERT_SYNTHESIS).run({
-        debate_id: debateId,
-        status: s.status,
-        body_json: s.synthesis === null ? null : JSON.stringify(s.synthesis),
-        error: s.error,
+      this.#db.transaction((tx) => {
+        const last = tx
+          .select({ n: sql<number>`coalesce(max(${synthesisAttempts.attempt}), 0)` })
+          .from(synthesisAttempts)
+          .where(eq(synthesisAttempts.debateId, debateId))
+          .get();
+        tx.insert(synthesisAttempts)
+          .values({ debateId, attempt: (last?.n ?? 0) + 1, model: s.model ?? '', ...values, createdAt: at })
+          .run();
+        const current = tx.select({ status: syntheses.status }).from(syntheses).where(eq(syntheses.debateId, debateId)).get();
+        if (current?.status === 'ok' && s.status !== 'ok') return;
+        tx.insert(syntheses)
+          .values({ debateId, ...values })
+          .onConflictDoUpdate({ target: syntheses.debateId, set: values })
+          .run();
       }),
     );
   }
@@ -397,6 +423,12 @@ export class Store {
             ballot.callId = ballot.callId === null ? null : (numberOf.get(ballot.callId) ?? null);
             ballot.firstCallId = ballot.firstCallId === null ? null : (numberOf.get(ballot.firstCallId) ?? null);
           }
+          const attemptRows = tx
+            .select()
+            .from(synthesisAttempts)
+            .where(eq(synthesisAttempts.debateId, id))
+            .orderBy(asc(synthesisAttempts.attempt))
+            .all();
           return {
             id: row.id,
             question: row.question,
@@ -420,6 +452,13 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
+            synthesisAttempts: attemptRows.map((r) => ({
+              attempt: r.attempt,
+              model: r.model,
+              status: r.status,
+              error: r.error,
+              at: r.createdAt,
+            })),
             voting,
             tensions: readTensionMap(tx, id),
           };
@@ -503,6 +542,7 @@ export function modelCallValues(call: CallRecord) {
     parsedJson: call.parsed ?? null,
     status: call.status,
     validationError: call.validationError,
+    normalizedJson: call.normalized?.length ? call.normalized : null,
     error: call.error,
     promptTokens: m.promptTokens,
     completionTokens: m.completionTokens,
@@ -526,7 +566,7 @@ export { canonicalJson };
 /** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
 export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
-  'raw', 'parsed_json', 'status', 'validation_error', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
+  'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
   'finished_at', 'prev_hash', 'hash',
 ] as const;
@@ -570,6 +610,7 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
     status: call.status,
     validation_error: nullableText(call.validationError),
+    normalized_json: call.normalized?.length ? JSON.stringify(call.normalized) : null,
     error: nullableText(call.error),
     truncation: nullableText(call.truncation),
     prompt_tokens: count(m.promptTokens),
@@ -710,6 +751,7 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,
+    ...(r.normalizedJson?.length ? { normalized: r.normalizedJson } : {}),
     error: r.error,
     truncation: r.truncation,
     metrics: {

@@ -8,13 +8,15 @@ function sink(isTTY: boolean) {
   return out as unknown as NodeJS.WriteStream & { text: string };
 }
 
-const step = (done: number, total: number, right = true): BenchProgress => ({
+const step = (done: number, total: number, right = true, unparsed = 0): BenchProgress => ({
   done,
   total,
   resumedFrom: 0,
   itemId: `arith-${String(done - 1).padStart(3, '0')}`,
   preset: 'small',
   correct: { 'debate-synth': right },
+  answers: 10,
+  unparsed,
 });
 
 describe('bench progress', () => {
@@ -24,6 +26,20 @@ describe('bench progress', () => {
     expect(eta({ done: 5, total: 10, resumedFrom: 4 }, 10_000)).toBe(50_000);
     expect(formatDuration(75_000)).toBe('1m15s');
     expect(formatDuration(3_720_000)).toBe('1h02m');
+  });
+
+  it('says loudly, once and then on every line, when most answers cannot be read', () => {
+    const out = sink(false);
+    let t = 0;
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => t });
+    view.update(step(1, 4, true, 2));
+    expect(out.text).not.toContain('unreadable');
+    view.update(step(2, 4, false, 9));
+    view.update(step(3, 4, false, 9));
+    view.close();
+    expect(out.text.match(/warning: 11 of 20 answers so far could not be read/g)).toHaveLength(1);
+    expect(out.text).toContain('· ⚠ 55% of answers unreadable');
+    expect(out.text).toContain('· ⚠ 67% of answers unreadable');
   });
 
   it('writes a plain line every tenth of the way when stderr is not a terminal', () => {

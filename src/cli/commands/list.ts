@@ -18,7 +18,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print JSON' })
         .option('limit', { type: 'number', default: 50, describe: 'How many to show' })
-        .option('status', { type: 'string', choices: ['running', 'completed', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
+        .option('status', { type: 'string', choices: ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
     handler: async (args) => {
       const store = await openDb(args.db, io);
       try {
