@@ -5,8 +5,7 @@
  * plays), and writes the report as Markdown, JSON and HTML.
  * No GPU and no Ollama needed; the figures describe the script, not real models.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { main } from '../src/cli/main.js';
@@ -28,7 +27,8 @@ const presets = values.preset.map((name) => loadPreset(name).preset);
 const sim = await startSimulator({ models: simModelsFor(presets), respond: demoResponder(presets) });
 const out = resolve(values.out);
 mkdirSync(out, { recursive: true });
-const db = join(mkdtempSync(join(tmpdir(), 'conclave-bench-demo-')), 'bench.db');
+// Beside the reports, so the `bench report` and `bench compare` commands it prints work afterwards.
+const db = join(out, 'bench.db');
 try {
   const code = await main(['bench', '--suite', 'arithmetic', '--limit', values.limit, ...values.preset.flatMap((p) => ['--preset', p]), '--host', sim.url, '--db', db]);
   if (code !== 0) process.exit(code);

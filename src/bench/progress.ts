@@ -1,4 +1,5 @@
 import { type TermStyle, painter } from '../render/style.js';
+import { inert } from '../render/inert.js';
 import type { BenchProgress } from './runner.js';
 
 export interface ProgressView {
@@ -77,7 +78,7 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
         const bar = `${paint('cyan', '█'.repeat(filled))}${paint('dim', '░'.repeat(width - filled))}`;
         // Longer than the terminal, the line would wrap and the next redraw would not erase it.
         const room = style.columns - width - 4;
-        const info = line(p);
+        const info = inert(line(p));
         const text = info.length > room ? `${info.slice(0, Math.max(0, room - 1))}…` : `${info}${markOf(p)}`;
         stream.write(`\r\u001b[2K${bar} ${text}`);
         drawn = true;
@@ -87,7 +88,7 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
       if (tenth > lastTenth || now() - lastLineAt >= 30_000 || p.done === p.total) {
         lastTenth = tenth;
         lastLineAt = now();
-        stream.write(`bench: ${line(p)}${markOf(p)}\n`);
+        stream.write(`bench: ${inert(line(p))}${markOf(p)}\n`);
       }
     },
     close() {

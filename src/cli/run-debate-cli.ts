@@ -11,6 +11,7 @@ import { liveRenderer } from '../render/live.js';
 import { detectStyle } from '../render/style.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
+import { jsonText } from '../render/inert.js';
 
 export interface RunCliArgs {
   question: string;
@@ -47,7 +48,7 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
 }
 
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
-  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: conclave run "…" --preset NAME' });
+  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `npx conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
     throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
@@ -104,7 +105,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
     });
     live?.close();
     const stored = store.getDebate(result.id);
-    if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(stored), null, 2)}\n`);
+    if (args.json) io.stdout.write(`${jsonText(debateDocument(stored), 2)}\n`);
     else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
     printed = true;
     if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
@@ -113,7 +114,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   } catch (err) {
     live?.close();
     if (!printed && args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
-      io.stdout.write(`${JSON.stringify(debateDocument(store.getDebate(debateId)), null, 2)}\n`);
+      io.stdout.write(`${jsonText(debateDocument(store.getDebate(debateId)), 2)}\n`);
     }
     throw err;
   } finally {

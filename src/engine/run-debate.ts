@@ -246,7 +246,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
       finish('failed', 'too_few_answers', detail);
       const gaps = openings.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
       throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
-        hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + id + '`.',
+        hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + id + '`.',
       });
     }
 
@@ -314,7 +314,8 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     finish(status, exit.reason, synthesis.status === 'ok' ? null : `synthesis failed: ${synthesis.error}`);
     return { id, status, exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis, numCtx, error: synthesis.error, scheduler };
   } catch (err) {
-    if (err instanceof DebateFailedError) throw err;
+    // stopInterrupted() has already recorded and announced the stop.
+    if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
     if (interrupted()) return stopInterrupted();
     // The recorder failing (disk full, lock) lands here: report it without trying to write again.
     throw err;
@@ -325,7 +326,7 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     emit({ type: 'debate.exit', reason: 'interrupted', round, detail: 'stopped by the user', at: now() });
     finish('interrupted', 'interrupted', 'stopped by the user');
     throw new InterruptedError(`Debate ${id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `See what it got to with \`conclave show ${id}\`.`,
+      hint: `See what it got to with \`npx conclave show ${id}\`.`,
     });
   }
 

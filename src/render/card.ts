@@ -1,11 +1,13 @@
 import type { StoredDebate } from '../store/store.js';
+import { inertDeep } from './inert.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { tensionCardLines } from './tensions.js';
 import { votingCardLines } from './voting.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
-export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): string {
+export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle): string {
+  const d = inertDeep(stored);
   const paint = painter(style);
   const width = Math.min(style.columns, 100);
   const lines: string[] = [];

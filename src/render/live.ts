@@ -1,4 +1,5 @@
 import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
+import { inertDeep } from './inert.js';
 import { type TermStyle, painter } from './style.js';
 import { tensionLiveView } from './tensions.js';
 import { votingLiveView } from './voting.js';
@@ -33,6 +34,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const paint = painter(style);
   const active = new Map<string, ActiveCall>();
   let blockLines = 0;
+  // After Ctrl-C, calls end aborted: say so once, not as failures the debate goes on after.
+  let stopping = false;
+  let exitShown = false;
   let timer: NodeJS.Timeout | null = null;
 
   const key = (stage: Stage, round: number, agentId: string): string => `${stage}:${round}:${agentId}`;
@@ -65,7 +69,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
 
   const voteView = votingLiveView(paint);
   const tensionView = tensionLiveView(paint, style.columns);
-  const listener = (event: DebateEvent): void => {
+  const listener = (untrusted: DebateEvent): void => {
+    // Model text and server messages reach the terminal only without control characters.
+    const event = inertDeep(untrusted);
     for (const line of voteView(event)) print(line);
     for (const line of tensionView(event)) print(line);
     switch (event.type) {
@@ -103,6 +109,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       case 'call.finished': {
         const c = event.call;
         active.delete(key(c.stage, c.round, c.agentId));
+        if (c.status === 'aborted') stopping = true;
+        if (stopping && c.status === 'aborted') break;
         if (c.status === 'error' || c.status === 'aborted') {
           print(paint('red', `  ✗ ${c.agentId} (${c.model}): ${c.error}`));
         } else if (c.status === 'invalid') {
@@ -118,7 +126,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         if (t.status === 'ok' && t.position) {
           const conf = t.confidence == null ? '' : paint('dim', ` (confidence ${t.confidence.toFixed(2)})`);
           print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 26 - t.agentId.length)}`);
-        } else {
+        } else if (!stopping) {
           print(paint('red', `    ${t.agentId}: no usable answer this round (${t.error ?? t.status})`));
         }
         break;
@@ -130,7 +138,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
             `  ${paint('bold', 'judge')}: convergence ${paint('bold', j.convergence.toFixed(2))} ` +
               paint('dim', `(recommendation ${j.score.recommendation.toFixed(2)}, facts ${j.score.facts.toFixed(2)}, caveats ${j.score.caveats.toFixed(2)})`),
           );
-        } else {
+        } else if (!stopping) {
           print(paint('yellow', `  judge: no score this round (${j.error}); the debate goes on`));
         }
         break;
@@ -139,6 +147,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         print(paint('yellow', `  warning: ${event.message}`));
         break;
       case 'debate.exit':
+        if (exitShown) break;
+        exitShown = true;
         print(paint('bold', `\nStopped: ${exitText(event.reason)}`) + paint('dim', ` · ${event.detail}`));
         break;
       case 'synthesis.finished':

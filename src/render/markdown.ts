@@ -1,10 +1,15 @@
 import type { StoredDebate } from '../store/store.js';
+import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
 import { tensionMarkdown } from './tensions.js';
 import { votingMarkdown } from './voting.js';
 
-/** The whole debate as a Markdown document: card first, then every round's turns and scores. */
-export function renderMarkdown(d: StoredDebate): string {
+/**
+ * The whole debate as a Markdown document: card first, then every round's turns and scores.
+ * Every recorded string is escaped first, so no reply can bring HTML, links or table breaks.
+ */
+export function renderMarkdown(stored: StoredDebate): string {
+  const d = markdownDeep(stored);
   const out: string[] = [];
   out.push(`# ${d.question}`, '');
   out.push(

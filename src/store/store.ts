@@ -29,10 +29,11 @@ import {
 } from './chain.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
 import { synthesisAttempts } from './schema-synthesis.js';
+import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
-/** One line of `conclave list`. */
+/** One line of `npx conclave list`. */
 export interface DebateSummary {
   id: string;
   question: string;
@@ -384,7 +385,7 @@ export class Store {
       throw new StoreError(
         'DEBATE_ID_AMBIGUOUS',
         `Debate id \`${wanted}\` in ${this.path} matches several debates: ${shown}${matches.length > 5 ? ', …' : ''}.`,
-        { hint: 'Type more characters of the id. Run `conclave list` to see full ids.' },
+        { hint: 'Type more characters of the id. Run `npx conclave list` to see full ids.' },
       );
     }
     return first;
@@ -503,7 +504,7 @@ export class Store {
 
   #notFound(id: string): StoreError {
     return new StoreError('DEBATE_NOT_FOUND', `No debate \`${id}\` in ${this.path}.`, {
-      hint: 'Run `conclave list` to see stored debates.',
+      hint: 'Run `npx conclave list` to see stored debates.',
     });
   }
 
@@ -521,7 +522,7 @@ export class Store {
     try {
       return fn();
     } catch (err) {
-      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`);
+      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`, this.path);
     }
   }
 
@@ -658,7 +659,7 @@ export function sqliteCodeOf(err: unknown): string | undefined {
  * Turns a failure from SQLite into a StoreError that says what to do. `doing`
  * starts the message and names the file, e.g. "Could not record a call in /x/conclave.db".
  */
-export function storeErrorFrom(err: unknown, doing: string): StoreError {
+export function storeErrorFrom(err: unknown, doing: string, file?: string): StoreError {
   if (err instanceof StoreError) return err;
   const code = sqliteCodeOf(err) ?? '';
   const detail = rootMessage(err);
@@ -680,17 +681,20 @@ export function storeErrorFrom(err: unknown, doing: string): StoreError {
     );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file));
     return make(
       'STORE_LOCKED',
-      'the database is locked.',
-      'Another process holds the lock: let it finish or stop it, then retry.',
+      `the database is locked by ${holder}.`,
+      `${holder === 'another process' ? 'Another process holds the lock: let it' : `Let ${holder}`} finish, or stop it, then retry.`,
     );
   }
   if (code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')) {
     return make(
       'STORE_CORRUPT',
-      'the file is not a SQLite database or is damaged.',
-      'Move the file aside (or set CONCLAVE_DB to a new path) and run again: Conclave creates a fresh database.',
+      code.startsWith('SQLITE_NOTADB')
+        ? 'it is not a Conclave database (the file is not a SQLite database).'
+        : 'the database is damaged.',
+      'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database. To start afresh, move this file aside (or name a new path) and run a debate: Conclave creates a new database.',
     );
   }
   if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN')) {

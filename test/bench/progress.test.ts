@@ -58,17 +58,25 @@ describe('bench progress', () => {
     expect(out.text).not.toContain('\r');
   });
 
-  it('redraws one bar in place on a terminal, without colour under NO_COLOR', () => {
+  it('redraws one bar in place on a terminal', () => {
     const out = sink(true);
-    const view = progressView(out, detectStyle(out, { NO_COLOR: '1' }), { total: 4, resumedFrom: 0, now: () => 0 });
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => 0 });
     view.update(step(1, 4));
     view.update(step(2, 4, false));
     view.close();
     expect(out.text.split('\r\u001b[2K')).toHaveLength(3);
     expect(out.text).toContain('█');
     expect(out.text).toContain('2/4 (50%)');
-    expect(out.text).not.toMatch(/\u001b\[\d+m/);
     expect(out.text.endsWith('\n')).toBe(true);
+  });
+
+  it.each([{ NO_COLOR: '1' }, { CI: 'true' }])('prints plain lines without colour on a terminal under %o', (env) => {
+    const out = sink(true);
+    const view = progressView(out, detectStyle(out, env), { total: 4, resumedFrom: 0, now: () => 0 });
+    view.update(step(4, 4));
+    view.close();
+    expect(out.text).not.toMatch(/[\u001b\r]/);
+    expect(out.text).toContain('bench: 4/4 (100%)');
   });
 
   it('colours the bar on a terminal that allows colour', () => {

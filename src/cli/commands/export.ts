@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
+import { jsonText } from '../../render/inert.js';
 
 interface ExportArgs {
   id: string;
@@ -23,7 +24,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         .option('format', { alias: 'f', type: 'string', choices: ['md', 'json', 'bundle'], default: 'md', describe: 'Output format' })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;
@@ -37,7 +38,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
         } else if (args.format === 'json') {
           const { debateDocument } = await import('../../render/document.js');
-          text = `${JSON.stringify(debateDocument(debate), null, 2)}\n`;
+          text = `${jsonText(debateDocument(debate), 2)}\n`;
         } else {
           const { renderMarkdown } = await import('../../render/markdown.js');
           text = renderMarkdown(debate);
