@@ -70,6 +70,17 @@ describe('conclave verify', () => {
     expect(verdicts.filter((v) => v.state === 'sealed')).toHaveLength(2);
   });
 
+  it('keeps escape sequences planted in the record off the terminal', async () => {
+    const copy = join(dir, 'hostile.db');
+    sql(db, 'vacuum into ?', copy);
+    const id = ids['tech-decision']!;
+    sql(copy, "update calls set agent_id = agent_id || char(27) || ']0;pwned' || char(7) where id = (select min(id) from calls where debate_id = ?)", id);
+    const r = await cli(['verify', id, '--db', copy]);
+    expect(r.code).toBe(6);
+    expect(r.stdout).toContain(`${id}  BROKEN    call 1 of`);
+    expect(r.stdout + r.stderr).not.toMatch(/[\u001b\u0007]/);
+  });
+
   it('asks for an id or --all', async () => {
     const r = await cli(['verify', '--db', db]);
     expect(r.code).toBe(2);

@@ -31,7 +31,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         if (args.format === 'bundle') {
           if (debate.status === 'running') {
             throw new InputError('EXPORT_RUNNING', `Debate \`${debate.id}\` is still running (process ${debate.pid} on ${debate.hostname}): its record is not finished.`, {
-              hint: 'Export it once it has ended. A debate whose process died shows as interrupted the next time its database is opened.',
+              hint: 'Export it once it has ended. If its process died, the next command that writes to this database (run, resume, import) marks it interrupted.',
             });
           }
           const { bundleOf } = await import('../../store/bundle.js');

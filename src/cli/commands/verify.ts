@@ -27,14 +27,15 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         });
       }
       const { describeBreak } = await import('../../store/bundle.js');
-      const store = await openDb(args.db, io);
+      const { inert, jsonText } = await import('../../render/inert.js');
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
         const broken: string[] = [];
         for (const id of ids) {
           const v = store.verifyDebate(id);
           if (args.json) {
-            io.stdout.write(`${JSON.stringify({ id, ...v })}\n`);
+            io.stdout.write(`${jsonText({ id, ...v })}\n`);
           } else {
             const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
             const line =
@@ -45,7 +46,8 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
                   : v.state === 'legacy'
                     ? `legacy    ${calls}, recorded before the hash chain: nothing to check`
                     : `BROKEN    ${describeBreak(v)}`;
-            io.stdout.write(`${id}  ${line}\n`);
+            // Ids and row keys come from the file, which may have been edited by anyone.
+            io.stdout.write(`${inert(`${id}  ${line}`)}\n`);
           }
           if (v.state === 'broken') broken.push(`\`${id}\` (${describeBreak(v)})`);
         }
