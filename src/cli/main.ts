@@ -11,6 +11,7 @@ import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
 import { replayCommand } from './commands/replay.js';
 import { runCommand } from './commands/run.js';
+import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { simCommand } from './commands/sim.js';
 import { synthesizeCommand } from './commands/synthesize.js';
@@ -71,6 +72,7 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .command(simCommand(io, exit))
     .command(demoCommand(io, exit))
     .command(benchCommand(io, exit))
+    .command(serveCommand(io, exit))
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
     .demandCommand(1, 'Name a command, e.g. `npx conclave run "question" --preset tech-decision`.')
     .strict()

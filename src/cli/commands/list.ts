@@ -25,14 +25,15 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
       const writeErr = (text: string): boolean => io.stderr.write(inert(text));
       const store = await openDb(args.db, io, { readonly: true });
       try {
-        const rows = store.listDebates({ limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) });
-        const { flaggedTensionMaps } = await import('../../store/tensions.js');
-        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
+        const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) };
         if (args.json) {
-          const review = new Set(flagged.ids);
-          writeOut(`${jsonText(rows.map((r) => ({ ...r, flaggedForReview: review.has(r.id) })), 2)}\n`);
+          const { debateListDocument } = await import('../../render/list-document.js');
+          writeOut(`${jsonText(debateListDocument(store, options), 2)}\n`);
           return;
         }
+        const rows = store.listDebates(options);
+        const { flaggedTensionMaps } = await import('../../store/tensions.js');
+        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
         if (rows.length === 0) {
           const total = args.status ? store.listDebates({ limit: 1 }).length : 0;
           writeErr(
