@@ -49,6 +49,14 @@ export class DebateFailedError extends ConclaveError {
   }
 }
 
+/** A recorded debate, or a bundle of one, does not match its hashes: it changed after it was written. Exit code 6. */
+export class IntegrityError extends ConclaveError {
+  constructor(code: string, message: string, options: { hint?: string; cause?: unknown } = {}) {
+    super(code, message, { ...options, exitCode: 6 });
+    this.name = 'IntegrityError';
+  }
+}
+
 /** The user stopped the run (Ctrl-C). Exit code 130, as shells expect. */
 export class InterruptedError extends ConclaveError {
   constructor(message = 'Interrupted.', options: { hint?: string } = {}) {

@@ -27,4 +27,6 @@ export { DebateScheduler } from './schedule/scheduler.js';
 export type { SchedulePlan } from './schedule/plan.js';
 export { startSimulator } from './sim/index.js';
 export type { SimOptions, SimHandle, SimReply, SimRequest } from './sim/index.js';
-export { ConclaveError, InputError, HostError, StoreError, DebateFailedError, InterruptedError } from './errors.js';
+export { ConclaveError, InputError, HostError, StoreError, DebateFailedError, InterruptedError, IntegrityError } from './errors.js';
+export type { Verdict } from './store/chain.js';
+export { bundleOf, parseBundle, importBundle, type Bundle } from './store/bundle.js';

@@ -5,6 +5,7 @@ import { benchCommand } from './commands/bench.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { hostsCommand } from './commands/hosts.js';
+import { importCommand } from './commands/import.js';
 import { listCommand } from './commands/list.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
@@ -14,6 +15,7 @@ import { serveCommand } from './commands/serve.js';
 import { showCommand } from './commands/show.js';
 import { simCommand } from './commands/sim.js';
 import { synthesizeCommand } from './commands/synthesize.js';
+import { verifyCommand } from './commands/verify.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
 
 class UsageError extends Error {}
@@ -62,6 +64,8 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .command(synthesizeCommand(io, exit))
     .command(replayCommand(io, exit))
     .command(exportCommand(io, exit))
+    .command(importCommand(io, exit))
+    .command(verifyCommand(io, exit))
     .command(modelsCommand(io, exit))
     .command(hostsCommand(io, exit))
     .command(presetsCommand(io, exit))

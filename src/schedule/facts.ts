@@ -37,8 +37,26 @@ export function isLocalHost(url: string): boolean {
   return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]';
 }
 
+// A model's details (context length, geometry, capabilities) are fixed by its digest, so a process
+// that runs many debates asks /api/show once per model file and host.
+const detailsByDigest = new Map<string, ModelDetails>();
+const DETAILS_KEPT = 256;
+
+function remember(key: string, details: ModelDetails): void {
+  if (detailsByDigest.size >= DETAILS_KEPT) detailsByDigest.delete(detailsByDigest.keys().next().value!);
+  detailsByDigest.set(key, details);
+}
+
 /** Total GPU memory of this machine from nvidia-smi, or null when it is not there. */
-export async function localVramBytes(): Promise<number | null> {
+export function localVramBytes(): Promise<number | null> {
+  // A GPU's memory does not change while the process runs: ask nvidia-smi once.
+  localVram ??= probeLocalVram();
+  return localVram;
+}
+
+let localVram: Promise<number | null> | undefined;
+
+async function probeLocalVram(): Promise<number | null> {
   try {
     const { stdout } = await run('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], { timeout: 5000 });
     const mib = stdout
@@ -83,8 +101,13 @@ export async function gatherHostFacts(entry: HostEntry, models: string[] = [], o
   const wanted = models.length ? models.filter((m) => base.models.some((t) => sameModel(t.name, m))) : base.models.map((m) => m.name);
   await Promise.all(
     wanted.map(async (m) => {
-      const d = await gateway.show(m).catch(() => null);
-      if (d) base.details[m] = d;
+      const digest = base.models.find((t) => sameModel(t.name, m))?.digest;
+      const key = digest ? `${url} ${digest}` : null;
+      const known = key ? detailsByDigest.get(key) : undefined;
+      const d = known ?? (await gateway.show(m).catch(() => null));
+      if (!d) return;
+      base.details[m] = d;
+      if (key && !known) remember(key, d);
     }),
   );
   if (!entry.vramGiB && isLocalHost(url)) {

@@ -24,7 +24,7 @@ export interface SimModel {
   quantization?: string;
   /** Default ['completion']. */
   capabilities?: string[];
-  /** Default: sha256 hex of the name. */
+  /** Default: sha256 hex of the name and the other fields above, so a model served differently has another digest, as a different file would. */
   digest?: string;
 }
 
@@ -517,7 +517,7 @@ function toSpec(model: SimModel): ModelSpec {
     parameterSize: model.parameterSize ?? `${(sizeBytes / 0.6e9).toFixed(1)}B`,
     quantization: model.quantization ?? 'Q4_K_M',
     capabilities: model.capabilities ?? ['completion'],
-    digest: model.digest ?? createHash('sha256').update(model.name).digest('hex'),
+    digest: model.digest ?? createHash('sha256').update(JSON.stringify([model.name, sizeBytes, model.contextLength ?? 8192, model.family, model.parameterSize, model.quantization, model.capabilities])).digest('hex'),
   };
 }
 

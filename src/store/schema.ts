@@ -36,6 +36,10 @@ export const debates = sqliteTable(
     hostname: text('hostname').notNull(),
     createdAt: integer('created_at').notNull(),
     finishedAt: integer('finished_at'),
+    /** sha256 over the whole record of the debate, written with its final row (docs/record.md). */
+    seal: text('seal'),
+    /** The digest of every row the seal covers, so `verify` can name the row that changed. */
+    sealRowsJson: text('seal_rows_json', { mode: 'json' }).$type<Record<string, Record<string, string>>>(),
   },
   (t) => [
     index('debates_created_at_idx').on(t.createdAt, t.id),
@@ -109,6 +113,10 @@ export const calls = sqliteTable(
     ...modelCallColumns(),
     truncation: text('truncation'),
     ...modelCallMetricColumns(),
+    /** The hash of the previous call of the same debate; null for its first call. */
+    prevHash: text('prev_hash'),
+    /** sha256 over this row, `prev_hash` included (docs/record.md). */
+    hash: text('hash'),
   },
   (t) => [index('calls_debate_round_idx').on(t.debateId, t.round)],
 );

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type BetterSqlite3 from 'better-sqlite3';
 import { and, asc, desc, eq, sql } from 'drizzle-orm';
@@ -15,6 +14,19 @@ import type {
 } from '../engine/events.js';
 import { StoreError } from '../errors.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+import {
+  callHash,
+  canonicalJson,
+  type DebateRows,
+  readDebateRows,
+  readSealInput,
+  type Row,
+  rowDigests,
+  sealOf,
+  sha256,
+  type Verdict,
+  verifyRows,
+} from './chain.js';
 import { agents, calls, debates, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { synthesisAttempts } from './schema-synthesis.js';
@@ -123,6 +135,9 @@ export class Store {
   readonly path: string;
   readonly #sqlite: BetterSqlite3.Database;
   readonly #db: BetterSQLite3Database;
+  readonly #statements = new Map<string, BetterSqlite3.Statement>();
+  /** The last call hash of each debate this store has written to. */
+  readonly #heads = new Map<string, string | null>();
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
   constructor(sqlite: BetterSqlite3.Database, path: string) {
@@ -133,91 +148,107 @@ export class Store {
 
   createDebate(d: NewDebate): void {
     this.#guard(`create debate \`${d.id}\``, () =>
-      this.#db.transaction((tx) => {
-        tx.insert(debates)
-          .values({
+      this.#sqlite
+        .transaction(() => {
+          this.#statement(INSERT_DEBATE).run({
             id: d.id,
             question: d.question,
-            presetName: d.preset.name,
-            presetJson: d.preset,
-            presetHash: presetHash(d.preset),
-            engineVersion: d.engineVersion,
+            preset_name: d.preset.name,
+            preset_json: JSON.stringify(d.preset),
+            preset_hash: presetHash(d.preset),
+            engine_version: d.engineVersion,
             host: d.host,
             status: 'running',
-            roundsCompleted: 0,
+            rounds_completed: 0,
             pid: process.pid,
             hostname: hostname(),
-            createdAt: d.createdAt,
-          })
-          .run();
-        if (d.agents.length > 0) {
-          tx.insert(agents)
-            .values(
-              d.agents.map((a, ordinal) => ({
-                debateId: d.id,
-                agentId: a.id,
-                role: a.role,
-                ordinal,
-                model: a.model,
-                digest: a.digest,
-                persona: a.persona,
-                cluster: a.cluster,
-              })),
-            )
-            .run();
-        }
-      }, { behavior: 'immediate' }),
+            created_at: d.createdAt,
+          });
+          const insertAgent = this.#statement(INSERT_AGENT);
+          d.agents.forEach((a, ordinal) =>
+            insertAgent.run({
+              debate_id: d.id,
+              agent_id: a.id,
+              role: a.role,
+              ordinal,
+              model: a.model,
+              digest: a.digest,
+              persona: a.persona,
+              cluster: a.cluster,
+            }),
+          );
+        })
+        .immediate(),
     );
   }
 
-  /** Stores one model call and returns its row id. */
+  /**
+   * Stores one model call, chained to the previous call of its debate (docs/record.md),
+   * and returns its row id.
+   */
   recordCall(call: CallRecord): number {
     return this.#guard(`record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
-      const result = this.#db
-        .insert(calls)
-        .values({ debateId: call.debateId, stage: call.stage, round: call.round, truncation: call.truncation, ...modelCallValues(call) })
-        .run();
+      const row = callRow(call);
+      row.prev_hash = this.#chainHead(call.debateId);
+      row.hash = callHash(row);
+      const result = this.#statement(INSERT_CALL).run(row);
+      this.#heads.set(call.debateId, row.hash);
       return Number(result.lastInsertRowid);
     });
   }
 
+  /** The hash of the debate's last recorded call, or null before its first. */
+  #chainHead(debateId: string): string | null {
+    const known = this.#heads.get(debateId);
+    if (known !== undefined) return known;
+    const last = this.#statement('select hash from calls where debate_id = ? order by id desc limit 1').get(debateId) as
+      | { hash: string | null }
+      | undefined;
+    return last?.hash ?? null;
+  }
+
+  /** A prepared statement, compiled once per store. */
+  #statement(source: string): BetterSqlite3.Statement {
+    let statement = this.#statements.get(source);
+    if (!statement) {
+      statement = this.#sqlite.prepare(source);
+      this.#statements.set(source, statement);
+    }
+    return statement;
+  }
+
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
   recordTurn(debateId: string, turn: TurnRecord): void {
-    const bodyKind = turn.opening ? ('opening' as const) : turn.critique ? ('critique' as const) : null;
-    const values = {
-      model: turn.model,
-      status: turn.status,
-      position: turn.position,
-      confidence: turn.confidence,
-      bodyKind,
-      bodyJson: turn.opening ?? turn.critique ?? null,
-      error: turn.error,
-    };
+    const body = turn.opening ?? turn.critique ?? null;
     this.#guard(`record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(turns)
-        .values({ debateId, round: turn.round, agentId: turn.agentId, ...values })
-        .onConflictDoUpdate({ target: [turns.debateId, turns.round, turns.agentId], set: values })
-        .run(),
+      this.#statement(UPSERT_TURN).run({
+        debate_id: debateId,
+        round: turn.round,
+        agent_id: turn.agentId,
+        model: turn.model,
+        status: turn.status,
+        position: turn.position,
+        confidence: turn.confidence,
+        body_kind: turn.opening ? 'opening' : turn.critique ? 'critique' : null,
+        body_json: body === null ? null : JSON.stringify(body),
+        error: turn.error,
+      }),
     );
   }
 
   recordJudgement(debateId: string, j: RoundJudgement): void {
-    const values = {
-      status: j.status,
-      recommendation: j.score?.recommendation ?? null,
-      facts: j.score?.facts ?? null,
-      caveats: j.score?.caveats ?? null,
-      rationale: j.score?.rationale ?? null,
-      convergence: j.convergence,
-      error: j.error,
-    };
     this.#guard(`record the round ${j.round} judgement for debate \`${debateId}\``, () =>
-      this.#db
-        .insert(rounds)
-        .values({ debateId, round: j.round, ...values })
-        .onConflictDoUpdate({ target: [rounds.debateId, rounds.round], set: values })
-        .run(),
+      this.#statement(UPSERT_ROUND).run({
+        debate_id: debateId,
+        round: j.round,
+        status: j.status,
+        recommendation: j.score?.recommendation ?? null,
+        facts: j.score?.facts ?? null,
+        caveats: j.score?.caveats ?? null,
+        rationale: j.score?.rationale ?? null,
+        convergence: j.convergence,
+        error: j.error,
+      }),
     );
   }
 
@@ -259,18 +290,46 @@ export class Store {
   }
 
   setPlan(debateId: string, plan: unknown): void {
-    this.#updateDebate(debateId, `record the schedule plan of debate \`${debateId}\``, { planJson: plan ?? null });
+    const result = this.#guard(`record the schedule plan of debate \`${debateId}\``, () =>
+      this.#statement('update debates set plan_json = ? where id = ?').run(plan === undefined || plan === null ? null : JSON.stringify(plan), debateId),
+    );
+    if (result.changes === 0) throw this.#notFound(debateId);
   }
 
+  /** Writes the debate's final row and seals the record with it, in one transaction. */
   finishDebate(debateId: string, f: DebateFinish): void {
-    this.#updateDebate(debateId, `record the end of debate \`${debateId}\``, {
-      status: f.status,
-      exitReason: f.exitReason,
-      error: f.error,
-      roundsCompleted: f.roundsCompleted,
-      finalConvergence: f.finalConvergence,
-      finishedAt: f.finishedAt,
-    });
+    this.#guard(`record the end of debate \`${debateId}\``, () =>
+      this.#db.transaction(
+        (tx) => {
+          const result = tx
+            .update(debates)
+            .set({
+              status: f.status,
+              exitReason: f.exitReason,
+              error: f.error,
+              roundsCompleted: f.roundsCompleted,
+              finalConvergence: f.finalConvergence,
+              finishedAt: f.finishedAt,
+            })
+            .where(eq(debates.id, debateId))
+            .run();
+          if (result.changes === 0) throw this.#notFound(debateId);
+          this.#seal(debateId);
+        },
+        { behavior: 'immediate' },
+      ),
+    );
+  }
+
+  /** Computes and stores the seal over everything recorded about the debate. Call inside a write transaction. */
+  #seal(debateId: string): void {
+    const prepare = (source: string): BetterSqlite3.Statement => this.#statement(source);
+    const rows = readSealInput(this.#sqlite, debateId, prepare);
+    if (!rows) throw this.#notFound(debateId);
+    // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
+    const linked = prepare('select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (select call_id from votes where debate_id = @id union select first_call_id from votes where debate_id = @id)').all({ id: debateId }) as { id: number; n: number }[];
+    const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
+    prepare('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
   }
 
   /** Debates, newest first. */
@@ -368,6 +427,13 @@ export class Store {
             .all();
           const roundRows = tx.select().from(rounds).where(eq(rounds.debateId, id)).orderBy(asc(rounds.round)).all();
           const synthesisRow = tx.select().from(syntheses).where(eq(syntheses.debateId, id)).get();
+          // Calls are numbered within their debate, so a debate reads the same in any database it moves to.
+          const numberOf = new Map(callRows.map((r, i) => [r.id, i + 1]));
+          const voting = readVoting(tx, id);
+          for (const ballot of voting?.iterations.flatMap((it) => it.ballots) ?? []) {
+            ballot.callId = ballot.callId === null ? null : (numberOf.get(ballot.callId) ?? null);
+            ballot.firstCallId = ballot.firstCallId === null ? null : (numberOf.get(ballot.firstCallId) ?? null);
+          }
           const attemptRows = tx
             .select()
             .from(synthesisAttempts)
@@ -393,7 +459,7 @@ export class Store {
             createdAt: row.createdAt,
             finishedAt: row.finishedAt,
             agents: agentRows.map(toAgentInfo),
-            calls: callRows.map(toStoredCall),
+            calls: callRows.map((r, i) => toStoredCall(r, i + 1)),
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
@@ -404,7 +470,7 @@ export class Store {
               error: r.error,
               at: r.createdAt,
             })),
-            voting: readVoting(tx, id),
+            voting,
             tensions: readTensionMap(tx, id),
             steps: readProtocolSteps(tx, id),
           };
@@ -412,6 +478,27 @@ export class Store {
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.
         { behavior: 'deferred' },
       ),
+    );
+  }
+
+  /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
+  debateRows(id: string): DebateRows {
+    return this.#guard(`read debate \`${id}\``, () => {
+      const rows = this.#sqlite.transaction(() => readDebateRows(this.#sqlite, id, (source) => this.#statement(source))).deferred();
+      if (!rows) throw this.#notFound(id);
+      return rows;
+    });
+  }
+
+  /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
+  verifyDebate(id: string): Verdict {
+    return verifyRows(this.debateRows(id));
+  }
+
+  /** Ids of every debate, oldest first. */
+  debateIds(): string[] {
+    return this.#guard('list debates', () =>
+      (this.#statement('select id from debates order by created_at, id').all() as { id: string }[]).map((r) => r.id),
     );
   }
 
@@ -424,11 +511,6 @@ export class Store {
       // Another connection may still be reading; the next one to close checkpoints instead.
     }
     this.#sqlite.close();
-  }
-
-  #updateDebate(debateId: string, what: string, set: Partial<typeof debates.$inferInsert>): void {
-    const result = this.#guard(what, () => this.#db.update(debates).set(set).where(eq(debates.id, debateId)).run());
-    if (result.changes === 0) throw this.#notFound(debateId);
   }
 
   #notFound(id: string): StoreError {
@@ -488,24 +570,89 @@ export function modelCallValues(call: CallRecord) {
 
 /** sha256 of the preset's canonical JSON (keys sorted), so equal presets hash equal. */
 export function presetHash(preset: Preset): string {
-  return createHash('sha256').update(canonicalJson(preset)).digest('hex');
+  return sha256(canonicalJson(preset));
 }
 
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+export { canonicalJson };
+
+/** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
+export const CALL_COLUMNS = [
+  'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
+  'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
+  'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
+  'finished_at', 'prev_hash', 'hash',
+] as const;
+const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
+
+/** `insert … on conflict (keys) do update` for every other column: a later write for the same row replaces it. */
+function upsert(table: string, keys: string[], columns: string[]): string {
+  const all = [...keys, ...columns];
+  return `insert into ${table} (${all.join(', ')}) values (${all.map((c) => `@${c}`).join(', ')}) on conflict (${keys.join(', ')}) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
-    }
-    return out;
-  }
-  return value;
+const insertInto = (table: string, columns: string[]): string =>
+  `insert into ${table} (${columns.join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')})`;
+const INSERT_DEBATE = insertInto('debates', [
+  'id', 'question', 'preset_name', 'preset_json', 'preset_hash', 'engine_version', 'host', 'status', 'rounds_completed', 'pid', 'hostname', 'created_at',
+]);
+const INSERT_AGENT = insertInto('agents', ['debate_id', 'agent_id', 'role', 'ordinal', 'model', 'digest', 'persona', 'cluster']);
+
+const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
+const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);
+const UPSERT_SYNTHESIS = upsert('syntheses', ['debate_id'], ['status', 'body_json', 'error']);
+
+/**
+ * The `calls` row of a call, with every value exactly as SQLite will hand it back,
+ * so the hash computed here is the one `verify` recomputes from the stored row.
+ */
+function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: string | null } {
+  const m = call.metrics;
+  return {
+    debate_id: call.debateId,
+    stage: call.stage,
+    round: call.round,
+    agent_id: text(call.agentId),
+    attempt: call.attempt,
+    host: text(call.host),
+    model: text(call.model),
+    messages_json: JSON.stringify(call.messages),
+    options_json: JSON.stringify(call.options),
+    format_json: call.format === null || call.format === undefined ? null : JSON.stringify(call.format),
+    raw: text(call.raw),
+    parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
+    status: call.status,
+    validation_error: nullableText(call.validationError),
+    normalized_json: call.normalized?.length ? JSON.stringify(call.normalized) : null,
+    error: nullableText(call.error),
+    truncation: nullableText(call.truncation),
+    prompt_tokens: count(m.promptTokens),
+    completion_tokens: count(m.completionTokens),
+    total_duration_ns: count(m.totalDurationNs),
+    load_duration_ns: count(m.loadDurationNs),
+    prompt_eval_duration_ns: count(m.promptEvalDurationNs),
+    eval_duration_ns: count(m.evalDurationNs),
+    done_reason: nullableText(m.doneReason),
+    started_at: call.startedAt,
+    finished_at: call.finishedAt,
+    prev_hash: null,
+    hash: null,
+  };
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/** SQLite stores UTF-8, where a lone surrogate becomes U+FFFD: do that first, so the hash sees what is stored. */
+function text(value: string): string {
+  return LONE_SURROGATE.test(value) ? value.replace(LONE_SURROGATES, '\uFFFD') : value;
+}
+
+function nullableText(value: string | null | undefined): string | null {
+  return value === null || value === undefined ? null : text(value);
+}
+
+function count(value: number | null | undefined): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
 /** The SQLite result code (`SQLITE_FULL`, ...) anywhere in an error's cause chain. */
@@ -602,9 +749,9 @@ function toAgentInfo(r: AgentRow): AgentInfo {
   return { id: r.agentId, model: r.model, persona: r.persona, cluster: r.cluster, role: r.role, digest: r.digest };
 }
 
-function toStoredCall(r: CallRow): StoredCall {
+function toStoredCall(r: CallRow, number: number): StoredCall {
   return {
-    id: r.id,
+    id: number,
     debateId: r.debateId,
     stage: r.stage,
     round: r.round,

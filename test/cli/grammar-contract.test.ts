@@ -151,5 +151,8 @@ describe('the grammar is the contract', () => {
       store.close();
     }
     expect((await cli(['list', '--db', db, '--status', 'completed'])).stdout).toContain(id!);
+    // Each attempt extends the hash chain and seals the record again.
+    const verified = await cli(['verify', id!, '--db', db]);
+    expect([verified.code, verified.stdout]).toEqual([0, expect.stringContaining(`${id}  sealed`)]);
   });
 });

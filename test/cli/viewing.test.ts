@@ -39,6 +39,9 @@ describe('viewing commands', () => {
     ['show', ['show', 'X']],
     ['replay', ['replay', 'X']],
     ['export', ['export', 'X', '--format', 'md']],
+    ['export bundle', ['export', 'X', '--format', 'bundle']],
+    ['verify', ['verify', 'X']],
+    ['verify --all', ['verify', '--all']],
     ['bench report', ['bench', 'report', 'X']],
     ['bench list', ['bench', 'list']],
   ];

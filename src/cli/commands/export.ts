@@ -16,19 +16,27 @@ interface ExportArgs {
 export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ExportArgs> {
   return {
     command: 'export <id>',
-    describe: 'Export a stored debate as Markdown or JSON',
+    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `conclave import` reads',
     builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
         .option('db', dbOption)
-        .option('format', { alias: 'f', type: 'string', choices: ['md', 'json'], default: 'md', describe: 'Output format' })
+        .option('format', { alias: 'f', type: 'string', choices: ['md', 'json', 'bundle'], default: 'md', describe: 'Output format' })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
     handler: async (args) => {
       const store = await openDb(args.db, io, { readonly: true });
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;
-        if (args.format === 'json') {
+        if (args.format === 'bundle') {
+          if (debate.status === 'running') {
+            throw new InputError('EXPORT_RUNNING', `Debate \`${debate.id}\` is still running (process ${debate.pid} on ${debate.hostname}): its record is not finished.`, {
+              hint: 'Export it once it has ended. If its process died, the next command that writes to this database (run, resume, import) marks it interrupted.',
+            });
+          }
+          const { bundleOf } = await import('../../store/bundle.js');
+          text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
+        } else if (args.format === 'json') {
           const { debateDocument } = await import('../../render/document.js');
           text = `${jsonText(debateDocument(debate), 2)}\n`;
         } else {

@@ -1,0 +1,276 @@
+import { createHash } from 'node:crypto';
+import type BetterSqlite3 from 'better-sqlite3';
+
+// The tamper-evident record (docs/record.md, "Hash chain and seal"). Everything here works on
+// rows exactly as SQLite returns them, so a third party can re-verify with any SQLite client,
+// a JSON Canonicalization Scheme (RFC 8785) encoder and SHA-256.
+
+/** Version of the encoding below; a future change of encoding bumps it. */
+export const CHAIN_VERSION = 1;
+
+/** A row as SQLite returns it: column name → value. */
+export type Row = Record<string, unknown>;
+
+/**
+ * The tables the seal covers, each with the columns that identify a row within its debate.
+ * `calls` is covered by the chain instead; the debate's own row is covered under `debates`.
+ * A feature that adds a table of debate rows adds it here (a test checks that none is missed).
+ */
+export const SEALED_TABLES: Readonly<Record<string, readonly string[]>> = {
+  agents: ['role', 'agent_id'],
+  turns: ['round', 'agent_id'],
+  rounds: ['round'],
+  syntheses: [],
+  synthesis_attempts: ['attempt'],
+  tension_maps: [],
+  tension_claims: ['claim_id'],
+  tensions: ['tension_id'],
+  tension_consensus: ['ordinal'],
+  tension_exchanges: ['agent_id'],
+  vote_artifacts: ['iteration', 'artifact_id'],
+  votes: ['iteration', 'artifact_id', 'voter_id'],
+  vote_tiers: ['iteration', 'artifact_id'],
+  protocol_steps: ['seq'],
+};
+
+/** Columns that point at `calls.id`: row ids change when a debate moves, so they are hashed as the call's number. */
+const CALL_LINKS: Readonly<Record<string, readonly string[]>> = { votes: ['call_id', 'first_call_id'], protocol_steps: ['after_call_id'] };
+
+/** Columns that hold the chain itself and are never hashed. */
+const DEBATE_SEAL_COLUMNS = ['seal', 'seal_rows_json'];
+
+/** JSON with keys sorted by UTF-16 code units and no whitespace (RFC 8785 for the values a record holds). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const v = (value as Record<string, unknown>)[key];
+      if (v !== undefined) out[key] = sortKeys(v);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A row's hashed content: every column but those left out, and none whose value is NULL. */
+function content(row: Row, leaveOut: readonly string[]): Row {
+  const out: Row = {};
+  for (const key in row) {
+    const v = row[key];
+    if (v !== null && v !== undefined && !leaveOut.includes(key)) out[key] = v;
+  }
+  return out;
+}
+
+/** `canonicalJson(content(row, leaveOut))` for a row of plain column values, without the copies. */
+function canonicalRow(row: Row, leaveOut: readonly string[]): string {
+  const keys = Object.keys(row).sort();
+  let out = '{';
+  for (const key of keys) {
+    const v = row[key];
+    if (v === null || v === undefined || leaveOut.includes(key)) continue;
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(v)}`;
+  }
+  return `${out}}`;
+}
+
+const CALL_LEAVE_OUT = ['id', 'hash'];
+
+/** The hash of a `calls` row: its content, `prev_hash` (the previous call's hash) included. */
+export function callHash(row: Row): string {
+  return sha256(canonicalRow(row, CALL_LEAVE_OUT));
+}
+
+/** Everything recorded about one debate, as raw rows: what the seal covers and what a bundle carries. */
+export interface DebateRows {
+  debate: Row;
+  /** In recording order (row id); each row still has its `id` and `hash`. */
+  calls: Row[];
+  /** Rows of each table in SEALED_TABLES, in insertion order. */
+  tables: Record<string, Row[]>;
+}
+
+/** The sealed rows of a debate with only the chain's length and head: what computing a seal needs. */
+export interface SealInput {
+  debate: Row;
+  chain: { count: number; head: string | null };
+  calls?: Row[];
+  tables: Record<string, Row[]>;
+}
+
+type Prepare = (source: string) => BetterSqlite3.Statement;
+
+/** Reads every row of one debate, straight from SQLite. Run it inside a transaction for one snapshot. */
+export function readDebateRows(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare = (s) => sqlite.prepare(s)): DebateRows | null {
+  const sealed = readSealInput(sqlite, debateId, prepare, false);
+  if (!sealed) return null;
+  const calls = prepare('select * from calls where debate_id = ? order by id').all(debateId) as Row[];
+  return { debate: sealed.debate, calls, tables: sealed.tables };
+}
+
+/** The debate's row, its sealed tables, and its chain's length and head, without reading the calls themselves. */
+export function readSealInput(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare = (s) => sqlite.prepare(s), chain = true): SealInput | null {
+  const debate = prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
+  if (!debate) return null;
+  const tables: Record<string, Row[]> = {};
+  for (const table of Object.keys(SEALED_TABLES)) {
+    tables[table] = prepare(`select * from ${table} where debate_id = ? order by rowid`).all(debateId) as Row[];
+  }
+  const summary = chain
+    ? (prepare('select count(*) as count, (select hash from calls where debate_id = @id order by id desc limit 1) as head from calls where debate_id = @id').get({ id: debateId }) as { count: number; head: string | null })
+    : { count: 0, head: null };
+  return { debate, chain: summary, tables };
+}
+
+function chainOf(rows: DebateRows | SealInput): { count: number; head: string | null } {
+  if ('chain' in rows) return rows.chain;
+  return { count: rows.calls.length, head: rows.calls.length > 0 ? ((rows.calls.at(-1)!.hash as string | null) ?? null) : null };
+}
+
+/** The digest of each sealed row, keyed by table and then by the row's identifying columns. */
+export function rowDigests(rows: DebateRows | SealInput, callNumber = callNumbers(rows)): Record<string, Record<string, string>> {
+  const position = callNumber;
+  const out: Record<string, Record<string, string>> = {
+    debates: { [String(rows.debate.id)]: sha256(canonicalRow(rows.debate, DEBATE_SEAL_COLUMNS)) },
+  };
+  for (const [table, keyColumns] of Object.entries(SEALED_TABLES)) {
+    const list = rows.tables[table] ?? [];
+    if (list.length === 0) continue;
+    const digests: Record<string, string> = {};
+    for (const row of list) {
+      const hashed = content(row, []);
+      for (const link of CALL_LINKS[table] ?? []) {
+        // A link to a call outside this debate hashes as 0, so repointing a link is seen too.
+        if (hashed[link] !== undefined) hashed[link] = position.get(hashed[link]) ?? 0;
+      }
+      digests[rowKey(row, keyColumns)] = sha256(canonicalJson(hashed));
+    }
+    out[table] = digests;
+  }
+  return out;
+}
+
+/** Call row id → its number in the debate, for the links that point at calls. */
+export type CallNumbers = { get(id: unknown): number | undefined };
+
+function callNumbers(rows: DebateRows | SealInput): CallNumbers {
+  return new Map<unknown, number>((rows.calls ?? []).map((c, i) => [c.id, i + 1]));
+}
+
+function rowKey(row: Row, keyColumns: readonly string[]): string {
+  return keyColumns.length === 0 ? '-' : keyColumns.map((c) => String(row[c])).join('/');
+}
+
+/** The seal: the chain's head and call count with the digest of every sealed row. */
+export function sealOf(rows: DebateRows | SealInput, digests = rowDigests(rows)): string {
+  return sha256(canonicalJson({ v: CHAIN_VERSION, calls: chainOf(rows), rows: digests }));
+}
+
+/** Where a recorded call sits in its debate, to name it in a report. */
+export interface CallPlace {
+  /** 1-based, in recording order: the call's `id` in the JSON document. */
+  number: number;
+  stage: string;
+  round: number;
+  agentId: string;
+  attempt: number;
+}
+
+export type Verdict =
+  | { state: 'sealed'; calls: number; seal: string }
+  | { state: 'unsealed'; calls: number; reason: string }
+  | { state: 'legacy'; calls: number }
+  | { state: 'broken'; calls: number; problem: string; call?: CallPlace; row?: { table: string; key: string } };
+
+/**
+ * Recomputes the chain and the seal of one debate. `broken` names the first call, or
+ * else the first row, that does not match. Debates recorded before the chain existed
+ * (no hash anywhere) are `legacy`; a debate still running or killed is `unsealed`.
+ */
+export function verifyRows(rows: DebateRows): Verdict {
+  const calls = rows.calls.length;
+  const hashed = rows.calls.filter((c) => c.hash !== null && c.hash !== undefined).length;
+  const seal = rows.debate.seal as string | null;
+  if (hashed === 0 && (seal === null || seal === undefined)) return { state: 'legacy', calls };
+
+  let prev: string | null = null;
+  for (const [i, row] of rows.calls.entries()) {
+    const problem =
+      row.hash === null || row.hash === undefined
+        ? 'it has no hash'
+        : row.hash !== callHash(row)
+          ? 'its content does not match its hash (edited since it was recorded)'
+          : (row.prev_hash ?? null) !== prev
+            ? 'it does not follow the call before it (a call was removed or the calls reordered)'
+            : null;
+    if (problem !== null) return { state: 'broken', calls, problem, call: placeOf(row, i) };
+    prev = row.hash as string;
+  }
+
+  if (seal === null || seal === undefined) {
+    const status = String(rows.debate.status);
+    if (status === 'running' || status === 'interrupted') {
+      return { state: 'unsealed', calls, reason: status === 'running' ? 'still running, or killed before it ended' : 'interrupted before it was sealed' };
+    }
+    return { state: 'broken', calls, problem: `the debate is \`${status}\` but its seal is missing` };
+  }
+
+  const digests = rowDigests(rows);
+  const recorded = parseRecordedDigests(rows.debate.seal_rows_json);
+  if (recorded) {
+    const changed = firstDifference(recorded, digests);
+    if (changed) return { state: 'broken', calls, problem: changed.problem, row: { table: changed.table, key: changed.key } };
+  }
+  if (sealOf(rows, digests) !== seal) {
+    return { state: 'broken', calls, problem: 'the record does not match its seal (the seal, the row digests or the last call changed)' };
+  }
+  return { state: 'sealed', calls, seal };
+}
+
+function placeOf(row: Row, index: number): CallPlace {
+  return {
+    number: index + 1,
+    stage: String(row.stage),
+    round: Number(row.round),
+    agentId: String(row.agent_id),
+    attempt: Number(row.attempt),
+  };
+}
+
+function parseRecordedDigests(value: unknown): Record<string, Record<string, string>> | null {
+  if (typeof value !== 'string') return null;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, Record<string, string>>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function firstDifference(
+  recorded: Record<string, Record<string, string>>,
+  now: Record<string, Record<string, string>>,
+): { table: string; key: string; problem: string } | null {
+  const tables = ['debates', ...Object.keys(SEALED_TABLES)];
+  for (const table of tables) {
+    const before = recorded[table] ?? {};
+    const after = now[table] ?? {};
+    for (const key of Object.keys(before)) {
+      if (!(key in after)) return { table, key, problem: `a \`${table}\` row (${key}) was removed` };
+      if (before[key] !== after[key]) return { table, key, problem: `a \`${table}\` row (${key}) was edited` };
+    }
+    for (const key of Object.keys(after)) {
+      if (!(key in before)) return { table, key, problem: `a \`${table}\` row (${key}) was added` };
+    }
+  }
+  return null;
+}

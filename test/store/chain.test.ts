@@ -1,0 +1,236 @@
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { packagePath } from '../../src/package-root.js';
+import { callHash, SEALED_TABLES, type Verdict } from '../../src/store/chain.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { CALL_COLUMNS } from '../../src/store/store.js';
+import { call, newDebate, openingTurn, tempDir } from './fixtures.js';
+
+let store: Store;
+let sqlite: Database.Database;
+let dir: { dir: string; cleanup: () => void };
+
+beforeEach(() => {
+  dir = tempDir();
+  store = openStore(join(dir.dir, 'c.db'));
+  sqlite = new Database(join(dir.dir, 'c.db'));
+});
+
+afterEach(() => {
+  sqlite.close();
+  store.close();
+  dir.cleanup();
+});
+
+/** A finished debate of three calls (one a repair), two turns, a judgement and a synthesis. */
+function recordDebate(id = 'd-0001', finish = true): void {
+  store.createDebate(newDebate({ id }));
+  store.recordCall(call(id));
+  store.recordCall(call(id, { agentId: 'bo', model: 'qwen2.5:7b', raw: 'not json', parsed: null, status: 'invalid', validationError: 'Expected object' }));
+  store.recordCall(call(id, { agentId: 'bo', model: 'qwen2.5:7b', attempt: 1, raw: '{"position":"Yes"}', parsed: { position: 'Yes' } }));
+  store.recordTurn(id, openingTurn('ada', 'No'));
+  store.recordTurn(id, openingTurn('bo', 'Yes'));
+  store.recordJudgement(id, {
+    round: 0,
+    status: 'ok',
+    score: { recommendation: 0.4, facts: 0.5, caveats: 0.6, rationale: 'apart' },
+    convergence: 0.5,
+    error: null,
+  });
+  store.recordSynthesis(id, { status: 'failed', synthesis: null, error: 'the synthesizer timed out' });
+  if (finish) {
+    store.finishDebate(id, { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.5, finishedAt: 1_700_000_009_000 });
+  }
+}
+
+function callIds(id = 'd-0001'): number[] {
+  return (sqlite.prepare('select id from calls where debate_id = ? order by id').all(id) as { id: number }[]).map((r) => r.id);
+}
+
+function broken(v: Verdict): Extract<Verdict, { state: 'broken' }> {
+  expect(v.state).toBe('broken');
+  return v as Extract<Verdict, { state: 'broken' }>;
+}
+
+describe('the hash chain and seal', () => {
+  it('seals a finished debate, and verifies it', () => {
+    recordDebate();
+    const v = store.verifyDebate('d-0001');
+    expect(v).toMatchObject({ state: 'sealed', calls: 3 });
+    const row = sqlite.prepare('select seal from debates').get() as { seal: string };
+    expect(v.state === 'sealed' && v.seal).toBe(row.seal);
+  });
+
+  it('catches a one-character edit in any recorded reply and names that call', () => {
+    recordDebate();
+    const ids = callIds();
+    for (const [i, id] of ids.entries()) {
+      const { raw } = sqlite.prepare('select raw from calls where id = ?').get(id) as { raw: string };
+      const edited = raw.slice(0, 2) + (raw[2] === 'x' ? 'y' : 'x') + raw.slice(3);
+      sqlite.prepare('update calls set raw = ? where id = ?').run(edited, id);
+      const v = broken(store.verifyDebate('d-0001'));
+      expect(v.call?.number).toBe(i + 1);
+      expect(v.problem).toContain('does not match its hash');
+      sqlite.prepare('update calls set raw = ? where id = ?').run(raw, id);
+      expect(store.verifyDebate('d-0001').state).toBe('sealed');
+    }
+  });
+
+  it('catches an edit to messages, options, metrics or times', () => {
+    recordDebate();
+    const [first] = callIds();
+    for (const edit of [
+      "messages_json = replace(messages_json, 'shard', 'Shard')",
+      "options_json = replace(options_json, '0.7', '0.8')",
+      'completion_tokens = completion_tokens + 1',
+      'started_at = started_at - 1',
+      "status = 'aborted'",
+    ]) {
+      const before = sqlite.prepare('select * from calls where id = ?').get(first) as Record<string, unknown>;
+      sqlite.prepare(`update calls set ${edit} where id = ?`).run(first);
+      expect(broken(store.verifyDebate('d-0001')).call?.number).toBe(1);
+      sqlite.prepare('delete from calls where id = ?').run(first);
+      const cols = Object.keys(before);
+      sqlite.prepare(`insert into calls (${cols.join(',')}) values (${cols.map(() => '?').join(',')})`).run(...cols.map((c) => before[c] as string));
+      expect(store.verifyDebate('d-0001').state).toBe('sealed');
+    }
+  });
+
+  it('says a call is missing when one is deleted from the middle of the chain', () => {
+    recordDebate();
+    sqlite.prepare('delete from calls where id = ?').run(callIds()[1]);
+    const v = broken(store.verifyDebate('d-0001'));
+    expect(v.call?.number).toBe(2);
+    expect(v.problem).toBe('it does not follow the call before it (a call was removed or the calls reordered)');
+  });
+
+  it('catches the removal of the last call through the seal', () => {
+    recordDebate();
+    sqlite.prepare('delete from calls where id = ?').run(callIds().at(-1));
+    expect(broken(store.verifyDebate('d-0001')).problem).toContain('does not match its seal');
+  });
+
+  it('names the row of a sealed table that was edited, added or removed', () => {
+    recordDebate();
+    sqlite.prepare("update turns set position = 'Maybe' where agent_id = 'bo'").run();
+    expect(broken(store.verifyDebate('d-0001'))).toMatchObject({ row: { table: 'turns', key: '0/bo' }, problem: 'a `turns` row (0/bo) was edited' });
+    sqlite.prepare("update turns set position = 'Yes' where agent_id = 'bo'").run();
+
+    sqlite.prepare("update debates set question = 'Should we not shard?'").run();
+    expect(broken(store.verifyDebate('d-0001')).row).toEqual({ table: 'debates', key: 'd-0001' });
+    sqlite.prepare("update debates set question = 'Should we shard the database?'").run();
+
+    sqlite.prepare("delete from syntheses").run();
+    expect(broken(store.verifyDebate('d-0001')).problem).toBe('a `syntheses` row (-) was removed');
+    expect(store.verifyDebate('d-0001').state).toBe('broken');
+  });
+
+  it('catches an edit whose row digest was rewritten to match, through the seal', () => {
+    recordDebate();
+    sqlite.prepare("update rounds set convergence = 0.9").run();
+    const digests = JSON.parse((sqlite.prepare('select seal_rows_json as j from debates').get() as { j: string }).j) as Record<string, Record<string, string>>;
+    digests.rounds!['0'] = 'f'.repeat(64);
+    sqlite.prepare('update debates set seal_rows_json = ?').run(JSON.stringify(digests));
+    expect(broken(store.verifyDebate('d-0001')).row).toEqual({ table: 'rounds', key: '0' });
+    sqlite.prepare('update debates set seal_rows_json = null').run();
+    expect(broken(store.verifyDebate('d-0001')).problem).toContain('does not match its seal');
+  });
+
+  it('reports a finished debate whose seal was removed as broken, not unsealed', () => {
+    recordDebate();
+    sqlite.prepare('update debates set seal = null').run();
+    expect(broken(store.verifyDebate('d-0001')).problem).toBe('the debate is `completed` but its seal is missing');
+  });
+
+  it('reports a debate killed before it ended as unsealed, and still checks its calls', () => {
+    recordDebate('d-0001', false);
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 3 });
+    sqlite.prepare("update calls set raw = raw || ' ' where id = ?").run(callIds()[0]);
+    expect(broken(store.verifyDebate('d-0001')).call?.number).toBe(1);
+  });
+
+  it('chains each debate on its own when debates are recorded side by side', () => {
+    store.createDebate(newDebate({ id: 'a' }));
+    store.createDebate(newDebate({ id: 'b' }));
+    for (let i = 0; i < 3; i++) {
+      store.recordCall(call('a', { round: i }));
+      store.recordCall(call('b', { round: i }));
+    }
+    expect(store.verifyDebate('a')).toMatchObject({ state: 'unsealed', calls: 3 });
+    expect(store.verifyDebate('b')).toMatchObject({ state: 'unsealed', calls: 3 });
+  });
+
+  it('continues the chain from the database when another store recorded the earlier calls', () => {
+    recordDebate('d-0001', false);
+    const other = openStore(join(dir.dir, 'c.db'));
+    other.recordCall(call('d-0001', { stage: 'critique', round: 1 }));
+    other.close();
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 4 });
+  });
+
+  it('hashes a call as documented: sha256 of the row without id, hash and NULLs, in canonical JSON', () => {
+    const row = { id: 7, debate_id: 'd', stage: 'opening', round: 0, raw: 'é"\n', error: null, prev_hash: 'ab', hash: 'x', finished_at: 2 };
+    const text = '{"debate_id":"d","finished_at":2,"prev_hash":"ab","raw":"é\\"\\n","round":0,"stage":"opening"}';
+    expect(callHash(row)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+  });
+
+  it('records text with a lone surrogate so that it still verifies', () => {
+    store.createDebate(newDebate());
+    store.recordCall(call('d-0001', { raw: 'half \ud83d of an emoji', error: 'bad \udc00' }));
+    expect(store.verifyDebate('d-0001').state).toBe('unsealed');
+  });
+
+  it('writes every column of calls (a column added later must be written, and so hashed)', () => {
+    const columns = (sqlite.prepare('select name from pragma_table_info(?)').all('calls') as { name: string }[]).map((c) => c.name);
+    expect([...CALL_COLUMNS].sort()).toEqual(columns.filter((c) => c !== 'id').sort());
+  });
+
+  it('covers every table of debate rows (a new table must join the seal)', () => {
+    const tables = sqlite
+      .prepare("select m.name from sqlite_master m where m.type = 'table' and exists (select 1 from pragma_table_info(m.name) p where p.name = 'debate_id')")
+      .all()
+      .map((r) => (r as { name: string }).name)
+      .sort();
+    // calls are covered by the chain; a bench trial only points at a debate it ran.
+    const elsewhere = ['bench_trials', 'calls'];
+    expect(tables).toEqual([...Object.keys(SEALED_TABLES), ...elsewhere].sort());
+  });
+});
+
+describe('databases written before the chain', () => {
+  it('migrate, and report their debates as legacy, not broken; new debates are sealed', () => {
+    // A database at migration 0002, with a debate recorded by that version.
+    const old = join(dir.dir, 'migrations-0002');
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = JSON.parse(readFileSync(packagePath('migrations', 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+    const kept = journal.entries.filter((e) => e.tag < '0003');
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: kept }));
+    for (const e of kept) cpSync(packagePath('migrations', `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    const file = join(dir.dir, 'old.db');
+    const db = new Database(file);
+    migrate(drizzle(db), { migrationsFolder: old });
+    db.prepare(
+      "insert into debates (id, question, preset_name, preset_json, preset_hash, engine_version, host, status, pid, hostname, created_at) values ('old-1', 'q', 'p', '{}', 'h', '0.1.0', 'h', 'completed', 1, 'x', 1)",
+    ).run();
+    db.prepare(
+      "insert into calls (debate_id, stage, round, agent_id, attempt, host, model, messages_json, options_json, raw, status, started_at, finished_at) values ('old-1', 'opening', 0, 'a', 0, 'h', 'm', '[]', '{}', 'r', 'ok', 1, 2)",
+    ).run();
+    db.close();
+
+    const upgraded = openStore(file);
+    try {
+      expect(upgraded.verifyDebate('old-1')).toEqual({ state: 'legacy', calls: 1 });
+      upgraded.createDebate(newDebate({ id: 'new-1' }));
+      upgraded.recordCall(call('new-1'));
+      upgraded.finishDebate('new-1', { status: 'completed', exitReason: 'converged', error: null, roundsCompleted: 0, finalConvergence: 1, finishedAt: 5 });
+      expect(upgraded.verifyDebate('new-1')).toMatchObject({ state: 'sealed', calls: 1 });
+    } finally {
+      upgraded.close();
+    }
+  });
+});
