@@ -327,7 +327,7 @@ export class Store {
     const rows = readSealInput(this.#sqlite, debateId, prepare);
     if (!rows) throw this.#notFound(debateId);
     // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
-    const linked = prepare('select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (select call_id from votes where debate_id = @id union select first_call_id from votes where debate_id = @id)').all({ id: debateId }) as { id: number; n: number }[];
+    const linked = prepare('select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (select call_id from votes where debate_id = @id union select first_call_id from votes where debate_id = @id union select after_call_id from protocol_steps where debate_id = @id)').all({ id: debateId }) as { id: number; n: number }[];
     const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
     prepare('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
   }

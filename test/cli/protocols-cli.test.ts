@@ -48,6 +48,13 @@ describe('protocols from the CLI', () => {
       expect(replay.code).toBe(0);
       expect(replay.stderr).toContain(d.replay);
       expect(replay.stdout).toContain(d.card);
+      // The protocol's steps are sealed with the rest, and travel in a bundle.
+      expect((await cli(['verify', id, '--db', db])).stdout).toContain('sealed');
+      const bundle = join(dir, `${d.preset}.bundle`);
+      expect((await cli(['export', id, '--db', db, '--format', 'bundle', '--out', bundle])).code).toBe(0);
+      const other = join(dir, `${d.preset}-imported.db`);
+      expect((await cli(['import', bundle, '--db', other])).code).toBe(0);
+      expect((await cli(['show', id, '--db', other])).stdout).toContain(d.show);
     });
   }
 
