@@ -40,6 +40,10 @@ describe('protocols from the CLI', () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('RECOMMENDATION');
       expect(run.stdout).toContain(d.card);
+      // The bracket reads in round order, byes included.
+      const bracketRounds = [...run.stdout.matchAll(/^  - round (\d+):/gm)].map((m) => Number(m[1]));
+      expect(bracketRounds).toEqual([...bracketRounds].sort((x, y) => x - y));
+      if (d.preset === 'tournament') expect(run.stdout).toMatch(/round 1: \S+ had a bye\n  - round 2:/);
       const id = /Stored as (\S+)/.exec(run.stderr)?.[1] ?? '';
       expect((await cli(['show', id, '--db', db])).stdout).toContain(d.show);
       const doc = JSON.parse((await cli(['export', id, '--db', db, '--format', 'json'])).stdout) as { protocol: { kind: string; steps: unknown[] } };
