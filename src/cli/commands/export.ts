@@ -16,7 +16,7 @@ interface ExportArgs {
 export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ExportArgs> {
   return {
     command: 'export <id>',
-    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `conclave import` reads',
+    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `npx conclave import` reads',
     builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })

@@ -23,7 +23,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
     handler: async (args) => {
       if ((args.id === undefined) === !args.all) {
         throw new InputError('VERIFY_TARGET', args.all ? 'Give either a debate id or --all, not both.' : 'Name the debate to verify.', {
-          hint: 'Run `conclave verify ID`, or `conclave verify --all` for every debate.',
+          hint: 'Run `npx conclave verify ID`, or `npx conclave verify --all` for every debate.',
         });
       }
       const { describeBreak } = await import('../../store/bundle.js');
@@ -56,7 +56,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           throw new IntegrityError(
             'RECORD_TAMPERED',
             `${broken.length} of ${ids.length} debate${ids.length === 1 ? '' : 's'} in ${store.path} do${broken.length === 1 ? 'es' : ''} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${broken.join('; ')}.`,
-            { hint: 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).' },
+            { hint: 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`npx conclave import FILE`).' },
           );
         }
       } finally {
