@@ -3,22 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchReport } from '../../src/bench/report.js';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 let dir = '';
 let db = '';
 let bench: BenchSetup;
 
-async function cli(args: string[]) {
-  const stdout = capture(120);
-  const stderr = capture(120);
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir, 120);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-bench-cli-'));

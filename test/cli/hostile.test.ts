@@ -2,10 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { agentOf, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 // Set the window title, clear the screen, colour, a C1 CSI, a DCS, HTML and Markdown that would link or break a table.
@@ -20,13 +18,7 @@ let presetFile = '';
 let sim: SimHandle;
 let debateId = '';
 
-async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir);
 
 function expectInert(text: string): void {
   expect(text).not.toMatch(CONTROL);

@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
 import { checkCommandLine, main } from '../../src/cli/main.js';
 import { loadHostsFile } from '../../src/config/load-hosts.js';
 import { loadPreset, parsePreset } from '../../src/config/load-preset.js';
 import { parseSuite } from '../../src/bench/suite.js';
 import { packagePath } from '../../src/package-root.js';
 import { loadSimScript } from '../../src/sim/script.js';
-import { capture } from '../helpers/cli.js';
+import { capture, runCli } from '../helpers/cli.js';
 
 /**
  * Every fenced block in README.md and docs/ says what it is in its info string:
@@ -76,13 +75,7 @@ let dir = '';
 let demoId = '';
 const packageJson = JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { scripts: Record<string, string> };
 
-async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir);
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-docs-'));

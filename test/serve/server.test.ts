@@ -7,24 +7,16 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { packagePath } from '../../src/package-root.js';
 import { storedEvents } from '../../src/render/replay.js';
 import { openStoreReadOnly, openViewerStore } from '../../src/serve/store.js';
 import { openStore } from '../../src/store/open.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { setupBench } from '../bench/fixture.js';
 import { scriptedResponder, stageOf } from '../helpers/panel.js';
 import { readEventStream, recordDebate, type RunningViewer, startViewer, tempRecord } from '../helpers/viewer.js';
 
-async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const io: CliIO = { stdout, stderr, env: {}, cwd: process.cwd() };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, process.cwd());
 
 let file = '';
 let first = '';
