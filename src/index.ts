@@ -8,6 +8,8 @@ export type { ProtocolOutcome, RunShape, CallRequest } from './engine/runner.js'
 export type { ProtocolStep } from './engine/protocol-events.js';
 export { pickSynthesizer, synthesizerCandidates } from './config/synthesizer.js';
 export { recorder } from './engine/recorder.js';
+export { resynthesize } from './engine/resynthesize.js';
+export type { ResynthesizeOptions } from './engine/resynthesize.js';
 export type * from './engine/events.js';
 export type { ExtraStage, StageContext, StageCallRequest, StageOutput } from './engine/stage.js';
 export { openStore, defaultDbPath } from './store/open.js';

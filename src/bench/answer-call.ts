@@ -1,10 +1,11 @@
+import type { z } from 'zod';
 import type { CallRecord } from '../engine/events.js';
 import { failedCall, parseReply } from '../engine/structured-call.js';
 import type { Gateway } from '../ollama/gateway.js';
 import { repairMessages } from '../protocol/prompts.js';
-import { formatSchemaOf } from '../protocol/schemas.js';
+import { formatSchemaOf } from '../protocol/grammar.js';
 import { type ExtractMethod, extractAnswer } from './extract.js';
-import { answerMessages, benchAnswerSchema } from './prompts.js';
+import { answerMessages, benchAnswerSchemaFor } from './prompts.js';
 import type { SuiteItem } from './suite.js';
 
 export interface AnswerCallSpec {
@@ -34,8 +35,6 @@ export interface AnswerOutcome {
   errorCode: string | null;
 }
 
-const FORMAT = formatSchemaOf(benchAnswerSchema);
-
 /**
  * One agent answers an item alone: the reply is asked for as JSON with an
  * `answer` field (Ollama `format`), read with the tolerant extractor (so a
@@ -44,6 +43,8 @@ const FORMAT = formatSchemaOf(benchAnswerSchema);
  */
 export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promise<AnswerOutcome> {
   const original = answerMessages(spec.item, spec.persona);
+  const schema: z.ZodType<{ reasoning: string; answer: string | number }> = benchAnswerSchemaFor(spec.item.kind, spec.item.choices?.length ?? 0);
+  const format = formatSchemaOf(schema);
   const outcome: AnswerOutcome = { status: 'unparsed', answer: null, method: 'none', callIds: [], calls: [], error: null, errorCode: null };
   let messages = original;
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -58,7 +59,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
       model: spec.model,
       messages,
       options: spec.options,
-      format: FORMAT,
+      format,
       truncation: null,
       startedAt,
     };
@@ -66,7 +67,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
     let metrics: CallRecord['metrics'];
     try {
       const result = await gateway.chat(
-        { model: spec.model, messages, options: spec.options, format: FORMAT },
+        { model: spec.model, messages, options: spec.options, format },
         { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}) },
       );
       content = result.content;
@@ -77,7 +78,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
       outcome.callIds.push(spec.onCall(call));
       return { ...outcome, status: 'error', error: callError.message, errorCode: callError.code };
     }
-    const parsed = parseReply(content, benchAnswerSchema);
+    const parsed = parseReply(content, schema);
     const extracted = extractAnswer(content, spec.item.kind, spec.item.choices);
     const problem =
       extracted.value !== null

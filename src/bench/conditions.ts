@@ -194,7 +194,7 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
       'debate-vote',
       majorityVote(roundAnswers(roundsRun), item.kind),
       callsWhere((c) => c.stage !== 'synthesis' && c.stage !== 'vote' && c.stage !== 'refine'),
-      debate.status === 'completed' ? null : `debate ${debate.status}`,
+      debate.status === 'completed' || debate.status === 'unsynthesized' ? null : `debate ${debate.status}`,
     ),
   );
 

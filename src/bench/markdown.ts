@@ -2,9 +2,9 @@ import { formatTable } from '../render/table.js';
 import type { BenchReport, RunComparison } from './report.js';
 import { type ReportTable, conditionRows, pct, points, reportTables, runSummaryLines, signedInterval } from './tables.js';
 
-function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
-}
+import { inert, markdownCell } from '../render/inert.js';
+
+const cell = markdownCell;
 
 function markdownTable(table: ReportTable): string {
   if (table.rows.length === 0) return `${table.empty ?? 'Nothing to show.'}\n`;
@@ -15,20 +15,21 @@ function markdownTable(table: ReportTable): string {
 
 /** The whole report as Markdown. */
 export function renderBenchMarkdown(report: BenchReport): string {
-  const parts = [`# Bench run ${report.run.id}`, '', ...runSummaryLines(report).map((l) => `- ${l}`), ''];
+  const parts = [`# Bench run ${report.run.id}`, '', ...runSummaryLines(report).map((l) => `- ${inert(l)}`), ''];
   for (const table of reportTables(report)) {
     parts.push(`## ${table.title}`, '', table.legend, '', markdownTable(table));
   }
   return parts.join('\n');
 }
 
-/** The short table printed at the end of `conclave bench`: accuracy per condition. */
+/** The short table printed at the end of `npx conclave bench`: accuracy per condition. */
 export function renderBenchSummary(report: BenchReport): string {
   const rows = conditionRows(report.conditions);
-  return formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
+  const table = formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
+  return report.parseHealth?.warning ? `${table}\n⚠ Warning: ${report.parseHealth.warning}\n` : table;
 }
 
-/** `conclave bench compare` as Markdown. */
+/** `npx conclave bench compare` as Markdown. */
 export function renderComparisonMarkdown(c: RunComparison): string {
   const lines = [
     `# Bench runs ${c.a.id} (A) and ${c.b.id} (B)`,

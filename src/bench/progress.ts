@@ -1,4 +1,5 @@
 import { type TermStyle, painter } from '../render/style.js';
+import { inert } from '../render/inert.js';
 import type { BenchProgress } from './runner.js';
 
 export interface ProgressView {
@@ -34,14 +35,20 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
   let lastLineAt = started;
   let lastTenth = Math.floor((options.resumedFrom / Math.max(1, options.total)) * 10);
   let drawn = false;
-  const tally = { right: 0, done: 0 };
+  const tally = { right: 0, done: 0, answers: 0, unparsed: 0 };
+  let warned = false;
+  // Loud once most answers cannot be read: the accuracy figures would then measure parsing, not the models.
+  const unreadable = (): string => {
+    if (tally.answers < 5 || tally.unparsed * 2 <= tally.answers) return '';
+    return paint('red', ` · ⚠ ${Math.round((tally.unparsed / tally.answers) * 100)}% of answers unreadable`);
+  };
 
   const line = (p: BenchProgress): string => {
     const elapsed = now() - started;
     const left = eta(p, elapsed);
     const share = p.total === 0 ? 1 : p.done / p.total;
     const running = tally.done === 0 ? '' : ` · debate right ${tally.right}/${tally.done}`;
-    return `${p.done}/${p.total} (${Math.round(share * 100)}%) · elapsed ${formatDuration(elapsed)} · ETA ${Number.isNaN(left) ? '?' : formatDuration(left)}${running} · last ${p.itemId} [${p.preset}]`;
+    return `${p.done}/${p.total} (${Math.round(share * 100)}%) · elapsed ${formatDuration(elapsed)} · ETA ${Number.isNaN(left) ? '?' : formatDuration(left)}${running}${unreadable()} · last ${p.itemId} [${p.preset}]`;
   };
   const markOf = (p: BenchProgress): string => {
     const last = p.correct['debate-synth'] ?? p.correct['debate-vote'];
@@ -55,13 +62,23 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
         tally.done += 1;
         if (last) tally.right += 1;
       }
+      tally.answers += p.answers ?? 0;
+      tally.unparsed += p.unparsed ?? 0;
+      if (!warned && unreadable() !== '') {
+        warned = true;
+        if (drawn) stream.write('\n');
+        drawn = false;
+        stream.write(
+          `${paint('red', `bench: warning: ${tally.unparsed} of ${tally.answers} answers so far could not be read as an answer.`)} They count as wrong, so accuracy here measures parsing more than the models. Check that the models follow the requested JSON (see \`conclave show\` on a debate, or the report's parse failures).\n`,
+        );
+      }
       if (style.live) {
         const width = Math.max(10, Math.min(30, style.columns - 90));
         const filled = p.total === 0 ? width : Math.round((p.done / p.total) * width);
         const bar = `${paint('cyan', '█'.repeat(filled))}${paint('dim', '░'.repeat(width - filled))}`;
         // Longer than the terminal, the line would wrap and the next redraw would not erase it.
         const room = style.columns - width - 4;
-        const info = line(p);
+        const info = inert(line(p));
         const text = info.length > room ? `${info.slice(0, Math.max(0, room - 1))}…` : `${info}${markOf(p)}`;
         stream.write(`\r\u001b[2K${bar} ${text}`);
         drawn = true;
@@ -71,7 +88,7 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
       if (tenth > lastTenth || now() - lastLineAt >= 30_000 || p.done === p.total) {
         lastTenth = tenth;
         lastLineAt = now();
-        stream.write(`bench: ${line(p)}${markOf(p)}\n`);
+        stream.write(`bench: ${inert(line(p))}${markOf(p)}\n`);
       }
     },
     close() {

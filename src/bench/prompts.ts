@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage } from '../engine/events.js';
+import { memoSchema } from '../protocol/grammar.js';
 import { systemPrompt } from '../protocol/prompts.js';
 import type { SuiteItem } from './suite.js';
 
@@ -12,6 +13,20 @@ export const benchAnswerSchema = z.strictObject({
 });
 
 export type BenchAnswer = z.infer<typeof benchAnswerSchema>;
+
+/**
+ * The answer call's schema for one kind of item, so the grammar allows only a usable
+ * answer: a JSON number for a number item, one of the offered letters for a choice item.
+ */
+export const benchAnswerSchemaFor = memoSchema((kind: SuiteItem['kind'], choices: number) => {
+  const reasoning = z.string().describe('Your working, briefly.');
+  if (kind === 'number') return z.strictObject({ reasoning, answer: z.number().describe('The final result as a number.') });
+  if (kind === 'choice') {
+    const letters = LETTERS.slice(0, Math.max(1, choices)).split('') as [string, ...string[]];
+    return z.strictObject({ reasoning, answer: z.enum(letters).describe('The letter of the option you choose.') });
+  }
+  return benchAnswerSchema;
+});
 
 /** How each kind of item asks for its final answer, in words a small model follows. */
 function finalAnswerInstruction(item: SuiteItem): string {
@@ -38,7 +53,7 @@ export function benchQuestion(item: SuiteItem): string {
 export function answerMessages(item: SuiteItem, persona: string | null | undefined): ChatMessage[] {
   const shape =
     item.kind === 'number'
-      ? '"answer" (the final result as a plain number, e.g. "-42" or "3.5")'
+      ? '"answer" (the final result as a JSON number, e.g. -42 or 3.5)'
       : item.kind === 'choice'
         ? '"answer" (the letter of the option you choose, e.g. "B")'
         : '"answer" (the answer in a few words)';

@@ -121,7 +121,7 @@ export interface ItemRow {
   exitReason: string | null;
 }
 
-/** Everything `conclave bench report` shows, as one versioned JSON document. */
+/** Everything `npx conclave bench report` shows, as one versioned JSON document. */
 export interface BenchReport {
   format: 'conclave-bench-report';
   version: number;
@@ -151,6 +151,8 @@ export interface BenchReport {
   earlyExit: EarlyExitStats[];
   minority: MinorityStats[];
   parseFailures: ParseFailureStats[];
+  /** Every answer of the run together; `warning` is set when most could not be read. */
+  parseHealth: { answers: number; unparsed: number; rate: number | null; warning: string | null };
   models: ModelStats[];
   items: ItemRow[];
 }
@@ -444,9 +446,22 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
     earlyExit,
     minority,
     parseFailures,
+    parseHealth: parseHealthOf(parseFailures),
     models,
     items,
   };
+}
+
+/** Loud when most answers that came back could not be read: then accuracy measures parsing, not the models. */
+export function parseHealthOf(rows: readonly ParseFailureStats[]): BenchReport['parseHealth'] {
+  const answers = rows.reduce((n, r) => n + r.answers - r.errors, 0);
+  const unparsed = rows.reduce((n, r) => n + r.unparsed, 0);
+  const rate = answers === 0 ? null : unparsed / answers;
+  const warning =
+    rate !== null && rate > 0.5
+      ? `${unparsed} of ${answers} answers (${Math.round(rate * 100)}%) could not be read and count as wrong, so these accuracies measure parsing more than the models. Check that the models reply in the requested JSON; see the parse failures table.`
+      : null;
+  return { answers, unparsed, rate, warning };
 }
 
 /** Per-item correctness of each condition, for comparing two runs on shared items. */

@@ -65,6 +65,9 @@ export interface BenchProgress {
   preset: string;
   /** Whether each headline condition got the item right. */
   correct: Partial<Record<Condition, boolean>>;
+  /** This item's answers that came back (calls that failed outright not counted), and how many of them could not be read. */
+  answers: number;
+  unparsed: number;
 }
 
 export interface ExecuteBenchOptions {
@@ -146,7 +149,7 @@ export function checkResumable(run: BenchRunRecord, trialsDone: number): void {
   const total = run.itemCount * run.presets.length;
   if (run.status === 'completed') {
     throw new InputError('BENCH_FINISHED', `Bench run \`${run.id}\` has already finished (${trialsDone} of ${total} items done); there is nothing to resume.`, {
-      hint: `See its results with \`conclave bench report ${run.id}\`.`,
+      hint: `See its results with \`npx conclave bench report ${run.id}\`.`,
     });
   }
   if (run.status === 'running' && run.pid !== process.pid && run.hostname === hostname() && isProcessAlive(run.pid)) {
@@ -196,9 +199,9 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
       limit(async () => {
         if (controller.signal.aborted) return;
         try {
-          const correct = await runTrial({ store, runId, item, snapshot, host, gateway, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          const trial = await runTrial({ store, runId, item, snapshot, host, gateway, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
           finished += 1;
-          opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, correct });
+          opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, ...trial });
         } catch (err) {
           if (failure === null && !(err instanceof InterruptedError && controller.signal.aborted)) failure = err;
           controller.abort();
@@ -213,7 +216,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
     finishBenchRun(store, runId, 'interrupted', reason, now());
     if (failure !== null) throw failure;
     throw new InterruptedError(`Bench run ${runId} was stopped after ${finished} of ${total} items; every finished item is kept.`, {
-      hint: `Continue it with \`conclave bench --resume ${runId}\`.`,
+      hint: `Continue it with \`npx conclave bench --resume ${runId}\`.`,
     });
   }
   finishBenchRun(store, runId, 'completed', null, now());
@@ -237,7 +240,7 @@ interface TrialContext {
   now: () => number;
 }
 
-async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
+async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct' | 'answers' | 'unparsed'>> {
   const { store, item, snapshot, now } = ctx;
   const preset = snapshot.preset;
   const trialId = startTrial(store, { runId: ctx.runId, itemId: item.id, preset: snapshot.name, maxRounds: preset.protocol.maxRounds, startedAt: now() });
@@ -284,8 +287,8 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
       ...agent.options,
       ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }),
     };
-    // A fixed seed would make every sample of one agent the same answer.
-    if (condition === 'sc' && typeof agent.options?.seed === 'number') options.seed = agent.options.seed + 1 + sample;
+    // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
+    if (condition === 'sc') options.seed = (typeof agent.options?.seed === 'number' ? agent.options.seed : 0) + 1 + sample;
     return ctx.pool
       .run(agent.model, () =>
         answerCall(ctx.gateway, {
@@ -334,7 +337,7 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
     null;
   if (outage !== null) {
     throw new HostError('BENCH_HOST_LOST', `Item \`${item.id}\` of bench run ${ctx.runId} could not be completed: ${outage}`, {
-      hint: `Fix the server (start it, or pull the model), then continue with \`conclave bench --resume ${ctx.runId}\`; finished items are kept.`,
+      hint: `Fix the server (start it, or pull the model), then continue with \`npx conclave bench --resume ${ctx.runId}\`; finished items are kept.`,
     });
   }
 
@@ -356,5 +359,6 @@ async function runTrial(ctx: TrialContext): Promise<BenchProgress['correct']> {
   );
   const correct: BenchProgress['correct'] = {};
   for (const r of scored.results) if (r.variant === '' && r.available) correct[r.condition as Condition] = r.correct;
-  return correct;
+  const returned = scored.answers.filter((a) => a.status !== 'error');
+  return { correct, answers: returned.length, unparsed: returned.filter((a) => a.status === 'unparsed').length };
 }

@@ -149,7 +149,7 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
     tables.push({
       id: `items-${preset.name}`,
       title: rows.length > shown.length ? `${title} (first ${shown.length} of ${rows.length})` : title,
-      legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `conclave show`.',
+      legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `npx conclave show`.',
       headers: ['item', 'gold', ...columns, 'rounds', 'exit', 'debate'],
       numeric: [],
       rows: shown.map((i) => [i.id, i.gold, ...columns.map((c) => mark(i.answers[c])), i.rounds === null ? '–' : String(i.rounds), i.exitReason ?? '–', i.debateId ?? '–']),
@@ -181,6 +181,7 @@ export function runSummaryLines(report: BenchReport): string[] {
     return `\`${p.name}\`: protocol ${p.protocol}, ${p.agents.length} agents (${agents}); ${protocolTerms(p)}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
   });
   return [
+    ...(report.parseHealth?.warning ? [`**⚠ Warning: ${report.parseHealth.warning}**`] : []),
     `Suite \`${r.suite}\`: ${r.items} items (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
     `Host ${r.host}; Conclave ${r.engineVersion}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
     ...presets.map((p) => `Preset ${p}.`),

@@ -11,18 +11,25 @@ import { InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { formatTable } from '../render/table.js';
 import { detectStyle } from '../render/style.js';
+import { defaultDbPath } from '../store/open.js';
 import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './commands/bench.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
+import { inert, jsonText } from '../render/inert.js';
 
-const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
+const usageHint = 'Start a run with `npx conclave bench --suite arithmetic --preset NAME`, or continue one with `npx conclave bench --resume RUN`.';
+
+/** A path as one shell word: quoted only when it needs to be. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
 
 export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<number> {
   const presets = args.preset ?? [];
   if (args.resume !== undefined && (args.suite !== undefined || presets.length > 0 || args.limit !== undefined)) {
     throw new InputError('BAD_FLAG', '--resume continues a run with its own suite and presets; it cannot be combined with --suite, --preset or --limit.', {
-      hint: `Run \`conclave bench --resume ${args.resume}\` alone, or start a new run without --resume.`,
+      hint: `Run \`npx conclave bench --resume ${args.resume}\` alone, or start a new run without --resume.`,
     });
   }
   if (args.resume === undefined) {
@@ -45,7 +52,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       const suite = args.suite!;
       const items = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
       const loaded = presets.map((name) => loadPreset(name, io.cwd));
-      for (const { warnings, source } of loaded) for (const w of warnings) io.stderr.write(`conclave: ${source}: ${w}\n`);
+      for (const { warnings, source } of loaded) for (const w of warnings) io.stderr.write(inert(`conclave: ${source}: ${w}\n`));
       runId = createRun({
         store,
         suite,
@@ -65,7 +72,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       const what = `${run.itemCount} items × ${run.presets.length} preset${run.presets.length === 1 ? '' : 's'}`;
       io.stderr.write(
         args.resume === undefined
-          ? `Bench run ${runId}: ${what}. If it stops, continue with \`conclave bench --resume ${runId}\`.\n`
+          ? `Bench run ${runId}: ${what}. If it stops, continue with \`npx conclave bench --resume ${runId}\`.\n`
           : `Resuming bench run ${runId}: ${already} of ${total} item runs already done (${what}).\n`,
       );
     }
@@ -100,11 +107,15 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
 
     const report = buildReport(loadBenchData(store, runId));
     if (args.json) {
-      io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      io.stdout.write(`${jsonText(report, 2)}\n`);
     } else {
       io.stdout.write(renderBenchSummary(report));
     }
-    if (!args.quiet) io.stderr.write(`Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId} --format html --out report.html\`\n`);
+    if (!args.quiet) {
+      // Name the database unless it is the one every command finds by itself.
+      const dbFlag = store.path === resolve(defaultDbPath(io.env)) ? '' : ` --db ${shellWord(store.path)}`;
+      io.stderr.write(`Stored as bench run ${runId} in ${store.path}. Full report: \`npx conclave bench report ${runId}${dbFlag} --format html --out report.html\`\n`);
+    }
     return 0;
   } finally {
     store.close();
@@ -126,10 +137,10 @@ async function writeOut(text: string, out: string | undefined, io: CliIO): Promi
 }
 
 export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Promise<number> {
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, { readonly: true });
   try {
     const report = buildReport(loadBenchData(store, resolveBenchRunId(store, args.run)));
-    const text = args.format === 'json' ? `${JSON.stringify(report, null, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
+    const text = args.format === 'json' ? `${jsonText(report, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
     await writeOut(text, args.out, io);
     return 0;
   } finally {
@@ -138,12 +149,12 @@ export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Prom
 }
 
 export async function benchCompareFromCli(args: BenchCompareArgs, io: CliIO): Promise<number> {
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, { readonly: true });
   try {
     const a = loadBenchData(store, resolveBenchRunId(store, args.a));
     const b = loadBenchData(store, resolveBenchRunId(store, args.b));
     const comparison = compareRuns(a, b);
-    io.stdout.write(args.format === 'json' ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonMarkdown(comparison));
+    io.stdout.write(args.format === 'json' ? `${jsonText(comparison, 2)}\n` : renderComparisonMarkdown(comparison));
     return 0;
   } finally {
     store.close();
@@ -154,12 +165,12 @@ export async function benchImportFromCli(args: BenchImportArgs, io: CliIO): Prom
   const path = resolve(io.cwd, args.file);
   const items = args.kind === 'gsm8k' ? await importGsm8k(path) : await importMmlu(path);
   await writeOut(items.map((item) => `${JSON.stringify(item)}\n`).join(''), args.out, io);
-  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
+  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`npx conclave bench --suite ${args.out} --preset NAME\`\n`);
   return 0;
 }
 
 export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<number> {
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, { readonly: true });
   try {
     const runs = listBenchRuns(store);
     if (args.json) {

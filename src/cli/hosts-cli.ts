@@ -1,13 +1,13 @@
 import { loadHostsFile } from '../config/load-hosts.js';
 import { loadPreset } from '../config/load-preset.js';
 import type { HostEntry } from '../config/preset-schema.js';
-import { synthesizerCandidates } from '../config/synthesizer.js';
 import { HostError, InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { formatTable } from '../render/table.js';
 import { gatherHostFacts, probeParallel } from '../schedule/facts.js';
 import { DebateScheduler, validateHostEntries } from '../schedule/scheduler.js';
 import type { CliIO } from './io.js';
+import { inert, jsonText } from '../render/inert.js';
 
 export interface HostsCliArgs {
   host?: string;
@@ -23,6 +23,8 @@ export interface HostsCliArgs {
 const gb = (n: number): string => `${(n / 1e9).toFixed(1)} GB`;
 
 export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> {
+  // Host URLs, versions, model names and errors come from the servers.
+  const writeOut = (text: string): boolean => io.stdout.write(inert(text));
   const entries: HostEntry[] = args.hosts
     ? loadHostsFile(args.hosts, io.cwd)
     : [
@@ -44,23 +46,26 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
       const r = await probeParallel(f.url, model, 4);
       results.push({ url: f.url, ...r });
       if (!args.json) {
-        io.stdout.write(
+        writeOut(
           `${f.url}: ${r.overlap} of ${r.requests} overlapping requests to ${model} generated at once → numParallel ${r.overlap}` +
             (r.overlap === 1 ? ' (requests are served one at a time: OLLAMA_NUM_PARALLEL=1)\n' : '\n'),
         );
       }
     }
-    if (args.json) io.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    if (args.json) writeOut(`${jsonText(results, 2)}\n`);
     return 0;
   }
 
   let planWarnings: string[] = [];
   if (args.preset) {
     const { preset } = loadPreset(args.preset, io.cwd);
+    const { presetModels } = await import('../engine/run-debate.js');
+    const debaters = new Set(preset.agents.map((a) => a.model));
     const scheduler = await DebateScheduler.prepare({
       hosts: entries,
       debaters: preset.agents.map((a) => a.model),
-      support: [preset.judge.model, ...synthesizerCandidates(preset)],
+      // What the preset's protocol calls besides the panel: judge, synthesizer, stage models.
+      support: presetModels(preset).filter((m) => !debaters.has(m)),
       contextNeeds: {},
       explicitNumCtx: {},
     });
@@ -68,17 +73,17 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
   }
 
   if (args.json) {
-    io.stdout.write(`${JSON.stringify({ hosts: facts, warnings: planWarnings }, null, 2)}\n`);
+    writeOut(`${jsonText({ hosts: facts, warnings: planWarnings }, 2)}\n`);
   } else {
     for (const f of facts) {
       if (!f.ok) {
-        io.stdout.write(`${f.url}: unreachable (${f.error})\n\n`);
+        writeOut(`${f.url}: unreachable (${f.error})\n\n`);
         continue;
       }
-      io.stdout.write(
+      writeOut(
         `${f.url} · Ollama ${f.version} · GPU ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB (${f.vramSource}) · ${f.numParallel} slot${f.numParallel === 1 ? '' : 's'} per model (${f.numParallelSource})\n`,
       );
-      io.stdout.write(
+      writeOut(
         formatTable(
           ['model', 'size', 'context', 'KV/token', 'loaded', 'in VRAM'],
           f.models.map((m) => {
@@ -95,9 +100,9 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
           }),
         ),
       );
-      io.stdout.write('\n');
+      writeOut('\n');
     }
-    for (const w of planWarnings) io.stdout.write(`warning: ${w}\n`);
+    for (const w of planWarnings) writeOut(`warning: ${w}\n`);
   }
   return facts.every((f) => f.ok) ? 0 : 3;
 }

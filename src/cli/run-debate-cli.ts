@@ -12,6 +12,7 @@ import { liveRenderer } from '../render/live.js';
 import { detectStyle } from '../render/style.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
+import { jsonText } from '../render/inert.js';
 
 export interface RunCliArgs {
   question: string;
@@ -48,7 +49,7 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
 }
 
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
-  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: conclave run "…" --preset NAME' });
+  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `npx conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
     throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
@@ -120,6 +121,7 @@ export async function driveFromCli(
   const live = args.quiet ? null : liveRenderer(io.stderr, style);
   const listeners: DebateListener[] = live ? [live] : [];
   let debateId: string | null = null;
+  let printed = false;
   listeners.push((e) => {
     if (e.type === 'debate.started') debateId = e.debateId;
   });
@@ -127,14 +129,16 @@ export async function driveFromCli(
     const result = await start({ recorder: recorder(store, resume ? { resume } : {}), listeners, signal: controller.signal });
     live?.close();
     const stored = store.getDebate(result.id);
-    if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(stored), null, 2)}\n`);
+    if (args.json) io.stdout.write(`${jsonText(debateDocument(stored), 2)}\n`);
     else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
+    printed = true;
     if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
+    if (result.status === 'unsynthesized') throw unsynthesized(result.id, result.error);
     return result.status === 'completed' ? 0 : 5;
   } catch (err) {
     live?.close();
-    if (args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
-      io.stdout.write(`${JSON.stringify(debateDocument(store.getDebate(debateId)), null, 2)}\n`);
+    if (!printed && args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
+      io.stdout.write(`${jsonText(debateDocument(store.getDebate(debateId)), 2)}\n`);
     }
     throw err;
   } finally {
@@ -142,4 +146,11 @@ export async function driveFromCli(
     process.off('SIGTERM', onSigint);
     store.close();
   }
+}
+
+/** Exit 5: the command did not fully succeed, but every round is kept and the card shows them. */
+export function unsynthesized(id: string, error: string | null): DebateFailedError {
+  return new DebateFailedError('SYNTHESIS_FAILED', `Debate ${id} ran all its rounds, but the synthesis failed: ${error ?? 'no reason recorded'}. The rounds are kept, and the card shows each agent's final position.`, {
+    hint: `Run \`npx conclave synthesize ${id}\` to synthesize it again from the stored transcript (--model M picks another synthesizer).`,
+  });
 }

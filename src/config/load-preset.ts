@@ -43,7 +43,7 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
     });
   }
   throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.`, {
-    hint: 'Check the path, or use a built-in preset name (see `conclave presets`).',
+    hint: 'Check the path, or use a built-in preset name (see `npx conclave presets`).',
   });
 }
 

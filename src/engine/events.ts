@@ -34,7 +34,8 @@ export type ExitReason =
   | 'champion'
   | 'reassembled';
 
-export type DebateStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+/** `unsynthesized`: every round ran and is kept, but no synthesis succeeded (see `conclave synthesize`). */
+export type DebateStatus = 'running' | 'completed' | 'unsynthesized' | 'failed' | 'interrupted';
 
 /** Ollama's own counters from the final stream chunk (durations in nanoseconds). */
 export interface CallMetrics {
@@ -72,7 +73,13 @@ export interface CallRecord {
   raw: string;
   parsed: unknown;
   status: 'ok' | 'invalid' | 'error' | 'aborted';
+  /** Why the reply was not usable: not JSON, or outside the schema sent (so the server did not enforce `format`). */
   validationError: string | null;
+  /**
+   * What the engine changed in a reply the schema allowed but the debate could not take as it
+   * was (a number clamped into range, a reference to no peer dropped), one note per change.
+   */
+  normalized?: string[];
   error: string | null;
   /** Set when peers' text was shortened to fit the context window. */
   truncation: string | null;
@@ -106,6 +113,8 @@ export interface RoundJudgement {
 
 export interface SynthesisRecord {
   status: 'ok' | 'failed';
+  /** The synthesizer's model; absent in records written before attempts were kept. */
+  model?: string;
   synthesis: Synthesis | null;
   error: string | null;
 }

@@ -73,7 +73,7 @@ export function recorder(store: Store, options: { resume?: ResumePoint } = {}): 
         recordProtocolStep(store, debateId, event.step, lastCallId, event.at);
         break;
       case 'synthesis.finished':
-        store.recordSynthesis(debateId, event.result);
+        store.recordSynthesis(debateId, event.result, event.at);
         break;
       case 'debate.finished':
         store.finishDebate(debateId, {

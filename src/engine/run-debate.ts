@@ -10,7 +10,6 @@ import type { ExtraStage } from './stage.js';
 import { builtinStages } from './stages.js';
 
 export type { DebateResult, RunDebateOptions } from './runner.js';
-export { canonicalId } from './runner.js';
 
 export function newDebateId(now: number): string {
   const d = new Date(now);

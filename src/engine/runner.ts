@@ -3,16 +3,8 @@ import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/prese
 import { DebateFailedError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf } from '../protocol/convergence.js';
-import {
-  type PeerView,
-  type TranscriptRound,
-  critiqueMessages,
-  judgeMessages,
-  openingMessages,
-  renderTranscript,
-  synthesisMessages,
-} from '../protocol/prompts.js';
-import { type Critique, critiqueSchema, judgeSchema, openingSchema, type Synthesis, synthesisSchema } from '../protocol/schemas.js';
+import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages } from '../protocol/prompts.js';
+import { critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
@@ -32,6 +24,7 @@ import type {
 import type { ProtocolStep } from './protocol-events.js';
 import type { ExtraStage, StageContext } from './stage.js';
 import { type StructuredOutcome, structuredCall } from './structured-call.js';
+import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
 
 /**
  * The runner's primitives: each makes its model calls through the scheduler (slots, plan,
@@ -118,8 +111,10 @@ export interface CallRequest<T> {
   model: string;
   messages: ChatMessage[];
   options: Record<string, unknown>;
+  /** Built for this call from what is known then (ids as enums, bounds): it is sent as `format`. */
   schema: z.ZodType<T>;
-  check?: (value: T) => string | null;
+  /** What the grammar cannot express, settled in place without a repair; a note per change. */
+  normalize?: (value: T) => string[];
   truncation?: string | null;
   onRecord?: (record: CallRecord) => void;
 }
@@ -266,7 +261,7 @@ export class Runner {
           messages: req.messages,
           options: req.options,
           schema: req.schema,
-          ...(req.check ? { check: req.check } : {}),
+          ...(req.normalize ? { normalize: req.normalize } : {}),
           truncation: req.truncation ?? null,
           timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
           ...(this.signal ? { signal: this.signal } : {}),
@@ -318,7 +313,7 @@ export class Runner {
     this.finish('failed', 'too_few_answers', detail);
     const gaps = turns.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
     throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${this.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
-      hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + this.id + '`.',
+      hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + this.id + '`.',
     });
   }
 
@@ -351,7 +346,6 @@ export class Runner {
     }
     const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${this.numCtx[agent.model]}` : null;
     if (truncation) this.warn(`${agent.id}, round ${round}: ${truncation}`);
-    const peerIds = new Set(peers.map((p) => p.agentId));
     const outcome = await this.call({
       stage: 'critique',
       round,
@@ -359,8 +353,10 @@ export class Runner {
       model: agent.model,
       messages: critiqueMessages(this.question, agent.persona, round, ownPosition, fit.peers),
       options,
-      schema: critiqueSchema,
-      check: (v) => checkPeers(v, peerIds),
+      schema: critiqueSchemaFor(
+        peers.map((p) => p.agentId),
+        this.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
+      ),
       truncation,
     });
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
@@ -438,7 +434,7 @@ export class Runner {
             messages: req.messages,
             options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
             schema: req.schema,
-            ...(req.check ? { check: req.check } : {}),
+            ...(req.normalize ? { normalize: req.normalize } : {}),
             ...(req.onCall ? { onRecord: req.onCall } : {}),
           }),
       };
@@ -466,17 +462,15 @@ export class Runner {
     const failed = panel
       .filter((id) => last.turns.find((t) => t.agentId === id)?.status !== 'ok')
       .map((id) => ({ agent: id, reason: last.turns.find((t) => t.agentId === id)?.error ?? 'no answer' }));
-    const agentIds = panel;
     const budget = this.promptBudget(model, options);
-    const list = [...rounds];
-    let perTurn = Infinity;
-    let messages = synthesisMessages(this.question, renderTranscript(list, perTurn), agentIds, failed, extraSections);
-    while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
-      perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
-      messages = synthesisMessages(this.question, renderTranscript(list, perTurn), agentIds, failed, extraSections);
+    const fit = fitSynthesisPrompt(this.question, [...rounds], panel, failed, extraSections, budget);
+    if (!fit.messages) {
+      const result: SynthesisRecord = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${this.numCtx[model]} for ${model}` };
+      this.emit({ type: 'synthesis.finished', result, at: this.now() });
+      return result;
     }
-    const truncation = perTurn === Infinity ? null : `each turn clipped to ${perTurn} characters to fit num_ctx ${this.numCtx[model]}`;
-    return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, messages, options, budget, truncation, failed);
+    const truncation = fit.clippedTo === null ? null : `each turn clipped to ${fit.clippedTo} characters to fit num_ctx ${this.numCtx[model]}`;
+    return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed);
   }
 
   /**
@@ -496,15 +490,15 @@ export class Runner {
   ): Promise<SynthesisRecord> {
     let result: SynthesisRecord;
     if (estimateMessagesTokens(messages) > budget) {
-      result = { status: 'failed', synthesis: null, error: `the transcript does not fit num_ctx ${this.numCtx[model]} for ${model}` };
+      result = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${this.numCtx[model]} for ${model}` };
     } else {
       if (truncation) this.warn(`${stage}: ${truncation}`);
-      const ids = new Set(this.preset.agents.map((a) => a.id));
-      const outcome = await this.call({ stage, round, agentId, model, messages, options, schema: synthesisSchema, check: (v) => checkSynthesis(v, ids), truncation });
-      result =
-        outcome.status === 'ok'
-          ? { status: 'ok', synthesis: { ...outcome.value, failedAgents: mergeFailed(outcome.value.failedAgents, failed) }, error: null }
-          : { status: 'failed', synthesis: null, error: outcome.error };
+      const schema = synthesisSchemaFor(
+        this.preset.agents.map((a) => a.id),
+        round,
+      );
+      const outcome = await this.call({ stage, round, agentId, model, messages, options, schema, truncation });
+      result = synthesisRecordOf(outcome, failed, model);
     }
     this.emit({ type: 'synthesis.finished', result, at: this.now() });
     return result;
@@ -523,7 +517,8 @@ export class Runner {
   complete(outcome: ProtocolOutcome): DebateResult {
     const synthesis = outcome.synthesis;
     const ok = synthesis?.status === 'ok';
-    const status: DebateStatus = ok ? 'completed' : 'failed';
+    // A failed synthesis keeps the run: its rounds stand, and `conclave synthesize` can finish it.
+    const status: DebateStatus = ok ? 'completed' : 'unsynthesized';
     const error = ok ? null : `synthesis failed: ${synthesis?.error ?? 'no synthesis'}`;
     this.finish(status, outcome.exitReason, error);
     return {
@@ -544,7 +539,7 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail: 'stopped by the user', at: this.now() });
     this.finish('interrupted', 'interrupted', 'stopped by the user');
     throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `See what it got to with \`conclave show ${this.id}\`.`,
+      hint: `See what it got to with \`npx conclave show ${this.id}\`.`,
     });
   }
 
@@ -584,48 +579,6 @@ export function peerText(turn: TurnRecord): string {
 function clipTo(text: string, share: number): string {
   const max = Math.max(40, Math.floor(text.length * share));
   return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
-}
-
-/**
- * Small models write peer ids loosely (`Architect`, `[architect]`, `agent architect`). Map each
- * `with` to the peer it unambiguously names, then reject what still names no peer. zod hands over
- * a fresh object, so rewriting it in place is safe.
- */
-export function canonicalId(written: string, ids: Iterable<string>): string | null {
-  const all = [...ids];
-  if (all.includes(written)) return written;
-  const key = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]/g, '');
-  const plain = key(written.replace(/^\s*(agent|peer|panelist)\s+/i, ''));
-  const matches = all.filter((id) => key(id) === plain);
-  return matches.length === 1 ? matches[0]! : null;
-}
-
-function checkPeers(value: Critique, peers: Set<string>): string | null {
-  const bad: string[] = [];
-  for (const item of [...value.agreements, ...value.disagreements]) {
-    const id = canonicalId(item.with, peers);
-    if (id) item.with = id;
-    else bad.push(item.with);
-  }
-  if (bad.length === 0) return null;
-  return `"with" must name a peer id (${[...peers].join(', ')}); got ${[...new Set(bad)].map((b) => `"${b}"`).join(', ')}.`;
-}
-
-function checkSynthesis(value: Synthesis, agents: Set<string>): string | null {
-  const bad: string[] = [];
-  for (const m of value.minorityPositions) {
-    const id = canonicalId(m.agent, agents);
-    if (id) m.agent = id;
-    else bad.push(m.agent);
-  }
-  if (bad.length) return `minorityPositions[].agent must be a panelist id (${[...agents].join(', ')}); got ${bad.map((b) => `"${b}"`).join(', ')}.`;
-  if (value.confidence.converged > agents.size) return `confidence.converged is ${value.confidence.converged} but the panel has ${agents.size} agents.`;
-  return null;
-}
-
-/** The engine knows which agents failed; the synthesizer's list is kept only for agents it adds reasons to. */
-function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
-  return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
 }
 
 /** Tokens each model needs at most (prompt plus reply) in this run, and any num_ctx the preset fixes. */

@@ -4,7 +4,7 @@ import type { TranscriptRound } from '../protocol/prompts.js';
 import type { CallRecord, ChatMessage, DebateEvent, Stage } from './events.js';
 import type { StructuredOutcome } from './structured-call.js';
 
-/** One model call an optional stage asks the engine to make: scheduled, recorded, validated, repaired once. */
+/** One model call an optional stage asks the engine to make: scheduled, recorded, validated, normalised. */
 export interface StageCallRequest<T> {
   stage: Stage;
   round: number;
@@ -13,9 +13,10 @@ export interface StageCallRequest<T> {
   model: string;
   messages: ChatMessage[];
   options?: ModelOptions | undefined;
+  /** Built for this call from what is known then (ids as enums, bounds): it is sent as `format`. */
   schema: z.ZodType<T>;
-  /** Checks zod cannot express (ids that must exist). Returns a problem or null. */
-  check?: (value: T) => string | null;
+  /** What the grammar cannot express, settled in place without a repair; a note per change. */
+  normalize?: (value: T) => string[];
   /** num_predict for this call (default: the preset's maxAnswerTokens). */
   maxTokens?: number;
   /** Sees each call's record right after the recorder stored it (to link stage rows to their calls). */

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { formatIssues } from '../config/load-preset.js';
 import { CallError, type Gateway } from '../ollama/gateway.js';
 import { repairMessages } from '../protocol/prompts.js';
-import { formatSchemaOf } from '../protocol/schemas.js';
+import { conformToSchema, formatSchemasOf } from '../protocol/grammar.js';
 import type { CallRecord, ChatMessage, Stage } from './events.js';
 
 export interface StructuredCallSpec<T> {
@@ -13,9 +13,13 @@ export interface StructuredCallSpec<T> {
   model: string;
   messages: ChatMessage[];
   options: Record<string, unknown>;
+  /** Built for this call with everything known (peer ids, panel size, rounds held): it is sent as `format`. */
   schema: z.ZodType<T>;
-  /** Checks zod cannot express (e.g. peer ids). Returns a problem description or null. */
-  check?: (value: T) => string | null;
+  /**
+   * What the grammar cannot express, settled without a repair: edits the value in place
+   * (drops a reference to nothing, fills a gap) and returns a note per change.
+   */
+  normalize?: (value: T) => string[];
   truncation?: string | null;
   timeoutMs: number;
   signal?: AbortSignal;
@@ -36,10 +40,13 @@ export type StructuredOutcome<T> =
 
 /**
  * One structured answer: a call with Ollama's `format` set to the schema, validated
- * with zod; one repair request quoting the problem if it does not validate.
+ * with zod. Every reply the schema's grammar allows is usable (normalised where the
+ * grammar could not say everything); one repair request, quoting the problem, only
+ * for a reply that is not JSON or breaks the schema sent.
  */
 export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
-  const format = formatSchemaOf(spec.schema);
+  const schemas = formatSchemasOf(spec.schema);
+  const format = schemas.sent;
   let messages = spec.messages;
   let lastProblem = '';
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -66,13 +73,14 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
         { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), onProgress: (p) => hooks.onProgress(p.tokens, p.delta) },
       );
       content = result.content;
-      const parsed = parseReply(content, spec.schema, spec.check);
+      const parsed = parseReply(content, spec.schema, spec.normalize, schemas.full);
       const call: CallRecord = {
         ...base,
         raw: content,
         parsed: parsed.json,
         status: parsed.ok ? 'ok' : 'invalid',
-        validationError: parsed.ok ? null : parsed.problem,
+        validationError: parsed.ok ? null : `${UNENFORCED} ${parsed.problem}`,
+        ...(parsed.ok && parsed.notes.length ? { normalized: parsed.notes } : {}),
         error: null,
         metrics: result.metrics,
         finishedAt: hooks.now(),
@@ -90,7 +98,10 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
 }
 
-type Parsed<T> = { ok: true; value: T; json: unknown } | { ok: false; problem: string; json: unknown };
+/** Why a repair happens at all: a server that enforces `format` cannot send a reply that needs one. */
+export const UNENFORCED = 'The server did not enforce the JSON Schema sent as format:';
+
+type Parsed<T> = { ok: true; value: T; json: unknown; notes: string[] } | { ok: false; problem: string; json: unknown };
 
 /** Small models wrap JSON in prose or code fences; take the outermost object. */
 export function extractJson(text: string): unknown {
@@ -105,18 +116,25 @@ export function extractJson(text: string): unknown {
   }
 }
 
-export function parseReply<T>(content: string, schema: z.ZodType<T>, check?: (value: T) => string | null): Parsed<T> {
+/**
+ * Reads a reply: JSON, brought within the bounds the grammar could not enforce
+ * (`full`, the whole generated JSON Schema), validated with zod, then normalised.
+ * A problem (worded for the repair request) means the server did not hold the model to the schema sent.
+ */
+export function parseReply<T>(content: string, schema: z.ZodType<T>, normalize?: (value: T) => string[], full?: Record<string, unknown>): Parsed<T> {
   let json: unknown;
   try {
     json = extractJson(content);
   } catch (err) {
     return { ok: false, problem: `it is not valid JSON (${(err as Error).message}).`, json: null };
   }
-  const result = schema.safeParse(json);
-  if (!result.success) return { ok: false, problem: `it does not match the required fields:\n${formatIssues(result.error)}`, json };
-  const problem = check?.(result.data) ?? null;
-  if (problem) return { ok: false, problem, json };
-  return { ok: true, value: result.data, json };
+  const conformed = conformToSchema(json, full ?? formatSchemasOf(schema).full);
+  const result = schema.safeParse(conformed.value);
+  if (!result.success) {
+    return { ok: false, problem: `it does not match the required fields:\n${formatIssues(result.error)}`, json };
+  }
+  const notes = [...conformed.notes, ...(normalize?.(result.data) ?? [])];
+  return { ok: true, value: result.data, json, notes };
 }
 
 /** The record of a call that failed (HTTP error, timeout, abort, broken stream), and the error as a CallError. */

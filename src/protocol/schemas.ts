@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedText, idEnum, memoSchema } from './grammar.js';
 
 /**
  * What each model is asked to return. These zod schemas are the single source
@@ -14,70 +15,67 @@ export const openingSchema = z.strictObject({
   confidence: unit.describe('How sure you are, from 0 to 1.'),
 });
 
-export const critiqueSchema = z.strictObject({
-  agreements: z
-    .array(z.strictObject({ with: z.string().min(1), on: z.string().min(1) }))
-    .describe('Where you agree with a peer: the peer id and the point.'),
-  disagreements: z
-    .array(z.strictObject({ with: z.string().min(1), on: z.string().min(1), reason: z.string().min(1) }))
-    .describe('Where you disagree with a peer: the peer id, the point, and why.'),
-  updatedPosition: z.string().min(1).describe('Your position after reading the peers.'),
-  confidence: unit.describe('How sure you are now, from 0 to 1.'),
-});
+/** Where an agent agrees or disagrees with a peer, `with` naming the peer. */
+function critiqueShape(peer: z.ZodType<string>) {
+  return z.strictObject({
+    agreements: z
+      .array(z.strictObject({ with: peer, on: z.string().min(1) }))
+      .describe('Where you agree with a peer: the peer id and the point.'),
+    disagreements: z
+      .array(z.strictObject({ with: peer, on: z.string().min(1), reason: z.string().min(1) }))
+      .describe('Where you disagree with a peer: the peer id, the point, and why.'),
+    updatedPosition: z.string().min(1).describe('Your position after reading the peers.'),
+    confidence: unit.describe('How sure you are now, from 0 to 1.'),
+  });
+}
+
+/** The shape of any critique (stored turns, documents); calls use `critiqueSchemaFor`. */
+export const critiqueSchema = critiqueShape(z.string().min(1));
+
+/**
+ * The critique one agent is asked for: `with` is one of the peers it was shown.
+ * `others` (the rest of the panel) stands in when no peer answer was usable.
+ */
+export const critiqueSchemaFor = memoSchema((peerIds: readonly string[], others: readonly string[] = []) => critiqueShape(idEnum(peerIds, others)));
 
 export const judgeSchema = z.strictObject({
   recommendation: unit.describe('Agreement on the central recommendation, 0 to 1.'),
   facts: unit.describe('Agreement on the key supporting facts, 0 to 1.'),
   caveats: unit.describe('Agreement on the critical caveats, 0 to 1.'),
-  rationale: z.string().describe('One or two sentences on where they agree and differ.'),
+  rationale: boundedText(600).describe('One or two sentences on where they agree and differ.'),
 });
 
-export const synthesisSchema = z.strictObject({
-  recommendation: z.string().min(1),
-  triggersToRevisit: z.array(z.string().min(1)),
-  confidence: z.strictObject({
-    level: z.enum(['high', 'medium', 'low']),
-    converged: z.number().int().min(0).describe('How many agents ended on the recommendation.'),
-  }),
-  minorityPositions: z.array(
-    z.strictObject({
-      agent: z.string().min(1),
-      round: z.number().int().min(0),
-      argument: z.string().min(1),
-      whyItMatters: z.string().min(1),
+function synthesisShape(agent: z.ZodType<string>, round: z.ZodType<number>, converged: z.ZodType<number>) {
+  return z.strictObject({
+    recommendation: z.string().min(1),
+    triggersToRevisit: z.array(z.string().min(1)),
+    confidence: z.strictObject({
+      level: z.enum(['high', 'medium', 'low']),
+      converged: converged.describe('How many agents ended on the recommendation.'),
     }),
-  ),
-  failedAgents: z.array(z.strictObject({ agent: z.string().min(1), reason: z.string() })),
-});
+    minorityPositions: z.array(
+      z.strictObject({
+        agent,
+        round,
+        argument: z.string().min(1),
+        whyItMatters: z.string().min(1),
+      }),
+    ),
+    failedAgents: z.array(z.strictObject({ agent, reason: z.string() })),
+  });
+}
+
+/** The shape of any synthesis (stored, documents); calls use `synthesisSchemaFor`. */
+export const synthesisSchema = synthesisShape(z.string().min(1), z.number().int().min(0), z.number().int().min(0));
+
+/** The synthesis of one debate: panelist ids, rounds held (0..lastRound) and the panel size bound it. */
+export const synthesisSchemaFor = memoSchema((agentIds: readonly string[], lastRound: number) =>
+  synthesisShape(idEnum(agentIds), z.number().int().min(0).max(Math.max(0, lastRound)), z.number().int().min(0).max(agentIds.length)),
+);
 
 export type Opening = z.infer<typeof openingSchema>;
 export type Critique = z.infer<typeof critiqueSchema>;
 export type JudgeScore = z.infer<typeof judgeSchema>;
 export type Synthesis = z.infer<typeof synthesisSchema>;
 
-/** JSON Schema for Ollama's `format`, without keywords Ollama refuses (e.g. `pattern`). */
-const formatCache = new WeakMap<z.ZodType, Record<string, unknown>>();
-
-export function formatSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  const cached = formatCache.get(schema);
-  if (cached) return cached;
-  const json = z.toJSONSchema(schema, { target: 'draft-7', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  const clean = stripKeys(json, new Set(['pattern', 'format'])) as Record<string, unknown>;
-  formatCache.set(schema, clean);
-  return clean;
-}
-
-function stripKeys(value: unknown, keys: Set<string>): unknown {
-  if (Array.isArray(value)) return value.map((v) => stripKeys(v, keys));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      // `properties` maps names to schemas: a property may legitimately be called `format`.
-      if (keys.has(k) && typeof v !== 'object') continue;
-      out[k] = stripKeys(v, keys);
-    }
-    return out;
-  }
-  return value;
-}
+export { formatSchemaOf } from './grammar.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TurnRecord } from '../engine/events.js';
 import { estimateTokens } from './context.js';
+import { idEnum, memoSchema } from './grammar.js';
 
 /**
  * Tension maps (seed 000) as pure functions over plain data: the schemas of what the
@@ -50,21 +51,32 @@ export function claimsReplySchema(maxClaims: number) {
 }
 export type ClaimsReply = z.infer<ReturnType<typeof claimsReplySchema>>;
 
-export const rawClashSchema = z.strictObject({
-  claimA: z.string().min(1).describe('Id of a claim of the first panelist of the pair, e.g. C2.'),
-  claimB: z.string().min(1).describe('Id of a claim of the other panelist of the pair.'),
-  type: clashTypeSchema,
-  severity: severitySchema.describe('factual 8-10, interpretive 4-7, emphasis 1-3.'),
-  loadBearing: z.boolean().describe('Would settling it change a conclusion?'),
-  resolvable: z.boolean().describe('Could more information or evidence settle it?'),
-  recommendation: z.string().min(1).describe('How the person deciding should weigh it.'),
-});
+function rawClashShape(claimId: z.ZodType<string>) {
+  return z.strictObject({
+    claimA: claimId.describe('Id of a claim of the first panelist of the pair, e.g. C2.'),
+    claimB: claimId.describe('Id of a claim of the other panelist of the pair.'),
+    type: clashTypeSchema,
+    severity: severitySchema.describe('factual 8-10, interpretive 4-7, emphasis 1-3.'),
+    loadBearing: z.boolean().describe('Would settling it change a conclusion?'),
+    resolvable: z.boolean().describe('Could more information or evidence settle it?'),
+    recommendation: z.string().min(1).describe('How the person deciding should weigh it.'),
+  });
+}
+
+export const rawClashSchema = rawClashShape(z.string().min(1));
 export type RawClash = z.infer<typeof rawClashSchema>;
 
-export const clashReplySchema = z.strictObject({
-  clashes: z.array(rawClashSchema).describe('Real conflicts between the listed pairs; empty when there are none.'),
-});
+function clashReplyShape(claimId: z.ZodType<string>) {
+  return z.strictObject({
+    clashes: z.array(rawClashShape(claimId)).describe('Real conflicts between the listed pairs; empty when there are none.'),
+  });
+}
+
+export const clashReplySchema = clashReplyShape(z.string().min(1));
 export type ClashReply = z.infer<typeof clashReplySchema>;
+
+/** One clash call's reply: claim ids limited to the claims of the agents in its pairs. */
+export const clashReplySchemaFor = memoSchema((claimIds: readonly string[]) => clashReplyShape(idEnum(claimIds)));
 
 export const targetedReplySchema = z.strictObject({
   response: z.string().min(1).describe("Your engagement with the other panelist's claim."),
@@ -74,22 +86,34 @@ export const targetedReplySchema = z.strictObject({
 });
 export type TargetedReply = z.infer<typeof targetedReplySchema>;
 
-export const consensusZoneSchema = z.strictObject({
-  claim: z.string().min(1),
-  supportingAgents: z.array(z.string().min(1)).min(2),
-  confidence: unit,
-  loadBearing: z.boolean(),
-});
+function consensusZoneShape(agent: z.ZodType<string>) {
+  return z.strictObject({
+    claim: z.string().min(1),
+    supportingAgents: z.array(agent).min(2),
+    confidence: unit,
+    loadBearing: z.boolean(),
+  });
+}
+
+export const consensusZoneSchema = consensusZoneShape(z.string().min(1));
 export type ConsensusZone = z.infer<typeof consensusZoneSchema>;
 
-export const mapDraftSchema = z.strictObject({
-  headline: z.string().min(1),
-  consensus: z.array(consensusZoneSchema),
-  majorFindings: z.array(z.string().min(1)).min(3).max(5),
-  openQuestions: z.array(z.string().min(1)),
-  confidence: z.array(z.strictObject({ agent: z.string().min(1), confidence: unit })),
-});
+function mapDraftShape(agent: z.ZodType<string>, panel: number | null) {
+  const confidence = z.array(z.strictObject({ agent, confidence: unit }));
+  return z.strictObject({
+    headline: z.string().min(1),
+    consensus: z.array(consensusZoneShape(agent)),
+    majorFindings: z.array(z.string().min(1)).min(3).max(5),
+    openQuestions: z.array(z.string().min(1)),
+    confidence: panel === null ? confidence : confidence.max(panel),
+  });
+}
+
+export const mapDraftSchema = mapDraftShape(z.string().min(1), null);
 export type MapDraft = z.infer<typeof mapDraftSchema>;
+
+/** The map call's reply: agent references limited to the panelists on the map. */
+export const mapDraftSchemaFor = memoSchema((agents: readonly string[]) => mapDraftShape(idEnum(agents), agents.length));
 
 // ── The map document ────────────────────────────────────────────────────────
 
@@ -328,23 +352,24 @@ export function mapCallCount(agentCount: number, pairsPerCall: number, opts: { c
 // ── Clashes ─────────────────────────────────────────────────────────────────
 
 /**
- * Problems with one clash call's reply, for its repair: claim ids must exist and
- * come from the two agents of a pair the call was asked about.
+ * What the grammar cannot say about one clash call's reply: a clash must set two
+ * panelists of a pair the call listed against each other. Any other is dropped, with
+ * a note; the rest of the reply stands.
  */
-export function checkClashReply(reply: ClashReply, claims: ReadonlyMap<string, Claim>, pairs: readonly Pair[]): string | null {
+export function normalizeClashReply(reply: ClashReply, claims: ReadonlyMap<string, Claim>, pairs: readonly Pair[]): string[] {
   const asked = new Set(pairs.map(([a, b]) => pairKey(a, b)));
-  const problems: string[] = [];
-  reply.clashes.forEach((c, i) => {
+  const notes: string[] = [];
+  reply.clashes = reply.clashes.filter((c, i) => {
     const a = claims.get(c.claimA);
     const b = claims.get(c.claimB);
-    if (!a) problems.push(`clashes[${i}].claimA "${c.claimA}" is not one of the listed claim ids`);
-    if (!b) problems.push(`clashes[${i}].claimB "${c.claimB}" is not one of the listed claim ids`);
-    if (!a || !b) return;
-    if (a.agentId === b.agentId) problems.push(`clashes[${i}] compares two claims of ${a.agentId}; a clash is between two panelists`);
-    else if (!asked.has(pairKey(a.agentId, b.agentId))) problems.push(`clashes[${i}] compares ${a.agentId} and ${b.agentId}, a pair this request did not list`);
+    let problem: string | null = null;
+    if (!a || !b) problem = `names a claim id that is not listed (${!a ? c.claimA : c.claimB})`;
+    else if (a.agentId === b.agentId) problem = `compares two claims of ${a.agentId}`;
+    else if (!asked.has(pairKey(a.agentId, b.agentId))) problem = `compares ${a.agentId} and ${b.agentId}, a pair this call did not list`;
+    if (problem) notes.push(`clashes[${i}] (${c.claimA}, ${c.claimB}) dropped: it ${problem}`);
+    return problem === null;
   });
-  if (problems.length === 0) return null;
-  return `${problems.join('; ')}. Use only the claim ids shown (e.g. ${[...claims.keys()].slice(0, 3).join(', ')}), one from each panelist of a listed pair.`;
+  return notes;
 }
 
 /** A severity moved into its type's band: the type is decided first and bounds the score. */
@@ -473,31 +498,50 @@ export function headlineProblem(headline: string): string | null {
 }
 
 /**
- * Problems with the map model's draft, for its repair: agent ids must be panelists
- * on the map, confidence is given per agent (each once), and a targeted round that
- * did not resolve its clash leaves an open question.
+ * What the grammar cannot say about the map model's draft, settled in place with a
+ * note per change: a panelist listed twice in a zone or rated twice is kept once, a
+ * zone left with fewer than two panelists is dropped, a panelist without a rating is
+ * noted, a hedged headline is noted, and a targeted round that did not resolve its
+ * clash leaves its question open.
  */
-export function checkMapDraft(draft: MapDraft, ctx: { agents: readonly string[]; round2Outcome: Round2Outcome | null }): string | null {
+export function normalizeMapDraft(
+  draft: MapDraft,
+  ctx: { agents: readonly string[]; round2Outcome: Round2Outcome | null; round2Question?: string | null },
+): string[] {
   const agents = new Set(ctx.agents);
-  const list = [...agents].join(', ');
-  const problems: string[] = [];
-  const hedge = headlineProblem(draft.headline);
-  if (hedge) problems.push(hedge);
-  draft.consensus.forEach((z, i) => {
-    const bad = z.supportingAgents.filter((a) => !agents.has(a));
-    if (bad.length) problems.push(`consensus[${i}].supportingAgents names ${bad.map((b) => `"${b}"`).join(', ')}, not a panelist (${list})`);
-    if (new Set(z.supportingAgents).size !== z.supportingAgents.length) problems.push(`consensus[${i}].supportingAgents lists a panelist twice`);
-  });
-  const rated = draft.confidence.map((c) => c.agent);
-  const unknown = rated.filter((a) => !agents.has(a));
-  if (unknown.length) problems.push(`confidence names ${unknown.map((u) => `"${u}"`).join(', ')}, not a panelist (${list})`);
-  const missing = [...agents].filter((a) => !rated.includes(a));
-  if (missing.length) problems.push(`confidence has no entry for ${missing.join(', ')}; give one per panelist`);
-  if (new Set(rated).size !== rated.length) problems.push('confidence rates a panelist twice');
-  if (ctx.round2Outcome && ctx.round2Outcome !== 'resolved' && draft.openQuestions.length === 0) {
-    problems.push('openQuestions is empty, but the targeted round did not resolve its clash; say what is still open');
+  const notes: string[] = [];
+  if (draft.headline.trim() === '') {
+    draft.headline = 'The map model gave no headline; read the tensions below.';
+    notes.push('headline was blank; a placeholder stands in');
   }
-  return problems.length ? `${problems.join('; ')}.` : null;
+  const hedge = headlineProblem(draft.headline);
+  if (hedge) notes.push(hedge.includes('hedges') ? 'headline kept as written although it hedges' : 'headline kept as written although it runs past one sentence');
+  draft.consensus = draft.consensus.flatMap((zone, i) => {
+    const named = [...new Set(zone.supportingAgents.filter((a) => agents.has(a)))];
+    if (named.length !== zone.supportingAgents.length) notes.push(`consensus[${i}].supportingAgents: repeated or unknown panelists removed`);
+    if (named.length < 2) {
+      notes.push(`consensus[${i}] dropped: fewer than two panelists support it`);
+      return [];
+    }
+    return [{ ...zone, supportingAgents: named }];
+  });
+  const rated = new Set<string>();
+  draft.confidence = draft.confidence.filter((c) => {
+    if (!agents.has(c.agent) || rated.has(c.agent)) {
+      notes.push(`confidence for ${c.agent} given twice or for no panelist on the map; the first kept`);
+      return false;
+    }
+    rated.add(c.agent);
+    return true;
+  });
+  const missing = [...agents].filter((a) => !rated.has(a));
+  if (missing.length) notes.push(`no confidence given for ${missing.join(', ')}`);
+  if (ctx.round2Outcome && ctx.round2Outcome !== 'resolved' && draft.openQuestions.length === 0) {
+    const question = ctx.round2Question?.trim() || 'The clash re-put in the targeted round is still open.';
+    draft.openQuestions = [question];
+    notes.push(`openQuestions was empty although the targeted round left its clash ${ctx.round2Outcome}; its question added`);
+  }
+  return notes;
 }
 
 // ── False-consensus guard ───────────────────────────────────────────────────

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedText } from './grammar.js';
 import type { ChatMessage } from '../engine/events.js';
 import { clip, systemPrompt } from './prompts.js';
 import type { ContextualSuperposition, SuperpositionEntry } from './voting.js';
@@ -13,7 +14,7 @@ export const MAX_ARTIFACT_CHARS = 2400;
 
 // Not strict: a small model that adds a field still cast a readable vote.
 export const voteSchema = z.object({
-  reason: z.string().optional().describe('One sentence on why, from your perspective.'),
+  reason: boundedText(400).optional().describe('One sentence on why, from your perspective.'),
   vote: z.enum(['YES', 'NO']).describe('YES to endorse the position, NO otherwise.'),
 });
 

@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { inertDeep } from './inert.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { protocolCardLines, protocolFooter } from './protocols.js';
@@ -6,7 +7,8 @@ import { tensionCardLines } from './tensions.js';
 import { votingCardLines } from './voting.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
-export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): string {
+export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle): string {
+  const d = inertDeep(stored);
   const paint = painter(style);
   const width = Math.min(style.columns, 100);
   const lines: string[] = [];
@@ -18,6 +20,7 @@ export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): stri
   const s = d.synthesis?.synthesis;
   if (!s) {
     lines.push('', paint('red', `No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`));
+    lines.push(...finalPositionLines(d, paint, width));
   } else {
     heading('RECOMMENDATION');
     lines.push(...wrap(s.recommendation, width - 2).map((l) => `  ${l}`));
@@ -51,6 +54,39 @@ export function renderCard(d: StoredDebate, style: TermStyle = plainStyle): stri
     ),
   );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Without a synthesis the debate still has an answer to show: where each agent ended,
+ * with its confidence, and the judge's last reading of how far they agree.
+ */
+function finalPositionLines(d: StoredDebate, paint: ReturnType<typeof painter>, width: number): string[] {
+  const debaters = d.agents.filter((a) => a.role === 'debater');
+  if (d.turns.length === 0) return [];
+  const lines: string[] = ['', paint('bold', 'FINAL POSITIONS (no synthesis)')];
+  for (const agent of debaters) {
+    const last = [...d.turns].reverse().find((t) => t.agentId === agent.id && t.status === 'ok' && t.position);
+    if (!last) {
+      lines.push(`  ${agent.id}: ${paint('dim', 'no usable answer in any round')}`);
+      continue;
+    }
+    const confidence = last.confidence === null ? 'confidence unknown' : `confidence ${last.confidence.toFixed(2)}`;
+    lines.push(`  ${paint('bold', agent.id)} ${paint('dim', `(round ${last.round}, ${confidence})`)}`);
+    lines.push(...wrap(last.position!, width - 4).map((l) => `    ${l}`));
+  }
+  const judged = [...d.rounds].reverse().find((r) => r.convergence !== null);
+  if (judged?.score) {
+    const sc = judged.score;
+    lines.push(
+      '',
+      paint('bold', `LAST JUDGE SCORE: ${judged.convergence!.toFixed(2)} after round ${judged.round}`) +
+        paint('dim', ` (recommendation ${sc.recommendation.toFixed(2)}, facts ${sc.facts.toFixed(2)}, caveats ${sc.caveats.toFixed(2)})`),
+    );
+  } else {
+    lines.push('', paint('dim', 'No judge score was recorded.'));
+  }
+  if (d.status === 'unsynthesized') lines.push('', paint('dim', `Finish it with \`npx conclave synthesize ${d.id}\` (add --model M to use another synthesizer).`));
+  return lines;
 }
 
 export function wrap(text: string, width: number): string[] {

@@ -49,6 +49,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     synthesis: d.synthesis,
     resumptions: (d.resumptions ?? []).map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, host: r.host, at: new Date(r.at).toISOString() })),
     protocol: protocolDocument(d),
+    synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
     calls: d.calls.map((c) => ({
@@ -69,6 +70,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       raw: c.raw,
       parsed: c.parsed,
       validationError: c.validationError,
+      normalized: c.normalized ?? [],
       error: c.error,
       truncation: c.truncation,
     })),

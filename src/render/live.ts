@@ -1,5 +1,6 @@
 import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
+import { inertDeep } from './inert.js';
 import { type TermStyle, painter } from './style.js';
 import { PROTOCOL_LABEL, protocolLiveView, roundTitle } from './protocols.js';
 import { tensionLiveView } from './tensions.js';
@@ -39,9 +40,19 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const paint = painter(style);
   const active = new Map<string, ActiveCall>();
   let blockLines = 0;
+  // After Ctrl-C, calls end aborted: say so once, not as failures the debate goes on after.
+  let stopping = false;
+  let exitShown = false;
   let timer: NodeJS.Timeout | null = null;
 
   const key = (stage: Stage, round: number, agentId: string): string => `${stage}:${round}:${agentId}`;
+  // The judge can referee several matches of a bracket round at once: same stage, round and id.
+  const freeKey = (k: string): string => {
+    let free = k;
+    for (let n = 2; active.has(free); n++) free = `${k}#${n}`;
+    return free;
+  };
+  const heldKey = (k: string): string | undefined => (active.has(k) ? k : [...active.keys()].find((x) => x.startsWith(`${k}#`)));
 
   const clearBlock = (): void => {
     if (!style.live || blockLines === 0) return;
@@ -73,7 +84,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const tensionView = tensionLiveView(paint, style.columns);
   const protocolView = protocolLiveView(paint, style.columns);
   let kind: ProtocolKind = 'debate';
-  const listener = (event: DebateEvent): void => {
+  const listener = (untrusted: DebateEvent): void => {
+    // Model text and server messages reach the terminal only without control characters.
+    const event = inertDeep(untrusted);
     for (const line of voteView(event)) print(line);
     for (const line of tensionView(event)) print(line);
     for (const line of protocolView(event)) print(line);
@@ -106,18 +119,22 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       }
       case 'turn.started': {
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
-        active.set(key(event.stage, event.round, event.agentId), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
+        active.set(freeKey(key(event.stage, event.round, event.agentId)), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
         if (!style.live && event.attempt > 0) print(`  ${event.agentId}: asking again with the validation error (repair)`);
         break;
       }
       case 'turn.progress': {
-        const a = active.get(key(event.stage, event.round, event.agentId));
+        const held = heldKey(key(event.stage, event.round, event.agentId));
+        const a = held === undefined ? undefined : active.get(held);
         if (a) a.tokens = event.tokens;
         break;
       }
       case 'call.finished': {
         const c = event.call;
-        active.delete(key(c.stage, c.round, c.agentId));
+        const held = heldKey(key(c.stage, c.round, c.agentId));
+        if (held !== undefined) active.delete(held);
+        if (c.status === 'aborted') stopping = true;
+        if (stopping && c.status === 'aborted') break;
         if (c.status === 'error' || c.status === 'aborted') {
           print(paint('red', `  ✗ ${c.agentId} (${c.model}): ${c.error}`));
         } else if (c.status === 'invalid') {
@@ -133,7 +150,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         if (t.status === 'ok' && t.position) {
           const conf = t.confidence == null ? '' : paint('dim', ` (confidence ${t.confidence.toFixed(2)})`);
           print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 26 - t.agentId.length)}`);
-        } else {
+        } else if (!stopping) {
           print(paint('red', `    ${t.agentId}: no usable answer this round (${t.error ?? t.status})`));
         }
         break;
@@ -145,7 +162,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
             `  ${paint('bold', 'judge')}: convergence ${paint('bold', j.convergence.toFixed(2))} ` +
               paint('dim', `(recommendation ${j.score.recommendation.toFixed(2)}, facts ${j.score.facts.toFixed(2)}, caveats ${j.score.caveats.toFixed(2)})`),
           );
-        } else {
+        } else if (!stopping) {
           print(paint('yellow', `  judge: no score this round (${j.error}); the debate goes on`));
         }
         break;
@@ -154,6 +171,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         print(paint('yellow', `  warning: ${event.message}`));
         break;
       case 'debate.exit':
+        if (exitShown) break;
+        exitShown = true;
         print(paint('bold', `\nStopped: ${exitText(event.reason)}`) + paint('dim', ` · ${event.detail}`));
         break;
       case 'synthesis.finished':

@@ -1,11 +1,16 @@
 import type { StoredDebate } from '../store/store.js';
+import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
 import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { tensionMarkdown } from './tensions.js';
 import { votingMarkdown } from './voting.js';
 
-/** The whole debate as a Markdown document: card first, then every round's turns and scores. */
-export function renderMarkdown(d: StoredDebate): string {
+/**
+ * The whole debate as a Markdown document: card first, then every round's turns and scores.
+ * Every recorded string is escaped first, so no reply can bring HTML, links or table breaks.
+ */
+export function renderMarkdown(stored: StoredDebate): string {
+  const d = markdownDeep(stored);
   const out: string[] = [];
   out.push(`# ${d.question}`, '');
   out.push(
@@ -36,6 +41,7 @@ export function renderMarkdown(d: StoredDebate): string {
     if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
   } else {
     out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
+    if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`npx conclave synthesize ${d.id}\`.`, '');
   }
   out.push(...protocolMarkdown(d));
   out.push(...tensionMarkdown(d));
@@ -83,6 +89,18 @@ export function renderMarkdown(d: StoredDebate): string {
   if (failedCalls.length) {
     out.push('## Failed or repaired calls', '');
     for (const c of failedCalls) out.push(`- ${c.stage} round ${c.round}, ${c.agentId} (attempt ${c.attempt}): ${c.status}: ${c.error ?? c.validationError}`);
+    out.push('');
+  }
+  const normalized = d.calls.filter((c) => c.normalized?.length);
+  if (normalized.length) {
+    out.push('## Replies the engine normalised', '');
+    for (const c of normalized) out.push(`- ${c.stage} round ${c.round}, ${c.agentId}: ${c.normalized!.join('; ')}`);
+    out.push('');
+  }
+  const attempts = d.synthesisAttempts ?? [];
+  if (attempts.length > 1) {
+    out.push('## Synthesis attempts', '');
+    for (const a of attempts) out.push(`- ${a.attempt}. \`${a.model}\` at ${new Date(a.at).toISOString()}: ${a.status}${a.error ? ` (${a.error})` : ''}`);
     out.push('');
   }
   return out.join('\n');

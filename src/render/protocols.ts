@@ -77,12 +77,15 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     lines.push('', paint('bold', `CHAMPION: ${champion.agentId}${champion.runnerUp ? ` (runner-up ${champion.runnerUp})` : ''}`));
     if (champion.position) lines.push(...wrap(champion.position, width - 2).map((l) => `  ${l}`));
     lines.push('', paint('bold', 'BRACKET'));
+    // Round by round, each round's byes after its matches.
+    const rows: { round: number; lines: string[] }[] = [];
     for (const v of steps) {
       if (v.kind !== 'verdict') continue;
       const loser = v.winner === v.a ? v.b : v.a;
-      lines.push(...wrap(`round ${v.round}: ${v.winner} beat ${loser} (${v.decidedBy}): ${v.reasons.join('; ')}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+      rows.push({ round: v.round, lines: wrap(`round ${v.round}: ${v.winner} beat ${loser} (${v.decidedBy}): ${v.reasons.join('; ')}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)) });
     }
-    for (const b of steps) if (b.kind === 'bracket') for (const p of b.pairings) if (p.b === null) lines.push(`  - round ${b.round}: ${p.a} had a bye`);
+    for (const b of steps) if (b.kind === 'bracket') for (const p of b.pairings) if (p.b === null) rows.push({ round: b.round, lines: [`  - round ${b.round}: ${p.a} had a bye`] });
+    for (const row of rows.sort((x, y) => x.round - y.round)) lines.push(...row.lines);
   }
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {

@@ -1,4 +1,7 @@
-/** Terminal capabilities, decided once: colour only on a TTY without NO_COLOR; live redraws only on a TTY outside CI. */
+/**
+ * Terminal capabilities, decided once. Colour and live redraws appear only on a TTY;
+ * `CI`, `NO_COLOR` and `TERM=dumb` turn both off, leaving plain lines.
+ */
 export interface TermStyle {
   color: boolean;
   live: boolean;
@@ -10,9 +13,10 @@ export function detectStyle(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv =
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
   const dumb = env.TERM === 'dumb';
+  const plain = !tty || ci || noColor || dumb;
   return {
-    color: tty && !noColor && !dumb && env.FORCE_COLOR !== '0',
-    live: tty && !ci && !dumb,
+    color: !plain && env.FORCE_COLOR !== '0',
+    live: !plain,
     columns: stream.columns && stream.columns > 20 ? stream.columns : 100,
   };
 }

@@ -1,5 +1,8 @@
-/** A plain text table with aligned columns; the last column is left unpadded. */
-export function formatTable(headers: string[], rows: string[][]): string {
+import { inert } from './inert.js';
+
+/** A plain text table with aligned columns; the last column is left unpadded. Cells are made inert. */
+export function formatTable(headers: string[], untrusted: string[][]): string {
+  const rows = untrusted.map((r) => r.map((c) => inert(c).replace(/[\t\n]+/g, ' ')));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]): string =>
     cells

@@ -110,7 +110,9 @@ function archetypeOf(agentId: string, agentIds: readonly string[]): number {
 /** Claims of the agent named in the request. */
 export function demoClaims(req: SimRequest, agentIds: readonly string[]): string {
   const agent = /^Panelist: (\S+)$/m.exec(lastUser(req))?.[1] ?? '';
-  return JSON.stringify({ claims: CLAIMS[archetypeOf(agent, agentIds)] });
+  // No more claims than the schema sent allows (the preset's maxClaimsPerAgent).
+  const max = (req.format as { properties?: { claims?: { maxItems?: number } } } | null)?.properties?.claims?.maxItems ?? Infinity;
+  return JSON.stringify({ claims: CLAIMS[archetypeOf(agent, agentIds)]!.slice(0, Math.max(1, max)) });
 }
 
 /** Clashes among the claims and pairs listed in the request, from the script above. */

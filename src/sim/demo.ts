@@ -1,5 +1,6 @@
 import type { Preset } from '../config/preset-schema.js';
 import { synthesizerCandidates } from '../config/synthesizer.js';
+import { arithmeticReply } from './demo-arithmetic.js';
 import { demoClaims, demoClashes, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
@@ -9,7 +10,11 @@ import type { Responder, SimModel, SimRequest } from './server.js';
  * A scripted panel for the no-GPU demo and for trying presets against the simulator:
  * agents start apart (stay / migrate / conditional), move toward a conditional answer,
  * the judge's scores rise round by round, and the synthesizer keeps the dissent.
- * It recognises each stage by the fields of the requested JSON schema.
+ * It recognises each stage by the fields of the requested JSON schema, and derives every
+ * reply from the request (stage, round, agent), so the same debate gets the same answers
+ * however many debates the server has seen. Arithmetic bench items are answered by the
+ * panel in demo-arithmetic.ts. A request no script covers gets JSON generated from its
+ * schema, as Ollama would constrain any model to.
  */
 
 interface Archetype {
@@ -74,6 +79,11 @@ function peerIds(req: SimRequest): string[] {
   return match?.[1] ? match[1].split(',').map((s) => s.trim()).filter(Boolean) : [];
 }
 
+function judgedRound(req: SimRequest): number {
+  const match = /Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '');
+  return match ? Number(match[1]) : 0;
+}
+
 function roundOf(req: SimRequest): number {
   const match = /critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '');
   return match ? Number(match[1]) : 0;
@@ -92,9 +102,10 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       if (a.persona && a.cluster) clustered.add(a.persona.trim());
     });
   }
-  let judgeCalls = 0;
   return (req) => {
     const keys = schemaKeys(req.format);
+    const arithmetic = arithmeticReply(req, keys);
+    if (arithmetic !== null) return arithmetic;
     const system = req.messages.find((m) => m.role === 'system')?.content.trim() ?? '';
     const index = personaIndex.get(system) ?? 0;
     const inCluster = clustered.has(system);
@@ -102,7 +113,12 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     if (keys.has('vote')) return demoVote(req, index, inCluster);
     if (keys.has('refinedPosition')) return demoRefine(req, index, inCluster);
     // The tension map's stages (src/sim/demo-tensions.ts), told apart by their schema fields.
-    if (keys.has('claims')) return demoClaims(req, preset.agents.map((a) => a.id));
+    if (keys.has('claims')) {
+      // The panel whose agent is named, so `conclave sim` (every built-in preset) plays each one's own claims.
+      const named = /^Panelist: (\S+)$/m.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? '';
+      const owner = all.find((p) => p.agents.some((a) => a.id === named)) ?? preset;
+      return demoClaims(req, owner.agents.map((a) => a.id));
+    }
     if (keys.has('clashes')) return demoClashes(req);
     if (keys.has('stance') && keys.has('revisedClaim')) return demoTargeted(index);
     if (keys.has('majorFindings')) return demoMap(req);
@@ -131,9 +147,7 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       });
     }
     if (keys.has('facts') && keys.has('caveats')) {
-      const score = JUDGE_SCORES[Math.min(judgeCalls, JUDGE_SCORES.length - 1)]!;
-      judgeCalls += 1;
-      return JSON.stringify(score);
+      return JSON.stringify(JUDGE_SCORES[Math.min(judgedRound(req), JUDGE_SCORES.length - 1)]!);
     }
     if (keys.has('triggersToRevisit')) {
       const reassembly = demoReassembly(req);
@@ -161,6 +175,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
         failedAgents: [],
       });
     }
+    // No script covers it: an empty reply object makes the server generate JSON from the schema sent.
+    if (req.format) return {};
     return 'This is the Conclave simulator.';
   };
 }

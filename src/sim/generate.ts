@@ -201,8 +201,9 @@ function numberInstance(schema: Schema, random: () => number, integer: boolean):
   if (exMin !== undefined) low = Math.max(low, exMin + step);
   if (exMax !== undefined) high = Math.min(high, exMax - step);
   if (!Number.isFinite(low) && !Number.isFinite(high)) {
+    // Ollama's grammar cannot bound a number, so schemas sent leave fractions (scores, confidences) unbounded.
     low = 0;
-    high = 10;
+    high = integer ? 10 : 1;
   } else if (!Number.isFinite(low)) {
     low = high - 10;
   } else if (!Number.isFinite(high)) {

@@ -419,7 +419,7 @@ class Simulator {
       if (!(await sleep((this.options.promptMsPerToken ?? 0) * promptTokens, signal))) return;
       const promptNs = Math.max(1, Number(process.hrtime.bigint() - promptStart));
 
-      const content = reply.content ?? this.defaultContent(body.format, spec, index);
+      const content = reply.content ?? this.defaultContent(body.format, spec, index, requestSeed(name, visible, body.format, options));
       let chunks = splitIntoChunks(content);
       let doneReason = reply.doneReason ?? 'stop';
       const numPredict = typeof options.num_predict === 'number' ? options.num_predict : -1;
@@ -474,8 +474,9 @@ class Simulator {
     }
   }
 
-  private defaultContent(format: unknown, spec: ModelSpec, index: number): string {
-    if (isRecord(format)) return JSON.stringify(generateFromSchema(format, index));
+  private defaultContent(format: unknown, spec: ModelSpec, index: number, seed: number): string {
+    // Seeded by the request, not by how many came before: the same request gets the same reply.
+    if (isRecord(format)) return JSON.stringify(generateFromSchema(format, seed));
     if (format === 'json') return '{}';
     const n = index + 1;
     return `Reply ${n} from ${spec.name}: on balance the evidence favours a cautious, staged approach.`;
@@ -717,6 +718,12 @@ function checkCapabilities(kind: 'chat' | 'generate', spec: ModelSpec, body: Rec
   if ((think === true || (typeof think === 'string' && think !== '')) && !has('thinking')) {
     throw new HttpError(400, `"${model}" does not support thinking`);
   }
+}
+
+/** A seed fixed by what a request asks: model, messages, schema and sampling seed. */
+function requestSeed(model: string, messages: readonly { role: string; content: string }[], format: unknown, options: Record<string, unknown>): number {
+  const hash = createHash('sha256').update(JSON.stringify([model, messages, format ?? null, options.seed ?? null]));
+  return hash.digest().readUInt32BE(0);
 }
 
 /** The error Ollama's runner gives for `format`, or undefined when it is acceptable. */

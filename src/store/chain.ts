@@ -21,6 +21,7 @@ export const SEALED_TABLES: Readonly<Record<string, readonly string[]>> = {
   turns: ['round', 'agent_id'],
   rounds: ['round'],
   syntheses: [],
+  synthesis_attempts: ['attempt'],
   tension_maps: [],
   tension_claims: ['claim_id'],
   tensions: ['tension_id'],

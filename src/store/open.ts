@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -7,23 +7,34 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errorMessage, StoreError } from '../errors.js';
 import { packagePath } from '../package-root.js';
+import { VERSION } from '../version.js';
 import { debates } from './schema.js';
 import { Store, storeErrorFrom } from './store.js';
 
 export interface OpenStoreOptions {
   /** How long a statement waits for another process's lock before failing. Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * Open an existing record for reading only: nothing is created or changed on disk
+   * (no folder, no file, no `-wal`/`-shm` beside a closed database, no migration).
+   * A missing file is a StoreError. An older record is upgraded in memory for reading.
+   */
+  readonly?: boolean;
 }
 
 /**
  * Opens (creating if needed) the record at `path`, or an in-memory one for
  * `:memory:`: sets pragmas, applies pending migrations, and marks debates left
- * `running` by a process that no longer exists as `interrupted`.
+ * `running` by a process that no longer exists as `interrupted`. With
+ * `readonly: true` it opens an existing record without touching the disk.
  */
 export function openStore(path: string, options: OpenStoreOptions = {}): Store {
   const memory = path === ':memory:';
   const file = memory ? path : resolve(path);
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+
+  if (options.readonly && !memory) return openReadonly(file, busyTimeoutMs);
+  if (!memory) checkNotDirectory(file);
 
   if (!memory) {
     try {
@@ -35,6 +46,8 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
       });
     }
   }
+
+  if (!memory) checkWritable(file);
 
   let sqlite: Database.Database;
   try {
@@ -55,13 +68,112 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
 
   try {
     configure(sqlite, file, memory, busyTimeoutMs);
+    checkConclaveDatabase(sqlite, file, false);
     applyMigrations(sqlite, file, memory);
     markInterruptedDebates(sqlite);
   } catch (err) {
     sqlite.close();
-    throw storeErrorFrom(err, `Could not open ${file}`);
+    throw storeErrorFrom(err, `Could not open ${file}`, file);
   }
   return new Store(sqlite, file);
+}
+
+function openReadonly(file: string, busyTimeoutMs: number): Store {
+  checkNotDirectory(file);
+  if (!existsSync(file)) {
+    throw new StoreError('STORE_MISSING', `No database at ${file}; run a debate first or pass --db.`, {
+      hint: 'Run `npx conclave run "question" --preset NAME` to create it, or pass --db (or set CONCLAVE_DB) with the path of an existing database.',
+    });
+  }
+  let sqlite: Database.Database;
+  try {
+    // A database in use has its -wal and -shm beside it: share them, as SQLite
+    // requires for a consistent read. A closed one would get them created by a
+    // read-only connection, so read its bytes into memory instead.
+    if (existsSync(`${file}-wal`)) {
+      sqlite = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+      sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    } else {
+      sqlite = new Database(inMemoryImage(readFileSync(file)));
+    }
+  } catch (err) {
+    throw storeErrorFrom(err, `Could not open ${file}`, file);
+  }
+  try {
+    checkConclaveDatabase(sqlite, file, true);
+    // An older record is upgraded in a copy in memory, and a debate whose process died (kill -9
+    // leaves the -wal behind) is shown interrupted in one: the file itself is left as it is.
+    const pending = pendingMigrations(sqlite, file).length > 0;
+    if (!sqlite.memory && (pending || deadRunningDebates(sqlite).length > 0)) {
+      const image = inMemoryImage(sqlite.serialize());
+      sqlite.close();
+      sqlite = new Database(image);
+    }
+    if (pending) applyMigrations(sqlite, file, true);
+    sqlite.pragma('foreign_keys = ON');
+    // A private copy in memory can show dead debates as they are, without writing the file.
+    if (sqlite.memory) markInterruptedDebates(sqlite);
+  } catch (err) {
+    sqlite.close();
+    throw storeErrorFrom(err, `Could not open ${file}`, file);
+  }
+  return new Store(sqlite, file);
+}
+
+/** A database file's bytes as SQLite's in-memory backend accepts them: marked rollback-journal rather than WAL. */
+function inMemoryImage(bytes: Buffer): Buffer {
+  // Header bytes 18 and 19 are the file format's write and read versions: 2 means WAL.
+  if (bytes.length >= 100) {
+    if (bytes[18] === 2) bytes[18] = 1;
+    if (bytes[19] === 2) bytes[19] = 1;
+  }
+  return bytes;
+}
+
+function checkNotDirectory(file: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(file).isDirectory();
+  } catch {
+    return;
+  }
+  if (isDirectory) {
+    throw new StoreError('STORE_IS_DIRECTORY', `${file} is a directory, not a database file.`, {
+      hint: `Pass --db (or set CONCLAVE_DB) with a file path, e.g. ${join(file, 'conclave.db')}.`,
+    });
+  }
+}
+
+function checkWritable(file: string): void {
+  // SQLite would silently fall back to reading only, and fail later on the first write.
+  // The folder must be writable too: the -wal and -shm files are created beside the file.
+  for (const target of existsSync(file) ? [file, dirname(file)] : [dirname(file)]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch {
+      throw new StoreError('STORE_READONLY', `${file} is read-only: ${target === file ? 'the file' : `its folder ${target}`} cannot be written by this user.`, {
+        hint: 'This command records to the database: check the permissions of the file and its folder, or pass --db (or set CONCLAVE_DB) with a writable path.',
+      });
+    }
+  }
+}
+
+/** A file that SQLite reads but that holds another program's tables is refused rather than migrated into. */
+function checkConclaveDatabase(sqlite: Database.Database, file: string, readonly: boolean): void {
+  if (file === ':memory:') return;
+  const tables = sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[];
+  if (tables.some((t) => t.name === MIGRATIONS_TABLE)) return;
+  if (tables.length === 0 && !readonly) return;
+  throw new StoreError(
+    'STORE_NOT_CONCLAVE',
+    tables.length === 0
+      ? `${file} is not a Conclave database: it is an empty SQLite database.`
+      : `${file} is not a Conclave database: it is a SQLite database with other tables (${tables
+          .slice(0, 3)
+          .map((t) => `\`${t.name}\``)
+          .join(', ')}${tables.length > 3 ? ', …' : ''}).`,
+    { hint: 'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database, or of a new file for a fresh one.' },
+  );
 }
 
 /** `$CONCLAVE_DB`, else `$XDG_DATA_HOME/conclave/conclave.db`, else `~/.local/share/conclave/conclave.db`. */
@@ -92,17 +204,25 @@ interface JournalEntry {
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
 
+/** Migrations this database lacks; refuses one written by a newer Conclave. */
+function pendingMigrations(sqlite: Database.Database, file: string): JournalEntry[] {
+  const journal = readJournal(packagePath('migrations'));
+  const latest = Math.max(...journal.map((e) => e.when));
+  const applied = lastAppliedMigration(sqlite);
+  if (applied !== null && applied > latest) {
+    throw new StoreError('STORE_TOO_NEW', `${file} has a newer schema: it was written by a newer version of Conclave than this one (${VERSION}).`, {
+      hint: 'Upgrade Conclave, or pass --db (or set CONCLAVE_DB) with another database.',
+    });
+  }
+  return journal.filter((e) => applied === null || e.when > applied);
+}
+
 function applyMigrations(sqlite: Database.Database, file: string, memory: boolean): void {
   const folder = packagePath('migrations');
   const journal = readJournal(folder);
   const latest = Math.max(...journal.map((e) => e.when));
   const applied = lastAppliedMigration(sqlite);
-  if (applied !== null && applied > latest) {
-    throw new StoreError('STORE_TOO_NEW', `${file} was written by a newer version of Conclave than this one.`, {
-      hint: 'Upgrade Conclave, or set CONCLAVE_DB to another database.',
-    });
-  }
-  const pending = journal.filter((e) => applied === null || e.when > applied);
+  const pending = pendingMigrations(sqlite, file);
   const first = pending[0];
   if (first === undefined) return;
 
@@ -178,16 +298,25 @@ function migrationError(err: unknown, file: string, backup: string | null): Stor
   });
 }
 
+/** Debates still `running` whose process on this machine has died. */
+function deadRunningDebates(sqlite: Database.Database): { id: string; pid: number | null }[] {
+  try {
+    return drizzle(sqlite)
+      .select({ id: debates.id, pid: debates.pid })
+      .from(debates)
+      .where(and(eq(debates.status, 'running'), eq(debates.hostname, hostname())))
+      .all()
+      .filter((d) => !isProcessAlive(d.pid));
+  } catch {
+    // A record too old to have these columns is upgraded in memory first.
+    return [];
+  }
+}
+
 /** Debates still `running` whose process on this machine has died were interrupted. */
 function markInterruptedDebates(sqlite: Database.Database): void {
   const db = drizzle(sqlite);
-  const host = hostname();
-  const running = db
-    .select({ id: debates.id, pid: debates.pid })
-    .from(debates)
-    .where(and(eq(debates.status, 'running'), eq(debates.hostname, host)))
-    .all();
-  const dead = running.filter((d) => !isProcessAlive(d.pid));
+  const dead = deadRunningDebates(sqlite);
   if (dead.length === 0) return;
   db.update(debates)
     .set({

@@ -6,7 +6,7 @@ import type { ChatMessage } from '../engine/events.js';
 // Enums are TypeScript-only (no CHECK constraints): SQLite cannot alter a CHECK, so adding a
 // value later would need a table rebuild, the riskiest kind of migration.
 
-export const debateStatuses = ['running', 'completed', 'failed', 'interrupted'] as const;
+export const debateStatuses = ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'] as const;
 export const exitReasons = ['converged', 'max_rounds', 'too_few_answers', 'interrupted', 'error', 'answered', 'champion', 'reassembled'] as const;
 export const agentRoles = ['debater', 'judge', 'synthesizer'] as const;
 export const stages = ['opening', 'critique', 'judge', 'synthesis', 'claims', 'clash', 'targeted', 'vote', 'refine', 'verdict', 'split', 'subanswer', 'reassembly'] as const;
@@ -80,6 +80,8 @@ export function modelCallColumns() {
     parsedJson: text('parsed_json', { mode: 'json' }).$type<unknown>(),
     status: text('status', { enum: callStatuses }).notNull(),
     validationError: text('validation_error'),
+    /** What the engine changed in a reply the schema allowed (JSON list of notes); null when nothing. */
+    normalizedJson: text('normalized_json', { mode: 'json' }).$type<string[]>(),
     error: text('error'),
   };
 }
@@ -159,7 +161,7 @@ export const rounds = sqliteTable(
   (t) => [primaryKey({ columns: [t.debateId, t.round] })],
 );
 
-/** The synthesizer's final answer, one per debate. */
+/** The synthesis that counts for a debate: the latest successful attempt, else the latest (see synthesis_attempts). */
 export const syntheses = sqliteTable('syntheses', {
   debateId: text('debate_id')
     .primaryKey()

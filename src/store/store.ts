@@ -30,10 +30,12 @@ import {
 } from './chain.js';
 import { agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
+import { synthesisAttempts } from './schema-synthesis.js';
+import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
-/** One line of `conclave list`. */
+/** One line of `npx conclave list`. */
 export interface DebateSummary {
   id: string;
   question: string;
@@ -70,6 +72,14 @@ export interface DebateRecord {
   finishedAt: number | null;
 }
 
+export interface SynthesisAttemptSummary {
+  attempt: number;
+  model: string;
+  status: 'ok' | 'failed';
+  error: string | null;
+  at: number;
+}
+
 /** A recorded call, with the row id that orders calls within a debate. */
 export interface StoredCall extends CallRecord {
   id: number;
@@ -95,6 +105,8 @@ export interface StoredDebate extends DebateRecord {
   turns: TurnRecord[];
   rounds: RoundJudgement[];
   synthesis: SynthesisRecord | null;
+  /** Every synthesis attempt, oldest first (the debate's own, then each `conclave synthesize`). */
+  synthesisAttempts?: SynthesisAttemptSummary[];
   /** The cluster vote (docs/voting.md); null when the debate held none. */
   voting?: StoredVoting | null;
   /** The tension map (docs/tensions.md); null when the debate drew none. */
@@ -253,13 +265,28 @@ export class Store {
     );
   }
 
-  recordSynthesis(debateId: string, s: SynthesisRecord): void {
+  /**
+   * Records a synthesis attempt. It becomes the debate's synthesis unless it failed
+   * and an earlier attempt succeeded: the latest successful one counts.
+   */
+  recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
+    const values = { status: s.status, bodyJson: s.synthesis, error: s.error };
     this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
-      this.#statement(UPSERT_SYNTHESIS).run({
-        debate_id: debateId,
-        status: s.status,
-        body_json: s.synthesis === null ? null : JSON.stringify(s.synthesis),
-        error: s.error,
+      this.#db.transaction((tx) => {
+        const last = tx
+          .select({ n: sql<number>`coalesce(max(${synthesisAttempts.attempt}), 0)` })
+          .from(synthesisAttempts)
+          .where(eq(synthesisAttempts.debateId, debateId))
+          .get();
+        tx.insert(synthesisAttempts)
+          .values({ debateId, attempt: (last?.n ?? 0) + 1, model: s.model ?? '', ...values, createdAt: at })
+          .run();
+        const current = tx.select({ status: syntheses.status }).from(syntheses).where(eq(syntheses.debateId, debateId)).get();
+        if (current?.status === 'ok' && s.status !== 'ok') return;
+        tx.insert(syntheses)
+          .values({ debateId, ...values })
+          .onConflictDoUpdate({ target: syntheses.debateId, set: values })
+          .run();
       }),
     );
   }
@@ -374,7 +401,7 @@ export class Store {
       throw new StoreError(
         'DEBATE_ID_AMBIGUOUS',
         `Debate id \`${wanted}\` in ${this.path} matches several debates: ${shown}${matches.length > 5 ? ', …' : ''}.`,
-        { hint: 'Type more characters of the id. Run `conclave list` to see full ids.' },
+        { hint: 'Type more characters of the id. Run `npx conclave list` to see full ids.' },
       );
     }
     return first;
@@ -421,6 +448,12 @@ export class Store {
             ballot.callId = ballot.callId === null ? null : (numberOf.get(ballot.callId) ?? null);
             ballot.firstCallId = ballot.firstCallId === null ? null : (numberOf.get(ballot.firstCallId) ?? null);
           }
+          const attemptRows = tx
+            .select()
+            .from(synthesisAttempts)
+            .where(eq(synthesisAttempts.debateId, id))
+            .orderBy(asc(synthesisAttempts.attempt))
+            .all();
           return {
             id: row.id,
             question: row.question,
@@ -445,6 +478,13 @@ export class Store {
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
             resumptions: resumed.map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, host: r.host, at: r.at })),
+            synthesisAttempts: attemptRows.map((r) => ({
+              attempt: r.attempt,
+              model: r.model,
+              status: r.status,
+              error: r.error,
+              at: r.createdAt,
+            })),
             voting,
             tensions: readTensionMap(tx, id),
             steps: readProtocolSteps(tx, id).map((st) => ({ ...st, afterCallId: st.afterCallId === null ? null : (numberOf.get(st.afterCallId) ?? null) })),
@@ -524,7 +564,7 @@ export class Store {
 
   #notFound(id: string): StoreError {
     return new StoreError('DEBATE_NOT_FOUND', `No debate \`${id}\` in ${this.path}.`, {
-      hint: 'Run `conclave list` to see stored debates.',
+      hint: 'Run `npx conclave list` to see stored debates.',
     });
   }
 
@@ -542,7 +582,7 @@ export class Store {
     try {
       return fn();
     } catch (err) {
-      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`);
+      throw storeErrorFrom(err, `Could not ${what} in ${this.path}`, this.path);
     }
   }
 
@@ -563,6 +603,7 @@ export function modelCallValues(call: CallRecord) {
     parsedJson: call.parsed ?? null,
     status: call.status,
     validationError: call.validationError,
+    normalizedJson: call.normalized?.length ? call.normalized : null,
     error: call.error,
     promptTokens: m.promptTokens,
     completionTokens: m.completionTokens,
@@ -583,9 +624,10 @@ export function presetHash(preset: Preset): string {
 
 export { canonicalJson };
 
-const CALL_COLUMNS = [
+/** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
+export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
-  'raw', 'parsed_json', 'status', 'validation_error', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
+  'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
   'finished_at', 'prev_hash', 'hash',
 ] as const;
@@ -634,6 +676,7 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
     status: call.status,
     validation_error: nullableText(call.validationError),
+    normalized_json: call.normalized?.length ? JSON.stringify(call.normalized) : null,
     error: nullableText(call.error),
     truncation: nullableText(call.truncation),
     prompt_tokens: count(m.promptTokens),
@@ -681,7 +724,7 @@ export function sqliteCodeOf(err: unknown): string | undefined {
  * Turns a failure from SQLite into a StoreError that says what to do. `doing`
  * starts the message and names the file, e.g. "Could not record a call in /x/conclave.db".
  */
-export function storeErrorFrom(err: unknown, doing: string): StoreError {
+export function storeErrorFrom(err: unknown, doing: string, file?: string): StoreError {
   if (err instanceof StoreError) return err;
   const code = sqliteCodeOf(err) ?? '';
   const detail = rootMessage(err);
@@ -703,17 +746,20 @@ export function storeErrorFrom(err: unknown, doing: string): StoreError {
     );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file));
     return make(
       'STORE_LOCKED',
-      'the database is locked.',
-      'Another process holds the lock: let it finish or stop it, then retry.',
+      `the database is locked by ${holder}.`,
+      `${holder === 'another process' ? 'Another process holds the lock: let it' : `Let ${holder}`} finish, or stop it, then retry.`,
     );
   }
   if (code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')) {
     return make(
       'STORE_CORRUPT',
-      'the file is not a SQLite database or is damaged.',
-      'Move the file aside (or set CONCLAVE_DB to a new path) and run again: Conclave creates a fresh database.',
+      code.startsWith('SQLITE_NOTADB')
+        ? 'it is not a Conclave database (the file is not a SQLite database).'
+        : 'the database is damaged.',
+      'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database. To start afresh, move this file aside (or name a new path) and run a debate: Conclave creates a new database.',
     );
   }
   if (code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN')) {
@@ -774,6 +820,7 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,
+    ...(r.normalizedJson?.length ? { normalized: r.normalizedJson } : {}),
     error: r.error,
     truncation: r.truncation,
     metrics: {

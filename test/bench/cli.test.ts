@@ -3,22 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchReport } from '../../src/bench/report.js';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 let dir = '';
 let db = '';
 let bench: BenchSetup;
 
-async function cli(args: string[]) {
-  const stdout = capture(120);
-  const stderr = capture(120);
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir, 120);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-bench-cli-'));
@@ -45,6 +37,8 @@ describe('conclave bench', () => {
     expect(r.stderr).not.toContain('\u001b[');
     const id = /Bench run (b\d{6}-\d{6}-[0-9a-f]{4})/.exec(r.stderr)?.[1];
     expect(id).toBeDefined();
+    // The printed command names this database, so it works as printed.
+    expect(r.stderr).toContain(`Full report: \`npx conclave bench report ${id} --db ${db} --format html --out report.html\``);
     runs.push(id!);
   });
 
@@ -91,7 +85,7 @@ describe('conclave bench', () => {
     const unknown = await cli(['bench', '--resume', 'b999999-nope', '--db', db]);
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain('There is no bench run `b999999-nope`');
-    expect(unknown.stderr).toContain('conclave bench list');
+    expect(unknown.stderr).toContain('npx conclave bench list');
   });
 
   it('rejects a malformed suite line at load time, naming the file, the line and the field', async () => {

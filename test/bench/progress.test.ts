@@ -8,13 +8,15 @@ function sink(isTTY: boolean) {
   return out as unknown as NodeJS.WriteStream & { text: string };
 }
 
-const step = (done: number, total: number, right = true): BenchProgress => ({
+const step = (done: number, total: number, right = true, unparsed = 0): BenchProgress => ({
   done,
   total,
   resumedFrom: 0,
   itemId: `arith-${String(done - 1).padStart(3, '0')}`,
   preset: 'small',
   correct: { 'debate-synth': right },
+  answers: 10,
+  unparsed,
 });
 
 describe('bench progress', () => {
@@ -24,6 +26,20 @@ describe('bench progress', () => {
     expect(eta({ done: 5, total: 10, resumedFrom: 4 }, 10_000)).toBe(50_000);
     expect(formatDuration(75_000)).toBe('1m15s');
     expect(formatDuration(3_720_000)).toBe('1h02m');
+  });
+
+  it('says loudly, once and then on every line, when most answers cannot be read', () => {
+    const out = sink(false);
+    let t = 0;
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => t });
+    view.update(step(1, 4, true, 2));
+    expect(out.text).not.toContain('unreadable');
+    view.update(step(2, 4, false, 9));
+    view.update(step(3, 4, false, 9));
+    view.close();
+    expect(out.text.match(/warning: 11 of 20 answers so far could not be read/g)).toHaveLength(1);
+    expect(out.text).toContain('· ⚠ 55% of answers unreadable');
+    expect(out.text).toContain('· ⚠ 67% of answers unreadable');
   });
 
   it('writes a plain line every tenth of the way when stderr is not a terminal', () => {
@@ -42,17 +58,25 @@ describe('bench progress', () => {
     expect(out.text).not.toContain('\r');
   });
 
-  it('redraws one bar in place on a terminal, without colour under NO_COLOR', () => {
+  it('redraws one bar in place on a terminal', () => {
     const out = sink(true);
-    const view = progressView(out, detectStyle(out, { NO_COLOR: '1' }), { total: 4, resumedFrom: 0, now: () => 0 });
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => 0 });
     view.update(step(1, 4));
     view.update(step(2, 4, false));
     view.close();
     expect(out.text.split('\r\u001b[2K')).toHaveLength(3);
     expect(out.text).toContain('█');
     expect(out.text).toContain('2/4 (50%)');
-    expect(out.text).not.toMatch(/\u001b\[\d+m/);
     expect(out.text.endsWith('\n')).toBe(true);
+  });
+
+  it.each([{ NO_COLOR: '1' }, { CI: 'true' }])('prints plain lines without colour on a terminal under %o', (env) => {
+    const out = sink(true);
+    const view = progressView(out, detectStyle(out, env), { total: 4, resumedFrom: 0, now: () => 0 });
+    view.update(step(4, 4));
+    view.close();
+    expect(out.text).not.toMatch(/[\u001b\r]/);
+    expect(out.text).toContain('bench: 4/4 (100%)');
   });
 
   it('colours the bar on a terminal that allows colour', () => {

@@ -172,6 +172,8 @@ describe('Ctrl-C during a run', () => {
       const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
       expect(code).toBe(130);
       expect(stderr).toContain('marked interrupted');
+      expect(stderr.match(/Stopped: interrupted/g)).toHaveLength(1);
+      expect(stderr).not.toContain('the debate goes on');
       expect(stderr).not.toMatch(/\n\s+at /);
       const store = openStore(slowDb);
       const [row] = store.listDebates();

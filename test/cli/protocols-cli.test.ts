@@ -2,22 +2,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
 
 let dir = '';
 let sim: SimHandle | null = null;
 
-async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir);
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-protocols-cli-'));
@@ -40,6 +32,10 @@ describe('protocols from the CLI', () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('RECOMMENDATION');
       expect(run.stdout).toContain(d.card);
+      // The bracket reads in round order, byes included.
+      const bracketRounds = [...run.stdout.matchAll(/^  - round (\d+):/gm)].map((m) => Number(m[1]));
+      expect(bracketRounds).toEqual([...bracketRounds].sort((x, y) => x - y));
+      if (d.preset === 'tournament') expect(run.stdout).toMatch(/round 1: \S+ had a bye\n  - round 2:/);
       const id = /Stored as (\S+)/.exec(run.stderr)?.[1] ?? '';
       expect((await cli(['show', id, '--db', db])).stdout).toContain(d.show);
       const doc = JSON.parse((await cli(['export', id, '--db', db, '--format', 'json'])).stdout) as { protocol: { kind: string; steps: unknown[] } };
@@ -48,6 +44,13 @@ describe('protocols from the CLI', () => {
       expect(replay.code).toBe(0);
       expect(replay.stderr).toContain(d.replay);
       expect(replay.stdout).toContain(d.card);
+      // The protocol's steps are sealed with the rest, and travel in a bundle.
+      expect((await cli(['verify', id, '--db', db])).stdout).toContain('sealed');
+      const bundle = join(dir, `${d.preset}.bundle`);
+      expect((await cli(['export', id, '--db', db, '--format', 'bundle', '--out', bundle])).code).toBe(0);
+      const other = join(dir, `${d.preset}-imported.db`);
+      expect((await cli(['import', bundle, '--db', other])).code).toBe(0);
+      expect((await cli(['show', id, '--db', other])).stdout).toContain(d.show);
     });
   }
 

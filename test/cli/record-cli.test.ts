@@ -3,17 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
-async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir);
 
 let dir = '';
 let db = '';
@@ -68,6 +60,17 @@ describe('conclave verify', () => {
     const verdicts = all.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; state: string; call?: { number: number } });
     expect(verdicts.find((v) => v.id === id)).toMatchObject({ state: 'broken', call: { number } });
     expect(verdicts.filter((v) => v.state === 'sealed')).toHaveLength(3);
+  });
+
+  it('keeps escape sequences planted in the record off the terminal', async () => {
+    const copy = join(dir, 'hostile.db');
+    sql(db, 'vacuum into ?', copy);
+    const id = ids['tech-decision']!;
+    sql(copy, "update calls set agent_id = agent_id || char(27) || ']0;pwned' || char(7) where id = (select min(id) from calls where debate_id = ?)", id);
+    const r = await cli(['verify', id, '--db', copy]);
+    expect(r.code).toBe(6);
+    expect(r.stdout).toContain(`${id}  BROKEN    call 1 of`);
+    expect(r.stdout + r.stderr).not.toMatch(/[\u001b\u0007]/);
   });
 
   it('asks for an id or --all', async () => {

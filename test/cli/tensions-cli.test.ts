@@ -2,24 +2,16 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { simModels, testPreset } from '../helpers/panel.js';
 import { tensionResponder } from '../helpers/tensions.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 let dir = '';
 let db = '';
 let sim: SimHandle | null = null;
 
-async function cli(args: string[]) {
-  const stdout = capture(120);
-  const stderr = capture(120);
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir, 120);
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-tensions-cli-'));

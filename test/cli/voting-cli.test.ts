@@ -2,20 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 let dir = '';
 let db = '';
 
-async function cli(args: string[]) {
-  const stdout = capture(120);
-  const stderr = capture(120);
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir, 120);
 
 describe('the cluster-vote demo', () => {
   let demo: Awaited<ReturnType<typeof cli>>;

@@ -3,6 +3,7 @@ import type { DebateEvent } from '../../src/engine/events.js';
 import type { ProtocolStep } from '../../src/engine/protocol-events.js';
 import { protocolFor } from '../../src/engine/protocols/index.js';
 import { recorder } from '../../src/engine/recorder.js';
+import { resynthesize } from '../../src/engine/resynthesize.js';
 import { Runner } from '../../src/engine/runner.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { InterruptedError } from '../../src/errors.js';
@@ -10,6 +11,7 @@ import { debateDocument } from '../../src/render/document.js';
 import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
 import { storedEvents } from '../../src/render/replay.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import { plainStyle } from '../../src/render/style.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
@@ -244,6 +246,26 @@ describe('decompose protocol', () => {
     expect(renderMarkdown(d)).toContain('## Decomposition by lead');
   });
 
+  it('keeps a decomposition whose reassembly failed, and lets `synthesize` finish it with the decomposer', async () => {
+    let failReassembly = true;
+    const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
+      if (stageOf(req) === 'split') return reply.split(parts);
+      if (stageOf(req) === 'synthesis' && failReassembly) return { error: 'model crashed', status: 500 };
+      return undefined;
+    });
+    const result = await run();
+    expect(result.status).toBe('unsynthesized');
+    failReassembly = false;
+    const before = seen.length;
+    const { debate } = await resynthesize({ store, id: result.id, host: sim!.url });
+    expect(debate.status).toBe('completed');
+    const again = seen.slice(before);
+    expect(again.map(agentOf)).toEqual(['lead']);
+    expect(again[0]!.model).toBe('model-0:1b');
+    for (const n of [1, 2, 3, 4]) expect(lastPrompt(again[0]!)).toContain(`answers sub-question ${n}`);
+    expect(debate.calls.at(-1)).toMatchObject({ stage: 'reassembly', agentId: 'lead' });
+  });
+
   it('skips a sub-question whose dependency failed, with the reason, and tells the reassembly', async () => {
     const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
       if (stageOf(req) === 'split') return reply.split(parts);
@@ -263,9 +285,9 @@ describe('decompose protocol', () => {
 
 describe('recorded protocols', () => {
   const cases = [
-    { kind: 'parallel', agents: ['a', 'b', 'c'], md: '## Round 0: independent answers', live: 'Round 0 · independent answers' },
-    { kind: 'tournament', agents: ['a', 'b', 'c'], md: '## Bracket', live: 'judge: a beats b' },
-    { kind: 'decompose', agents: ['a', 'b', 'c'], md: '## Decomposition by a', live: '1. part one?' },
+    { kind: 'parallel', agents: ['a', 'b', 'c'], md: '## Round 0: independent answers', live: 'Round 0 · independent answers', page: 'protocol <strong>parallel</strong>' },
+    { kind: 'tournament', agents: ['a', 'b', 'c'], md: '## Bracket', live: 'judge: a beats b', page: '<section id="bracket">' },
+    { kind: 'decompose', agents: ['a', 'b', 'c'], md: '## Decomposition by a', live: '1. part one?', page: '<section id="decomposition">' },
   ] as const;
   for (const c of cases) {
     it(`replays, shows and exports a ${c.kind} run from the record alone`, async () => {
@@ -279,6 +301,7 @@ describe('recorded protocols', () => {
       expect(replayed.text).toContain(c.live);
       expect(storedEvents(d).filter((e) => e.type === 'protocol.step')).toHaveLength(events.filter((e) => e.type === 'protocol.step').length);
       expect(renderMarkdown(d)).toContain(c.md);
+      expect(debatePage(d, null)).toContain(c.page);
       const doc = debateDocument(d) as { protocol: { kind: string; steps: unknown[] } };
       expect(doc.protocol.kind).toBe(c.kind);
       expect(doc.protocol.steps).toEqual((d.steps ?? []).map((s) => s.step));

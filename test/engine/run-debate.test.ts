@@ -161,7 +161,7 @@ describe('runDebate', () => {
     const { run, store, seen } = await setup(['a', 'b'], [0.9], (req) => {
       if (agentOf(req) === 'a' && stageOf(req) === 'opening' && first) {
         first = false;
-        return JSON.stringify({ position: 'A', confidence: 3 });
+        return JSON.stringify({ position: 'A', confidence: 'high' });
       }
       return undefined;
     });
@@ -175,7 +175,8 @@ describe('runDebate', () => {
     expect(calls[0]!.validationError).toMatch(/confidence/);
     expect(calls[0]!.validationError).toMatch(/reasoning/);
     const repair = seen.filter((r) => agentOf(r) === 'a' && stageOf(r) === 'opening')[1]!;
-    expect(repair.messages.at(-2)).toMatchObject({ role: 'assistant', content: JSON.stringify({ position: 'A', confidence: 3 }) });
+    expect(calls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format/);
+    expect(repair.messages.at(-2)).toMatchObject({ role: 'assistant', content: JSON.stringify({ position: 'A', confidence: 'high' }) });
     expect(repair.messages.at(-1)!.content).toMatch(/confidence/);
     expect(stored.turns.find((t) => t.agentId === 'a' && t.round === 0)!.status).toBe('ok');
   });
@@ -189,24 +190,35 @@ describe('runDebate', () => {
     expect(result.status).toBe('completed');
   });
 
-  it('rejects critiques that name agents who are not peers, through the repair path', async () => {
+  it("sends each critic its peers' ids as the only values `with` may take", async () => {
+    const { run, seen } = await setup(['a', 'b', 'c'], [0.1, 0.9]);
+    await run();
+    const critique = seen.find((r) => stageOf(r) === 'critique' && agentOf(r) === 'b')!;
+    const format = critique.format as { properties: Record<string, { items: { properties: { with: unknown } } }> };
+    expect(format.properties.agreements!.items.properties.with).toMatchObject({ enum: ['a', 'c'] });
+    expect(format.properties.disagreements!.items.properties.with).toMatchObject({ enum: ['a', 'c'] });
+  });
+
+  it('asks for a repair when a server that ignores format lets a critique name someone who is not a peer', async () => {
     const { run, store } = await setup(['a', 'b'], [0.1, 0.9], (req) =>
-      stageOf(req) === 'critique' && agentOf(req) === 'a' ? reply.critique('a', 'still A', ['zed']) : undefined,
+      stageOf(req) === 'critique' && agentOf(req) === 'a' && !req.messages.some((m) => m.role === 'assistant') ? reply.critique('a', 'still A', ['zed']) : undefined,
     );
     const result = await run();
     const calls = store.getDebate(result.id).calls.filter((c) => c.agentId === 'a' && c.stage === 'critique');
-    expect(calls).toHaveLength(2);
-    expect(calls[0]!.validationError).toContain('"zed"');
+    expect(calls.map((c) => c.status)).toEqual(['invalid', 'ok']);
+    expect(calls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format[\s\S]*agreements\.0\.with/);
   });
 
-  it('accepts peer ids written loosely when they name one peer unambiguously, without a repair', async () => {
-    const { run, store } = await setup(['alpha', 'beta'], [0.1, 0.9], (req) =>
-      stageOf(req) === 'critique' && agentOf(req) === 'alpha' ? reply.critique('alpha', 'still A', ['[Beta]']) : undefined,
+  it('clamps a confidence the grammar could not bound and records the change, with no repair', async () => {
+    const { run, store } = await setup(['a', 'b'], [0.9], (req) =>
+      stageOf(req) === 'opening' && agentOf(req) === 'a' ? JSON.stringify({ position: 'A', reasoning: 'r', confidence: 7 }) : undefined,
     );
     const result = await run();
     const stored = store.getDebate(result.id);
-    expect(stored.calls.filter((c) => c.agentId === 'alpha' && c.stage === 'critique')).toHaveLength(1);
-    expect(stored.turns.find((t) => t.agentId === 'alpha' && t.round === 1)!.critique!.agreements[0]!.with).toBe('beta');
+    const calls = stored.calls.filter((c) => c.agentId === 'a' && c.stage === 'opening');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.normalized).toEqual(['confidence was 7, outside 0 to 1; taken as 1']);
+    expect(stored.turns.find((t) => t.agentId === 'a' && t.round === 0)!.confidence).toBe(1);
   });
 
   it('fails the debate with a clear message when fewer than two agents answer in round 0', async () => {

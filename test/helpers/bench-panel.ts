@@ -44,13 +44,10 @@ const pick = <T>(list: readonly T[], i: number): T => list[Math.min(i, list.leng
 /**
  * A simulator responder that plays a bench panel item by item: it finds the
  * item by its question text, the agent by its persona (`You are agent X.`),
- * and answers as the script says. Records every request it saw.
+ * and answers as the script says, from the request alone. Records every request it saw.
  */
 export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemScript>, agentIds: string[]) {
   const seen: SimRequest[] = [];
-  const scCount = new Map<string, number>();
-  const singled = new Set<string>();
-  const last = new Map<string, { sample: number }>();
   const itemOf = (req: SimRequest): SuiteItem => {
     const text = req.messages.map((m) => m.content).join('\n');
     const item = items.find((i) => text.includes(i.question));
@@ -86,27 +83,23 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
           failedAgents: [],
         });
       case 'answer': {
-        // Per model, calls run one at a time: the single answer (and its repair) first, then the samples.
-        const key = `${item.id}/${agent}`;
+        // The request says which answer it is: a self-consistency sample carries seed 1 + j, a single answer none.
+        const seed = req.options.seed;
+        const sample = typeof seed === 'number' ? seed - 1 : -1;
+        const repair = req.messages.some((m) => m.role === 'assistant');
         const single = script.single?.[agent] !== undefined ? script.single[agent]! : pick(script.rounds[agent]!, 0);
         let answer: string | null;
-        if (req.messages.some((m) => m.role === 'assistant')) {
-          const prev = last.get(key)!;
-          answer = prev.sample < 0 ? (script.singleRepair?.[agent] !== undefined ? script.singleRepair[agent]! : single) : pick(script.sc ?? [null], prev.sample);
-        } else if (!singled.has(key)) {
-          singled.add(key);
-          last.set(key, { sample: -1 });
+        if (sample >= 0) {
+          answer = pick(script.sc ?? [null], sample);
+        } else if (repair) {
+          answer = script.singleRepair?.[agent] !== undefined ? script.singleRepair[agent]! : single;
+        } else {
           const raw = script.singleRaw?.[agent];
           if (raw !== undefined) return raw;
           answer = single;
-        } else {
-          const n = scCount.get(key) ?? 0;
-          scCount.set(key, n + 1);
-          const sample = agentIds.indexOf(agent) + n * agentIds.length;
-          last.set(key, { sample });
-          answer = pick(script.sc ?? [null], sample);
         }
-        return answer === null ? 'Hmm, no idea.' : JSON.stringify({ reasoning: 'worked it out', answer });
+        // What the schema sent allows: a JSON number for a number item.
+        return answer === null ? 'Hmm, no idea.' : JSON.stringify({ reasoning: 'worked it out', answer: item.kind === 'number' && Number.isFinite(Number(answer)) ? Number(answer) : answer });
       }
       case 'vote': {
         const prompt = req.messages.at(-1)?.content ?? '';

@@ -37,6 +37,11 @@ export function roundOf(req: SimRequest): number {
   return Number(/critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
 }
 
+/** The round a judge request scores, from its prompt. */
+export function judgedRoundOf(req: SimRequest): number {
+  return Number(/Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
+}
+
 export function testPreset(agentIds: string[], overrides: Partial<PresetInput> = {}) {
   return presetSchema.parse({
     name: 'test-panel',
@@ -72,11 +77,11 @@ export const reply = {
 
 /**
  * A scripted panel: judge scores per round (convergence = that value), everything
- * else answered sensibly unless `override` returns a reply for the request.
+ * else answered sensibly unless `override` returns a reply for the request. Replies
+ * follow from the request (stage, round, agent), so a rerun gets the same ones.
  */
 export function scriptedResponder(judgeScores: number[], override?: (req: SimRequest) => SimReply | undefined) {
   const seen: SimRequest[] = [];
-  let judgeCalls = 0;
   const respond = (req: SimRequest): SimReply => {
     seen.push(req);
     const custom = override?.(req);
@@ -88,7 +93,7 @@ export function scriptedResponder(judgeScores: number[], override?: (req: SimReq
       case 'critique':
         return reply.critique(agent);
       case 'judge':
-        return reply.judge(judgeScores[Math.min(judgeCalls++, judgeScores.length - 1)] ?? 0);
+        return reply.judge(judgeScores[Math.min(judgedRoundOf(req), judgeScores.length - 1)] ?? 0);
       case 'synthesis':
         return reply.synthesis();
       case 'verdict':

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { chooseNumCtx, fitPeers } from '../../src/protocol/context.js';
 import { convergenceOf, exitDecision } from '../../src/protocol/convergence.js';
-import { formatSchemaOf, judgeSchema, critiqueSchema } from '../../src/protocol/schemas.js';
+import { critiqueSchema, critiqueSchemaFor, formatSchemaOf, judgeSchema, synthesisSchemaFor } from '../../src/protocol/schemas.js';
 import { parseReply } from '../../src/engine/structured-call.js';
 import { normalizeHost, resolveHost } from '../../src/ollama/host.js';
-import { canonicalId } from '../../src/engine/run-debate.js';
 
 describe('convergence and exit', () => {
   it('averages the three judge axes', () => {
@@ -60,10 +59,38 @@ describe('structured replies', () => {
     expect(parsed.ok).toBe(true);
   });
 
-  it('explains what is wrong with an out-of-range score', () => {
-    const parsed = parseReply('{"recommendation":2,"facts":1,"caveats":0.5,"rationale":"r"}', judgeSchema);
+  it('clamps a score the grammar could not bound, and notes it, instead of asking for a repair', () => {
+    const parsed = parseReply('{"recommendation":2,"facts":1,"caveats":-0.5,"rationale":"r"}', judgeSchema);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.value).toMatchObject({ recommendation: 1, caveats: 0 });
+    expect(parsed.notes.join('\n')).toMatch(/recommendation was 2.*taken as 1/);
+  });
+
+  it('sends bounds on numbers only where the grammar honours them (integers)', () => {
+    const judge = JSON.stringify(formatSchemaOf(judgeSchema));
+    expect(judge).not.toContain('maximum');
+    // Free text the judge writes is bounded for the grammar, so the reply fits its num_predict.
+    expect(formatSchemaOf(judgeSchema)).toMatchObject({ properties: { rationale: { type: 'string', maxLength: 600 } } });
+    expect(parseReply(JSON.stringify({ recommendation: 1, facts: 1, caveats: 1, rationale: '😀'.repeat(600) }), judgeSchema).ok).toBe(true);
+    const synthesis = formatSchemaOf(synthesisSchemaFor(['a', 'b', 'c'], 2)) as { properties: Record<string, any> };
+    expect(synthesis.properties.confidence.properties.converged).toMatchObject({ type: 'integer', minimum: 0, maximum: 3 });
+    expect(synthesis.properties.minorityPositions.items.properties.round).toMatchObject({ type: 'integer', maximum: 2 });
+    expect(synthesis.properties.minorityPositions.items.properties.agent.enum).toEqual(['a', 'b', 'c']);
+  });
+
+  it('explains what is wrong with a reply that breaks the schema sent, for the repair request', () => {
+    const parsed = parseReply('{"recommendation":"high","facts":1,"caveats":0.5,"rationale":"r"}', judgeSchema);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.problem).toContain('recommendation');
+    if (!parsed.ok) expect(parsed.problem).toMatch(/does not match the required fields[\s\S]*recommendation/);
+  });
+
+  it('builds one schema per peer list and reuses it', () => {
+    expect(critiqueSchemaFor(['a', 'b'])).toBe(critiqueSchemaFor(['a', 'b']));
+    expect(critiqueSchemaFor(['a', 'b'])).not.toBe(critiqueSchemaFor(['a', 'c']));
+    const sent = formatSchemaOf(critiqueSchemaFor(['a', 'b'])) as { properties: Record<string, any> };
+    expect(sent.properties.agreements.items.properties.with.enum).toEqual(['a', 'b']);
+    expect(formatSchemaOf(critiqueSchemaFor([], ['x']))).toMatchObject({ properties: { disagreements: { items: { properties: { with: { enum: ['x'] } } } } } });
   });
 });
 
@@ -79,19 +106,5 @@ describe('hosts', () => {
     expect(resolveHost(undefined, {})).toBe('http://127.0.0.1:11434');
     expect(resolveHost(undefined, { OLLAMA_HOST: 'box:1234' })).toBe('http://box:1234');
     expect(resolveHost('other:1', { OLLAMA_HOST: 'box:1234' })).toBe('http://other:1');
-  });
-});
-
-describe('peer ids written by models', () => {
-  it('maps case, brackets and an "agent" prefix to the one id they name', () => {
-    const ids = ['architect', 'red-team', 'skeptic'];
-    expect(canonicalId('Architect', ids)).toBe('architect');
-    expect(canonicalId('[skeptic]', ids)).toBe('skeptic');
-    expect(canonicalId('agent red team', ids)).toBe('red-team');
-  });
-
-  it('refuses a name that matches no id, or more than one', () => {
-    expect(canonicalId('judge', ['a', 'b'])).toBeNull();
-    expect(canonicalId('ab', ['a-b', 'a_b'])).toBeNull();
   });
 });

@@ -7,8 +7,8 @@ import {
   agentPairs,
   assembleTensionMap,
   batchPairs,
-  checkClashReply,
-  checkMapDraft,
+  normalizeClashReply,
+  normalizeMapDraft,
   claimsFromAnswer,
   clashReplySchema,
   falseConsensusReview,
@@ -115,14 +115,14 @@ describe('clash classification', () => {
     expect(tensions[2]!.claimBId).toBe('C4');
   });
 
-  it('sends back a clash reply that names an unknown claim, two claims of one agent, or a pair it was not asked about', () => {
-    const reply = (claimA: string, claimB: string) =>
-      clashReplySchema.parse({ clashes: [{ claimA, claimB, type: 'factual', severity: 9, loadBearing: true, resolvable: true, recommendation: 'r' }] });
+  it('drops, with a note, a clash that names an unknown claim, two claims of one agent, or a pair it was not asked about', () => {
+    const clash = (claimA: string, claimB: string) => ({ claimA, claimB, type: 'factual' as const, severity: 9, loadBearing: true, resolvable: true, recommendation: 'r' });
     const pairs = [['a', 'b']] as const;
-    expect(checkClashReply(reply('C1', 'C3'), byId, pairs)).toBeNull();
-    expect(checkClashReply(reply('C1', 'C99'), byId, pairs)).toContain('"C99" is not one of the listed claim ids');
-    expect(checkClashReply(reply('C1', 'C2'), byId, pairs)).toContain('two claims of a');
-    expect(checkClashReply(reply('C1', 'C4'), byId, pairs)).toContain('a pair this request did not list');
+    const reply = clashReplySchema.parse({ clashes: [clash('C1', 'C3'), clash('C1', 'C99'), clash('C1', 'C2'), clash('C1', 'C4')] });
+    const notes = normalizeClashReply(reply, byId, pairs);
+    expect(reply.clashes.map((c) => [c.claimA, c.claimB])).toEqual([['C1', 'C3']]);
+    expect(notes).toHaveLength(3);
+    expect(notes.join('\n')).toMatch(/C99[\s\S]*two claims of a[\s\S]*a pair this call did not list/);
   });
 
   it('refuses a severity outside 1-10 and a type outside the three in model replies', () => {
@@ -248,16 +248,26 @@ describe('the map draft', () => {
     expect(headlineProblem('The panel splits on cost.')).toBeNull();
   });
 
-  it('asks for a repair when a draft names an unknown agent or leaves a panelist without a confidence', () => {
-    expect(checkMapDraft(draft, ctx)).toBeNull();
-    expect(checkMapDraft({ ...draft, consensus: [{ ...draft.consensus[0]!, supportingAgents: ['a', 'ghost'] }] }, ctx)).toContain('"ghost"');
-    expect(checkMapDraft({ ...draft, confidence: draft.confidence.slice(0, 2) }, ctx)).toContain('no entry for c');
+  it('keeps a draft as it is when there is nothing to settle', () => {
+    const copy = structuredClone(draft);
+    expect(normalizeMapDraft(copy, ctx)).toEqual([]);
+    expect(copy).toEqual(draft);
   });
 
-  it('asks for an open question when the targeted round left its clash unresolved', () => {
+  it('drops a consensus zone left with one panelist and notes a panelist without a confidence', () => {
+    const copy = structuredClone({ ...draft, consensus: [{ ...draft.consensus[0]!, supportingAgents: ['a', 'a'] }], confidence: draft.confidence.slice(0, 2) });
+    const notes = normalizeMapDraft(copy, ctx);
+    expect(copy.consensus).toEqual([]);
+    expect(notes.join('\n')).toMatch(/consensus\[0\] dropped[\s\S]*no confidence given for c/);
+  });
+
+  it('adds the targeted question as open when the targeted round left its clash unresolved', () => {
     const none = { ...draft, openQuestions: [] };
-    expect(checkMapDraft(none, { ...ctx, round2Outcome: 'narrowed' })).toContain('openQuestions is empty');
-    expect(checkMapDraft(none, { ...ctx, round2Outcome: 'resolved' })).toBeNull();
+    const narrowed = structuredClone(none);
+    expect(normalizeMapDraft(narrowed, { ...ctx, round2Outcome: 'narrowed', round2Question: 'Which holds?' }).join()).toContain('openQuestions was empty');
+    expect(narrowed.openQuestions).toEqual(['Which holds?']);
+    const resolved = structuredClone(none);
+    expect(normalizeMapDraft(resolved, { ...ctx, round2Outcome: 'resolved' })).toEqual([]);
   });
 });
 

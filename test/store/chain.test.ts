@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
 import { callHash, SEALED_TABLES, type Verdict } from '../../src/store/chain.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { CALL_COLUMNS } from '../../src/store/store.js';
 import { call, newDebate, openingTurn, tempDir } from './fixtures.js';
 
 let store: Store;
@@ -182,6 +183,11 @@ describe('the hash chain and seal', () => {
     store.createDebate(newDebate());
     store.recordCall(call('d-0001', { raw: 'half \ud83d of an emoji', error: 'bad \udc00' }));
     expect(store.verifyDebate('d-0001').state).toBe('unsealed');
+  });
+
+  it('writes every column of calls (a column added later must be written, and so hashed)', () => {
+    const columns = (sqlite.prepare('select name from pragma_table_info(?)').all('calls') as { name: string }[]).map((c) => c.name);
+    expect([...CALL_COLUMNS].sort()).toEqual(columns.filter((c) => c !== 'id').sort());
   });
 
   it('covers every table of debate rows (a new table must join the seal)', () => {

@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,6 +11,7 @@ import { packagePath } from '../../src/package-root.js';
 import { defaultDbPath, openStore } from '../../src/store/index.js';
 import { call, newDebate, openingTurn, tempDir } from './fixtures.js';
 
+const require = createRequire(import.meta.url);
 let dir: string;
 let cleanup: () => void;
 
@@ -31,9 +33,9 @@ function tableNames(file: string): string[] {
   }
 }
 
-function openError(path: string): StoreError {
+function openError(path: string, options: { readonly?: boolean } = {}): StoreError {
   try {
-    openStore(path).close();
+    openStore(path, options).close();
   } catch (err) {
     expect(err).toBeInstanceOf(StoreError);
     return err as StoreError;
@@ -94,15 +96,109 @@ describe('openStore', () => {
     const err = openError(file);
     expect(err.code).toBe('STORE_CORRUPT');
     expect(err.message).toContain(file);
+    expect(err.message).toMatch(/not a Conclave database/);
     expect(err.hint).toMatch(/CONCLAVE_DB/);
     expect(err.exitCode).toBe(4);
     expect(readFileSync(file, 'utf8')).toMatch(/^these are my notes/);
   });
 
-  it('gives a StoreError naming the path when it is a folder', () => {
-    const err = openError(dir);
-    expect(err.message).toContain(dir);
-    expect(err.hint).toBeDefined();
+  it('says the path is a directory, for writing and for reading', () => {
+    for (const readonly of [false, true]) {
+      const err = openError(dir, { readonly });
+      expect(err.code).toBe('STORE_IS_DIRECTORY');
+      expect(err.message).toBe(`${dir} is a directory, not a database file.`);
+      expect(err.hint).toContain(join(dir, 'conclave.db'));
+    }
+  });
+
+  it('refuses a SQLite database that holds another program\'s tables instead of migrating into it', () => {
+    const file = join(dir, 'other.db');
+    const raw = new Database(file);
+    raw.exec('create table invoices (id integer primary key, total real)');
+    raw.close();
+    for (const readonly of [false, true]) {
+      const err = openError(file, { readonly });
+      expect(err.code).toBe('STORE_NOT_CONCLAVE');
+      expect(err.message).toBe(`${file} is not a Conclave database: it is a SQLite database with other tables (\`invoices\`).`);
+    }
+    expect(tableNames(file)).toEqual(['invoices']);
+  });
+
+  it('says a database written by a newer Conclave has a newer schema, and leaves it alone', () => {
+    const file = join(dir, 'conclave.db');
+    openStore(file).close();
+    const raw = new Database(file);
+    raw.prepare('insert into __drizzle_migrations (hash, created_at) values (?, ?)').run('future', Date.now() + 10 * 365 * 86_400_000);
+    raw.close();
+    for (const readonly of [false, true]) {
+      const err = openError(file, { readonly });
+      expect(err.code).toBe('STORE_TOO_NEW');
+      expect(err.message).toMatch(/has a newer schema: it was written by a newer version of Conclave/);
+      expect(err.hint).toMatch(/Upgrade Conclave/);
+    }
+  });
+
+  it('names the process that holds the lock when another program keeps a write transaction open', async () => {
+    const file = join(dir, 'conclave.db');
+    openStore(file).close();
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+         const db = new D(process.argv[1]); db.exec('BEGIN IMMEDIATE');
+         process.stdout.write('ready\\n'); setInterval(() => {}, 1000);`,
+        file,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolvePromise, reject) => {
+        holder.stdout.once('data', () => resolvePromise());
+        holder.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+      });
+      const store = openStore(file, { busyTimeoutMs: 50 });
+      let caught: unknown;
+      try {
+        store.createDebate(newDebate());
+      } catch (err) {
+        caught = err;
+      }
+      store.close();
+      expect(caught).toBeInstanceOf(StoreError);
+      const err = caught as StoreError;
+      expect(err.code).toBe('STORE_LOCKED');
+      expect(err.message).toContain(`the database is locked by process ${holder.pid} (node)`);
+      expect(err.hint).toContain(`process ${holder.pid}`);
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it('says a read-only database is read-only when a command would write to it', () => {
+    const file = join(dir, 'conclave.db');
+    const store = openStore(file);
+    store.createDebate(newDebate());
+    store.close();
+    chmodSync(dir, 0o755);
+    chmodSync(file, 0o444);
+    const storeModule = pathToFileURL(fileURLToPath(new URL('../../src/store/index.ts', import.meta.url))).href;
+    const code = `import { openStore } from ${JSON.stringify(storeModule)};
+      try { openStore(process.argv[1]); console.log('opened'); } catch (err) { console.log(err.code + ': ' + err.message); }`;
+    // Root may write any file: check as an unprivileged user, as the people who meet this are.
+    const asUser = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+    const argv = [...asUser, process.execPath, '--import', 'tsx', '--input-type=module', '-e', code, file];
+    const child = spawnSync(argv[0] as string, argv.slice(1), { cwd: packagePath(), encoding: 'utf8' });
+    expect(child.stdout.trim()).toBe(`STORE_READONLY: ${file} is read-only: the file cannot be written by this user.`);
+    // A writable file in a folder this user cannot write to: SQLite could not create its -wal file.
+    chmodSync(file, 0o666);
+    chmodSync(dir, 0o555);
+    try {
+      const again = spawnSync(argv[0] as string, argv.slice(1), { cwd: packagePath(), encoding: 'utf8' });
+      expect(again.stdout.trim()).toBe(`STORE_READONLY: ${file} is read-only: its folder ${dir} cannot be written by this user.`);
+    } finally {
+      chmodSync(dir, 0o755);
+    }
   });
 
   it('explains a write blocked by another process holding the lock', () => {
@@ -130,6 +226,72 @@ describe('openStore', () => {
     expect(store.listDebates()).toHaveLength(1);
     store.close();
   });
+});
+
+describe('openStore for reading only', () => {
+  it('says there is no database, and creates neither the file nor its folders', () => {
+    const file = join(dir, 'missing', 'dir', 'c.db');
+    const err = openError(file, { readonly: true });
+    expect(err.code).toBe('STORE_MISSING');
+    expect(err.message).toBe(`No database at ${file}; run a debate first or pass --db.`);
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
+  });
+
+  it('reads a closed database without writing a byte or creating -wal and -shm files', () => {
+    const file = join(dir, 'conclave.db');
+    const writer = openStore(file);
+    writer.createDebate(newDebate());
+    writer.close();
+    const before = readFileSync(file);
+    const names = readdirSync(dir);
+    const reader = openStore(file, { readonly: true });
+    expect(reader.getDebate('d-0001').question).toBe(newDebate().question);
+    reader.close();
+    expect(readdirSync(dir)).toEqual(names);
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('sees what a running debate has written so far', () => {
+    const file = join(dir, 'conclave.db');
+    const writer = openStore(file);
+    writer.createDebate(newDebate());
+    writer.recordCall(call('d-0001'));
+    const reader = openStore(file, { readonly: true });
+    expect(reader.getDebate('d-0001').calls).toHaveLength(1);
+    reader.close();
+    writer.close();
+  });
+
+  it('reads a database from an older Conclave by upgrading a copy in memory, leaving the file as it was', () => {
+    const file = join(dir, 'old.db');
+    const journal = JSON.parse(readFileSync(packagePath('migrations', 'meta', '_journal.json'), 'utf8')) as {
+      entries: { tag: string; when: number }[];
+    };
+    const first = journal.entries[0];
+    expect(journal.entries.length).toBeGreaterThan(1);
+    const raw = new Database(file);
+    for (const statement of readFileSync(packagePath('migrations', `${first?.tag}.sql`), 'utf8').split('--> statement-breakpoint')) {
+      raw.exec(statement);
+    }
+    raw.exec('create table __drizzle_migrations (id integer primary key, hash text not null, created_at numeric)');
+    raw.prepare('insert into __drizzle_migrations (hash, created_at) values (?, ?)').run('first', first?.when);
+    raw.close();
+    const before = readFileSync(file);
+    const reader = openStore(file, { readonly: true });
+    expect(reader.listDebates()).toEqual([]);
+    reader.close();
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(tableNames(file)).not.toContain('votes');
+  });
+
+  it('refuses an empty file as not a Conclave database', () => {
+    const file = join(dir, 'empty.db');
+    writeFileSync(file, '');
+    const err = openError(file, { readonly: true });
+    expect(err.code).toBe('STORE_NOT_CONCLAVE');
+    expect(err.message).toBe(`${file} is not a Conclave database: it is an empty SQLite database.`);
+  });
+
 });
 
 describe('debates left running', () => {

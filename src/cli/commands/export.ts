@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
+import { jsonText } from '../../render/inert.js';
 
 interface ExportArgs {
   id: string;
@@ -15,7 +16,7 @@ interface ExportArgs {
 export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ExportArgs> {
   return {
     command: 'export <id>',
-    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `conclave import` reads',
+    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `npx conclave import` reads',
     builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
@@ -23,21 +24,21 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         .option('format', { alias: 'f', type: 'string', choices: ['md', 'json', 'bundle'], default: 'md', describe: 'Output format' })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;
         if (args.format === 'bundle') {
           if (debate.status === 'running') {
             throw new InputError('EXPORT_RUNNING', `Debate \`${debate.id}\` is still running (process ${debate.pid} on ${debate.hostname}): its record is not finished.`, {
-              hint: 'Export it once it has ended. A debate whose process died shows as interrupted the next time its database is opened.',
+              hint: 'Export it once it has ended. If its process died, the next command that writes to this database (run, resume, import) marks it interrupted.',
             });
           }
           const { bundleOf } = await import('../../store/bundle.js');
           text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
         } else if (args.format === 'json') {
           const { debateDocument } = await import('../../render/document.js');
-          text = `${JSON.stringify(debateDocument(debate), null, 2)}\n`;
+          text = `${jsonText(debateDocument(debate), 2)}\n`;
         } else {
           const { renderMarkdown } = await import('../../render/markdown.js');
           text = renderMarkdown(debate);

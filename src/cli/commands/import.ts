@@ -25,6 +25,7 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         throw new InputError('IMPORT_READ', `Cannot read ${path}: ${(err as Error).message}`, { hint: 'Check the path of the bundle file.' });
       }
       const { checkBundle, importBundle, parseBundle } = await import('../../store/bundle.js');
+      const { inert } = await import('../../render/inert.js');
       const bundle = parseBundle(text, path);
       // Verified before the database is opened, so a damaged bundle leaves nothing behind.
       checkBundle(bundle, path);
@@ -37,8 +38,9 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             : r.verdict.state === 'unsealed'
               ? `not sealed (${r.verdict.reason}); ${r.verdict.calls} calls verified`
               : `recorded before the hash chain: nothing to verify`;
-        io.stderr.write(r.inserted ? `Imported ${r.id} into ${store.path}: ${state}.\n` : `${r.id} is already in ${store.path}, identical: nothing to do.\n`);
-        io.stdout.write(`${r.id}\n`);
+        // The id comes from the bundle file.
+        io.stderr.write(inert(r.inserted ? `Imported ${r.id} into ${store.path}: ${state}.\n` : `${r.id} is already in ${store.path}, identical: nothing to do.\n`));
+        io.stdout.write(`${inert(r.id)}\n`);
       } finally {
         store.close();
       }

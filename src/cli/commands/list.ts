@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
+import { inert, jsonText } from '../../render/inert.js';
 
 interface ListArgs {
   db?: string;
@@ -18,24 +19,32 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print JSON' })
         .option('limit', { type: 'number', default: 50, describe: 'How many to show' })
-        .option('status', { type: 'string', choices: ['running', 'completed', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
+        .option('status', { type: 'string', choices: ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const writeOut = (text: string): boolean => io.stdout.write(inert(text));
+      const writeErr = (text: string): boolean => io.stderr.write(inert(text));
+      const store = await openDb(args.db, io, { readonly: true });
       try {
-        const rows = store.listDebates({ limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) });
-        const { flaggedTensionMaps } = await import('../../store/tensions.js');
-        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
+        const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) };
         if (args.json) {
-          const review = new Set(flagged.ids);
-          io.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, flaggedForReview: review.has(r.id) })), null, 2)}\n`);
+          const { debateListDocument } = await import('../../render/list-document.js');
+          writeOut(`${jsonText(debateListDocument(store, options), 2)}\n`);
           return;
         }
+        const rows = store.listDebates(options);
+        const { flaggedTensionMaps } = await import('../../store/tensions.js');
+        const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
         if (rows.length === 0) {
-          io.stderr.write(`No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`);
+          const total = args.status ? store.listDebates({ limit: 1 }).length : 0;
+          writeErr(
+            total > 0
+              ? `No ${args.status} debates in ${store.path}. \`npx conclave list\` shows all of them.\n`
+              : `No debates in ${store.path} yet. Start one with \`npx conclave run "question" --preset NAME\`, or try \`npx conclave demo\`.\n`,
+          );
           return;
         }
         const { formatTable } = await import('../../render/table.js');
-        io.stdout.write(
+        writeOut(
           formatTable(
             ['id', 'created', 'status', 'rounds', 'conv.', 'agents', 'preset', 'question'],
             rows.map((r) => [
@@ -52,7 +61,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         );
         if (flagged.count > 0) {
           const shown = flagged.ids.length ? `: ${flagged.ids.slice(0, 5).join(', ')}${flagged.ids.length > 5 ? ', …' : ''} listed above` : '';
-          io.stdout.write(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`conclave show ID\`).\n`);
+          writeOut(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`npx conclave show ID\`).\n`);
         }
       } finally {
         store.close();

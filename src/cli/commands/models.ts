@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
+import { inert, jsonText } from '../../render/inert.js';
 
 interface ModelsArgs {
   host?: string;
@@ -17,6 +18,7 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         .option('preset', { alias: 'p', type: 'string', describe: 'Check this preset against the host' })
         .option('json', { type: 'boolean', describe: 'Print JSON' }),
     handler: async (args) => {
+      const writeOut = (text: string): boolean => io.stdout.write(inert(text));
       const { resolveHost } = await import('../../ollama/host.js');
       const { Gateway, CallError } = await import('../../ollama/gateway.js');
       const { HostError } = await import('../../errors.js');
@@ -33,19 +35,19 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       }
       const missing = preset ? missingModels(preset, tags) : [];
       if (args.json) {
-        io.stdout.write(`${JSON.stringify({ host: gateway.host, models: tags, ...(preset ? { preset: preset.name, needs: presetModels(preset), missing } : {}) }, null, 2)}\n`);
+        writeOut(`${jsonText({ host: gateway.host, models: tags, ...(preset ? { preset: preset.name, needs: presetModels(preset), missing } : {}) }, 2)}\n`);
       } else {
         const { formatTable } = await import('../../render/table.js');
-        io.stdout.write(`${gateway.host}\n`);
-        io.stdout.write(
+        writeOut(`${gateway.host}\n`);
+        writeOut(
           formatTable(
             ['model', 'size', 'params', 'quant', 'digest'],
             tags.map((t) => [t.name, `${(t.size / 1e9).toFixed(1)} GB`, t.parameterSize ?? '-', t.quantization ?? '-', t.digest.slice(0, 12)]),
           ),
         );
         if (preset) {
-          if (missing.length === 0) io.stdout.write(`\nPreset ${preset.name}: all ${presetModels(preset).length} models are present.\n`);
-          else io.stdout.write(`\nPreset ${preset.name} needs models this host lacks:\n${missing.map((m) => `  ${m}    ollama pull ${m}`).join('\n')}\n`);
+          if (missing.length === 0) writeOut(`\nPreset ${preset.name}: all ${presetModels(preset).length} models are present.\n`);
+          else writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${missing.map((m) => `  ${m}    ollama pull ${m}`).join('\n')}\n`);
         }
       }
       if (missing.length > 0) exit.value = 3;

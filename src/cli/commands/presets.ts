@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import type { Preset } from '../../config/preset-schema.js';
 import { synthesizerCandidates } from '../../config/synthesizer.js';
+import { inert, jsonText } from '../../render/inert.js';
 
 interface PresetsArgs {
   json?: boolean;
@@ -13,16 +14,17 @@ export function presetsCommand(io: CliIO, _exit: ExitCode): CommandModule<object
     describe: 'List the built-in presets',
     builder: (y) => y.option('json', { type: 'boolean', describe: 'Print JSON' }),
     handler: async (args) => {
+      const writeOut = (text: string): boolean => io.stdout.write(inert(text));
       const { builtinPresetNames, loadPreset } = await import('../../config/load-preset.js');
       const presets = builtinPresetNames().map((name) => ({ name, ...loadPreset(name, io.cwd) }));
       if (args.json) {
-        io.stdout.write(`${JSON.stringify(presets.map((p) => ({ name: p.name, source: p.source, preset: p.preset })), null, 2)}\n`);
+        writeOut(`${jsonText(presets.map((p) => ({ name: p.name, source: p.source, preset: p.preset })), 2)}\n`);
         return;
       }
       for (const { name, preset } of presets) {
-        io.stdout.write(`${name}${preset.description ? ` — ${preset.description}` : ''}\n`);
-        io.stdout.write(`  agents: ${preset.agents.map((a) => `${a.id} (${a.model})`).join(', ')}\n`);
-        io.stdout.write(`  ${protocolLine(preset)}\n\n`);
+        writeOut(`${name}${preset.description ? ` — ${preset.description}` : ''}\n`);
+        writeOut(`  agents: ${preset.agents.map((a) => `${a.id} (${a.model})`).join(', ')}\n`);
+        writeOut(`  ${protocolLine(preset)}\n\n`);
       }
     },
   };

@@ -23,7 +23,7 @@ export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, Run
     builder: (y) =>
       y
         .positional('question', { type: 'string', demandOption: true, describe: 'The question to debate' })
-        .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `conclave presets`) or path to a YAML/JSON file' })
+        .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `npx conclave presets`) or path to a YAML/JSON file' })
         .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
         .option('db', dbOption)
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
+import { jsonText } from '../../render/inert.js';
 
 interface ShowArgs {
   id: string;
@@ -18,12 +19,12 @@ export function showCommand(io: CliIO, _exit: ExitCode): CommandModule<object, S
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print the versioned JSON document of the whole debate' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         if (args.json) {
           const { debateDocument } = await import('../../render/document.js');
-          io.stdout.write(`${JSON.stringify(debateDocument(debate), null, 2)}\n`);
+          io.stdout.write(`${jsonText(debateDocument(debate), 2)}\n`);
         } else {
           const { renderMarkdown } = await import('../../render/markdown.js');
           io.stdout.write(renderMarkdown(debate));

@@ -23,18 +23,19 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
     handler: async (args) => {
       if ((args.id === undefined) === !args.all) {
         throw new InputError('VERIFY_TARGET', args.all ? 'Give either a debate id or --all, not both.' : 'Name the debate to verify.', {
-          hint: 'Run `conclave verify ID`, or `conclave verify --all` for every debate.',
+          hint: 'Run `npx conclave verify ID`, or `npx conclave verify --all` for every debate.',
         });
       }
       const { describeBreak } = await import('../../store/bundle.js');
-      const store = await openDb(args.db, io);
+      const { inert, jsonText } = await import('../../render/inert.js');
+      const store = await openDb(args.db, io, { readonly: true });
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
         const broken: string[] = [];
         for (const id of ids) {
           const v = store.verifyDebate(id);
           if (args.json) {
-            io.stdout.write(`${JSON.stringify({ id, ...v })}\n`);
+            io.stdout.write(`${jsonText({ id, ...v })}\n`);
           } else {
             const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
             const line =
@@ -45,7 +46,8 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
                   : v.state === 'legacy'
                     ? `legacy    ${calls}, recorded before the hash chain: nothing to check`
                     : `BROKEN    ${describeBreak(v)}`;
-            io.stdout.write(`${id}  ${line}\n`);
+            // Ids and row keys come from the file, which may have been edited by anyone.
+            io.stdout.write(`${inert(`${id}  ${line}`)}\n`);
           }
           if (v.state === 'broken') broken.push(`\`${id}\` (${describeBreak(v)})`);
         }
@@ -54,7 +56,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           throw new IntegrityError(
             'RECORD_TAMPERED',
             `${broken.length} of ${ids.length} debate${ids.length === 1 ? '' : 's'} in ${store.path} do${broken.length === 1 ? 'es' : ''} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${broken.join('; ')}.`,
-            { hint: 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).' },
+            { hint: 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`npx conclave import FILE`).' },
           );
         }
       } finally {

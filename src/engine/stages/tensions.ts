@@ -14,13 +14,13 @@ import {
   assembleTensionMap,
   batchPairs,
   bySeverity,
-  checkClashReply,
-  checkMapDraft,
   claimsFromAnswer,
   claimsReplySchema,
-  clashReplySchema,
+  clashReplySchemaFor,
   falseConsensusReview,
-  mapDraftSchema,
+  mapDraftSchemaFor,
+  normalizeClashReply,
+  normalizeMapDraft,
   numberClaims,
   parseTensionMap,
   round2Decision,
@@ -114,8 +114,8 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
           model,
           messages: clashMessages(ctx.question, claims, batch),
           options,
-          schema: clashReplySchema,
-          check: (reply) => checkClashReply(reply, byId, batch),
+          schema: clashReplySchemaFor(claimIdsOf(claims, batch)),
+          normalize: (reply) => normalizeClashReply(reply, byId, batch),
           maxTokens: 300 + 250 * batch.length,
         })
         .then((outcome) => ({ batch, outcome })),
@@ -158,8 +158,8 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     model,
     messages: mapMessages(ctx.question, mapped, claims, tensions, exchange),
     options,
-    schema: mapDraftSchema,
-    check: (d) => checkMapDraft(d, { agents: mapped, round2Outcome: exchange?.outcome ?? null }),
+    schema: mapDraftSchemaFor(mapped),
+    normalize: (d) => normalizeMapDraft(d, { agents: mapped, round2Outcome: exchange?.outcome ?? null, round2Question: exchange?.question ?? null }),
     maxTokens: 1500,
   });
   if (stopped()) return {};
@@ -216,6 +216,12 @@ async function targetedTurn(ctx: StageContext, target: Tension, agentId: string,
   } catch (err) {
     return { ...base, status: 'failed', reply: null, error: errorMessage(err) };
   }
+}
+
+/** The ids of the claims of the agents in a batch of pairs: all a clash call may cite. */
+function claimIdsOf(claims: readonly { id: string; agentId: string }[], batch: readonly (readonly [string, string])[]): string[] {
+  const agents = new Set(batch.flat());
+  return claims.filter((c) => agents.has(c.agentId)).map((c) => c.id);
 }
 
 /** When the map fails, the synthesizer still sees the clashes that were found, marked as such. */

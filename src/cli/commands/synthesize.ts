@@ -1,0 +1,55 @@
+import type { CommandModule } from 'yargs';
+import type { CliIO, ExitCode } from '../io.js';
+import { dbOption, openDb } from '../shared.js';
+
+interface SynthesizeArgs {
+  id: string;
+  model?: string;
+  host?: string;
+  db?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<object, SynthesizeArgs> {
+  return {
+    command: 'synthesize <id>',
+    describe: "Run a stored debate's synthesis again from its transcript (e.g. after it failed), as a new attempt",
+    builder: (y) =>
+      y
+        .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
+        .option('model', { type: 'string', describe: "Synthesizer model (default: the preset's)" })
+        .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+        .option('db', dbOption)
+        .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
+        .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
+    handler: async (args) => {
+      const { resynthesize } = await import('../../engine/resynthesize.js');
+      const { resolveHost } = await import('../../ollama/host.js');
+      const { renderCard } = await import('../../render/card.js');
+      const { debateDocument } = await import('../../render/document.js');
+      const { detectStyle } = await import('../../render/style.js');
+      const { unsynthesized } = await import('../run-debate-cli.js');
+      const store = await openDb(args.db, io);
+      try {
+        const id = store.resolveId(args.id);
+        const host = resolveHost(args.host, io.env);
+        const { record, debate } = await resynthesize({
+          store,
+          id,
+          host,
+          ...(args.model ? { model: args.model } : {}),
+          onStart: (model, attempt) => {
+            if (!args.quiet) io.stderr.write(`${attempt === 0 ? 'Synthesizing' : 'Asking again (the reply broke the schema)'}: debate ${id} with ${model} on ${host}…\n`);
+          },
+        });
+        if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(debate), null, 2)}\n`);
+        else io.stdout.write(renderCard(debate, detectStyle(io.stdout, io.env)));
+        if (record.status !== 'ok') throw unsynthesized(id, record.error);
+        exit.value = 0;
+      } finally {
+        store.close();
+      }
+    },
+  };
+}

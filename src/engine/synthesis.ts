@@ -1,0 +1,54 @@
+import type { Preset } from '../config/preset-schema.js';
+import { estimateMessagesTokens } from '../protocol/context.js';
+import { type TranscriptRound, renderTranscript, synthesisMessages } from '../protocol/prompts.js';
+import { type Synthesis, synthesisSchemaFor } from '../protocol/schemas.js';
+import type { ChatMessage, SynthesisRecord } from './events.js';
+import type { StructuredOutcome } from './structured-call.js';
+
+/** The agents without a usable answer in the last round, with the reason the engine knows. */
+export function failedAgentsOf(preset: Preset, last: TranscriptRound): { agent: string; reason: string }[] {
+  return preset.agents
+    .filter((a) => last.turns.find((t) => t.agentId === a.id)?.status !== 'ok')
+    .map((a) => ({ agent: a.id, reason: last.turns.find((t) => t.agentId === a.id)?.error ?? 'no answer' }));
+}
+
+/**
+ * The synthesizer's prompt for the transcript, each turn clipped harder until it fits
+ * `budget` tokens. `messages` is null when even the most clipped transcript does not fit.
+ */
+export function fitSynthesisPrompt(
+  question: string,
+  rounds: TranscriptRound[],
+  agentIds: string[],
+  failed: { agent: string; reason: string }[],
+  extraSections: string[],
+  budget: number,
+): { messages: ChatMessage[] | null; clippedTo: number | null } {
+  let perTurn = Infinity;
+  let messages = synthesisMessages(question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
+  while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
+    perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
+    messages = synthesisMessages(question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
+  }
+  if (estimateMessagesTokens(messages) > budget) return { messages: null, clippedTo: perTurn };
+  return { messages, clippedTo: perTurn === Infinity ? null : perTurn };
+}
+
+/** The schema the synthesizer gets: panelist ids, the rounds held and the panel size bound its fields. */
+export function synthesisSchemaOf(preset: Preset, lastRound: number) {
+  return synthesisSchemaFor(
+    preset.agents.map((a) => a.id),
+    lastRound,
+  );
+}
+
+/** The synthesis as recorded: the engine's list of failed agents wins over the model's. */
+export function synthesisRecordOf(outcome: StructuredOutcome<Synthesis>, failed: { agent: string; reason: string }[], model: string): SynthesisRecord {
+  if (outcome.status !== 'ok') return { status: 'failed', model, synthesis: null, error: outcome.error };
+  return { status: 'ok', model, synthesis: { ...outcome.value, failedAgents: mergeFailed(outcome.value.failedAgents, failed) }, error: null };
+}
+
+/** The engine knows which agents failed; the synthesizer's list is kept only for agents it adds reasons to. */
+function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
+  return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
+}

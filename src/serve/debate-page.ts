@@ -1,0 +1,320 @@
+import type { RoundJudgement, TurnRecord } from '../engine/events.js';
+import type { SchedulePlan } from '../schedule/plan.js';
+import type { StoredCall, StoredDebate } from '../store/store.js';
+import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
+
+/**
+ * The debate page, rendered on the server so it reads with script off. app.js
+ * keeps a running debate's grid, judge row and calls table up to date from the
+ * event stream, building the same markup with textContent.
+ */
+
+const AXES = ['recommendation', 'facts', 'caveats'] as const;
+
+function roundsOf(d: StoredDebate): number[] {
+  const held = new Set([...d.turns.map((t) => t.round), ...d.rounds.map((r) => r.round)]);
+  if (d.status === 'running') held.add(0);
+  return [...held].sort((a, b) => a - b);
+}
+
+function roundLabel(round: number, kind = 'debate'): string {
+  if (round === 0) return 'round 0 (answers)';
+  return kind === 'tournament' ? `bracket round ${round}` : `round ${round}`;
+}
+
+export function turnCell(t: TurnRecord | undefined, round: number, agentId: string): Html {
+  if (!t) return html`<td class="turn empty" data-round="${round}" data-agent="${agentId}"><span class="muted">…</span></td>`;
+  const c = t.critique;
+  return html`<td class="turn turn-${t.status}" data-round="${round}" data-agent="${agentId}">
+<p class="position">${t.position ?? (t.error ? `no usable answer: ${t.error}` : 'no usable answer')}</p>
+<p class="meta">${t.status === 'ok' ? '' : html`<span class="status status-${t.status}">${t.status}</span> `}confidence ${fixed(t.confidence)}</p>
+${c && c.agreements.length > 0 ? html`<ul class="agree">${c.agreements.map((a) => html`<li><span class="peer">${a.with}</span>: ${a.on}</li>`)}</ul>` : ''}
+${c && c.disagreements.length > 0 ? html`<ul class="disagree">${c.disagreements.map((a) => html`<li><span class="peer">${a.with}</span>: ${a.on}. <span class="reason">${a.reason}</span></li>`)}</ul>` : ''}
+${t.opening?.reasoning ? html`<details><summary>reasoning</summary><p>${t.opening.reasoning}</p></details>` : ''}
+</td>`;
+}
+
+export function judgeCell(j: RoundJudgement | undefined, round: number): Html {
+  if (!j) return html`<td class="judge" data-judge-round="${round}"><span class="muted">…</span></td>`;
+  if (!j.score) return html`<td class="judge" data-judge-round="${round}"><span class="status status-failed">judge failed</span> ${j.error ?? ''}</td>`;
+  return html`<td class="judge" data-judge-round="${round}"><strong>${fixed(j.convergence)}</strong>
+<span class="axes">recommendation ${fixed(j.score.recommendation)} · facts ${fixed(j.score.facts)} · caveats ${fixed(j.score.caveats)}</span>
+<p class="rationale">${j.score.rationale}</p></td>`;
+}
+
+function grid(d: StoredDebate): Html {
+  const rounds = roundsOf(d);
+  const debaters = d.agents.filter((a) => a.role === 'debater');
+  return html`<div class="scroll"><table class="grid" id="grid">
+<thead><tr><th>agent</th>${rounds.map((r) => html`<th data-round="${r}">${roundLabel(r, d.preset.protocol.kind)}</th>`)}</tr></thead>
+<tbody>
+${debaters.map(
+  (a) => html`<tr data-agent="${a.id}"><th><span class="agent">${a.id}</span><br><span class="muted">${a.model}</span></th>${rounds.map((r) =>
+    turnCell(
+      d.turns.find((t) => t.round === r && t.agentId === a.id),
+      r,
+      a.id,
+    ),
+  )}</tr>`,
+)}
+<tr class="judge-row"><th>judge</th>${rounds.map((r) => judgeCell(d.rounds.find((j) => j.round === r), r))}</tr>
+</tbody>
+</table></div>`;
+}
+
+/** The judge's three axes and their mean per round, with the threshold, as inline SVG (numbers only). */
+export function judgeChart(d: StoredDebate): Html {
+  const scored = d.rounds.filter((r) => r.score !== null);
+  if (scored.length === 0) return html`<p class="muted" id="judge-chart">No judge scores yet.</p>`;
+  const width = 480;
+  const height = 190;
+  const left = 36;
+  const right = width - 150;
+  const top = 12;
+  const bottom = height - 30;
+  const maxRound = Math.max(1, ...d.rounds.map((r) => r.round));
+  const x = (round: number): number => left + ((right - left) * round) / maxRound;
+  const y = (v: number): number => bottom - (bottom - top) * Math.max(0, Math.min(1, v));
+  const n = (v: number): string => (Math.round(v * 10) / 10).toString();
+  const parts: string[] = [];
+  for (const tick of [0, 0.5, 1]) {
+    parts.push(`<line class="grid-line" x1="${left}" x2="${right}" y1="${n(y(tick))}" y2="${n(y(tick))}"/><text class="tick" x="${left - 6}" y="${n(y(tick) + 4)}" text-anchor="end">${tick}</text>`);
+  }
+  for (let r = 0; r <= maxRound; r++) parts.push(`<text class="tick" x="${n(x(r))}" y="${bottom + 16}" text-anchor="middle">${r}</text>`);
+  const threshold = d.preset.protocol.convergenceThreshold;
+  parts.push(`<line class="threshold" x1="${left}" x2="${right}" y1="${n(y(threshold))}" y2="${n(y(threshold))}"><title>threshold ${threshold}</title></line>`);
+  const series: { key: string; pick: (r: RoundJudgement) => number | null }[] = [
+    ...AXES.map((axis) => ({ key: axis, pick: (r: RoundJudgement) => r.score?.[axis] ?? null })),
+    { key: 'mean', pick: (r: RoundJudgement) => r.convergence },
+  ];
+  series.forEach((s, i) => {
+    const points = scored.flatMap((r) => {
+      const v = s.pick(r);
+      return v === null || !Number.isFinite(v) ? [] : [{ round: r.round, v }];
+    });
+    parts.push(`<polyline class="series series-${s.key}" points="${points.map((p) => `${n(x(p.round))},${n(y(p.v))}`).join(' ')}"/>`);
+    for (const p of points) parts.push(`<circle class="dot series-${s.key}" cx="${n(x(p.round))}" cy="${n(y(p.v))}" r="3"><title>round ${p.round}, ${s.key} ${p.v.toFixed(2)}</title></circle>`);
+    const ly = top + 8 + i * 18;
+    parts.push(`<line class="series series-${s.key}" x1="${right + 14}" x2="${right + 34}" y1="${ly}" y2="${ly}"/><text class="label" x="${right + 40}" y="${ly + 4}">${s.key}</text>`);
+  });
+  parts.push(`<text class="tick" x="${right + 14}" y="${top + 8 + 4 * 18 + 4}">threshold ${threshold}</text>`);
+  return trusted(
+    `<svg id="judge-chart" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Judge scores by round">${parts.join('')}</svg>`,
+  );
+}
+
+function panel(d: StoredDebate): Html {
+  return html`<table class="panel" id="panel">
+<thead><tr><th>id</th><th>role</th><th>model</th><th>cluster</th><th>digest</th><th>persona</th></tr></thead>
+<tbody>${d.agents.map(
+    (a) => html`<tr><td class="agent">${a.id}</td><td>${a.role}</td><td><code>${a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
+  )}</tbody>
+</table>`;
+}
+
+function clipText(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function synthesisAttempts(d: StoredDebate): Html {
+  const attempts = d.synthesisAttempts ?? [];
+  if (attempts.length < 2 && attempts.every((a) => a.status === 'ok')) return html``;
+  return html`<details class="attempts"><summary>${attempts.length} synthesis attempt${attempts.length === 1 ? '' : 's'}</summary><ol>${attempts.map(
+    (a) => html`<li><span class="status status-${a.status}">${a.status}</span> <code>${a.model}</code> ${formatTime(a.at)}${a.error ? html` <span class="error">${a.error}</span>` : ''}</li>`,
+  )}</ol></details>`;
+}
+
+function synthesisCard(d: StoredDebate): Html {
+  const s = d.synthesis;
+  const retry = d.status === 'unsynthesized' ? html`<p class="muted">Every round is kept; \`npx conclave synthesize ${d.id}\` tries the synthesis again.</p>` : '';
+  if (!s) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="muted">${d.status === 'running' ? 'Not written yet.' : 'No synthesis was recorded.'}</p>${retry}${synthesisAttempts(d)}</section>`;
+  if (!s.synthesis) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="error">The synthesis failed: ${s.error ?? 'unknown error'}</p>${retry}${synthesisAttempts(d)}</section>`;
+  const y = s.synthesis;
+  return html`<section id="synthesis" class="card">
+<h2>Synthesis</h2>
+${synthesisAttempts(d)}
+<h3>Recommendation</h3>
+<p class="recommendation">${y.recommendation}</p>
+${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
+<p><strong>Confidence: ${y.confidence.level}</strong> (${y.confidence.converged}/${d.agents.filter((a) => a.role === 'debater').length} agents converged)</p>
+${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
+${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
+</section>`;
+}
+
+function tensionSection(d: StoredDebate): Html {
+  const t = d.tensions;
+  if (!t) return html``;
+  const m = t.map;
+  const tensions = m?.tensions ?? t.tensions;
+  return html`<section id="tensions">
+<h2>Tension map</h2>
+${m ? html`<p><strong>${m.synthesis.headline}</strong></p>` : html`<p class="error">${t.status === 'failed' ? 'The map failed' : 'The map is incomplete'}: ${t.error ?? 'the debate stopped before the map was drawn'}</p>`}
+${m?.review.flagged ? html`<div class="flagged"><strong>⚑ Flagged for human review.</strong><ul>${m.review.reasons.map((r) => html`<li>${r.detail}</li>`)}</ul></div>` : ''}
+${
+  tensions.length
+    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>Round 2</th></tr></thead><tbody>${tensions.map(
+        (x) => html`<tr class="tension-${x.type}"><td>${x.id}</td><td class="num">${x.severity}</td><td>${x.type}</td><td class="nowrap">${x.agentA} ↔ ${x.agentB}</td><td><p><span class="agent">${x.agentA}</span>: ${x.claimA}</p><p><span class="agent">${x.agentB}</span>: ${x.claimB}</p><p class="muted">Weigh it: ${x.recommendation}</p></td><td>${x.loadBearing ? 'yes' : 'no'}</td><td>${x.resolvable ? 'yes' : 'no'}</td><td>${x.resolution === 'open' ? '-' : x.resolution}</td></tr>`,
+      )}</tbody></table>`
+    : html`<p class="muted">No tensions were found between the agents' claims.</p>`
+}
+${
+  t.exchange
+    ? html`<h3>Round 2: targeted on ${t.exchange.tensionId} (${t.exchange.outcome})</h3>
+<p>${t.exchange.question}</p><p class="muted">Why it fired: ${t.exchange.reason}.</p>
+${t.exchange.turns.map((turn) =>
+  turn.reply
+    ? html`<div class="exchange"><p><span class="agent">${turn.agentId}</span> ${turn.reply.stance} (confidence ${fixed(turn.reply.confidence)}): ${turn.reply.response}</p><p class="muted">Now holds: ${turn.reply.revisedClaim}</p></div>`
+    : html`<div class="exchange"><p><span class="agent">${turn.agentId}</span>: no usable answer (${turn.error ?? 'failed'}).</p></div>`,
+)}`
+    : ''
+}
+${m && m.consensus.length ? html`<h3>Consensus</h3><ul>${m.consensus.map((z) => html`<li>${z.claim} <span class="muted">(${z.supportingAgents.join(', ')}; confidence ${fixed(z.confidence)}${z.loadBearing ? ', load-bearing' : ''})</span></li>`)}</ul>` : ''}
+${m && m.synthesis.openQuestions.length ? html`<h3>Open questions</h3><ul>${m.synthesis.openQuestions.map((q) => html`<li>${q}</li>`)}</ul>` : ''}
+</section>`;
+}
+
+/** A tournament's bracket and verdicts, or a decomposition's sub-questions and parts (docs/protocols.md). */
+function protocolSection(d: StoredDebate): Html {
+  const steps = (d.steps ?? []).map((s) => s.step);
+  const brackets = steps.filter((s) => s.kind === 'bracket');
+  const verdicts = steps.filter((s) => s.kind === 'verdict');
+  const champion = steps.find((s) => s.kind === 'champion');
+  const split = steps.find((s) => s.kind === 'split');
+  const parts = steps.filter((s) => s.kind === 'subanswer');
+  const rotation = steps.find((s) => s.kind === 'synthesizer');
+  const out: Html[] = [];
+  if (rotation) out.push(html`<p class="muted">Synthesizer <code>${rotation.model}</code>, rotation turn ${rotation.turn + 1} over ${rotation.candidates.join(', ')}${rotation.panelAgents.length ? ` (it also debated as ${rotation.panelAgents.join(', ')})` : ''}.</p>`);
+  if (brackets.length) {
+    out.push(html`<section id="bracket"><h2>Bracket</h2>
+<p>Seeding by round-0 confidence: ${brackets[0]!.seeding.join(', ')}${champion ? html` · champion <strong>${champion.agentId}</strong>${champion.runnerUp ? `, runner-up ${champion.runnerUp}` : ''}` : ''}</p>
+<table class="bracket"><thead><tr><th>round</th><th>match</th><th>winner</th><th>decided by</th><th>reasons</th></tr></thead><tbody>${brackets.flatMap((b) =>
+      b.pairings.map((p) => {
+        const v = verdicts.find((x) => x.round === b.round && x.a === p.a && x.b === p.b);
+        return p.b === null
+          ? html`<tr><td class="num">${b.round}</td><td>${p.a}</td><td>${p.a}</td><td>bye</td><td></td></tr>`
+          : html`<tr><td class="num">${b.round}</td><td>${p.a} vs ${p.b}</td><td>${v?.winner ?? '-'}</td><td>${v?.decidedBy ?? 'not played'}</td><td>${(v?.reasons ?? []).join('; ')}</td></tr>`;
+      }),
+    )}</tbody></table></section>`);
+  }
+  if (split) {
+    out.push(html`<section id="decomposition"><h2>Decomposition by ${split.decomposer}</h2>
+${split.notes.map((n) => html`<p class="muted">note: ${n}</p>`)}
+<table class="decomposition"><thead><tr><th class="num">#</th><th>sub-question</th><th>after</th><th>agent</th><th>answer</th></tr></thead><tbody>${split.subQuestions.map((s) => {
+      const part = parts.find((x) => x.index === s.index);
+      return html`<tr><td class="num">${s.index}</td><td>${s.question}</td><td>${s.dependsOn.join(', ')}</td><td>${s.assignee}</td><td>${!part ? 'not reached' : part.status === 'ok' ? (part.answer ?? '') : `${part.status}: ${part.reason ?? ''}`}</td></tr>`;
+    })}</tbody></table></section>`);
+  }
+  return html`${out}`;
+}
+
+function votingSection(d: StoredDebate): Html {
+  const v = d.voting;
+  if (!v || v.iterations.length === 0) return html``;
+  const debaters = d.agents.filter((a) => a.role === 'debater');
+  return html`<section id="voting">
+<h2>Cluster vote</h2>
+${v.iterations.map((it) => {
+  const cast = new Map(it.ballots.map((b) => [`${b.voterId}\u0000${b.artifactId}`, b]));
+  return html`<h3>Iteration ${it.iteration}</h3>
+<div class="scroll"><table class="votes"><thead><tr><th>voter</th>${it.artifacts.map((a, i) => html`<th title="${a.text}">#${i + 1} ${a.authorId}</th>`)}</tr></thead>
+<tbody>${debaters.map(
+    (voter) => html`<tr><th>${voter.id}${voter.cluster ? html` <span class="muted">(${voter.cluster})</span>` : ''}</th>${it.artifacts.map((a) => {
+      const b = cast.get(`${voter.id}\u0000${a.artifactId}`);
+      if (!b) return html`<td class="vote vote-none">${a.authorId === voter.id ? '·' : ''}</td>`;
+      return html`<td class="vote vote-${b.vote}" title="${b.reason ?? b.error ?? ''}">${b.vote}</td>`;
+    })}</tr>`,
+  )}</tbody></table></div>
+<details><summary>positions voted on</summary><ol>${it.artifacts.map((a) => html`<li><span class="agent">${a.authorId}</span> (${a.origin}): ${a.text}</li>`)}</ol></details>
+${
+  it.tiers.length
+    ? html`<table class="tiers"><thead><tr><th class="num">rank</th><th>tier</th><th>position of</th><th>approved by</th><th class="num">ρ</th><th class="num">score</th><th class="num">yes/no/abstain</th></tr></thead><tbody>${it.tiers.map(
+        (t) => html`<tr class="tier-${t.tier}"><td class="num">${t.rank}</td><td>${t.tier}</td><td>${it.artifacts.find((a) => a.artifactId === t.artifactId)?.authorId ?? t.artifactId}</td><td>${t.approvalSet.join(', ') || 'no cluster'}</td><td class="num">${fixed(t.agreementRatio)}</td><td class="num">${fixed(t.score)}</td><td class="num">${t.yes}/${t.no}/${t.abstentions}</td></tr>`,
+      )}</tbody></table>`
+    : ''
+}`;
+})}
+</section>`;
+}
+
+function json(value: unknown): string {
+  return JSON.stringify(value, null, 2) ?? 'null';
+}
+
+export function callRows(c: StoredCall, debateStart: number): Html {
+  const m = c.metrics;
+  return html`<tr class="call call-${c.status}" data-call-id="${c.id}">
+<td class="num">${c.id}</td><td>${c.stage}</td><td class="num">${c.round}</td><td>${c.agentId}</td><td><code>${c.model}</code></td><td class="num">${c.attempt}</td>
+<td><span class="status status-${c.status}">${c.status}</span></td>
+<td class="num">${m.promptTokens ?? '-'}</td><td class="num">${m.completionTokens ?? '-'}</td>
+<td class="num">${formatSeconds(m.loadDurationNs)}</td><td class="num">${formatSeconds(m.totalDurationNs)}</td>
+<td class="num">+${((c.startedAt - debateStart) / 1000).toFixed(1)} s</td>
+</tr>
+<tr class="call-detail" data-call-detail="${c.id}"><td colspan="12"><details><summary>messages, reply and parsed JSON of call ${c.id}</summary>
+${c.error ? html`<p class="error">${c.error}</p>` : ''}${c.validationError ? html`<p class="error">validation: ${c.validationError}</p>` : ''}${c.truncation ? html`<p class="muted">context: ${c.truncation}</p>` : ''}
+${c.normalized?.length ? html`<h4>normalized by the engine</h4><ul>${c.normalized.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
+${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${msg.content}</pre>`)}
+<h4>raw reply</h4><pre class="raw">${c.raw}</pre>
+<h4>parsed</h4><pre>${json(c.parsed)}</pre>
+<h4>options</h4><pre>${json(c.options)}</pre>
+</details></td></tr>`;
+}
+
+const CALL_HEADERS = ['#', 'stage', 'round', 'agent', 'model', 'attempt', 'status', 'prompt tok.', 'reply tok.', 'load', 'total', 'started'];
+
+function callsTable(d: StoredDebate): Html {
+  return html`<div class="scroll"><table class="calls" id="calls">
+<thead><tr>${CALL_HEADERS.map((h, i) => html`<th${i === 0 || i === 2 || i >= 7 || i === 5 ? html` class="num"` : ''}>${h}</th>`)}</tr></thead>
+<tbody>${d.calls.map((c) => callRows(c, d.createdAt))}</tbody>
+</table></div>`;
+}
+
+function exitLine(d: StoredDebate, detail: string | null): Html {
+  if (d.status === 'running') return html`<p id="exit" class="muted">Running: the page follows the debate as calls are recorded.</p>`;
+  return html`<p id="exit"><strong>Exit:</strong> <span class="exit-reason">${d.exitReason ?? 'none'}</span>${detail ? html` (${detail})` : ''}${d.error ? html` <span class="error">${d.error}</span>` : ''}</p>`;
+}
+
+function planSection(plan: unknown): Html {
+  if (!plan) return html`<p class="muted" id="plan">No plan recorded.</p>`;
+  const p = plan as Partial<SchedulePlan>;
+  const raw = html`<details><summary>The plan as recorded (JSON)</summary><pre>${json(plan)}</pre></details>`;
+  if (!Array.isArray(p.models) || !Array.isArray(p.hosts)) return html`<div id="plan">${raw}</div>`;
+  return html`<div id="plan">
+<ul>${p.hosts.map((h) => html`<li>Host <code>${h.url}</code>: ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model</li>`)}</ul>
+<table class="plan"><thead><tr><th>model</th><th class="num">num_ctx</th><th class="num">VRAM need</th><th class="num">calls in flight</th><th>hosts</th></tr></thead>
+<tbody>${p.models.map((m) => html`<tr><td><code>${m.model}</code></td><td class="num">${m.numCtx}</td><td class="num">${(m.vramBytes / 1e9).toFixed(1)} GB</td><td class="num">${m.slots}</td><td>${m.hosts.join(', ')}</td></tr>`)}</tbody></table>
+${Array.isArray(p.groups) ? html`<p>Panel groups per round: ${p.groups.map((g) => g.join(' + ')).join(', then ')}${p.allResident ? '; every model stays loaded' : ''}.</p>` : ''}
+${Array.isArray(p.warnings) && p.warnings.length ? html`<ul class="warnings">${p.warnings.map((w) => html`<li>warning: ${w}</li>`)}</ul>` : ''}
+${raw}
+</div>`;
+}
+
+export function debatePage(d: StoredDebate, exitDetail: string | null): string {
+  const p = d.preset.protocol;
+  const body = html`<h1 id="question">${d.question}</h1>
+<p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
+· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''} · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}
+· ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}
+· started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
+· host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>
+· <a href="/api/debates/${encodeURIComponent(d.id)}">JSON</a></p>
+${exitLine(d, exitDetail)}
+<ol id="live-log" class="live-log"></ol>
+<h2>Panel</h2>
+${panel(d)}
+<details><summary>Preset as run (hash <code>${d.presetHash.slice(0, 12)}</code>)</summary><pre>${json(d.preset)}</pre></details>
+<h2>Rounds</h2>
+${grid(d)}
+<h2>Judge</h2>
+${judgeChart(d)}
+${protocolSection(d)}
+${tensionSection(d)}
+${votingSection(d)}
+${synthesisCard(d)}
+<h2>Calls</h2>
+${callsTable(d)}
+<h2>Schedule plan</h2>
+${planSection(d.plan)}`;
+  return page({ title: clipText(d.question, 80), body, data: { page: 'debate', debate: d.id, status: d.status, start: String(d.createdAt) } });
+}

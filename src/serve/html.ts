@@ -1,0 +1,85 @@
+import { escapeHtml } from '../bench/html.js';
+
+/**
+ * Markup built by the `html` template: interpolated values are escaped unless they
+ * are themselves `Html`. Model output can only ever reach a page as text.
+ */
+export class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+type Part = Html | string | number | boolean | null | undefined | readonly Part[];
+
+function renderPart(part: Part): string {
+  if (part instanceof Html) return part.value;
+  if (Array.isArray(part)) return part.map(renderPart).join('');
+  if (part === null || part === undefined || part === false || part === true) return '';
+  return escapeHtml(String(part));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => {
+    out += renderPart(value) + (strings[i + 1] ?? '');
+  });
+  return new Html(out);
+}
+
+/** Markup the caller vouches for (built only from numbers and fixed strings). */
+export function trusted(markup: string): Html {
+  return new Html(markup);
+}
+
+export interface PageOptions {
+  title: string;
+  body: Html;
+  /** Extra attributes on <body>, read by app.js. */
+  data?: Record<string, string>;
+}
+
+export function page(opts: PageOptions): string {
+  const data = Object.entries(opts.data ?? {}).map(([k, v]) => html` data-${trusted(k.replace(/[^a-z-]/g, ''))}="${v}"`);
+  return `<!doctype html>
+${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${opts.title} · Conclave</title>
+<link rel="stylesheet" href="/style.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<script src="/app.js" defer></script>
+</head>
+<body${data}>
+<header class="top"><a href="/">Conclave</a></header>
+<main>
+${opts.body}
+</main>
+</body>
+</html>`}
+`;
+}
+
+export function errorPage(status: number, title: string, detail: string): string {
+  return page({
+    title,
+    body: html`<h1>${title}</h1>
+<p class="error">${detail}</p>
+<p><a href="/">All debates and bench runs</a></p>`,
+  });
+}
+
+export function formatTime(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+export function formatSeconds(ns: number | null): string {
+  return ns === null ? '-' : `${(ns / 1e9).toFixed(2)} s`;
+}
+
+export function fixed(x: number | null | undefined, digits = 2): string {
+  return x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits);
+}

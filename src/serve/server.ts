@@ -1,0 +1,329 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { renderBenchHtml } from '../bench/html.js';
+import { buildReport } from '../bench/report.js';
+import { isConclaveError } from '../errors.js';
+import { packagePath } from '../package-root.js';
+import { debateDocument } from '../render/document.js';
+import { jsonText } from '../render/inert.js';
+import { type DebateListEntry, debateListDocument } from '../render/list-document.js';
+import { storedEvents } from '../render/replay.js';
+import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import type { StoredDebate, Store } from '../store/store.js';
+import { debatePage } from './debate-page.js';
+import { EventCursor } from './events.js';
+import { errorPage } from './html.js';
+import { filterFromQuery, listPage } from './list-page.js';
+import { dataVersion, isStaleRunning, withLiveness } from './store.js';
+
+export interface ViewerOptions {
+  /** The record, opened read-only: the viewer never writes. */
+  store: Store;
+  /** When set, every request must carry it (bearer header, `?token=` once, then a cookie). */
+  token?: string | null;
+  /** How often a running debate's record is checked for new rows. Default 300 ms. */
+  pollMs?: number;
+  /** Where request failures are reported (the CLI passes stderr). */
+  log?: (line: string) => void;
+}
+
+export interface Viewer {
+  server: Server;
+  /** Starts listening; resolves to the base URL (without the token). */
+  listen(port: number, host: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Debate and bench run ids: what `newDebateId` and the bench produce, or a prefix of one. */
+const ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+const COOKIE = 'conclave_token';
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+function loadAssets(): Map<string, Asset> {
+  const read = (name: string, type: string): [string, Asset] => [`/${name}`, { body: readFileSync(packagePath('viewer', name)), type }];
+  const icon = read('favicon.svg', 'image/svg+xml');
+  // Browsers ask for /favicon.ico on pages that name no icon (the bench report).
+  return new Map([read('app.js', 'text/javascript; charset=utf-8'), read('style.css', 'text/css; charset=utf-8'), icon, ['/favicon.ico', icon[1]]]);
+}
+
+class NotFound extends Error {}
+
+interface Watcher {
+  id: string;
+  res: ServerResponse;
+  cursor: EventCursor;
+  seq: number;
+}
+
+export function createViewer(opts: ViewerOptions): Viewer {
+  const { store } = opts;
+  const token = opts.token ?? null;
+  const pollMs = opts.pollMs ?? 300;
+  const log = opts.log ?? (() => {});
+  const assets = loadAssets();
+  const watchers = new Set<Watcher>();
+  let timer: NodeJS.Timeout | null = null;
+  let lastVersion = -1;
+  let ticks = 0;
+
+  const headers = (type: string, extra: Record<string, string> = {}): Record<string, string> => ({
+    'content-type': type,
+    'content-security-policy': CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+    ...extra,
+  });
+
+  const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}): void => {
+    res.writeHead(status, headers(type, extra));
+    res.end(res.req.method === 'HEAD' ? undefined : body);
+  };
+  const sendHtml = (res: ServerResponse, status: number, body: string, extra: Record<string, string> = {}): void => send(res, status, 'text/html; charset=utf-8', body, extra);
+  // The same bytes as the CLI's --json.
+  const sendJson = (res: ServerResponse, value: unknown): void => send(res, 200, 'application/json; charset=utf-8', `${jsonText(value, 2)}\n`);
+
+  const readDebate = (idOrPrefix: string): StoredDebate => {
+    if (!ID.test(idOrPrefix)) throw new NotFound(`\`${idOrPrefix.slice(0, 80)}\` is not a debate id.`);
+    try {
+      return withLiveness(store.getDebate(store.resolveId(idOrPrefix)));
+    } catch (err) {
+      if (isConclaveError(err) && (err.code === 'DEBATE_NOT_FOUND' || err.code === 'DEBATE_ID_AMBIGUOUS')) throw new NotFound(err.message);
+      throw err;
+    }
+  };
+
+  const listEntries = (): DebateListEntry[] =>
+    debateListDocument(store, { limit: 1000 }).map((r) => (r.status === 'running' && isStaleRunning(store, r.id) ? { ...r, status: 'interrupted', exitReason: 'interrupted' } : r));
+
+  const authorized = (req: IncomingMessage, url: URL): 'ok' | 'redirect' | 'no' => {
+    if (token === null) return 'ok';
+    const matches = (given: string | undefined | null): boolean => {
+      if (!given) return false;
+      const a = createHash('sha256').update(given).digest();
+      const b = createHash('sha256').update(token).digest();
+      return timingSafeEqual(a, b);
+    };
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (matches(bearer)) return 'ok';
+    const cookie = (req.headers.cookie ?? '')
+      .split(';')
+      .map((c) => c.trim().split('='))
+      .find(([k]) => k === COOKIE)?.[1];
+    if (matches(cookie)) return 'ok';
+    if (matches(url.searchParams.get('token'))) return url.pathname.startsWith('/api/') ? 'ok' : 'redirect';
+    return 'no';
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const url = new URL(req.url ?? '/', 'http://viewer.invalid');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      send(res, 405, 'text/plain; charset=utf-8', 'The viewer only reads: GET and HEAD.\n', { allow: 'GET, HEAD' });
+      return;
+    }
+    // A page on loopback answers only to loopback names, so a web page elsewhere cannot
+    // reach it through DNS rebinding. With a token, the token guards instead.
+    if (token === null) {
+      const hostName = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
+      if (!isLoopback(hostName)) {
+        send(res, 403, 'text/plain; charset=utf-8', 'This viewer answers only at 127.0.0.1, localhost or [::1].\n');
+        return;
+      }
+    }
+    const auth = authorized(req, url);
+    if (auth === 'no') {
+      sendHtml(res, 401, errorPage(401, 'Token needed', 'This viewer listens beyond this machine and needs the token printed by `npx conclave serve`. Open the URL it printed (it ends in ?token=…) once; a cookie keeps you signed in.'), {
+        'www-authenticate': 'Bearer realm="conclave"',
+      });
+      return;
+    }
+    if (auth === 'redirect') {
+      url.searchParams.delete('token');
+      res.writeHead(303, headers('text/plain; charset=utf-8', {
+        // One leading slash: `//host` would send the browser elsewhere.
+        location: `/${url.pathname.replace(/^\/+/, '')}${url.search}`,
+        'set-cookie': `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`,
+      }));
+      res.end();
+      return;
+    }
+
+    let parts: string[];
+    try {
+      parts = url.pathname.split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+    } catch {
+      sendHtml(res, 404, errorPage(404, 'Not found', 'That address is not a page of the viewer.'));
+      return;
+    }
+    try {
+      route(parts, url, req, res);
+    } catch (err) {
+      if (err instanceof NotFound) {
+        if (parts[0] === 'api') send(res, 404, 'application/json; charset=utf-8', `${JSON.stringify({ error: err.message })}\n`);
+        else sendHtml(res, 404, errorPage(404, 'Not found', err.message));
+        return;
+      }
+      const message = isConclaveError(err) ? `${err.message}${err.hint ? ` ${err.hint}` : ''}` : 'An internal error; the server log has the details.';
+      log(`conclave serve: ${req.method} ${url.pathname}: ${err instanceof Error ? err.message : String(err)}`);
+      if (res.headersSent) res.end();
+      else sendHtml(res, 500, errorPage(500, 'Could not read the record', message));
+    }
+  };
+
+  const route = (parts: string[], url: URL, req: IncomingMessage, res: ServerResponse): void => {
+    const [first, second, third, fourth] = parts;
+    if (parts.length === 0) {
+      sendHtml(res, 200, listPage(listEntries(), listBenchRuns(store), filterFromQuery(url.searchParams), store.path));
+      return;
+    }
+    if (parts.length === 1 && first !== undefined) {
+      const asset = assets.get(`/${first}`);
+      if (asset) {
+        send(res, 200, asset.type, asset.body);
+        return;
+      }
+    }
+    if (first === 'debates' && second !== undefined && parts.length === 2) {
+      const d = readDebate(second);
+      const exit = storedEvents(d).find((e) => e.type === 'debate.exit');
+      sendHtml(res, 200, debatePage(d, exit?.type === 'debate.exit' ? exit.detail : null));
+      return;
+    }
+    if (first === 'bench' && second !== undefined && parts.length === 2) {
+      if (!ID.test(second)) throw new NotFound(`\`${second.slice(0, 80)}\` is not a bench run id.`);
+      let runId: string;
+      try {
+        runId = resolveBenchRunId(store, second);
+      } catch (err) {
+        if (isConclaveError(err) && err.code.startsWith('BENCH_RUN_')) throw new NotFound(err.message);
+        throw err;
+      }
+      const report = renderBenchHtml(buildReport(loadBenchData(store, runId)));
+      // The report is one self-contained page with an inline stylesheet: allow exactly that one.
+      const styles = [...report.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1] ?? '').digest('base64')}'`);
+      sendHtml(res, 200, report, { 'content-security-policy': CSP.replace("style-src 'self'", `style-src 'self' ${styles.join(' ')}`) });
+      return;
+    }
+    if (first === 'api' && second === 'debates') {
+      if (parts.length === 2) {
+        const status = url.searchParams.get('status');
+        const rows = listEntries().filter((r) => !status || r.status === status);
+        const limit = Number(url.searchParams.get('limit') ?? 50);
+        sendJson(res, rows.slice(0, Number.isInteger(limit) && limit > 0 ? limit : 50));
+        return;
+      }
+      if (third !== undefined && parts.length === 3) {
+        sendJson(res, debateDocument(readDebate(third)));
+        return;
+      }
+      if (third !== undefined && fourth === 'events' && parts.length === 4) {
+        streamEvents(readDebate(third), req, res);
+        return;
+      }
+    }
+    throw new NotFound('That address is not a page of the viewer.');
+  };
+
+  const push = (w: Watcher, d: StoredDebate): void => {
+    for (const event of w.cursor.next(d)) w.res.write(`id: ${++w.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+    if (d.status !== 'running') {
+      w.res.end('event: end\ndata: {}\n\n');
+      watchers.delete(w);
+    }
+  };
+
+  const streamEvents = (d: StoredDebate, req: IncomingMessage, res: ServerResponse): void => {
+    res.writeHead(200, headers('text/event-stream; charset=utf-8', { connection: 'keep-alive' }));
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    const w: Watcher = { id: d.id, res, cursor: new EventCursor(), seq: 0 };
+    watchers.add(w);
+    req.on('close', () => {
+      watchers.delete(w);
+      if (watchers.size === 0) stopPolling();
+    });
+    push(w, d);
+    if (watchers.has(w)) startPolling();
+  };
+
+  const poll = (): void => {
+    ticks++;
+    let version: number;
+    try {
+      version = dataVersion(store);
+    } catch (err) {
+      log(`conclave serve: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    // New rows, or now and then a look at whether a quiet debate's process is still alive.
+    const changed = version !== lastVersion;
+    if (!changed && ticks % Math.max(1, Math.round(5000 / pollMs)) !== 0) {
+      if (ticks % Math.max(1, Math.round(15000 / pollMs)) === 0) for (const w of watchers) w.res.write(': keep-alive\n\n');
+      return;
+    }
+    lastVersion = version;
+    const byId = new Map<string, StoredDebate | null>();
+    for (const w of [...watchers]) {
+      if (!byId.has(w.id)) {
+        try {
+          byId.set(w.id, withLiveness(store.getDebate(w.id)));
+        } catch (err) {
+          log(`conclave serve: ${err instanceof Error ? err.message : String(err)}`);
+          byId.set(w.id, null);
+        }
+      }
+      const d = byId.get(w.id);
+      if (d) push(w, d);
+    }
+    if (watchers.size === 0) stopPolling();
+  };
+
+  const startPolling = (): void => {
+    if (timer) return;
+    lastVersion = dataVersion(store);
+    timer = setInterval(poll, pollMs);
+  };
+  const stopPolling = (): void => {
+    if (timer) clearInterval(timer);
+    timer = null;
+  };
+
+  const server = createServer(handle);
+  return {
+    server,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const address = server.address() as AddressInfo;
+          const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+          resolve(`http://${shown}:${address.port}`);
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        stopPolling();
+        for (const w of watchers) w.res.end();
+        watchers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Whether an address given to --listen stays on this machine. */
+export function isLoopback(address: string): boolean {
+  const a = address.replace(/^\[|\]$/g, '').toLowerCase();
+  return a === 'localhost' || a === '::1' || /^127(\.\d{1,3}){3}$/.test(a);
+}

@@ -1,0 +1,103 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { errorMessage, StoreError } from '../errors.js';
+import { packagePath } from '../package-root.js';
+import { isProcessAlive, openStore } from '../store/open.js';
+import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
+
+/**
+ * Opens an existing record for reading only: no migrations, no pragmas that write,
+ * no marking of stale debates. The connection stays on the file, never on a copy,
+ * so a debate that another process starts later shows up and can be followed live.
+ * A record whose schema is behind this version is refused with the command that
+ * upgrades it, since the viewer must not.
+ */
+export function openStoreReadOnly(path: string): Store {
+  const file = resolve(path);
+  if (!existsSync(file)) {
+    throw new StoreError('STORE_NOT_FOUND', `There is no database at ${file}.`, {
+      hint: 'Run a debate first (`npx conclave demo` records one), or point --db (or CONCLAVE_DB) at an existing record.',
+    });
+  }
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file, { readonly: true, fileMustExist: true, timeout: 5000 });
+  } catch (err) {
+    throw storeErrorFrom(err, `Could not open ${file} for reading`);
+  }
+  try {
+    checkSchema(sqlite, file);
+  } catch (err) {
+    sqlite.close();
+    throw err instanceof StoreError ? err : storeErrorFrom(err, `Could not read ${file}`);
+  }
+  return new Store(sqlite, file);
+}
+
+function checkSchema(sqlite: Database.Database, file: string): void {
+  const journalFile = join(packagePath('migrations'), 'meta', '_journal.json');
+  let latest: number;
+  try {
+    const entries = (JSON.parse(readFileSync(journalFile, 'utf8')) as { entries?: { when: number }[] }).entries ?? [];
+    latest = Math.max(...entries.map((e) => e.when));
+  } catch (err) {
+    throw new StoreError('STORE_MIGRATIONS_MISSING', `Could not read the database migrations at ${journalFile}: ${errorMessage(err)}.`, {
+      hint: 'The installation looks incomplete: reinstall Conclave (or run `npm ci` in a clone).',
+    });
+  }
+  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = '__drizzle_migrations'").get();
+  const row = table ? (sqlite.prepare('select max(created_at) as at from __drizzle_migrations').get() as { at: number | string | null }) : { at: null };
+  const applied = row.at === null ? null : Number(row.at);
+  if (applied !== null && applied > latest) {
+    throw new StoreError('STORE_TOO_NEW', `${file} was written by a newer version of Conclave than this one.`, {
+      hint: 'Upgrade Conclave, or point --db at another database.',
+    });
+  }
+  if (applied === null || applied < latest) {
+    throw new StoreError('STORE_NEEDS_UPGRADE', `${file} ${applied === null ? 'is not a Conclave record' : 'was written by an older version of Conclave'}; a read-only connection cannot upgrade it.`, {
+      hint: 'Any command that records (`npx conclave run`, `npx conclave demo`, `npx conclave bench`) upgrades it, or read a snapshot with `openStore(path, { readonly: true })`.',
+    });
+  }
+}
+
+/**
+ * A debate still marked `running` whose process on this machine has gone was
+ * interrupted; other commands record that on open, the read-only viewer only shows it.
+ */
+export function withLiveness(d: StoredDebate): StoredDebate {
+  if (d.status !== 'running' || d.hostname !== hostname() || isProcessAlive(d.pid)) return d;
+  return { ...d, status: 'interrupted', exitReason: 'interrupted', finishedAt: d.finishedAt ?? Date.now() };
+}
+
+/** The same check for a list row, which carries no pid: looked up on demand. */
+export function isStaleRunning(store: Store, id: string): boolean {
+  const row = store.use(`read the process of debate \`${id}\``, (_db, sqlite) =>
+    sqlite.prepare('select pid, hostname from debates where id = ?').get(id) as { pid: number; hostname: string } | undefined,
+  );
+  return row !== undefined && row.hostname === hostname() && !isProcessAlive(row.pid);
+}
+
+/** Changes whenever another connection commits to the file: a cheap poll for new records. */
+export function dataVersion(store: Store): number {
+  return store.use('poll for changes', (_db, sqlite) => Number(sqlite.pragma('data_version', { simple: true })));
+}
+
+/**
+ * The viewer's record: a live read-only connection, or, for a record that predates
+ * this version's schema, the snapshot `openStore` upgrades in memory (it cannot see
+ * what is recorded after it opened). `warn` is told which.
+ */
+export function openViewerStore(path: string, warn: (line: string) => void): Store {
+  try {
+    return openStoreReadOnly(path);
+  } catch (err) {
+    if (!(err instanceof StoreError) || err.code !== 'STORE_NEEDS_UPGRADE') throw err;
+    const store = openStore(path, { readonly: true });
+    warn(
+      `${store.path} was written by an older version of Conclave. The viewer shows it as it is now and will not follow debates recorded from here on; a command that records (\`npx conclave run\`) upgrades the file.`,
+    );
+    return store;
+  }
+}

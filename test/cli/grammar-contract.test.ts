@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CliIO } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
+import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import { capture } from '../helpers/cli.js';
+import { agentOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { arbitraryOf } from '../helpers/schema-arbitrary.js';
+
+let sim: SimHandle | null = null;
+afterEach(async () => {
+  await sim?.close();
+  sim = null;
+});
+
+function workspace() {
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-grammar-'));
+  const cli = async (args: string[]) => {
+    const stdout = capture();
+    const stderr = capture();
+    const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
+    const code = await main(args, io);
+    return { code, stdout: stdout.text, stderr: stderr.text };
+  };
+  return { dir, db: join(dir, 'record.db'), cli };
+}
+
+/**
+ * A server that, like Ollama under `format`, can answer anything the schema sent allows: here, a
+ * random instance of it, free strings of any unicode. Strings stay under a few dozen characters so a
+ * reply fits its num_predict: a reply cut off by the token budget is not JSON, a bound the grammar
+ * does not express (the property tests cover long strings).
+ */
+function arbitraryServer(debate: () => number) {
+  return (req: SimRequest): SimReply => {
+    if (!req.format || typeof req.format !== 'object') return {};
+    const seed = createHash('sha256').update(`${debate()}\u0000${JSON.stringify(req.messages)}\u0000${req.model}`).digest().readInt32BE(0);
+    const [value] = fc.sample(arbitraryOf(req.format as Record<string, unknown>, { long: false }), { seed, numRuns: 1 });
+    return JSON.stringify(value);
+  };
+}
+
+describe('the grammar is the contract', () => {
+  it('completes debates with a tension map and a vote on arbitrary schema-valid replies, with no repair and one call per turn', async () => {
+    const { dir, db, cli } = workspace();
+    const preset = testPreset(['alpha', 'beta', 'gamma'], {
+      agents: [
+        { id: 'alpha', model: 'model-0:1b', persona: 'You are agent alpha.', cluster: 'left' },
+        { id: 'beta', model: 'model-1:1b', persona: 'You are agent beta.', cluster: 'left' },
+        { id: 'gamma', model: 'model-2:1b', persona: 'You are agent gamma.', cluster: 'right' },
+      ],
+      protocol: { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 30 },
+      tensions: { enabled: true },
+      voting: { force: true },
+    } as Parameters<typeof testPreset>[1]);
+    const presetFile = join(dir, 'panel.json');
+    writeFileSync(presetFile, JSON.stringify(preset));
+    let debate = 0;
+    sim = await startSimulator({ models: simModels(preset), respond: arbitraryServer(() => debate) });
+
+    for (debate = 0; debate < 4; debate++) {
+      const r = await cli(['run', `Should we adopt plan ${debate}?`, '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet', '--json']);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const id = (JSON.parse(r.stdout) as { id: string }).id;
+      const store = openStore(db);
+      try {
+        const d = store.getDebate(id);
+        expect(d.status).toBe('completed');
+        expect(d.calls.filter((c) => c.attempt > 0 || c.status !== "ok").map((c) => [c.stage, c.agentId, c.status, c.validationError ?? c.error, c.raw.slice(0, 300)])).toEqual([]);
+        const rounds = d.roundsCompleted + 1;
+        const count = (stage: string, agent?: string) => d.calls.filter((c) => c.stage === stage && (agent === undefined || c.agentId === agent)).length;
+        for (const agent of ['alpha', 'beta', 'gamma']) {
+          expect(count('opening', agent)).toBe(1);
+          expect(count('critique', agent)).toBe(rounds - 1);
+        }
+        expect(count('judge')).toBe(rounds);
+        expect(count('synthesis')).toBe(1);
+        expect(d.synthesis?.status).toBe('ok');
+        expect(d.tensions?.status).toBe('ok');
+        expect(d.voting?.iterations[0]?.ballots.every((b) => b.parseStatus === 'ok')).toBe(true);
+      } finally {
+        store.close();
+      }
+    }
+  });
+
+  it('keeps a debate whose synthesis failed, shows every final position on the card, and `synthesize` finishes it later', async () => {
+    const { dir, db, cli } = workspace();
+    const preset = testPreset(['a', 'b', 'c']);
+    const presetFile = join(dir, 'panel.json');
+    writeFileSync(presetFile, JSON.stringify(preset));
+    let synthesizerUp = false;
+    const panel = scriptedResponder([0.3, 0.62], (req) =>
+      stageOf(req) === 'synthesis' && !synthesizerUp ? { error: 'model runner has unexpectedly stopped', status: 500 } : undefined,
+    );
+    sim = await startSimulator({ models: [...simModels(preset), { name: 'other:3b', contextLength: 32768 }], respond: panel.respond });
+
+    const first = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet']);
+    expect(first.code).toBe(5);
+    expect(first.stdout).toContain('No synthesis: ');
+    expect(first.stdout).toContain('model runner has unexpectedly stopped');
+    expect(first.stdout).toContain('FINAL POSITIONS (no synthesis)');
+    for (const agent of ['a', 'b', 'c']) expect(first.stdout).toMatch(new RegExp(`${agent} \\(round 3, confidence 0\\.70\\)\\n\\s+${agent} now says A`));
+    expect(first.stdout).toContain('LAST JUDGE SCORE: 0.62 after round 3');
+    expect(first.stderr).toMatch(/ran all its rounds, but the synthesis failed[\s\S]*conclave synthesize/);
+    const id = /debate (\S+) · unsynthesized/.exec(first.stdout)?.[1];
+    expect(id).toBeDefined();
+
+    const asJson = await cli(['run', 'Should we do B?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet', '--json']);
+    expect(asJson.code).toBe(5);
+    expect(JSON.parse(asJson.stdout)).toMatchObject({ status: 'unsynthesized', synthesis: { status: 'failed' }, synthesisAttempts: [{ attempt: 1, status: 'failed' }] });
+
+    const listed = await cli(['list', '--db', db]);
+    expect(listed.stdout).toMatch(new RegExp(`${id}\\s+\\S+ \\S+\\s+unsynthesized`));
+    expect((await cli(['list', '--db', db, '--status', 'unsynthesized'])).stdout).toContain(id!);
+
+    // Still down: a second attempt fails, is recorded, and the debate stays unsynthesized.
+    const again = await cli(['synthesize', id!, '--host', sim.url, '--db', db, '--quiet']);
+    expect(again.code).toBe(5);
+
+    synthesizerUp = true;
+    const before = panel.seen.length;
+    const fixed = await cli(['synthesize', id!, '--host', sim.url, '--db', db, '--model', 'other:3b']);
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toContain('RECOMMENDATION');
+    expect(fixed.stdout).toMatch(/completed/);
+    // Only the synthesis ran again: no debater or judge was called.
+    const calls = panel.seen.slice(before);
+    expect(calls.map((r) => [stageOf(r), r.model])).toEqual([['synthesis', 'other:3b']]);
+    expect(calls[0]!.messages).toEqual(panel.seen.find((r) => stageOf(r) === 'synthesis')!.messages);
+    expect(agentOf(calls[0]!)).toBeNull();
+
+    const store = openStore(db);
+    try {
+      const d = store.getDebate(id!);
+      expect(d.status).toBe('completed');
+      expect(d.synthesis?.status).toBe('ok');
+      expect(d.synthesisAttempts?.map((a) => [a.attempt, a.model, a.status])).toEqual([
+        [1, 'synth:1b', 'failed'],
+        [2, 'synth:1b', 'failed'],
+        [3, 'other:3b', 'ok'],
+      ]);
+      expect(d.turns.filter((t) => t.round === 3)).toHaveLength(3);
+    } finally {
+      store.close();
+    }
+    expect((await cli(['list', '--db', db, '--status', 'completed'])).stdout).toContain(id!);
+    // Each attempt extends the hash chain and seals the record again.
+    const verified = await cli(['verify', id!, '--db', db]);
+    expect([verified.code, verified.stdout]).toEqual([0, expect.stringContaining(`${id}  sealed`)]);
+  });
+});

@@ -1,0 +1,70 @@
+import { Ollama } from 'ollama';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { arithmeticSuite } from '../../src/bench/arithmetic.js';
+import { answerMessages, benchAnswerSchemaFor } from '../../src/bench/prompts.js';
+import { builtinPresetNames, loadPreset } from '../../src/config/load-preset.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import { formatSchemaOf } from '../../src/protocol/grammar.js';
+import { MODEL_ACCURACY, accuracyOf } from '../../src/sim/demo-arithmetic.js';
+import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+
+let sim: SimHandle | null = null;
+afterEach(async () => {
+  await sim?.close();
+  sim = null;
+});
+
+async function builtinSim() {
+  const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
+  sim = await startSimulator({ models: simModelsFor(presets), respond: demoResponder(presets) });
+  return sim;
+}
+
+describe('the simulated panel', () => {
+  it('answers a format request no script covers with JSON that schema allows, not prose', async () => {
+    const s = await builtinSim();
+    const schema = z.strictObject({ verdict: z.enum(['ship', 'hold']), reasons: z.array(z.string().min(1)).min(2), score: z.number().int().min(1).max(5) });
+    const client = new Ollama({ host: s.url });
+    const reply = await client.chat({ model: 'qwen2.5:3b', messages: [{ role: 'user', content: 'Rate the release.' }], format: formatSchemaOf(schema) });
+    expect(schema.safeParse(JSON.parse(reply.message.content)).success).toBe(true);
+    const again = await client.chat({ model: 'qwen2.5:3b', messages: [{ role: 'user', content: 'Rate the release.' }], format: formatSchemaOf(schema) });
+    expect(again.message.content).toBe(reply.message.content);
+  });
+
+  it('gives the same transcript to the same debate run twice against one server', async () => {
+    const s = await builtinSim();
+    const { preset } = loadPreset('tech-decision');
+    const run = () => runDebate({ question: 'Should we migrate this tool from SQLite to Postgres now?', preset, host: s.url });
+    const first = await run();
+    const second = await run();
+    const transcript = (r: typeof first) => r.rounds.map((round) => ({ round: round.round, turns: round.turns, score: round.judgement?.score }));
+    expect(second.rounds.length).toBe(3);
+    expect(transcript(second)).toEqual(transcript(first));
+    expect(second.synthesis).toEqual(first.synthesis);
+  });
+
+  it('answers the arithmetic suite with each model’s documented accuracy, deterministically', async () => {
+    const s = await builtinSim();
+    const client = new Ollama({ host: s.url });
+    const items = arithmeticSuite(60);
+    const format = formatSchemaOf(benchAnswerSchemaFor('number', 0));
+    const score = async (model: string) => {
+      let right = 0;
+      for (const item of items) {
+        const reply = await client.chat({ model, messages: answerMessages(item, null), format, options: { seed: 7 } });
+        const { answer } = JSON.parse(reply.message.content) as { answer: number };
+        expect(typeof answer).toBe('number');
+        if (String(answer) === item.answer) right += 1;
+      }
+      return right / items.length;
+    };
+    const strong = await score('qwen2.5:3b');
+    const weak = await score('gemma2:2b');
+    expect(Math.abs(strong - MODEL_ACCURACY['qwen2.5:3b']!)).toBeLessThan(0.15);
+    expect(Math.abs(weak - accuracyOf('gemma2:2b'))).toBeLessThan(0.15);
+    expect(strong).toBeGreaterThan(weak);
+    expect(await score('qwen2.5:3b')).toBe(strong);
+  });
+});
