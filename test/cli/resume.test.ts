@@ -98,6 +98,8 @@ describe('conclave resume', () => {
     const listed = await cli(['list', '--db', db, '--json']);
     const [debate] = JSON.parse(listed.stdout) as { id: string; status: string }[];
     expect(debate?.status).toBe('interrupted');
+    // The table says it once, not as a status and again as its reason.
+    expect((await cli(['list', '--db', db])).stdout).toMatch(/ interrupted +0 /);
     expect((await cli(['verify', debate!.id, '--db', db])).stdout).toContain('unsealed');
 
     const r = await cli(['resume', debate!.id, '--db', db, '--json']);

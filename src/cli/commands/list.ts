@@ -50,7 +50,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
             rows.map((r) => [
               r.id,
               new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '),
-              r.status + (r.exitReason && r.exitReason !== 'converged' && r.exitReason !== 'max_rounds' ? ` (${r.exitReason})` : ''),
+              r.status + (r.exitReason && r.exitReason !== 'converged' && r.exitReason !== 'max_rounds' && r.exitReason !== r.status ? ` (${r.exitReason})` : ''),
               String(r.roundsCompleted),
               r.finalConvergence === null ? '-' : r.finalConvergence.toFixed(2),
               String(r.agentCount),
