@@ -150,7 +150,7 @@ export async function driveFromCli(
 
 /** Exit 5: the command did not fully succeed, but every round is kept and the card shows them. */
 export function unsynthesized(id: string, error: string | null): DebateFailedError {
-  return new DebateFailedError('SYNTHESIS_FAILED', `Debate ${id} ran all its rounds, but the synthesis failed: ${error ?? 'no reason recorded'}. The rounds are kept, and the card shows each agent's final position.`, {
+  return new DebateFailedError('SYNTHESIS_FAILED', `Debate ${id} ran all its rounds, but the synthesis failed: ${(error ?? 'no reason recorded').replace(/\.$/, '')}. The rounds are kept, and the card shows each agent's final position.`, {
     hint: `Run \`npx conclave synthesize ${id}\` to synthesize it again from the stored transcript (--model M picks another synthesizer).`,
   });
 }

@@ -44,7 +44,9 @@ export function planResume(d: StoredDebate): ResumePlan {
   const from: TranscriptRound[] = [];
   for (let round = 0; ; round++) {
     const turns = d.turns.filter((t) => t.round === round);
-    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id))) break;
+    // A round is complete when every debater's turn is recorded and one at least is usable: a round
+    // whose every call failed (its host went down) is asked again.
+    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok')) break;
     from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
   }
   const judged = from.filter((r) => r.judgement !== null);

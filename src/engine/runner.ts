@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
-import { DebateFailedError, InterruptedError, StoreError, errorMessage } from '../errors.js';
+import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf } from '../protocol/convergence.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages } from '../protocol/prompts.js';
@@ -133,6 +133,9 @@ export class Runner {
   readonly #broken = new Set<DebateListener>();
   /** The last round a protocol opened: where an interruption is reported. */
   #round = 0;
+  /** Calls since the last checkpoint that could not reach their host, and those that did. */
+  #unreachable = 0;
+  #reached = 0;
 
   private constructor(opts: RunDebateOptions, id: string, scheduler: DebateScheduler, stages: ExtraStage[]) {
     this.id = id;
@@ -219,9 +222,17 @@ export class Runner {
     return this.signal?.aborted === true;
   }
 
-  /** Stops the run here if the user interrupted it. */
+  /**
+   * Stops the run here if the user interrupted it, or if every call since the last checkpoint
+   * failed to reach its host: going on would only record failures, so the debate is kept
+   * `interrupted`, to be resumed once the host is back.
+   */
   checkpoint(): void {
     if (this.interrupted()) this.stopInterrupted();
+    const hostDown = this.#unreachable > 0 && this.#reached === 0;
+    this.#unreachable = 0;
+    this.#reached = 0;
+    if (hostDown) this.stopHostDown();
   }
 
   /** Options for one call: the stage's reply budget, the caller's defaults, the preset's options, and the debate's fixed num_ctx. */
@@ -271,6 +282,8 @@ export class Runner {
           onStart: (attempt) => this.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: this.now() }),
           onProgress: (tokens, delta) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
           onCall: (record) => {
+            if (record.status === 'error' && record.error?.startsWith('HOST_UNREACHABLE')) this.#unreachable++;
+            else this.#reached++;
             this.emit({ type: 'call.finished', call: record });
             req.onRecord?.(record);
           },
@@ -540,6 +553,16 @@ export class Runner {
     this.finish('interrupted', 'interrupted', 'stopped by the user');
     throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
       hint: `See what it got to with \`npx conclave show ${this.id}\`.`,
+    });
+  }
+
+  /** Ends the run as interrupted because its host stopped answering: everything recorded so far is kept. */
+  stopHostDown(): never {
+    const detail = 'the Ollama host stopped answering';
+    this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
+    this.finish('interrupted', 'interrupted', detail);
+    throw new HostError('HOST_UNREACHABLE', `Debate ${this.id} stopped in round ${this.#round}: ${detail}. Everything recorded so far is kept and it is marked interrupted.`, {
+      hint: `Start the server again (\`ollama serve\`), then go on with \`npx conclave resume ${this.id}\` (add --host URL to go on with another server).`,
     });
   }
 

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CliIO } from '../../src/cli/io.js';
-import { main } from '../../src/cli/main.js';
 import { packagePath } from '../../src/package-root.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
-import { capture } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 import { agentOf, reply, stageOf, testPreset } from '../helpers/panel.js';
 
 let dir = '';
@@ -16,13 +16,7 @@ let sim: SimHandle;
 const seen: SimRequest[] = [];
 const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.95, callTimeoutSeconds: 30 } });
 
-async function cli(args: string[]) {
-  const stdout = capture();
-  const stderr = capture();
-  const io: CliIO = { stdout, stderr, env: {}, cwd: dir };
-  const code = await main(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const cli = (args: string[]) => runCli(args, dir);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-resume-'));
@@ -153,6 +147,52 @@ describe('conclave resume', () => {
       expect((JSON.parse(after.stdout) as { status: string }[])[0]?.status).toBe('interrupted');
     } finally {
       await other.close();
+    }
+  }, 120_000);
+  it('stops a debate whose host goes down as interrupted, keeping round 0, and resumes it once the host is back', async () => {
+    // A proxy in front of the simulator that drops every request once round 0 has been judged, until the host is back.
+    let down = false;
+    const before = seen.length;
+    const proxy = createServer((req, res) => {
+      if (!down && seen.slice(before).some((q) => stageOf(q) === 'judge')) down = true;
+      if (down) {
+        req.socket.destroy();
+        return;
+      }
+      const target = new URL(sim.url);
+      const upstream = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const db = join(dir, 'host-down.db');
+      const presetFile = join(dir, 'host-down.json');
+      writeFileSync(presetFile, JSON.stringify(preset));
+      const run = await cli(['run', 'Should we do B?', '--preset', presetFile, '--host', url, '--db', db, '--quiet']);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain('the Ollama host stopped answering');
+      expect(run.stderr).toContain('npx conclave resume');
+      const asked = seen.slice(before);
+      expect(asked.map(stageOf)).toEqual(['opening', 'opening', 'opening', 'judge']);
+
+      const [debate] = JSON.parse((await cli(['list', '--db', db, '--json'])).stdout) as { id: string; status: string }[];
+      expect(debate?.status).toBe('interrupted');
+
+      const resumedAt = seen.length;
+      const r = await cli(['resume', debate!.id, '--db', db, '--host', sim.url, '--json']);
+      expect(r.code).toBe(0);
+      const resumed = seen.slice(resumedAt);
+      expect(resumed.filter((q) => stageOf(q) === 'opening')).toEqual([]);
+      expect(resumed.filter((q) => stageOf(q) === 'critique')).toHaveLength(6);
+      const doc = JSON.parse(r.stdout) as { status: string; resumptions: { fromRound: number }[] };
+      expect(doc.status).toBe('completed');
+      expect(doc.resumptions[0]?.fromRound).toBe(0);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
     }
   }, 120_000);
 });
