@@ -3,7 +3,7 @@ import { runDebate } from '../src/engine/run-debate.js';
 import type { DebateEvent } from '../src/engine/events.js';
 import { generateFromSchema } from '../src/sim/generate.js';
 import { startSimulator } from '../src/sim/index.js';
-import { simModels, testPreset } from '../test/helpers/panel.js';
+import { contractPanel, simModels } from '../test/helpers/panel.js';
 
 /**
  * Repair calls per debate when the server answers every `format` request with JSON
@@ -17,16 +17,7 @@ const DEBATES = Number(process.argv[2] ?? 10);
 
 const seedOf = (parts: string): number => createHash('sha256').update(parts).digest().readUInt32BE(0);
 
-const preset = testPreset(['alpha', 'beta', 'gamma'], {
-  agents: [
-    { id: 'alpha', model: 'model-0:1b', persona: 'You are agent alpha.', cluster: 'left' },
-    { id: 'beta', model: 'model-1:1b', persona: 'You are agent beta.', cluster: 'left' },
-    { id: 'gamma', model: 'model-2:1b', persona: 'You are agent gamma.', cluster: 'right' },
-  ],
-  protocol: { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 30 },
-  tensions: { enabled: true },
-  voting: { force: true },
-} as Parameters<typeof testPreset>[1]);
+const preset = contractPanel();
 
 let debate = 0;
 const sim = await startSimulator({

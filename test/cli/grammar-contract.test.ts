@@ -9,7 +9,7 @@ import { main } from '../../src/cli/main.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import { capture } from '../helpers/cli.js';
-import { agentOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, contractPanel, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 import { arbitraryOf } from '../helpers/schema-arbitrary.js';
 
 let sim: SimHandle | null = null;
@@ -48,16 +48,7 @@ function arbitraryServer(debate: () => number) {
 describe('the grammar is the contract', () => {
   it('completes debates with a tension map and a vote on arbitrary schema-valid replies, with no repair and one call per turn', async () => {
     const { dir, db, cli } = workspace();
-    const preset = testPreset(['alpha', 'beta', 'gamma'], {
-      agents: [
-        { id: 'alpha', model: 'model-0:1b', persona: 'You are agent alpha.', cluster: 'left' },
-        { id: 'beta', model: 'model-1:1b', persona: 'You are agent beta.', cluster: 'left' },
-        { id: 'gamma', model: 'model-2:1b', persona: 'You are agent gamma.', cluster: 'right' },
-      ],
-      protocol: { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 30 },
-      tensions: { enabled: true },
-      voting: { force: true },
-    } as Parameters<typeof testPreset>[1]);
+    const preset = contractPanel();
     const presetFile = join(dir, 'panel.json');
     writeFileSync(presetFile, JSON.stringify(preset));
     let debate = 0;

@@ -108,3 +108,17 @@ export function scriptedResponder(judgeScores: number[], override?: (req: SimReq
   };
   return { respond, seen };
 }
+
+/** Three agents in two clusters, three critique rounds that never converge, a tension map and a forced vote: every stage of a debate. */
+export function contractPanel() {
+  return testPreset(['alpha', 'beta', 'gamma'], {
+    agents: [
+      { id: 'alpha', model: 'model-0:1b', persona: 'You are agent alpha.', cluster: 'left' },
+      { id: 'beta', model: 'model-1:1b', persona: 'You are agent beta.', cluster: 'left' },
+      { id: 'gamma', model: 'model-2:1b', persona: 'You are agent gamma.', cluster: 'right' },
+    ],
+    protocol: { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 30 },
+    tensions: { enabled: true },
+    voting: { force: true },
+  } as Parameters<typeof testPreset>[1]);
+}
