@@ -1,3 +1,5 @@
+import { dirname } from 'node:path';
+import { readAttachments } from '../config/attachments.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
@@ -26,12 +28,23 @@ export interface RunCliArgs {
   hosts?: string;
   json?: boolean;
   quiet?: boolean;
+  attach?: string[];
+  'token-budget'?: number;
+  constraint?: string[];
 }
 
-/** Apply --max-rounds / --threshold to a preset, validating them as the preset's own fields would be. */
-export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number }): Preset {
+/** Apply --max-rounds / --threshold / --token-budget / --constraint to a preset, validating them as the preset's own fields would be. */
+export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[] }): Preset {
   const maxRounds = args['max-rounds'];
   const threshold = args.threshold;
+  const tokenBudget = args['token-budget'];
+  if (tokenBudget !== undefined && (!Number.isInteger(tokenBudget) || tokenBudget < 1000)) {
+    throw new InputError('BAD_FLAG', `--token-budget must be a whole number of tokens from 1000 up; got ${tokenBudget}.`, {
+      hint: 'A budget counts prompt plus reply tokens over the whole run; a three-agent debate spends several thousand per round.',
+    });
+  }
+  const added = (args.constraint ?? []).map((c) => String(c).trim());
+  if (added.some((c) => c === '')) throw new InputError('BAD_FLAG', '--constraint is empty.', { hint: 'Pass the constraint in quotes: --constraint "Budget under 10k EUR".' });
   if (maxRounds !== undefined && (!Number.isInteger(maxRounds) || maxRounds < 0 || maxRounds > 20)) {
     throw new InputError('BAD_FLAG', `--max-rounds must be a whole number from 0 to 20; got ${maxRounds}.`);
   }
@@ -44,7 +57,9 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
       ...preset.protocol,
       ...(maxRounds === undefined ? {} : { maxRounds }),
       ...(threshold === undefined ? {} : { convergenceThreshold: threshold }),
+      ...(tokenBudget === undefined ? {} : { tokenBudget }),
     },
+    ...(added.length ? { constraints: [...(preset.constraints ?? []), ...added] } : {}),
   };
 }
 
@@ -65,6 +80,8 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const loaded = loadPreset(args.preset, io.cwd);
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);
+  // Every file is read and checked before anything runs: the preset's relative to it, --attach relative to the working directory.
+  const attachments = [...readAttachments(preset.attach ?? [], dirname(loaded.source)), ...readAttachments(args.attach ?? [], io.cwd)];
   const host = resolveHost(args.host, io.env);
   const store = await openDb(args.db, io);
 
@@ -75,6 +92,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
       host,
       ...common,
       warnings: loaded.warnings,
+      attachments,
       ...(numParallel === undefined ? {} : { numParallel }),
       ...(vramGiB === undefined ? {} : { vramGiB }),
       ...(hosts ? { hosts } : {}),

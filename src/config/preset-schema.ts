@@ -36,6 +36,10 @@ export const agentSchema = z.strictObject({
   model: z.string().min(1),
   persona: z.string().min(1).optional(),
   cluster: z.string().min(1).optional(),
+  priority: z
+    .enum(['high', 'normal', 'low'])
+    .optional()
+    .describe('Who is skipped first when the token budget runs out: low, then normal; high always runs. Default normal.'),
   options: modelOptionsSchema.optional(),
 });
 
@@ -63,6 +67,12 @@ export const protocolSchema = z.strictObject({
   maxAnswerTokens: z.number().int().min(64).default(900).describe('num_predict for agent answers.'),
   decomposer: z.string().regex(idPattern, 'use an agent id').optional().describe('decompose: the agent that splits the question and reassembles the answers; default the first agent.'),
   maxSubQuestions: z.number().int().min(1).max(12).optional().describe('decompose: sub-questions the decomposer may list at most (default 6).'),
+  tokenBudget: z
+    .number()
+    .int()
+    .min(1000)
+    .optional()
+    .describe('Prompt plus reply tokens for the whole run. From 80% material is cut, at 100% lower-priority agents are skipped; see docs/attachments-and-budgets.md.'),
 });
 
 /**
@@ -134,6 +144,14 @@ export const presetSchema = z.strictObject({
   hosts: z.array(hostEntrySchema).min(1).optional(),
   voting: votingSchema.optional(),
   tensions: tensionsSchema.optional(),
+  attach: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Text files attached to every run of this preset, relative to the preset file (UTF-8, 1 MiB each at most).'),
+  constraints: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Constraints stated in every agent prompt, never shortened.'),
 });
 
 export type ModelOptions = z.infer<typeof modelOptionsSchema>;

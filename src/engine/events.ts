@@ -1,4 +1,6 @@
 import type { Preset } from '../config/preset-schema.js';
+import type { CallPriority } from '../protocol/budget.js';
+import type { Attachment, MaterialUse } from '../protocol/material.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import type { ProtocolEvent } from './protocol-events.js';
 import type { TensionEvent } from './tension-events.js';
@@ -32,7 +34,8 @@ export type ExitReason =
   | 'error'
   | 'answered'
   | 'champion'
-  | 'reassembled';
+  | 'reassembled'
+  | 'budget';
 
 /** `unsynthesized`: every round ran and is kept, but no synthesis succeeded (see `conclave synthesize`). */
 export type DebateStatus = 'running' | 'completed' | 'unsynthesized' | 'failed' | 'interrupted';
@@ -83,9 +86,35 @@ export interface CallRecord {
   error: string | null;
   /** Set when peers' text was shortened to fit the context window. */
   truncation: string | null;
+  /** What the call was given of the attached material, per attachment; absent when none was. */
+  material?: MaterialUse[];
+  /** The token budget at this call: its estimate beforehand, its real count, and the run's total after it; absent without a budget. */
+  budget?: CallBudget;
   metrics: CallMetrics;
   startedAt: number;
   finishedAt: number;
+}
+
+export interface CallBudget {
+  limit: number;
+  priority: CallPriority;
+  /** Prompt tokens estimated plus the reply expected, before the call. */
+  estimate: number;
+  /** prompt_eval_count + eval_count as Ollama reported them (the prompt estimate when it reported none). */
+  actual: number;
+  /** The run's tokens after this call (calls still in flight count their estimate). */
+  used: number;
+}
+
+/** One decision the token budget made: material cut, an agent's call skipped, a protocol stopping early. */
+export interface BudgetDecision {
+  kind: 'truncate' | 'skip' | 'stop';
+  stage: Stage | null;
+  round: number;
+  agentId: string | null;
+  detail: string;
+  used: number;
+  limit: number;
 }
 
 /** An agent's outcome for one round, after any repair. */
@@ -140,8 +169,11 @@ export type DebateEvent =
       warnings: string[];
       /** The schedule plan (limits, groups, num_ctx per model), recorded with the debate. */
       plan?: unknown;
+      /** Files attached to the question, in the order given; absent or empty when none were. */
+      attachments?: Attachment[];
       at: number;
     }
+  | { type: 'budget.decision'; decision: BudgetDecision; at: number }
   | { type: 'round.started'; round: number; at: number }
   | { type: 'turn.started'; stage: Stage; round: number; agentId: string; model: string; attempt: number; at: number }
   | { type: 'turn.progress'; stage: Stage; round: number; agentId: string; tokens: number; delta: string }

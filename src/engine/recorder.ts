@@ -1,3 +1,4 @@
+import { recordAttachments, recordBudgetDecision } from '../store/material.js';
 import { recordProtocolStep } from '../store/protocols.js';
 import type { Store } from '../store/store.js';
 import { recordTensionUpdate } from '../store/tensions.js';
@@ -44,6 +45,10 @@ export function recorder(store: Store, options: { resume?: ResumePoint } = {}): 
           createdAt: event.at,
         });
         if (event.plan !== undefined) store.setPlan(event.debateId, event.plan);
+        recordAttachments(store, event.debateId, event.attachments ?? []);
+        break;
+      case 'budget.decision':
+        recordBudgetDecision(store, debateId, event.decision, event.at);
         break;
       case 'call.finished':
         lastCallId = store.recordCall(event.call);

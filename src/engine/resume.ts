@@ -85,7 +85,8 @@ export async function resumeDebate(
   const protocol = protocolFor((plan.preset.protocol as { kind?: Parameters<typeof protocolFor>[0] }).kind);
   const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(plan.preset));
   const shape = protocol.shape(plan.preset, stages);
-  const runner = await Runner.start({ ...opts, question: stored.question, preset: plan.preset }, stored.id, {
+  // The same material the panel read before the interruption, from the record.
+  const runner = await Runner.start({ ...opts, question: stored.question, preset: plan.preset, attachments: stored.attachments ?? [] }, stored.id, {
     ...shape,
     support: shape.support.filter((m) => m !== ''),
     synthesisModels: shape.synthesisModels.filter((m) => m !== ''),

@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
 import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
+import { admits, type CallPriority, defaultPriority, expectedReply, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
+import { type Attachment, constraintsText, describeUses, materialFor, materialTokens, type MaterialUse } from '../protocol/material.js';
 import { convergenceOf } from '../protocol/convergence.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages } from '../protocol/prompts.js';
 import { critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
@@ -10,6 +12,7 @@ import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
 import type {
   AgentInfo,
+  BudgetDecision,
   CallRecord,
   ChatMessage,
   DebateEvent,
@@ -66,6 +69,8 @@ export interface RunDebateOptions {
    * debates already recorded with the preset. Ignored for a fixed synthesizer; default 0.
    */
   synthesizerTurn?: number;
+  /** Files attached to the question (read with `readAttachments`): inlined or excerpted into every agent's prompt, and recorded. */
+  attachments?: Attachment[];
 }
 
 export interface DebateResult {
@@ -117,7 +122,18 @@ export interface CallRequest<T> {
   normalize?: (value: T) => string[];
   truncation?: string | null;
   onRecord?: (record: CallRecord) => void;
+  /**
+   * Set on an agent's call to give it the attached material and the constraints: the runner
+   * inserts them, whole or as excerpts chosen for `focus` (its sub-question, its own position),
+   * within the call's share of num_ctx, and records what it inserted. Judges and the synthesizer get none.
+   */
+  material?: { focus: string } | null;
+  /** Who is skipped first when the token budget runs out; default: the agent's priority, `essential` for a run's result. */
+  priority?: CallPriority;
 }
+
+/** Most tokens of material one prompt carries: about two pages; longer material is excerpted. */
+export const MATERIAL_SHARE_TOKENS = 2000;
 
 export class Runner {
   readonly id: string;
@@ -128,6 +144,9 @@ export class Runner {
   readonly scheduler: DebateScheduler;
   readonly numCtx: Record<string, number>;
   readonly stages: ExtraStage[];
+  readonly attachments: Attachment[];
+  /** Tokens counted against `protocol.tokenBudget` (and counted without one). */
+  readonly tally: TokenTally;
   readonly #recorder: DebateListener | undefined;
   readonly #listeners: DebateListener[];
   readonly #broken = new Set<DebateListener>();
@@ -146,6 +165,8 @@ export class Runner {
     this.scheduler = scheduler;
     this.numCtx = scheduler.numCtx;
     this.stages = stages;
+    this.attachments = opts.attachments ?? [];
+    this.tally = new TokenTally(opts.preset.protocol.tokenBudget ?? null);
     this.#recorder = opts.recorder;
     this.#listeners = opts.listeners ?? [];
   }
@@ -157,7 +178,7 @@ export class Runner {
     const early: string[] = [];
     // An explicit host list wins over the preset's, which wins over the single host.
     const hosts: HostEntry[] = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
-    const needs = contextNeeds(preset, opts.question, shape, stageModels);
+    const needs = contextNeeds(preset, opts.question, shape, stageModels, materialReserve(opts.attachments ?? []));
     const scheduler = await DebateScheduler.prepare({
       hosts,
       debaters: preset.agents.map((a) => a.model),
@@ -185,6 +206,7 @@ export class Runner {
       host: scheduler.plan.hosts.map((h) => h.url).join(', '),
       warnings: [...(opts.warnings ?? []), ...early, ...scheduler.plan.warnings],
       plan: scheduler.plan,
+      ...(runner.attachments.length ? { attachments: runner.attachments } : {}),
       at: runner.now(),
     });
     if (shape.synthesizer) runner.step(shape.synthesizer);
@@ -257,8 +279,95 @@ export class Runner {
     return (this.numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
   }
 
-  /** One structured call: scheduled within the model's slots, streamed, validated, repaired once, recorded. */
-  call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+  /** Tokens left for the rest of an agent's prompt once its share of material and the constraints are set aside. */
+  agentPromptBudget(model: string, options: Record<string, unknown>): number {
+    return this.promptBudget(model, options) - materialReserve(this.attachments) - estimateTokens(constraintsText(this.preset.constraints ?? []));
+  }
+
+  /** Reports a decision of the token budget (recorded, shown live and on the card). */
+  budgetDecision(decision: Omit<BudgetDecision, 'used' | 'limit'>): void {
+    if (this.tally.limit === null) return;
+    this.emit({ type: 'budget.decision', decision: { ...decision, used: this.tally.used, limit: this.tally.limit }, at: this.now() });
+  }
+
+  /** Whether the token budget is spent: protocols start no new round of agent calls then. */
+  budgetSpent(): boolean {
+    return this.tally.exhausted();
+  }
+
+  /** Whether peers' reasoning is left out of prompts now (budget at 90% or more). */
+  dropPeerReasoning(): boolean {
+    return this.tally.pressure().dropReasoning;
+  }
+
+  /** The agent's priority under the budget; judges and stage models count as normal. */
+  priorityOf(agentId: string): CallPriority {
+    const agent = this.preset.agents.find((a) => a.id === agentId);
+    return agent ? defaultPriority(agent) : 'normal';
+  }
+
+  /** The call's messages with the constraints and the material inserted before its prompt, and what was inserted. */
+  #withMaterial(req: CallRequest<unknown>): { messages: ChatMessage[]; uses: MaterialUse[] } {
+    const constraints = constraintsText(this.preset.constraints ?? []);
+    if (!req.material || (this.attachments.length === 0 && constraints === '')) return { messages: req.messages, uses: [] };
+    const persona = this.preset.agents.find((a) => a.id === req.agentId)?.persona;
+    const pressure = this.tally.pressure();
+    const left = this.promptBudget(req.model, req.options) - estimateMessagesTokens(req.messages) - estimateTokens(constraints) - 24;
+    const material = materialFor(this.attachments, {
+      question: this.question,
+      persona,
+      focus: req.material.focus,
+      allowanceTokens: Math.min(materialReserve(this.attachments), left),
+      keep: pressure.keep,
+    });
+    if (pressure.keep !== 'all' && this.attachments.length > 0) {
+      const what = pressure.keep === 'primary' ? 'secondary excerpts left out' : 'material cut to its one key section';
+      this.budgetDecision({ kind: 'truncate', stage: req.stage, round: req.round, agentId: req.agentId, detail: `${req.agentId} ${req.stage}: ${what} at ${Math.round(pressure.share * 100)}% of the budget; it read ${describeUses(material.uses)}` });
+    }
+    const content = [constraints, material.text].filter((t) => t !== '').join('\n\n');
+    const at = Math.max(0, req.messages.findIndex((m) => m.role === 'user'));
+    return { messages: [...req.messages.slice(0, at), { role: 'user', content }, ...req.messages.slice(at)], uses: material.uses };
+  }
+
+  /**
+   * One structured call: its material inserted, admitted by the token budget (or skipped, a
+   * non-ok outcome protocols treat like a failed agent), scheduled within the model's slots,
+   * streamed, validated, repaired once, recorded.
+   */
+  async call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+    const { stage, round, agentId, model } = req;
+    const { messages, uses } = this.#withMaterial(req as CallRequest<unknown>);
+    const priority = req.priority ?? this.priorityOf(agentId);
+    const promptEstimate = estimateMessagesTokens(messages);
+    const estimate = promptEstimate + expectedReply(req.options);
+    const limit = this.tally.limit;
+    const admitted = admits(priority, this.tally.used, estimate, limit);
+    if (!admitted.ok) {
+      this.budgetDecision({ kind: 'skip', stage, round, agentId, detail: `${agentId} ${stage}${round > 0 ? ` (round ${round})` : ''} skipped (${priority} priority): ${admitted.reason}` });
+      return { status: 'skipped', error: `skipped by the token budget: ${admitted.reason}` };
+    }
+    this.tally.reserve(estimate);
+    let held = true;
+    const settle = (record: CallRecord): CallRecord => {
+      if (held) this.tally.release(estimate);
+      held = false;
+      const real = (record.metrics.promptTokens ?? 0) + (record.metrics.completionTokens ?? 0);
+      const actual = record.metrics.promptTokens === null && record.metrics.completionTokens === null ? promptEstimate : real;
+      this.tally.add(actual);
+      return {
+        ...record,
+        ...(uses.length ? { material: uses } : {}),
+        ...(limit === null ? {} : { budget: { limit, priority, estimate, actual, used: this.tally.used } }),
+      };
+    };
+    try {
+      return await this.#scheduled(req, messages, settle);
+    } finally {
+      if (held) this.tally.release(estimate);
+    }
+  }
+
+  #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord): Promise<StructuredOutcome<T>> {
     const { stage, round, agentId, model } = req;
     return this.scheduler.call(model, (gateway) =>
       structuredCall(
@@ -269,7 +378,7 @@ export class Runner {
           round,
           agentId,
           model,
-          messages: req.messages,
+          messages,
           options: req.options,
           schema: req.schema,
           ...(req.normalize ? { normalize: req.normalize } : {}),
@@ -281,7 +390,8 @@ export class Runner {
           now: this.now,
           onStart: (attempt) => this.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: this.now() }),
           onProgress: (tokens, delta) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
-          onCall: (record) => {
+          onCall: (bare) => {
+            const record = settle(bare);
             if (record.status === 'error' && record.error?.startsWith('HOST_UNREACHABLE')) this.#unreachable++;
             else this.#reached++;
             this.emit({ type: 'call.finished', call: record });
@@ -307,6 +417,7 @@ export class Runner {
             messages,
             options: this.callOptions(agent.model, agent.options, 'opening'),
             schema: openingSchema,
+            material: { focus: agent.persona ?? '' },
           });
           return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
         },
@@ -345,13 +456,15 @@ export class Runner {
 
   /** One agent's critique of the given peers' turns, with its own last turn; peers' text is fitted to num_ctx. */
   async critiqueTurn(agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): Promise<TurnRecord> {
-    const peers: PeerView[] = peerTurns
-      .filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position)
-      .map((t) => ({ agentId: t.agentId, position: peerText(t) }));
+    const usable = peerTurns.filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position);
+    // Under budget pressure peers' reasoning goes before their positions do.
+    const lean = this.dropPeerReasoning() && usable.some((t) => t.opening);
+    if (lean) this.budgetDecision({ kind: 'truncate', stage: 'critique', round, agentId: agent.id, detail: `${agent.id} critique: peers' reasoning left out at ${Math.round(this.tally.pressure().share * 100)}% of the budget` });
+    const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: lean ? (t.position ?? '') : peerText(t) }));
     const options = this.callOptions(agent.model, agent.options, 'critique');
     const ownPosition = own?.status === 'ok' ? own.position : null;
     const fixed = estimateMessagesTokens(critiqueMessages(this.question, agent.persona, round, ownPosition, []));
-    const fit = fitPeers(fixed, peers, this.promptBudget(agent.model, options));
+    const fit = fitPeers(fixed, peers, this.agentPromptBudget(agent.model, options));
     if (!fit) {
       const error = `the prompt does not fit num_ctx ${this.numCtx[agent.model]} for ${agent.model} even with peers' answers shortened`;
       this.warn(`${agent.id}, round ${round}: ${error}`);
@@ -371,6 +484,7 @@ export class Runner {
         this.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
       ),
       truncation,
+      material: { focus: `${agent.persona ?? ''}\n${ownPosition ?? ''}` },
     });
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
   }
@@ -510,7 +624,7 @@ export class Runner {
         this.preset.agents.map((a) => a.id),
         round,
       );
-      const outcome = await this.call({ stage, round, agentId, model, messages, options, schema, truncation });
+      const outcome = await this.call({ stage, round, agentId, model, messages, options, schema, truncation, priority: 'essential' });
       result = synthesisRecordOf(outcome, failed, model);
     }
     this.emit({ type: 'synthesis.finished', result, at: this.now() });
@@ -605,7 +719,8 @@ function clipTo(text: string, share: number): string {
 }
 
 /** Tokens each model needs at most (prompt plus reply) in this run, and any num_ctx the preset fixes. */
-function contextNeeds(preset: Preset, question: string, shape: RunShape, extraModels: string[]): { tokens: Record<string, number>; explicit: Record<string, number> } {
+function contextNeeds(preset: Preset, question: string, shape: RunShape, extraModels: string[], material: number): { tokens: Record<string, number>; explicit: Record<string, number> } {
+  const constraints = estimateTokens(constraintsText(preset.constraints ?? []));
   const budgets = stageBudgets({
     agentCount: preset.agents.length,
     maxRounds: preset.protocol.maxRounds,
@@ -615,13 +730,14 @@ function contextNeeds(preset: Preset, question: string, shape: RunShape, extraMo
   });
   const tokens: Record<string, number> = {};
   const explicit: Record<string, number> = {};
-  const need = (model: string, stage: keyof typeof budgets, own: number | undefined): void => {
-    tokens[model] = Math.max(tokens[model] ?? 0, budgets[stage].prompt + budgets[stage].reply);
+  const need = (model: string, stage: keyof typeof budgets, own: number | undefined, extra = 0): void => {
+    tokens[model] = Math.max(tokens[model] ?? 0, budgets[stage].prompt + budgets[stage].reply + extra);
     if (own) explicit[model] = Math.max(explicit[model] ?? 0, own);
   };
+  // Agents' prompts carry the constraints and their share of the material on top of the rest.
   for (const a of preset.agents) {
-    need(a.model, 'opening', a.options?.num_ctx);
-    need(a.model, 'critique', a.options?.num_ctx);
+    need(a.model, 'opening', a.options?.num_ctx, material + constraints);
+    need(a.model, 'critique', a.options?.num_ctx, material + constraints);
   }
   if (shape.usesJudge) need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
   for (const model of shape.synthesisModels) {
@@ -631,4 +747,9 @@ function contextNeeds(preset: Preset, question: string, shape: RunShape, extraMo
   // Optional stages read the final positions, like the judge.
   for (const model of extraModels) need(model, 'judge', undefined);
   return { tokens, explicit };
+}
+
+/** Tokens set aside in each agent prompt for the material: all of it when short, else a fixed share. */
+export function materialReserve(attachments: readonly Attachment[]): number {
+  return attachments.length === 0 ? 0 : Math.min(MATERIAL_SHARE_TOKENS, materialTokens(attachments) + 80);
 }

@@ -36,7 +36,9 @@ export interface StructuredCallHooks {
 export type StructuredOutcome<T> =
   | { status: 'ok'; value: T }
   | { status: 'invalid'; error: string }
-  | { status: 'failed'; error: string; code: string };
+  | { status: 'failed'; error: string; code: string }
+  /** Not sent at all: the token budget ran out for an agent of this priority. */
+  | { status: 'skipped'; error: string };
 
 /**
  * One structured answer: a call with Ollama's `format` set to the schema, validated

@@ -4,6 +4,7 @@ import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { protocolCardLines, protocolFooter } from './protocols.js';
 import { tensionCardLines } from './tensions.js';
+import { materialCardLines } from './material.js';
 import { votingCardLines } from './voting.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
@@ -42,6 +43,7 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   lines.push(...protocolCardLines(d, paint, width, wrap));
   lines.push(...tensionCardLines(d, paint, width, wrap));
   lines.push(...votingCardLines(d, paint, width, wrap));
+  lines.push(...materialCardLines(d, paint, width, wrap));
   const scores = d.rounds
     .filter((r) => r.convergence !== null)
     .map((r) => `r${r.round} ${r.convergence!.toFixed(2)}`)

@@ -1,6 +1,7 @@
 import type { StoredDebate } from '../store/store.js';
 import { protocolDocument } from './protocols.js';
 import { tensionDocument } from './tensions.js';
+import { materialDocument } from './material.js';
 import { votingDocument } from './voting.js';
 
 /** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
@@ -52,6 +53,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
+    ...materialDocument(d),
     calls: d.calls.map((c) => ({
       id: c.id,
       stage: c.stage,
@@ -73,6 +75,8 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       normalized: c.normalized ?? [],
       error: c.error,
       truncation: c.truncation,
+      material: c.material ?? null,
+      budget: c.budget ?? null,
     })),
   };
 }

@@ -4,6 +4,7 @@ import { inertDeep } from './inert.js';
 import { type TermStyle, painter } from './style.js';
 import { PROTOCOL_LABEL, protocolLiveView, roundTitle } from './protocols.js';
 import { tensionLiveView } from './tensions.js';
+import { materialLiveView } from './material.js';
 import { votingLiveView } from './voting.js';
 
 interface ActiveCall {
@@ -83,6 +84,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const voteView = votingLiveView(paint);
   const tensionView = tensionLiveView(paint, style.columns);
   const protocolView = protocolLiveView(paint, style.columns);
+  const materialView = materialLiveView(paint);
   let kind: ProtocolKind = 'debate';
   const listener = (untrusted: DebateEvent): void => {
     // Model text and server messages reach the terminal only without control characters.
@@ -90,6 +92,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
     for (const line of voteView(event)) print(line);
     for (const line of tensionView(event)) print(line);
     for (const line of protocolView(event)) print(line);
+    const material = materialView(event);
     switch (event.type) {
       case 'debate.started': {
         const panel = event.agents
@@ -109,14 +112,19 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
           const slots = plan.models.map((m) => `${m.model} ×${m.slots}`).join(', ');
           print(`  ${paint('dim', 'schedule:')} ${slots}${plan.groups && plan.groups.length > 1 ? paint('dim', ` · panel runs in ${plan.groups.length} groups per round`) : ''}`);
         }
+        for (const line of material) print(line);
         for (const w of event.warnings) print(paint('yellow', `  warning: ${w}`));
         break;
       }
       case 'round.started': {
         const title = roundTitle(kind, event.round);
         if (title) print(paint('bold', `\n${title}`));
+        for (const line of material) print(line);
         break;
       }
+      case 'budget.decision':
+        for (const line of material) print(line);
+        break;
       case 'turn.started': {
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
         active.set(freeKey(key(event.stage, event.round, event.agentId)), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
@@ -208,6 +216,8 @@ export function exitText(reason: string): string {
       return 'the parts were reassembled';
     case 'interrupted':
       return 'interrupted';
+    case 'budget':
+      return 'the token budget was spent';
     default:
       return reason;
   }

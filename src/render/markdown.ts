@@ -3,6 +3,7 @@ import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
 import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { tensionMarkdown } from './tensions.js';
+import { materialMarkdown } from './material.js';
 import { votingMarkdown } from './voting.js';
 
 /**
@@ -43,6 +44,7 @@ export function renderMarkdown(stored: StoredDebate): string {
     out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
     if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`npx conclave synthesize ${d.id}\`.`, '');
   }
+  out.push(...materialMarkdown(d));
   out.push(...protocolMarkdown(d));
   out.push(...tensionMarkdown(d));
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);

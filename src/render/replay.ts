@@ -12,7 +12,7 @@ import { votingEvents } from './voting.js';
  */
 export function storedEvents(d: StoredDebate): DebateEvent[] {
   const events: DebateEvent[] = [];
-  events.push({ type: 'debate.started', debateId: d.id, question: d.question, preset: d.preset, agents: d.agents, host: d.host, warnings: [], at: d.createdAt });
+  events.push({ type: 'debate.started', debateId: d.id, question: d.question, preset: d.preset, agents: d.agents, host: d.host, warnings: [], ...(d.attachments?.length ? { attachments: d.attachments } : {}), at: d.createdAt });
   const steps = d.steps ?? [];
   const step = (s: StoredStep): DebateEvent => ({ type: 'protocol.step', step: s.step, at: s.at });
   // Steps tied to no round: the synthesizer's turn opens the replay, the champion closes the rounds.
@@ -38,6 +38,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
     if (judgement) events.push({ type: 'round.judged', judgement, at: d.createdAt });
   }
   for (const s of steps.filter((x) => x.step.kind === 'champion')) events.push(step(s));
+  for (const decision of d.budgetDecisions ?? []) events.push({ type: 'budget.decision', decision, at: d.createdAt });
   if (d.exitReason) {
     const last = rounds.at(-1) ?? 0;
     events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });

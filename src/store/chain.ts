@@ -32,6 +32,8 @@ export const SEALED_TABLES: Readonly<Record<string, readonly string[]>> = {
   vote_tiers: ['iteration', 'artifact_id'],
   protocol_steps: ['seq'],
   resumptions: ['ordinal'],
+  attachments: ['ordinal'],
+  budget_decisions: ['seq'],
 };
 
 /** Columns that point at `calls.id`: row ids change when a debate moves, so they are hashed (and bundled) as the call's number. */

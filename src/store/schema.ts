@@ -1,13 +1,14 @@
 import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import type { Preset } from '../config/preset-schema.js';
-import type { ChatMessage } from '../engine/events.js';
+import type { CallBudget, ChatMessage } from '../engine/events.js';
+import type { MaterialUse } from '../protocol/material.js';
 
 // Only type imports from the rest of the code base: drizzle-kit loads this file on its own.
 // Enums are TypeScript-only (no CHECK constraints): SQLite cannot alter a CHECK, so adding a
 // value later would need a table rebuild, the riskiest kind of migration.
 
 export const debateStatuses = ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'] as const;
-export const exitReasons = ['converged', 'max_rounds', 'too_few_answers', 'interrupted', 'error', 'answered', 'champion', 'reassembled'] as const;
+export const exitReasons = ['converged', 'max_rounds', 'too_few_answers', 'interrupted', 'error', 'answered', 'champion', 'reassembled', 'budget'] as const;
 export const agentRoles = ['debater', 'judge', 'synthesizer'] as const;
 export const stages = ['opening', 'critique', 'judge', 'synthesis', 'claims', 'clash', 'targeted', 'vote', 'refine', 'verdict', 'split', 'subanswer', 'reassembly'] as const;
 export const callStatuses = ['ok', 'invalid', 'error', 'aborted'] as const;
@@ -112,6 +113,10 @@ export const calls = sqliteTable(
     round: integer('round').notNull(),
     ...modelCallColumns(),
     truncation: text('truncation'),
+    /** What the call was given of the attached material (JSON list, one entry per attachment); null when none. */
+    materialJson: text('material_json', { mode: 'json' }).$type<MaterialUse[]>(),
+    /** The token budget at this call (JSON); null when the run had no budget. */
+    budgetJson: text('budget_json', { mode: 'json' }).$type<CallBudget>(),
     ...modelCallMetricColumns(),
     /** The hash of the previous call of the same debate; null for its first call. */
     prevHash: text('prev_hash'),

@@ -5,6 +5,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import type { Preset } from '../config/preset-schema.js';
 import type {
   AgentInfo,
+  BudgetDecision,
   CallRecord,
   DebateStatus,
   ExitReason,
@@ -30,6 +31,8 @@ import {
 } from './chain.js';
 import { agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
+import { readAttachments, readBudgetDecisions } from './material.js';
+import type { Attachment } from '../protocol/material.js';
 import { synthesisAttempts } from './schema-synthesis.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
@@ -113,6 +116,10 @@ export interface StoredDebate extends DebateRecord {
   tensions?: StoredTensionMap | null;
   /** Protocol steps (bracket, verdicts, decomposition, synthesizer turn), in order; empty for a plain debate. */
   steps?: StoredStep[];
+  /** Files attached to the question, whole, in the order given; empty when none were. */
+  attachments?: Attachment[];
+  /** What the token budget decided (material cut, calls skipped, an early stop), in order. */
+  budgetDecisions?: BudgetDecision[];
 }
 
 export interface NewDebate {
@@ -488,6 +495,8 @@ export class Store {
             voting,
             tensions: readTensionMap(tx, id),
             steps: readProtocolSteps(tx, id).map((st) => ({ ...st, afterCallId: st.afterCallId === null ? null : (numberOf.get(st.afterCallId) ?? null) })),
+            attachments: readAttachments(tx, id),
+            budgetDecisions: readBudgetDecisions(tx, id),
           };
         },
         // A deferred read transaction: one consistent snapshot while the runner keeps writing.
@@ -627,7 +636,7 @@ export { canonicalJson };
 /** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
 export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
-  'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'prompt_tokens', 'completion_tokens',
+  'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'material_json', 'budget_json', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
   'finished_at', 'prev_hash', 'hash',
 ] as const;
@@ -679,6 +688,8 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     normalized_json: call.normalized?.length ? JSON.stringify(call.normalized) : null,
     error: nullableText(call.error),
     truncation: nullableText(call.truncation),
+    material_json: call.material?.length ? JSON.stringify(call.material) : null,
+    budget_json: call.budget ? JSON.stringify(call.budget) : null,
     prompt_tokens: count(m.promptTokens),
     completion_tokens: count(m.completionTokens),
     total_duration_ns: count(m.totalDurationNs),
@@ -823,6 +834,8 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     ...(r.normalizedJson?.length ? { normalized: r.normalizedJson } : {}),
     error: r.error,
     truncation: r.truncation,
+    ...(r.materialJson?.length ? { material: r.materialJson } : {}),
+    ...(r.budgetJson ? { budget: r.budgetJson } : {}),
     metrics: {
       promptTokens: r.promptTokens,
       completionTokens: r.completionTokens,

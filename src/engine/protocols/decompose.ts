@@ -50,6 +50,8 @@ async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<P
     messages: splitMessages(question, lead.persona, workers.map((w) => w.id), max),
     options: runner.callOptions(lead.model, lead.options, 'split'),
     schema: splitSchema(max),
+    material: { focus: lead.persona ?? '' },
+    priority: 'essential',
   });
   runner.checkpoint();
   if (split.status !== 'ok') {
@@ -90,7 +92,7 @@ async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, in
   }
   const options = runner.callOptions(agent.model, agent.options, 'subanswer');
   const given: PeerView[] = inputs.map((p) => ({ agentId: `sub-question ${p.index} (${p.agentId})`, position: p.answer ?? '' }));
-  const fit = fitPeers(estimateMessagesTokens(subAnswerMessages(runner.question, agent.persona, sub, [])), given, runner.promptBudget(agent.model, options));
+  const fit = fitPeers(estimateMessagesTokens(subAnswerMessages(runner.question, agent.persona, sub, [])), given, runner.agentPromptBudget(agent.model, options));
   if (!fit) {
     return finish({ ...base, status: 'failed', answer: null, confidence: null, reason: `its dependencies' answers do not fit num_ctx ${runner.numCtx[agent.model]} for ${agent.model}` });
   }
@@ -105,8 +107,9 @@ async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, in
     options,
     schema: openingSchema,
     truncation,
+    material: { focus: sub.question },
   });
-  if (outcome.status !== 'ok') return finish({ ...base, status: 'failed', answer: null, confidence: null, reason: outcome.error });
+  if (outcome.status !== 'ok') return finish({ ...base, status: outcome.status === 'skipped' ? 'skipped' : 'failed', answer: null, confidence: null, reason: outcome.error });
   const answer = `${outcome.value.position}\nReasoning: ${outcome.value.reasoning}`;
   return finish({ ...base, status: 'ok', answer, confidence: outcome.value.confidence, reason: null });
 }

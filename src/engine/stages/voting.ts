@@ -141,7 +141,7 @@ async function castVotes(
           vote: outcome.status === 'ok' ? (outcome.value.vote === 'YES' ? 'yes' : 'no') : 'abstain',
           reason: outcome.status === 'ok' ? (outcome.value.reason?.trim() || null) : null,
           raw: last?.raw ?? '',
-          parseStatus: outcome.status,
+          parseStatus: outcome.status === 'skipped' ? 'failed' : outcome.status,
           error: outcome.status === 'ok' ? null : outcome.error,
           attempts: calls.length,
         };

@@ -1,0 +1,148 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import type { DebateEvent } from '../../src/engine/events.js';
+import { recorder } from '../../src/engine/recorder.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import type { Attachment } from '../../src/protocol/material.js';
+import { renderCard } from '../../src/render/card.js';
+import { debateDocument } from '../../src/render/document.js';
+import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { agentOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { migrationPlan } from '../helpers/material.js';
+
+let sim: SimHandle | null = null;
+let store: Store | null = null;
+
+afterEach(async () => {
+  store?.close();
+  store = null;
+  await sim?.close();
+  sim = null;
+});
+
+function attachment(name: string, content: string): Attachment {
+  return { name, content, bytes: Buffer.byteLength(content), sha256: createHash('sha256').update(content).digest('hex') };
+}
+
+async function setup(overrides: Parameters<typeof testPreset>[1] = {}, judge = [0.2]) {
+  const preset = testPreset(['a', 'b', 'c'], overrides);
+  const script = scriptedResponder(judge);
+  sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+  store = openStore(':memory:');
+  const events: DebateEvent[] = [];
+  const run = (extra: Partial<Parameters<typeof runDebate>[0]> = {}) =>
+    runDebate({ question: 'Should we go ahead with the billing store migration?', preset, host: sim!.url, recorder: recorder(store!), listeners: [(e) => events.push(e)], ...extra });
+  return { preset, seen: script.seen, events, run, store: store! };
+}
+
+const promptOf = (req: SimRequest): string => req.messages.map((m) => m.content).join('\n');
+
+describe('attached material', () => {
+  it('puts a short file whole into every agent prompt, not the judge or synthesizer, and records it', async () => {
+    const { run, seen, store } = await setup({ protocol: { maxRounds: 1, convergenceThreshold: 0.99, callTimeoutSeconds: 10 } } as never);
+    const file = attachment('note.md', 'The freeze window is Sunday 06:00 to 06:20 UTC, code word PELICAN.');
+    const result = await run({ attachments: [file] });
+    expect(result.status).toBe('completed');
+    const agentCalls = seen.filter((r) => stageOf(r) === 'opening' || stageOf(r) === 'critique');
+    expect(agentCalls).toHaveLength(6);
+    for (const req of agentCalls) expect(promptOf(req)).toContain('code word PELICAN');
+    for (const req of seen.filter((r) => stageOf(r) === 'judge' || stageOf(r) === 'synthesis')) expect(promptOf(req)).not.toContain('PELICAN');
+    // The question and the agent's own prompt stay last, untouched.
+    expect(agentCalls[0]!.messages.at(-1)!.content).toContain('Question: Should we go ahead with the billing store migration?');
+    const stored = store.getDebate(result.id);
+    expect(stored.attachments).toEqual([file]);
+    const opening = stored.calls.find((c) => c.stage === 'opening')!;
+    expect(opening.material).toEqual([{ name: 'note.md', mode: 'inline', sections: [], keptChars: file.content.length, totalChars: file.content.length }]);
+    const doc = debateDocument(stored) as { attachments: { name: string; sha256: string; content: string }[] };
+    expect(doc.attachments[0]).toMatchObject({ name: 'note.md', sha256: file.sha256, content: file.content });
+    expect(renderCard(stored)).toContain('ATTACHED MATERIAL');
+  });
+
+  it('excerpts a long file per agent by its persona, marked as an excerpt in the prompt and the record', async () => {
+    const { run, seen, store } = await setup({
+      agents: [
+        { id: 'a', model: 'model-0:1b', persona: 'You are agent a. You review rollback drills and backups restores.' },
+        { id: 'b', model: 'model-1:1b', persona: 'You are agent b. You review cost, euros and staffing engineers.' },
+        { id: 'c', model: 'model-2:1b', persona: 'You are agent c.' },
+      ],
+      protocol: { kind: 'parallel' },
+    } as never);
+    const plan = attachment('plan.md', migrationPlan(30));
+    const result = await run({ attachments: [plan] });
+    expect(result.status).toBe('completed');
+    const opening = (agent: string) => promptOf(seen.find((r) => stageOf(r) === 'opening' && /^You are agent (\S+?)\./.exec(r.messages[0]!.content)?.[1] === agent)!);
+    const a = opening('a');
+    const b = opening('b');
+    expect(a).toMatch(/\[Excerpt of plan\.md: sections [\d, ]+ of \d+ — [\d,]+ of [\d,]+ characters\]/);
+    expect(a).toContain('Rollback');
+    expect(a).not.toContain('nine hundred euros');
+    expect(b).toContain('nine hundred euros');
+    expect(b).not.toContain('rollback drill runs twice');
+    expect(a.length).toBeLessThan(plan.content.length);
+    const calls = store.getDebate(result.id).calls.filter((c) => c.stage === 'opening');
+    for (const c of calls) {
+      expect(c.material?.[0]?.mode).toBe('excerpt');
+      expect(c.material?.[0]?.keptChars).toBeLessThan(plan.content.length);
+      expect(c.material?.[0]?.totalChars).toBe(plan.content.length);
+    }
+    expect(calls.find((c) => c.agentId === 'a')!.material![0]!.sections).not.toEqual(calls.find((c) => c.agentId === 'b')!.material![0]!.sections);
+  });
+
+  it('states the constraints whole in every agent prompt', async () => {
+    const { run, seen } = await setup({ constraints: ['Keep the write freeze under 30 minutes.'], protocol: { kind: 'parallel' } } as never);
+    await run({ attachments: [attachment('plan.md', migrationPlan(30))] });
+    for (const req of seen.filter((r) => stageOf(r) === 'opening')) expect(promptOf(req)).toContain('- Keep the write freeze under 30 minutes.');
+  });
+});
+
+describe('token budget', () => {
+  const debate = { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 10 };
+
+  it('makes fewer calls under a tight budget, stops the critique rounds and still synthesises, saying why', async () => {
+    const free = await setup({ protocol: debate } as never);
+    const plan = attachment('plan.md', migrationPlan(12));
+    const unbounded = await free.run({ attachments: [plan] });
+    const freeCalls = free.store.getDebate(unbounded.id).calls.length;
+    const freeTokens = free.store.getDebate(unbounded.id).calls.reduce((s, c) => s + (c.metrics.promptTokens ?? 0) + (c.metrics.completionTokens ?? 0), 0);
+    await sim?.close();
+    store?.close();
+
+    const tight = await setup({ protocol: { ...debate, tokenBudget: Math.round(freeTokens / 3) } } as never);
+    const result = await tight.run({ attachments: [plan] });
+    expect(result.status).toBe('completed');
+    expect(result.exitReason).toBe('budget');
+    const stored = tight.store.getDebate(result.id);
+    expect(stored.calls.length).toBeLessThan(freeCalls);
+    expect(stored.synthesis?.status).toBe('ok');
+    expect(stored.budgetDecisions?.some((d) => d.kind === 'stop')).toBe(true);
+    // Each call's budget record holds Ollama's real counts, and the running total adds them up.
+    const last = stored.calls.at(-1)!;
+    expect(last.budget?.actual).toBe((last.metrics.promptTokens ?? 0) + (last.metrics.completionTokens ?? 0));
+    expect(last.budget?.used).toBe(stored.calls.reduce((s, c) => s + (c.budget?.actual ?? 0), 0));
+    expect(renderCard(stored)).toMatch(/Cut short by the budget: the token budget \([\d,]+ tokens\) was spent after round \d/);
+    expect(tight.events.some((e) => e.type === 'debate.exit' && e.reason === 'budget')).toBe(true);
+  });
+
+  it('cuts secondary excerpts from 80% of the budget and skips a low-priority agent once its estimate would pass it', async () => {
+    const { run, seen, store } = await setup({
+      agents: [
+        { id: 'a', model: 'model-0:1b', persona: 'You are agent a.', priority: 'high' },
+        { id: 'b', model: 'model-1:1b', persona: 'You are agent b.' },
+        { id: 'c', model: 'model-2:1b', persona: 'You are agent c.', priority: 'low' },
+      ],
+      protocol: { ...debate, tokenBudget: 4000 },
+    } as never);
+    const result = await run({ attachments: [attachment('plan.md', migrationPlan(30))] });
+    const stored = store.getDebate(result.id);
+    const skips = (stored.budgetDecisions ?? []).filter((d) => d.kind === 'skip');
+    expect(skips.map((d) => d.agentId)).toContain('c');
+    expect(skips.map((d) => d.agentId)).not.toContain('a');
+    // The skipped agent was never asked; a high-priority one always was.
+    expect(seen.filter((r) => stageOf(r) === 'opening' && agentOf(r) === 'c')).toHaveLength(0);
+    expect(seen.filter((r) => stageOf(r) === 'opening' && agentOf(r) === 'a')).toHaveLength(1);
+    expect(stored.turns.find((t) => t.agentId === 'c' && t.round === 0)?.error).toMatch(/^skipped by the token budget/);
+    expect(result.synthesis?.status).toBe('ok');
+  });
+});
