@@ -130,6 +130,8 @@ export interface CallRequest<T> {
   material?: { focus: string } | null;
   /** Who is skipped first when the token budget runs out; default: the agent's priority, `essential` for a run's result. */
   priority?: CallPriority;
+  /** Cuts the budget made to this prompt (peers' reasoning left out), recorded only if the call runs. */
+  budgetCuts?: string[];
 }
 
 /** Most tokens of material one prompt carries: about two pages; longer material is excerpted. */
@@ -307,9 +309,9 @@ export class Runner {
   }
 
   /** The call's messages with the constraints and the material inserted before its prompt, and what was inserted. */
-  #withMaterial(req: CallRequest<unknown>): { messages: ChatMessage[]; uses: MaterialUse[] } {
+  #withMaterial(req: CallRequest<unknown>): { messages: ChatMessage[]; uses: MaterialUse[]; cut: string | null } {
     const constraints = constraintsText(this.preset.constraints ?? []);
-    if (!req.material || (this.attachments.length === 0 && constraints === '')) return { messages: req.messages, uses: [] };
+    if (!req.material || (this.attachments.length === 0 && constraints === '')) return { messages: req.messages, uses: [], cut: null };
     const persona = this.preset.agents.find((a) => a.id === req.agentId)?.persona;
     const pressure = this.tally.pressure();
     const left = this.promptBudget(req.model, req.options) - estimateMessagesTokens(req.messages) - estimateTokens(constraints) - 24;
@@ -320,13 +322,13 @@ export class Runner {
       allowanceTokens: Math.min(materialReserve(this.attachments), left),
       keep: pressure.keep,
     });
-    if (pressure.keep !== 'all' && this.attachments.length > 0) {
-      const what = pressure.keep === 'primary' ? 'secondary excerpts left out' : 'material cut to its one key section';
-      this.budgetDecision({ kind: 'truncate', stage: req.stage, round: req.round, agentId: req.agentId, detail: `${req.agentId} ${req.stage}: ${what} at ${Math.round(pressure.share * 100)}% of the budget; it read ${describeUses(material.uses)}` });
-    }
+    const cut =
+      pressure.keep !== 'all' && this.attachments.length > 0
+        ? `${pressure.keep === 'primary' ? 'secondary excerpts left out' : 'material cut to its one key section'} at ${Math.round(pressure.share * 100)}% of the budget; it read ${describeUses(material.uses)}`
+        : null;
     const content = [constraints, material.text].filter((t) => t !== '').join('\n\n');
     const at = Math.max(0, req.messages.findIndex((m) => m.role === 'user'));
-    return { messages: [...req.messages.slice(0, at), { role: 'user', content }, ...req.messages.slice(at)], uses: material.uses };
+    return { messages: [...req.messages.slice(0, at), { role: 'user', content }, ...req.messages.slice(at)], uses: material.uses, cut };
   }
 
   /**
@@ -336,15 +338,18 @@ export class Runner {
    */
   async call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
     const { stage, round, agentId, model } = req;
-    const { messages, uses } = this.#withMaterial(req as CallRequest<unknown>);
+    const { messages, uses, cut } = this.#withMaterial(req as CallRequest<unknown>);
     const priority = req.priority ?? this.priorityOf(agentId);
     const promptEstimate = estimateMessagesTokens(messages);
     const estimate = promptEstimate + expectedReply(req.options);
     const limit = this.tally.limit;
     const admitted = admits(priority, this.tally.used, estimate, limit);
     if (!admitted.ok) {
-      this.budgetDecision({ kind: 'skip', stage, round, agentId, detail: `${agentId} ${stage}${round > 0 ? ` (round ${round})` : ''} skipped (${priority} priority): ${admitted.reason}` });
+      this.budgetDecision({ kind: 'skip', stage, round, agentId, detail: `${callLabel(agentId, stage, round)} skipped (${priority} priority): ${admitted.reason}` });
       return { status: 'skipped', error: `skipped by the token budget: ${admitted.reason}` };
+    }
+    for (const detail of [...(req.budgetCuts ?? []), ...(cut ? [cut] : [])]) {
+      this.budgetDecision({ kind: 'truncate', stage, round, agentId, detail: `${callLabel(agentId, stage, round)}: ${detail}` });
     }
     this.tally.reserve(estimate);
     let held = true;
@@ -459,7 +464,6 @@ export class Runner {
     const usable = peerTurns.filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position);
     // Under budget pressure peers' reasoning goes before their positions do.
     const lean = this.dropPeerReasoning() && usable.some((t) => t.opening);
-    if (lean) this.budgetDecision({ kind: 'truncate', stage: 'critique', round, agentId: agent.id, detail: `${agent.id} critique: peers' reasoning left out at ${Math.round(this.tally.pressure().share * 100)}% of the budget` });
     const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: lean ? (t.position ?? '') : peerText(t) }));
     const options = this.callOptions(agent.model, agent.options, 'critique');
     const ownPosition = own?.status === 'ok' ? own.position : null;
@@ -485,6 +489,7 @@ export class Runner {
       ),
       truncation,
       material: { focus: `${agent.persona ?? ''}\n${ownPosition ?? ''}` },
+      ...(lean ? { budgetCuts: [`peers' reasoning left out at ${Math.round(this.tally.pressure().share * 100)}% of the budget`] } : {}),
     });
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
   }
@@ -752,4 +757,10 @@ function contextNeeds(preset: Preset, question: string, shape: RunShape, extraMo
 /** Tokens set aside in each agent prompt for the material: all of it when short, else a fixed share. */
 export function materialReserve(attachments: readonly Attachment[]): number {
   return attachments.length === 0 ? 0 : Math.min(MATERIAL_SHARE_TOKENS, materialTokens(attachments) + 80);
+}
+
+/** How a budget decision names a call: `beta's critique in round 2`, `the judge's score in round 1`. */
+function callLabel(agentId: string, stage: Stage, round: number): string {
+  const what = agentId === 'judge' ? `the judge's ${stage === 'judge' ? 'score' : stage}` : agentId === 'synthesizer' ? 'the synthesis' : `${agentId}'s ${stage}`;
+  return `${what}${round > 0 ? ` in round ${round}` : ''}`;
 }

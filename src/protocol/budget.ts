@@ -60,7 +60,7 @@ export function pressureAt(used: number, limit: number | null): BudgetPressure {
  */
 export function admits(priority: CallPriority, used: number, estimate: number, limit: number | null): { ok: true } | { ok: false; reason: string } {
   if (limit === null || priority === 'essential' || priority === 'high') return { ok: true };
-  if (used >= limit) return { ok: false, reason: `the token budget is spent (${fmt(used)} of ${fmt(limit)} tokens)` };
+  if (used >= limit) return { ok: false, reason: `the token budget is used up (${fmt(used)} of ${fmt(limit)} tokens, calls in flight counted at their estimate)` };
   if (priority === 'low' && used + estimate > limit) {
     return { ok: false, reason: `its estimate of ${fmt(estimate)} tokens would pass the token budget (${fmt(used)} of ${fmt(limit)} used)` };
   }

@@ -59,6 +59,10 @@ export function splitSections(content: string, attachment = 0): Section[] {
       current.push(line);
     }
     if (current.some((l) => l.trim() !== '')) blocks.push(current.join('\n').trim());
+    // A heading with no text of its own (a title over the first section) joins the section after it.
+    for (let i = blocks.length - 2; i >= 0; i--) {
+      if (blocks[i]!.split('\n').every((l) => l.trim() === '' || /^#{1,6}\s/.test(l))) blocks.splice(i, 2, `${blocks[i]}\n\n${blocks[i + 1]}`);
+    }
   } else {
     let group = '';
     for (const paragraph of text.split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean)) {

@@ -143,6 +143,12 @@ describe('token budget', () => {
     expect(seen.filter((r) => stageOf(r) === 'opening' && agentOf(r) === 'c')).toHaveLength(0);
     expect(seen.filter((r) => stageOf(r) === 'opening' && agentOf(r) === 'a')).toHaveLength(1);
     expect(stored.turns.find((t) => t.agentId === 'c' && t.round === 0)?.error).toMatch(/^skipped by the token budget/);
+    // From 80% the material shrinks first, then peers' reasoning goes; both are recorded per call.
+    const cuts = (stored.budgetDecisions ?? []).filter((d) => d.kind === 'truncate').map((d) => d.detail);
+    expect(cuts.some((d) => /secondary excerpts left out at (8|9)\d% of the budget/.test(d))).toBe(true);
+    expect(cuts.some((d) => d.includes("peers' reasoning left out"))).toBe(true);
+    const lean = seen.find((r) => stageOf(r) === 'critique' && agentOf(r) === 'a')!;
+    expect(promptOf(lean)).not.toContain('Reasoning: b reasons');
     expect(result.synthesis?.status).toBe('ok');
   });
 });
