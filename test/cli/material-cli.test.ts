@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { runCli } from '../helpers/cli.js';
+import { migrationPlan } from '../helpers/material.js';
+import { scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+
+let dir = '';
+let sim: SimHandle | null = null;
+let presetFile = '';
+const script = scriptedResponder([0.2]);
+const cli = (args: string[]) => runCli(args, dir);
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'conclave-material-cli-'));
+  const preset = testPreset(['a', 'b'], { protocol: { maxRounds: 1, convergenceThreshold: 0.99, callTimeoutSeconds: 10 } } as never);
+  presetFile = join(dir, 'panel.json');
+  writeFileSync(presetFile, JSON.stringify(preset));
+  sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+describe('run --attach', () => {
+  it('refuses a binary, an oversized or a missing file before anything runs, naming the file and the fix', async () => {
+    const binary = join(dir, 'image.png');
+    writeFileSync(binary, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x0d]));
+    const latin1 = join(dir, 'latin1.txt');
+    writeFileSync(latin1, Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+    const large = join(dir, 'large.md');
+    writeFileSync(large, 'x'.repeat(1024 * 1024 + 1));
+    const cases = [
+      { file: binary, message: /Attachment .*image\.png is not a text file: it contains NUL bytes/, hint: /convert a PDF/ },
+      { file: latin1, message: /Attachment .*latin1\.txt is not a text file: it is not valid UTF-8/, hint: /UTF-8 text/ },
+      { file: large, message: /Attachment .*large\.md is 1,048,577 bytes; the limit is 1,048,576 bytes \(1 MiB\)/, hint: /split it/ },
+      { file: join(dir, 'absent.md'), message: /Attachment .*absent\.md does not exist/, hint: /Check the path/ },
+    ];
+    const before = script.seen.length;
+    for (const c of cases) {
+      const db = join(dir, 'refused.db');
+      const r = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim!.url, '--db', db, '--attach', c.file]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(c.message);
+      expect(r.stderr).toMatch(c.hint);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(existsSync(db)).toBe(false);
+    }
+    expect(script.seen.length).toBe(before);
+  });
+
+  it('records the attachment, shows it, seals it (an edit breaks verify) and keeps it through a bundle', async () => {
+    const plan = join(dir, 'plan.md');
+    writeFileSync(plan, migrationPlan(12));
+    const db = join(dir, 'material.db');
+    const run = await cli(['run', 'Should we migrate?', '--preset', presetFile, '--host', sim!.url, '--db', db, '--attach', 'plan.md', '--token-budget', '60000', '--constraint', 'No downtime over 30 minutes.']);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/attached: plan\.md \(8\.0 KiB, sha256 [0-9a-f]{12}…\)/);
+    expect(run.stdout).toContain('ATTACHED MATERIAL');
+    expect(run.stdout).toMatch(/TOKEN BUDGET: [\d,]+ of 60,000 tokens/);
+    const id = /Stored as (\S+)/.exec(run.stderr)![1]!;
+    const openings = script.seen.filter((r) => stageOf(r) === 'opening').slice(-2);
+    for (const req of openings) {
+      const prompt = req.messages.map((m) => m.content).join('\n');
+      expect(prompt).toContain('[Excerpt of plan.md: sections');
+      expect(prompt).toContain('- No downtime over 30 minutes.');
+    }
+
+    const show = await cli(['show', id, '--db', db]);
+    expect(show.stdout).toContain('## Attached material');
+    expect(show.stdout).toMatch(/- opening round 0, a: plan\.md excerpt, sections [\d, ]+ \([\d,]+ of 8,186 chars\)/);
+    const doc = JSON.parse((await cli(['show', id, '--db', db, '--json'])).stdout) as { attachments: { name: string; content: string; bytes: number }[]; budget: { limit: number; used: number } };
+    expect(doc.attachments[0]).toMatchObject({ name: 'plan.md', bytes: 8186, content: migrationPlan(12) });
+    expect(doc.budget.limit).toBe(60000);
+    expect(doc.budget.used).toBeGreaterThan(0);
+    const replay = await cli(['replay', id, '--db', db]);
+    expect(replay.stderr).toContain('attached: plan.md');
+
+    expect((await cli(['verify', id, '--db', db])).code).toBe(0);
+    const bundle = join(dir, 'material.bundle');
+    expect((await cli(['export', id, '--db', db, '--format', 'bundle', '--out', bundle])).code).toBe(0);
+    const other = join(dir, 'imported.db');
+    expect((await cli(['import', bundle, '--db', other])).code).toBe(0);
+    const imported = JSON.parse((await cli(['show', id, '--db', other, '--json'])).stdout) as typeof doc;
+    expect(imported.attachments).toEqual(doc.attachments);
+
+    const s = new Database(db);
+    s.prepare("update attachments set content = replace(content, 'Sunday', 'Monday') where debate_id = ?").run(id);
+    s.close();
+    const broken = await cli(['verify', id, '--db', db]);
+    expect(broken.code).toBe(6);
+    expect(broken.stdout).toContain('a `attachments` row (0) was edited');
+  });
+
+  it('reads a preset\'s `attach:` list relative to the preset file', async () => {
+    const sub = join(dir, 'presets');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, 'brief.md'), 'The brief says: keep invoices ten years. Marker KESTREL.');
+    const preset = { ...testPreset(['a', 'b'], { protocol: { kind: 'parallel' } } as never), attach: ['brief.md'] };
+    writeFileSync(join(sub, 'with-attach.json'), JSON.stringify(preset));
+    const r = await cli(['run', 'Q?', '--preset', join(sub, 'with-attach.json'), '--host', sim!.url, '--db', join(dir, 'preset-attach.db')]);
+    expect(r.code).toBe(0);
+    const opening = script.seen.filter((q) => stageOf(q) === 'opening').at(-1)!;
+    expect(opening.messages.map((m) => m.content).join('\n')).toContain('Marker KESTREL');
+  });
+
+  it('refuses a token budget that is not a whole number from 1000 up', async () => {
+    const r = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim!.url, '--db', join(dir, 'x.db'), '--token-budget', '50']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--token-budget must be a whole number of tokens from 1000 up; got 50.');
+  });
+});
