@@ -151,4 +151,24 @@ describe('token budget', () => {
     expect(promptOf(lean)).not.toContain('Reasoning: b reasons');
     expect(result.synthesis?.status).toBe('ok');
   });
+
+  it('lets a decomposition skip sub-answers once the budget is spent and still reassemble what exists', async () => {
+    const { run, store } = await setup({ protocol: { kind: 'decompose', callTimeoutSeconds: 10, tokenBudget: 1000 } } as never);
+    const result = await run({ attachments: [attachment('plan.md', migrationPlan(12))] });
+    const stored = store.getDebate(result.id);
+    const parts = (stored.steps ?? []).map((s) => s.step).filter((s) => s.kind === 'subanswer');
+    expect(parts.some((p) => p.status === 'skipped' && /token budget/.test(p.reason ?? ''))).toBe(true);
+    expect(stored.calls.map((c) => c.stage)).toContain('reassembly');
+    expect(result.synthesis?.status).toBe('ok');
+    expect(renderCard(stored)).toMatch(/Cut short by the budget: \d+ agent calls? skipped/);
+  });
+
+  it('lets a tournament decide its matches without the skipped calls and still crown a champion', async () => {
+    const { run, store } = await setup({ protocol: { kind: 'tournament', callTimeoutSeconds: 10, tokenBudget: 1500 } } as never);
+    const result = await run();
+    const stored = store.getDebate(result.id);
+    expect((stored.budgetDecisions ?? []).some((d) => d.kind === 'skip')).toBe(true);
+    expect((stored.steps ?? []).some((s) => s.step.kind === 'champion')).toBe(true);
+    expect(result.synthesis?.status).toBe('ok');
+  });
 });
