@@ -18,6 +18,9 @@ export { loadPreset, parsePreset, builtinPresetNames } from './config/load-prese
 export { presetSchema } from './config/preset-schema.js';
 export type { Preset, PresetInput, AgentSpec, HostEntry, ProtocolKind } from './config/preset-schema.js';
 export { presetJsonSchema } from './config/preset-json-schema.js';
+export { readAttachments, MAX_ATTACHMENT_BYTES } from './config/attachments.js';
+export type { Attachment, MaterialUse } from './protocol/material.js';
+export type { CallPriority } from './protocol/budget.js';
 export { debateDocument, DOCUMENT_VERSION } from './render/document.js';
 export { renderCard } from './render/card.js';
 export { renderMarkdown } from './render/markdown.js';

@@ -86,7 +86,7 @@ export async function resumeDebate(
   const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(plan.preset));
   const shape = protocol.shape(plan.preset, stages);
   // The same material the panel read before the interruption, from the record.
-  const runner = await Runner.start({ ...opts, question: stored.question, preset: plan.preset, attachments: stored.attachments ?? [] }, stored.id, {
+  const runner = await Runner.start({ ...opts, question: stored.question, preset: plan.preset, attachments: stored.attachments ?? [], tokensSpent: spentBy(stored) }, stored.id, {
     ...shape,
     support: shape.support.filter((m) => m !== ''),
     synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
@@ -99,4 +99,9 @@ export async function resumeDebate(
     if (runner.interrupted()) runner.stopInterrupted();
     throw err;
   }
+}
+
+/** Prompt plus reply tokens of the calls recorded so far, as the budget counted them. */
+function spentBy(stored: StoredDebate): number {
+  return stored.calls.reduce((sum, c) => sum + (c.budget?.actual ?? (c.metrics.promptTokens ?? 0) + (c.metrics.completionTokens ?? 0)), 0);
 }

@@ -71,6 +71,8 @@ export interface RunDebateOptions {
   synthesizerTurn?: number;
   /** Files attached to the question (read with `readAttachments`): inlined or excerpted into every agent's prompt, and recorded. */
   attachments?: Attachment[];
+  /** Tokens the debate's recorded calls already spent: a resumed run counts them against its budget. */
+  tokensSpent?: number;
 }
 
 export interface DebateResult {
@@ -169,6 +171,7 @@ export class Runner {
     this.stages = stages;
     this.attachments = opts.attachments ?? [];
     this.tally = new TokenTally(opts.preset.protocol.tokenBudget ?? null);
+    this.tally.add(opts.tokensSpent ?? 0);
     this.#recorder = opts.recorder;
     this.#listeners = opts.listeners ?? [];
   }
