@@ -67,5 +67,6 @@ function exitDetail(d: StoredDebate, reason: ExitReason, round: number): string 
     });
     if (decided) return decided.detail;
   }
+  if (reason === 'budget') return d.budgetDecisions?.find((x) => x.kind === 'stop')?.detail ?? reason;
   return d.error ?? reason;
 }
