@@ -444,8 +444,11 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'too_few_answers', round, detail, at: this.now() });
     this.finish('failed', 'too_few_answers', detail);
     const gaps = turns.filter((t) => t.status !== 'ok').map((t) => `${t.agentId}: ${t.error}`);
+    const budget = turns.some((t) => t.error?.startsWith('skipped by the token budget'));
     throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${this.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
-      hint: 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + this.id + '`.',
+      hint: budget
+        ? `The token budget (${this.tally.limit} tokens) does not cover two answers: raise --token-budget (or protocol.tokenBudget), or give agents priority: high.`
+        : 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + this.id + '`.',
     });
   }
 

@@ -108,6 +108,29 @@ describe('run --attach', () => {
     expect(opening.messages.map((m) => m.content).join('\n')).toContain('Marker KESTREL');
   });
 
+  it('shows a run cut short by the budget live and on the card, and still prints a result', async () => {
+    writeFileSync(join(dir, 'plan.md'), migrationPlan(12));
+    const tight = join(dir, 'tight.json');
+    writeFileSync(tight, JSON.stringify(testPreset(['a', 'b'], { protocol: { maxRounds: 3, convergenceThreshold: 0.99, callTimeoutSeconds: 10 } } as never)));
+    const r = await cli(['run', 'Should we migrate?', '--preset', tight, '--host', sim!.url, '--db', join(dir, 'tight.db'), '--attach', 'plan.md', '--token-budget', '5000']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('token budget: 5,000');
+    expect(r.stderr).toMatch(/budget: [\d,]+ of 5,000 tokens used \(\d+%\)/);
+    expect(r.stderr).toContain('Stopped: the token budget was spent');
+    expect(r.stdout).toContain('RECOMMENDATION');
+    expect(r.stdout).toMatch(/Cut short by the budget: the token budget \(5000 tokens\) was spent after round \d/);
+    expect(r.stdout).toContain('the token budget was spent)');
+  });
+
+  it('fails a run whose budget cannot cover two answers, and says which flag to raise', async () => {
+    const low = join(dir, 'low.json');
+    writeFileSync(low, JSON.stringify(testPreset(['a', 'b'], { agents: ['a', 'b'].map((id, i) => ({ id, model: `model-${i}:1b`, persona: `You are agent ${id}.`, priority: 'low' })) } as never)));
+    const r = await cli(['run', 'Q?', '--preset', low, '--host', sim!.url, '--db', join(dir, 'low.db'), '--attach', 'plan.md', '--token-budget', '1000']);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain('skipped by the token budget');
+    expect(r.stderr).toContain('raise --token-budget');
+  });
+
   it('refuses a token budget that is not a whole number from 1000 up', async () => {
     const r = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim!.url, '--db', join(dir, 'x.db'), '--token-budget', '50']);
     expect(r.code).toBe(2);
