@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { DebateEvent } from '../../src/engine/events.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
+import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import type { Attachment } from '../../src/protocol/material.js';
 import { renderCard } from '../../src/render/card.js';
 import { debateDocument } from '../../src/render/document.js';
@@ -170,5 +171,28 @@ describe('token budget', () => {
     expect((stored.budgetDecisions ?? []).some((d) => d.kind === 'skip')).toBe(true);
     expect((stored.steps ?? []).some((s) => s.step.kind === 'champion')).toBe(true);
     expect(result.synthesis?.status).toBe('ok');
+  });
+
+  it('goes on after an interruption with the recorded attachment, counting the tokens already spent', async () => {
+    const { run, seen, store } = await setup({ protocol: { maxRounds: 2, convergenceThreshold: 0.99, callTimeoutSeconds: 10, tokenBudget: 100000 } } as never);
+    const controller = new AbortController();
+    const note = attachment('note.md', 'Marker OSPREY: the freeze window is twenty minutes.');
+    await expect(
+      run({ attachments: [note], signal: controller.signal, listeners: [(e) => (e.type === 'round.judged' && e.judgement.round === 0 ? controller.abort() : undefined)] }),
+    ).rejects.toThrow(/stopped/);
+    const interrupted = store.getDebate(store.listDebates()[0]!.id);
+    expect(interrupted.status).toBe('interrupted');
+    const before = interrupted.calls.reduce((s, c) => s + (c.budget?.actual ?? 0), 0);
+    const asked = seen.length;
+    const plan = planResume(interrupted);
+    const result = await resumeDebate(interrupted, { host: sim!.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    const critiques = seen.slice(asked).filter((r) => stageOf(r) === 'critique');
+    expect(critiques.length).toBeGreaterThan(0);
+    for (const req of critiques) expect(promptOf(req)).toContain('Marker OSPREY');
+    const resumed = store.getDebate(result.id).calls.slice(interrupted.calls.length);
+    // The last call (the synthesis, nothing else in flight) sees every token of both runs.
+    expect(before).toBeGreaterThan(0);
+    expect(resumed.at(-1)!.budget!.used).toBe(before + resumed.reduce((s, c) => s + c.budget!.actual, 0));
   });
 });
