@@ -447,7 +447,7 @@ export class Runner {
     const budget = turns.some((t) => t.error?.startsWith('skipped by the token budget'));
     throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${this.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
       hint: budget
-        ? `The token budget (${this.tally.limit} tokens) does not cover two answers: raise --token-budget (or protocol.tokenBudget), or give agents priority: high.`
+        ? `The token budget (${this.tally.limit?.toLocaleString("en-US")} tokens) does not cover two answers: raise --token-budget (or protocol.tokenBudget), or give agents priority: high.`
         : 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + this.id + '`.',
     });
   }

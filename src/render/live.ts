@@ -171,7 +171,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
               paint('dim', `(recommendation ${j.score.recommendation.toFixed(2)}, facts ${j.score.facts.toFixed(2)}, caveats ${j.score.caveats.toFixed(2)})`),
           );
         } else if (!stopping) {
-          print(paint('yellow', `  judge: no score this round (${j.error}); the debate goes on`));
+          // A score skipped by the budget is followed by the budget's own stop line.
+          const goesOn = j.error?.startsWith('skipped by the token budget') ? '' : '; the debate goes on';
+          print(paint('yellow', `  judge: no score this round (${j.error})${goesOn}`));
         }
         break;
       }

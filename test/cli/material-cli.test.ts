@@ -118,7 +118,7 @@ describe('run --attach', () => {
     expect(r.stderr).toMatch(/budget: [\d,]+ of 5,000 tokens used \(\d+%\)/);
     expect(r.stderr).toContain('Stopped: the token budget was spent');
     expect(r.stdout).toContain('RECOMMENDATION');
-    expect(r.stdout).toMatch(/Cut short by the budget: the token budget \(5000 tokens\) was spent after round \d/);
+    expect(r.stdout).toMatch(/Cut short by the budget: the token budget \(5,000 tokens\) was spent after round \d/);
     expect(r.stdout).toContain('the token budget was spent)');
   });
 

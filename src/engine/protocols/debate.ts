@@ -47,7 +47,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[]): Promi
     runner.checkpoint();
     if (runner.budgetSpent()) {
       // The budget is spent: no further round; the synthesis (essential) still runs on what exists.
-      const detail = `the token budget (${runner.tally.limit} tokens) was spent after round ${current.round}; ${maxRounds - current.round} critique round${maxRounds - current.round === 1 ? '' : 's'} not held`;
+      const detail = `the token budget (${runner.tally.limit?.toLocaleString('en-US')} tokens) was spent after round ${current.round}; ${maxRounds - current.round} critique round${maxRounds - current.round === 1 ? '' : 's'} not held`;
       runner.budgetDecision({ kind: 'stop', stage: null, round: current.round, agentId: null, detail });
       exit = { reason: 'budget', detail };
       break;
