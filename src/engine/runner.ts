@@ -3,8 +3,9 @@ import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/prese
 import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf } from '../protocol/convergence.js';
-import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages } from '../protocol/prompts.js';
-import { critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
+import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
+import { type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
+import { type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
@@ -117,7 +118,24 @@ export interface CallRequest<T> {
   normalize?: (value: T) => string[];
   truncation?: string | null;
   onRecord?: (record: CallRecord) => void;
+  /** Rates the result as an agent's answer (docs/quality.md): retried once, or rejected, as the rating says. */
+  quality?: QualityHook<T>;
 }
+
+/**
+ * How the runner rates one kind of agent result. A retry asks the opening's shape (position,
+ * reasoning, confidence) with `retry` as the prompt; `fromRetry` turns that answer into the
+ * result's own shape.
+ */
+export interface QualityHook<T> {
+  facts(value: T): ResultFacts;
+  /** The simplified request: the question and the agent's role only (see `retryMessages`). */
+  retry: ChatMessage[];
+  fromRetry(answer: Opening): T;
+}
+
+/** The error code of a result the quality check rejected: protocols treat it as a failed turn. */
+export const QUALITY_REJECTED = 'QUALITY_REJECTED';
 
 export class Runner {
   readonly id: string;
@@ -257,8 +275,74 @@ export class Runner {
     return (this.numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
   }
 
-  /** One structured call: scheduled within the model's slots, streamed, validated, repaired once, recorded. */
-  call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+  /**
+   * One structured call: scheduled within the model's slots, streamed, validated, repaired once,
+   * recorded. With `quality`, a usable result is rated and reported; one to retry is asked again
+   * once with the simplified prompt, and a rejected one comes back as failed (QUALITY_REJECTED).
+   */
+  async call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+    const hook = req.quality;
+    if (!hook) return this.#callOnce(req, 0);
+    const first = await this.#ratedCall(req, 0);
+    if (first.outcome.status !== 'ok' || !first.rating) return first.outcome;
+    let kept = { value: first.outcome.value, rating: first.rating };
+    this.#reportRating(req, 0, first.rating);
+    if (first.rating.action === 'RETRY' && !this.interrupted()) {
+      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${first.rating.score}, asking again with the question only (${first.rating.reasons.join('; ')})`);
+      const retryReq: CallRequest<Opening> = {
+        stage: req.stage,
+        round: req.round,
+        agentId: req.agentId,
+        model: req.model,
+        messages: hook.retry,
+        options: req.options,
+        schema: openingSchema,
+        ...(req.onRecord ? { onRecord: req.onRecord } : {}),
+      };
+      const again = await this.#ratedCall(retryReq, 2, (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }), true);
+      if (again.outcome.status === 'ok' && again.rating) {
+        kept = { value: hook.fromRetry(again.outcome.value), rating: again.rating };
+      } else {
+        // The first answer was weak but usable: it is kept, and says why.
+        const why = again.outcome.status === 'ok' ? 'no rating' : again.outcome.error;
+        kept = { value: kept.value, rating: { ...kept.rating, action: 'WARN', reasons: [...kept.rating.reasons, `its retry got no usable reply (${why}); the first reply is kept`] } };
+      }
+      this.#reportRating(req, 1, kept.rating);
+    }
+    const { rating } = kept;
+    if (rating.action === 'REJECT') {
+      const error = `rejected by the quality check (score ${rating.score}): ${rating.reasons.join('; ')}`;
+      this.warn(`${req.agentId}, ${req.stage} ${req.round}: ${error}; its answer is left out`);
+      return { status: 'failed', error, code: QUALITY_REJECTED };
+    }
+    if (rating.score < 50) this.warn(`${req.agentId}, ${req.stage} ${req.round}: low quality score (${rating.score}), the answer may lack depth: ${rating.reasons.join('; ')}`);
+    return { status: 'ok', value: kept.value };
+  }
+
+  /** A call whose usable result is rated from its value and the calls that produced it. */
+  async #ratedCall<T>(req: CallRequest<T>, firstAttempt: number, facts: (value: T) => ResultFacts = req.quality!.facts, retried = false): Promise<{ outcome: StructuredOutcome<T>; rating: QualityRating | null }> {
+    const records: CallRecord[] = [];
+    const outcome = await this.#callOnce({ ...req, onRecord: (r) => { records.push(r); req.onRecord?.(r); } }, firstAttempt);
+    const accepted = records.at(-1);
+    if (outcome.status !== 'ok' || !accepted) return { outcome, rating: null };
+    const rating = rateResult(
+      facts(outcome.value),
+      {
+        repaired: accepted.attempt > firstAttempt,
+        cutAtLimit: accepted.metrics.doneReason === 'length',
+        truncatedPrompt: Boolean(records[0]?.truncation),
+        normalized: accepted.normalized?.length ?? 0,
+      },
+      retried,
+    );
+    return { outcome, rating };
+  }
+
+  #reportRating(req: { stage: Stage; round: number; agentId: string }, tryNumber: number, rating: QualityRating): void {
+    this.emit({ type: 'quality.rated', rating: { stage: req.stage, round: req.round, agentId: req.agentId, try: tryNumber, ...rating }, at: this.now() });
+  }
+
+  #callOnce<T>(req: CallRequest<T>, firstAttempt: number): Promise<StructuredOutcome<T>> {
     const { stage, round, agentId, model } = req;
     return this.scheduler.call(model, (gateway) =>
       structuredCall(
@@ -274,6 +358,7 @@ export class Runner {
           schema: req.schema,
           ...(req.normalize ? { normalize: req.normalize } : {}),
           truncation: req.truncation ?? null,
+          ...(firstAttempt ? { firstAttempt } : {}),
           timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
           ...(this.signal ? { signal: this.signal } : {}),
         },
@@ -307,6 +392,7 @@ export class Runner {
             messages,
             options: this.callOptions(agent.model, agent.options, 'opening'),
             schema: openingSchema,
+            quality: openingQuality(retryMessages(messages)),
           });
           return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
         },
@@ -371,6 +457,11 @@ export class Runner {
         this.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
       ),
       truncation,
+      quality: {
+        facts: (v) => ({ position: v.updatedPosition, confidence: v.confidence, peers: fit.peers.length, engaged: v.agreements.length + v.disagreements.length }),
+        retry: retryMessages(openingMessages(this.question, agent.persona)),
+        fromRetry: (o) => ({ agreements: [], disagreements: [], updatedPosition: o.position, confidence: o.confidence }),
+      },
     });
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
   }
@@ -572,6 +663,15 @@ export class Runner {
     this.finish('failed', 'error', detail);
     throw new DebateFailedError(code, `The debate ${this.id} failed: ${detail}.`, { hint });
   }
+}
+
+/** The quality hook of an answer in the opening's shape (an opening, a sub-answer); `retry` is its simplified request. */
+export function openingQuality(retry: ChatMessage[]): QualityHook<Opening> {
+  return {
+    facts: (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }),
+    retry,
+    fromRetry: (o) => o,
+  };
 }
 
 export function turnFrom<T>(
