@@ -8,6 +8,7 @@ import type {
   CallRecord,
   DebateStatus,
   ExitReason,
+  QualityRecord,
   RoundJudgement,
   SynthesisRecord,
   TurnRecord,
@@ -30,6 +31,7 @@ import {
 } from './chain.js';
 import { agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
+import { readQuality } from './quality.js';
 import { synthesisAttempts } from './schema-synthesis.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
@@ -113,6 +115,8 @@ export interface StoredDebate extends DebateRecord {
   tensions?: StoredTensionMap | null;
   /** Protocol steps (bracket, verdicts, decomposition, synthesizer turn), in order; empty for a plain debate. */
   steps?: StoredStep[];
+  /** Quality ratings of the agents' results (docs/quality.md), in order; empty for debates recorded before them. */
+  quality?: QualityRecord[];
 }
 
 export interface NewDebate {
@@ -487,6 +491,7 @@ export class Store {
             })),
             voting,
             tensions: readTensionMap(tx, id),
+            quality: readQuality(tx, id),
             steps: readProtocolSteps(tx, id).map((st) => ({ ...st, afterCallId: st.afterCallId === null ? null : (numberOf.get(st.afterCallId) ?? null) })),
           };
         },
@@ -518,6 +523,7 @@ export class Store {
           for (const table of RESUME_CLEARS) run(`delete from ${table} where debate_id = @id`);
           this.#statement('delete from turns where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
+          this.#statement('delete from result_quality where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement(
             "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, pid = @pid, hostname = @hostname where id = @id",
           ).run({ ...id, pid: process.pid, hostname: hostname() });
