@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { protocolDocument } from './protocols.js';
+import { qualityDocument } from './quality.js';
 import { tensionDocument } from './tensions.js';
 import { votingDocument } from './voting.js';
 
@@ -52,6 +53,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
+    quality: qualityDocument(d),
     calls: d.calls.map((c) => ({
       id: c.id,
       stage: c.stage,
