@@ -44,7 +44,8 @@ try {
     const listener = (event: DebateEvent): void => {
       if (event.type === 'call.finished') {
         tally.calls += 1;
-        if (event.call.attempt > 0) tally.repairs += 1;
+        // Odd attempts are repairs; attempt 2 is a quality retry (docs/quality.md).
+        if (event.call.attempt % 2 === 1) tally.repairs += 1;
         tally.perStage[event.call.stage] = (tally.perStage[event.call.stage] ?? 0) + 1;
       }
       if (event.type === 'turn.finished' && event.turn.status === 'invalid') tally.invalidTurns += 1;

@@ -5,7 +5,7 @@ import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '
 import { convergenceOf } from '../protocol/convergence.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
 import { type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
-import { type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
+import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
@@ -457,11 +457,7 @@ export class Runner {
         this.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
       ),
       truncation,
-      quality: {
-        facts: (v) => ({ position: v.updatedPosition, confidence: v.confidence, peers: fit.peers.length, engaged: v.agreements.length + v.disagreements.length }),
-        retry: retryMessages(openingMessages(this.question, agent.persona)),
-        fromRetry: (o) => ({ agreements: [], disagreements: [], updatedPosition: o.position, confidence: o.confidence }),
-      },
+      quality: critiqueQuality(retryMessages(openingMessages(this.question, agent.persona)), fit.peers.length),
     });
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
   }
@@ -671,6 +667,18 @@ export function openingQuality(retry: ChatMessage[]): QualityHook<Opening> {
     facts: (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }),
     retry,
     fromRetry: (o) => o,
+  };
+}
+
+/**
+ * The quality hook of a critique that was shown `peers` answers. Its retry is a fresh answer
+ * to the question alone, kept as a critique that names no peer.
+ */
+export function critiqueQuality(retry: ChatMessage[], peers: number): QualityHook<Critique> {
+  return {
+    facts: (v) => ({ position: v.updatedPosition, confidence: v.confidence, peers, engaged: v.agreements.length + v.disagreements.length }),
+    retry,
+    fromRetry: (o) => ({ agreements: [], disagreements: [], updatedPosition: o.position, confidence: o.confidence }),
   };
 }
 
