@@ -4,7 +4,7 @@ import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessag
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf } from '../protocol/convergence.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
-import { type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
+import { QUALITY_RULES, type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
 import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
@@ -288,7 +288,7 @@ export class Runner {
     let kept = { value: first.outcome.value, rating: first.rating };
     this.#reportRating(req, 0, first.rating);
     if (first.rating.action === 'RETRY' && !this.interrupted()) {
-      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${first.rating.score}, asking again with the question only (${first.rating.reasons.join('; ')})`);
+      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${first.rating.score} (RETRY), asking again once with the question alone`);
       const retryReq: CallRequest<Opening> = {
         stage: req.stage,
         round: req.round,
@@ -312,10 +312,10 @@ export class Runner {
     const { rating } = kept;
     if (rating.action === 'REJECT') {
       const error = `rejected by the quality check (score ${rating.score}): ${rating.reasons.join('; ')}`;
-      this.warn(`${req.agentId}, ${req.stage} ${req.round}: ${error}; its answer is left out`);
+      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${rating.score} (REJECT), its answer is left out; peers and the synthesis do not read it`);
       return { status: 'failed', error, code: QUALITY_REJECTED };
     }
-    if (rating.score < 50) this.warn(`${req.agentId}, ${req.stage} ${req.round}: low quality score (${rating.score}), the answer may lack depth: ${rating.reasons.join('; ')}`);
+    if (rating.score < QUALITY_RULES.warn) this.warn(`${req.agentId}, ${req.stage} ${req.round}: low quality score (${rating.score}), the answer may lack depth`);
     return { status: 'ok', value: kept.value };
   }
 

@@ -21,13 +21,13 @@ export function recordQuality(store: Store, debateId: string, rating: QualityRec
   );
 }
 
-/** Every rating of a debate, in the order they were made. */
+/** Every rating of a debate, by round, then agent, then try (calls of a round run at once, so time would not order them stably). */
 export function readQuality(db: Db, debateId: string): QualityRecord[] {
   return db
     .select()
     .from(resultQuality)
     .where(eq(resultQuality.debateId, debateId))
-    .orderBy(asc(resultQuality.at), asc(resultQuality.round), asc(resultQuality.agentId), asc(resultQuality.try))
+    .orderBy(asc(resultQuality.round), asc(resultQuality.agentId), asc(resultQuality.stage), asc(resultQuality.try))
     .all()
     .map((r) => ({ stage: r.stage as Stage, round: r.round, agentId: r.agentId, try: r.try, score: r.score, action: r.action, reasons: r.reasonsJson }));
 }
