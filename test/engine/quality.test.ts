@@ -113,10 +113,10 @@ describe('quality indicators over a debate', () => {
     const view = liveRenderer(replay, plainStyle);
     for (const e of storedEvents(d)) view(e);
     expect(replay.text).toContain('◆ c answer, round 0: quality 0 REJECT (left out)');
-    expect(() => debatePage(d, null)).not.toThrow();
+    expect(debatePage(d, null)).toMatch(/<h2>Quality<\/h2>[\s\S]*<td>critique 1<\/td><td>retry<\/td><td class="num">100<\/td><td>PASS<\/td>/);
   });
 
-  it('keeps control characters and markup in recorded agent ids out of the card and the Markdown quality sections', async () => {
+  it('keeps control characters and markup in recorded agent ids out of the card, the Markdown and the web page quality sections', async () => {
     const { result, store } = await setup(['a', 'b', 'c'], { kind: 'parallel' }, (req) =>
       agentOf(req) === 'c' && stageOf(req) === 'opening' && !isRetry(req) ? reply.weak() : undefined,
     );
@@ -126,6 +126,8 @@ describe('quality indicators over a debate', () => {
     expect(renderMarkdown(hostile)).not.toContain('<b>x</b>');
     expect(renderCard(hostile)).toContain('QUALITY');
     expect(renderCard(hostile)).not.toContain('\u001b');
+    expect(debatePage(hostile, null)).toContain('&lt;b&gt;x&lt;/b&gt;');
+    expect(debatePage(hostile, null)).not.toContain('<b>x</b>');
   });
 });
 
