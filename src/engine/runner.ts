@@ -287,7 +287,10 @@ export class Runner {
     if (first.outcome.status !== 'ok' || !first.rating) return first.outcome;
     let kept = { value: first.outcome.value, rating: first.rating };
     this.#reportRating(req, 0, first.rating);
-    if (first.rating.action === 'RETRY' && !this.interrupted()) {
+    if (first.rating.action === 'RETRY' && this.interrupted()) {
+      kept = { value: kept.value, rating: { ...kept.rating, action: 'WARN', reasons: [...kept.rating.reasons, 'not asked again: the debate was stopped'] } };
+      this.#reportRating(req, 1, kept.rating);
+    } else if (first.rating.action === 'RETRY') {
       this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${first.rating.score} (RETRY), asking again once with the question alone`);
       const retryReq: CallRequest<Opening> = {
         stage: req.stage,

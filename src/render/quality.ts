@@ -22,7 +22,7 @@ function placeOf(r: QualityRecord): string {
 function verdictOf(r: QualityRecord): string {
   if (r.try === 0 && r.action === 'RETRY') return 'asked again';
   if (r.action === 'REJECT') return 'left out';
-  return r.try > 0 ? 'retry kept' : 'kept';
+  return 'kept';
 }
 
 /** The live view's lines for a rating: none for a first-try pass (the turn line shows its score). */

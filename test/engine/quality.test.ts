@@ -131,6 +131,30 @@ describe('quality indicators over a debate', () => {
   });
 });
 
+describe('after a retry', () => {
+  it('keeps a retry that is weak again as WARN, and the first answer as WARN when the retry gets no reply', async () => {
+    const { result, seen, events, store } = await setup(['a', 'b', 'c'], { kind: 'parallel' }, (req) => {
+      if (stageOf(req) !== 'opening') return undefined;
+      if (agentOf(req) === 'b') return isRetry(req) ? { error: 'model runner has unexpectedly stopped', status: 500 } : reply.weak();
+      if (agentOf(req) === 'c') return reply.weak();
+      return undefined;
+    });
+    expect(result.status).toBe('completed');
+    expect(seen.filter(isRetry).map(agentOf).sort()).toEqual(['b', 'c']);
+    const d = store.getDebate(result.id);
+    const final = (agent: string) => d.quality!.filter((q) => q.agentId === agent).at(-1)!;
+    expect(final('c')).toMatchObject({ try: 1, score: 35, action: 'WARN' });
+    expect(final('c').reasons.at(-1)).toBe('kept after its one retry');
+    expect(final('b')).toMatchObject({ try: 1, score: 35, action: 'WARN' });
+    expect(final('b').reasons.at(-1)).toMatch(/^its retry got no usable reply \(.*model runner has unexpectedly stopped.*\); the first reply is kept$/);
+    expect(d.turns.filter((t) => t.status === 'ok').map((t) => t.agentId)).toEqual(['a', 'b', 'c']);
+    expect(d.turns.find((t) => t.agentId === 'b')!.position).toBe('Maybe');
+    // Both are kept with a score under 50: a low-quality warning each.
+    const low = events.flatMap((e) => (e.type === 'warning' && e.message.includes('low quality score (35)') ? [e.message] : []));
+    expect(low.sort()).toEqual(['b, opening 0: low quality score (35), the answer may lack depth', 'c, opening 0: low quality score (35), the answer may lack depth']);
+  });
+});
+
 describe('quality indicators in the other protocols', () => {
   it('retries an opening of parallel answers with the question alone', async () => {
     const { result, seen, store } = await setup(['a', 'b'], { kind: 'parallel' }, (req) => (agentOf(req) === 'b' && !isRetry(req) && stageOf(req) === 'opening' ? reply.weak() : undefined));
