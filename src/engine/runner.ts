@@ -395,7 +395,8 @@ export class Runner {
             messages,
             options: this.callOptions(agent.model, agent.options, 'opening'),
             schema: openingSchema,
-            quality: openingQuality(retryMessages(messages)),
+            // The retry is built from the question and persona alone, whatever else the first prompt carried.
+            quality: openingQuality(retryMessages(openingMessages(this.question, agent.persona))),
           });
           return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
         },
