@@ -33,6 +33,9 @@ interface Tally {
   calls: number;
   repairs: number;
   invalidTurns: number;
+  /** Quality retries (docs/quality.md) and results the quality check left out. */
+  retries: number;
+  rejected: number;
   perStage: Record<string, number>;
   status: string;
 }
@@ -40,14 +43,17 @@ interface Tally {
 const tallies: Tally[] = [];
 try {
   for (debate = 0; debate < DEBATES; debate++) {
-    const tally: Tally = { calls: 0, repairs: 0, invalidTurns: 0, perStage: {}, status: '' };
+    const tally: Tally = { calls: 0, repairs: 0, invalidTurns: 0, retries: 0, rejected: 0, perStage: {}, status: '' };
     const listener = (event: DebateEvent): void => {
       if (event.type === 'call.finished') {
         tally.calls += 1;
-        if (event.call.attempt > 0) tally.repairs += 1;
+        // Odd attempts are repairs; attempt 2 is a quality retry (docs/quality.md).
+        if (event.call.attempt % 2 === 1) tally.repairs += 1;
         tally.perStage[event.call.stage] = (tally.perStage[event.call.stage] ?? 0) + 1;
       }
       if (event.type === 'turn.finished' && event.turn.status === 'invalid') tally.invalidTurns += 1;
+      if (event.type === 'quality.rated' && event.rating.try === 1) tally.retries += 1;
+      if (event.type === 'quality.rated' && event.rating.action === 'REJECT') tally.rejected += 1;
     };
     try {
       const result = await runDebate({ question: `Should we adopt plan ${debate}?`, preset, host: sim.url, listeners: [listener] });
@@ -59,7 +65,7 @@ try {
     const stages = Object.entries(tally.perStage)
       .map(([s, n]) => `${s} ${n}`)
       .join(', ');
-    console.log(`debate ${debate + 1}: ${tally.calls} calls (${stages}), ${tally.repairs} repairs, ${tally.invalidTurns} invalid turns, ${tally.status}`);
+    console.log(`debate ${debate + 1}: ${tally.calls} calls (${stages}), ${tally.repairs} repairs, ${tally.invalidTurns} invalid turns, ${tally.retries} quality retries, ${tally.rejected} rejected, ${tally.status}`);
   }
 } finally {
   await sim.close();
@@ -70,5 +76,6 @@ console.log(
     `\n  repair calls per debate   ${(sum((t) => t.repairs) / DEBATES).toFixed(2)}` +
     `\n  calls per debate          ${(sum((t) => t.calls) / DEBATES).toFixed(2)}` +
     `\n  invalid turns per debate  ${(sum((t) => t.invalidTurns) / DEBATES).toFixed(2)}` +
+    `\n  quality retries per debate ${(sum((t) => t.retries) / DEBATES).toFixed(2)}, rejected ${(sum((t) => t.rejected) / DEBATES).toFixed(2)}` +
     `\n  ended: ${[...new Set(tallies.map((t) => t.status))].map((s) => `${s} ×${tallies.filter((t) => t.status === s).length}`).join(', ')}`,
 );

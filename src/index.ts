@@ -3,8 +3,11 @@ export { runDebate, newDebateId, presetModels, missingModels } from './engine/ru
 export type { DebateResult, RunDebateOptions } from './engine/run-debate.js';
 export { protocols, protocolFor } from './engine/protocols/index.js';
 export type { Protocol } from './engine/protocols/index.js';
-export { Runner } from './engine/runner.js';
-export type { ProtocolOutcome, RunShape, CallRequest } from './engine/runner.js';
+export { Runner, openingQuality, critiqueQuality, QUALITY_REJECTED } from './engine/runner.js';
+export type { ProtocolOutcome, RunShape, CallRequest, QualityHook } from './engine/runner.js';
+export { rateResult, QUALITY_RULES } from './protocol/quality.js';
+export type { QualityAction, QualityRating, ResultFacts, CallFacts } from './protocol/quality.js';
+export { retryMessages } from './protocol/prompts.js';
 export type { ProtocolStep } from './engine/protocol-events.js';
 export { pickSynthesizer, synthesizerCandidates } from './config/synthesizer.js';
 export { recorder } from './engine/recorder.js';

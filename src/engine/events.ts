@@ -1,6 +1,7 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { CallPriority } from '../protocol/budget.js';
 import type { Attachment, MaterialUse } from '../protocol/material.js';
+import type { QualityAction } from '../protocol/quality.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import type { ProtocolEvent } from './protocol-events.js';
 import type { TensionEvent } from './tension-events.js';
@@ -131,6 +132,20 @@ export interface TurnRecord {
   error: string | null;
 }
 
+/**
+ * The quality rating of one agent result (docs/quality.md). `try` 0 rates the first answer,
+ * 1 the answer to its retry; the rating that counts is the last one for the result.
+ */
+export interface QualityRecord {
+  stage: Stage;
+  round: number;
+  agentId: string;
+  try: number;
+  score: number;
+  action: QualityAction;
+  reasons: string[];
+}
+
 export interface RoundJudgement {
   round: number;
   status: 'ok' | 'failed';
@@ -179,6 +194,7 @@ export type DebateEvent =
   | { type: 'turn.progress'; stage: Stage; round: number; agentId: string; tokens: number; delta: string }
   | { type: 'call.finished'; call: CallRecord }
   | { type: 'turn.finished'; turn: TurnRecord; at: number }
+  | { type: 'quality.rated'; rating: QualityRecord; at: number }
   | { type: 'round.judged'; judgement: RoundJudgement; at: number }
   | { type: 'debate.exit'; reason: ExitReason; round: number; detail: string; at: number }
   | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }

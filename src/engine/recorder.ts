@@ -1,5 +1,6 @@
 import { recordAttachments, recordBudgetDecision } from '../store/material.js';
 import { recordProtocolStep } from '../store/protocols.js';
+import { recordQuality } from '../store/quality.js';
 import type { Store } from '../store/store.js';
 import { recordTensionUpdate } from '../store/tensions.js';
 import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/voting.js';
@@ -56,6 +57,9 @@ export function recorder(store: Store, options: { resume?: ResumePoint } = {}): 
         break;
       case 'turn.finished':
         store.recordTurn(debateId, event.turn);
+        break;
+      case 'quality.rated':
+        recordQuality(store, debateId, event.rating, event.at);
         break;
       case 'round.judged':
         store.recordJudgement(debateId, event.judgement);

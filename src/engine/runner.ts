@@ -5,8 +5,9 @@ import { admits, type CallPriority, defaultPriority, expectedReply, TokenTally }
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { type Attachment, constraintsText, describeUses, materialFor, materialTokens, type MaterialUse } from '../protocol/material.js';
 import { convergenceOf } from '../protocol/convergence.js';
-import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages } from '../protocol/prompts.js';
-import { critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
+import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
+import { QUALITY_RULES, type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
+import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
@@ -134,7 +135,24 @@ export interface CallRequest<T> {
   priority?: CallPriority;
   /** Cuts the budget made to this prompt (peers' reasoning left out), recorded only if the call runs. */
   budgetCuts?: string[];
+  /** Rates the result as an agent's answer (docs/quality.md): retried once, or rejected, as the rating says. */
+  quality?: QualityHook<T>;
 }
+
+/**
+ * How the runner rates one kind of agent result. A retry asks the opening's shape (position,
+ * reasoning, confidence) with `retry` as the prompt; `fromRetry` turns that answer into the
+ * result's own shape.
+ */
+export interface QualityHook<T> {
+  facts(value: T): ResultFacts;
+  /** The simplified request: the question and the agent's role only (see `retryMessages`). */
+  retry: ChatMessage[];
+  fromRetry(answer: Opening): T;
+}
+
+/** The error code of a result the quality check rejected: protocols treat it as a failed turn. */
+export const QUALITY_REJECTED = 'QUALITY_REJECTED';
 
 /** Most tokens of material one prompt carries: about two pages; longer material is excerpted. */
 export const MATERIAL_SHARE_TOKENS = 2000;
@@ -284,6 +302,76 @@ export class Runner {
     return (this.numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
   }
 
+  /**
+   * One structured call: scheduled within the model's slots, streamed, validated, repaired once,
+   * recorded. With `quality`, a usable result is rated and reported; one to retry is asked again
+   * once with the simplified prompt, and a rejected one comes back as failed (QUALITY_REJECTED).
+   */
+  async call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+    const hook = req.quality;
+    if (!hook) return this.#callOnce(req, 0);
+    const first = await this.#ratedCall(req, 0);
+    if (first.outcome.status !== 'ok' || !first.rating) return first.outcome;
+    let kept = { value: first.outcome.value, rating: first.rating };
+    this.#reportRating(req, 0, first.rating);
+    if (first.rating.action === 'RETRY' && this.interrupted()) {
+      kept = { value: kept.value, rating: { ...kept.rating, action: 'WARN', reasons: [...kept.rating.reasons, 'not asked again: the debate was stopped'] } };
+      this.#reportRating(req, 1, kept.rating);
+    } else if (first.rating.action === 'RETRY') {
+      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${first.rating.score} (RETRY), asking again once with the question alone`);
+      const retryReq: CallRequest<Opening> = {
+        stage: req.stage,
+        round: req.round,
+        agentId: req.agentId,
+        model: req.model,
+        messages: hook.retry,
+        options: req.options,
+        schema: openingSchema,
+        ...(req.onRecord ? { onRecord: req.onRecord } : {}),
+      };
+      const again = await this.#ratedCall(retryReq, 2, (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }), true);
+      if (again.outcome.status === 'ok' && again.rating) {
+        kept = { value: hook.fromRetry(again.outcome.value), rating: again.rating };
+      } else {
+        // The first answer was weak but usable: it is kept, and says why.
+        const why = again.outcome.status === 'ok' ? 'no rating' : again.outcome.error;
+        kept = { value: kept.value, rating: { ...kept.rating, action: 'WARN', reasons: [...kept.rating.reasons, `its retry got no usable reply (${why}); the first reply is kept`] } };
+      }
+      this.#reportRating(req, 1, kept.rating);
+    }
+    const { rating } = kept;
+    if (rating.action === 'REJECT') {
+      const error = `rejected by the quality check (score ${rating.score}): ${rating.reasons.join('; ')}`;
+      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${rating.score} (REJECT), its answer is left out; peers and the synthesis do not read it`);
+      return { status: 'failed', error, code: QUALITY_REJECTED };
+    }
+    if (rating.score < QUALITY_RULES.warn) this.warn(`${req.agentId}, ${req.stage} ${req.round}: low quality score (${rating.score}), the answer may lack depth`);
+    return { status: 'ok', value: kept.value };
+  }
+
+  /** A call whose usable result is rated from its value and the calls that produced it. */
+  async #ratedCall<T>(req: CallRequest<T>, firstAttempt: number, facts: (value: T) => ResultFacts = req.quality!.facts, retried = false): Promise<{ outcome: StructuredOutcome<T>; rating: QualityRating | null }> {
+    const records: CallRecord[] = [];
+    const outcome = await this.#callOnce({ ...req, onRecord: (r) => { records.push(r); req.onRecord?.(r); } }, firstAttempt);
+    const accepted = records.at(-1);
+    if (outcome.status !== 'ok' || !accepted) return { outcome, rating: null };
+    const rating = rateResult(
+      facts(outcome.value),
+      {
+        repaired: accepted.attempt > firstAttempt,
+        cutAtLimit: accepted.metrics.doneReason === 'length',
+        truncatedPrompt: Boolean(records[0]?.truncation),
+        normalized: accepted.normalized?.length ?? 0,
+      },
+      retried,
+    );
+    return { outcome, rating };
+  }
+
+  #reportRating(req: { stage: Stage; round: number; agentId: string }, tryNumber: number, rating: QualityRating): void {
+    this.emit({ type: 'quality.rated', rating: { stage: req.stage, round: req.round, agentId: req.agentId, try: tryNumber, ...rating }, at: this.now() });
+  }
+
   /** Tokens left for the rest of an agent's prompt once its share of material and the constraints are set aside. */
   agentPromptBudget(model: string, options: Record<string, unknown>): number {
     return this.promptBudget(model, options) - materialReserve(this.attachments) - estimateTokens(constraintsText(this.preset.constraints ?? []));
@@ -335,11 +423,11 @@ export class Runner {
   }
 
   /**
-   * One structured call: its material inserted, admitted by the token budget (or skipped, a
-   * non-ok outcome protocols treat like a failed agent), scheduled within the model's slots,
-   * streamed, validated, repaired once, recorded.
+   * One model request and its repair: its material inserted, admitted by the token budget (or
+   * skipped, a non-ok outcome protocols treat like a failed agent), scheduled within the model's
+   * slots, streamed, validated, repaired once, recorded.
    */
-  async call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+  async #callOnce<T>(req: CallRequest<T>, firstAttempt: number): Promise<StructuredOutcome<T>> {
     const { stage, round, agentId, model } = req;
     const { messages, uses, cut } = this.#withMaterial(req as CallRequest<unknown>);
     const priority = req.priority ?? this.priorityOf(agentId);
@@ -369,13 +457,13 @@ export class Runner {
       };
     };
     try {
-      return await this.#scheduled(req, messages, settle);
+      return await this.#scheduled(req, messages, settle, firstAttempt);
     } finally {
       if (held) this.tally.release(estimate);
     }
   }
 
-  #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord): Promise<StructuredOutcome<T>> {
+  #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
     const { stage, round, agentId, model } = req;
     return this.scheduler.call(model, (gateway) =>
       structuredCall(
@@ -391,6 +479,7 @@ export class Runner {
           schema: req.schema,
           ...(req.normalize ? { normalize: req.normalize } : {}),
           truncation: req.truncation ?? null,
+          ...(firstAttempt ? { firstAttempt } : {}),
           timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
           ...(this.signal ? { signal: this.signal } : {}),
         },
@@ -426,6 +515,8 @@ export class Runner {
             options: this.callOptions(agent.model, agent.options, 'opening'),
             schema: openingSchema,
             material: { focus: agent.persona ?? '' },
+            // The retry is built from the question and persona alone, whatever else the first prompt carried.
+            quality: openingQuality(retryMessages(openingMessages(this.question, agent.persona))),
           });
           return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
         },
@@ -496,6 +587,7 @@ export class Runner {
       truncation,
       material: { focus: `${agent.persona ?? ''}\n${ownPosition ?? ''}` },
       ...(lean ? { budgetCuts: [`peers' reasoning left out at ${Math.round(this.tally.pressure().share * 100)}% of the budget`] } : {}),
+      quality: critiqueQuality(retryMessages(openingMessages(this.question, agent.persona)), fit.peers.length),
     });
     return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
   }
@@ -697,6 +789,27 @@ export class Runner {
     this.finish('failed', 'error', detail);
     throw new DebateFailedError(code, `The debate ${this.id} failed: ${detail}.`, { hint });
   }
+}
+
+/** The quality hook of an answer in the opening's shape (an opening, a sub-answer); `retry` is its simplified request. */
+export function openingQuality(retry: ChatMessage[]): QualityHook<Opening> {
+  return {
+    facts: (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }),
+    retry,
+    fromRetry: (o) => o,
+  };
+}
+
+/**
+ * The quality hook of a critique that was shown `peers` answers. Its retry is a fresh answer
+ * to the question alone, kept as a critique that names no peer.
+ */
+export function critiqueQuality(retry: ChatMessage[], peers: number): QualityHook<Critique> {
+  return {
+    facts: (v) => ({ position: v.updatedPosition, confidence: v.confidence, peers, engaged: v.agreements.length + v.disagreements.length }),
+    retry,
+    fromRetry: (o) => ({ agreements: [], disagreements: [], updatedPosition: o.position, confidence: o.confidence }),
+  };
 }
 
 export function turnFrom<T>(

@@ -21,6 +21,8 @@ export interface StructuredCallSpec<T> {
    */
   normalize?: (value: T) => string[];
   truncation?: string | null;
+  /** The number of the first request: 0, or 2 for a quality retry (its repair is then 3). */
+  firstAttempt?: number;
   timeoutMs: number;
   signal?: AbortSignal;
 }
@@ -51,7 +53,8 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   const format = schemas.sent;
   let messages = spec.messages;
   let lastProblem = '';
-  for (let attempt = 0; attempt < 2; attempt++) {
+  const first = spec.firstAttempt ?? 0;
+  for (let attempt = first; attempt < first + 2; attempt++) {
     hooks.onStart(attempt);
     const startedAt = hooks.now();
     const base = {
@@ -65,7 +68,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       messages,
       options: spec.options,
       format,
-      truncation: attempt === 0 ? (spec.truncation ?? null) : null,
+      truncation: attempt === first ? (spec.truncation ?? null) : null,
       startedAt,
     };
     let content: string;

@@ -36,6 +36,18 @@ export function openingMessages(question: string, persona: string | null | undef
   ];
 }
 
+/**
+ * The simplified request of a quality retry (docs/quality.md): `base` holds only the question
+ * and the agent's role (and its part of the question, for a sub-answer), never peers' answers,
+ * dependencies or attached material; the note says what a usable answer looks like.
+ */
+export function retryMessages(base: ChatMessage[]): ChatMessage[] {
+  const note = 'Your previous reply to this was too thin to use. Give a position of at least one full sentence, and the reasons behind it.';
+  const last = base.at(-1);
+  if (!last || last.role !== 'user') return [...base, { role: 'user', content: note }];
+  return [...base.slice(0, -1), { role: 'user', content: `${last.content}\n\n${note}` }];
+}
+
 export function critiqueMessages(
   question: string,
   persona: string | null | undefined,

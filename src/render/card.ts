@@ -3,6 +3,7 @@ import { inertDeep } from './inert.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { protocolCardLines, protocolFooter } from './protocols.js';
+import { qualityCardLines } from './quality.js';
 import { tensionCardLines } from './tensions.js';
 import { materialCardLines } from './material.js';
 import { votingCardLines } from './voting.js';
@@ -44,6 +45,7 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   lines.push(...tensionCardLines(d, paint, width, wrap));
   lines.push(...votingCardLines(d, paint, width, wrap));
   lines.push(...materialCardLines(d, paint, width, wrap));
+  lines.push(...qualityCardLines(d, paint, width, wrap));
   const scores = d.rounds
     .filter((r) => r.convergence !== null)
     .map((r) => `r${r.round} ${r.convergence!.toFixed(2)}`)

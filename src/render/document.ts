@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { protocolDocument } from './protocols.js';
+import { qualityDocument } from './quality.js';
 import { tensionDocument } from './tensions.js';
 import { materialDocument } from './material.js';
 import { votingDocument } from './voting.js';
@@ -54,6 +55,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     voting: votingDocument(d),
     tensionMap: tensionDocument(d),
     ...materialDocument(d),
+    quality: qualityDocument(d),
     calls: d.calls.map((c) => ({
       id: c.id,
       stage: c.stage,

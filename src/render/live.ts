@@ -1,8 +1,9 @@
 import type { ProtocolKind } from '../config/preset-schema.js';
-import type { DebateEvent, DebateListener, Stage } from '../engine/events.js';
+import type { DebateEvent, DebateListener, QualityRecord, Stage } from '../engine/events.js';
 import { inertDeep } from './inert.js';
 import { type TermStyle, painter } from './style.js';
 import { PROTOCOL_LABEL, protocolLiveView, roundTitle } from './protocols.js';
+import { qualityLiveLines } from './quality.js';
 import { tensionLiveView } from './tensions.js';
 import { materialLiveView } from './material.js';
 import { votingLiveView } from './voting.js';
@@ -40,6 +41,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const now = opts.now ?? Date.now;
   const paint = painter(style);
   const active = new Map<string, ActiveCall>();
+  // The rating that counts for each result, shown on its turn line.
+  const ratings = new Map<string, QualityRecord>();
   let blockLines = 0;
   // After Ctrl-C, calls end aborted: say so once, not as failures the debate goes on after.
   let stopping = false;
@@ -65,7 +68,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
     clearBlock();
     const lines = [...active.values()].map((a) => {
       const secs = ((now() - a.started) / 1000).toFixed(0);
-      const retry = a.attempt > 0 ? ' (repair)' : '';
+      const retry = a.attempt === 2 ? ' (quality retry)' : a.attempt > 0 ? ' (repair)' : '';
       return `  ${paint('cyan', '…')} ${a.label}${retry} ${paint('dim', `${a.model} · ${a.tokens} tokens · ${secs}s`)}`;
     });
     for (const line of lines) out.write(`${line.slice(0, style.columns + 40)}\n`);
@@ -93,6 +96,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
     for (const line of tensionView(event)) print(line);
     for (const line of protocolView(event)) print(line);
     const material = materialView(event);
+    for (const line of qualityLiveLines(event, paint)) print(line);
     switch (event.type) {
       case 'debate.started': {
         const panel = event.agents
@@ -128,7 +132,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       case 'turn.started': {
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
         active.set(freeKey(key(event.stage, event.round, event.agentId)), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
-        if (!style.live && event.attempt > 0) print(`  ${event.agentId}: asking again with the validation error (repair)`);
+        if (!style.live && event.attempt % 2 === 1) print(`  ${event.agentId}: asking again with the validation error (repair)`);
         break;
       }
       case 'turn.progress': {
@@ -153,10 +157,14 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         }
         break;
       }
+      case 'quality.rated':
+        ratings.set(key(event.rating.stage, event.rating.round, event.rating.agentId), event.rating);
+        break;
       case 'turn.finished': {
         const t = event.turn;
         if (t.status === 'ok' && t.position) {
-          const conf = t.confidence == null ? '' : paint('dim', ` (confidence ${t.confidence.toFixed(2)})`);
+          const rating = ratings.get(key(t.round === 0 ? 'opening' : 'critique', t.round, t.agentId));
+          const conf = t.confidence == null && !rating ? '' : paint('dim', ` (${[t.confidence == null ? '' : `confidence ${t.confidence.toFixed(2)}`, rating ? `quality ${rating.score}` : ''].filter(Boolean).join(', ')})`);
           print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 26 - t.agentId.length)}`);
         } else if (!stopping) {
           print(paint('red', `    ${t.agentId}: no usable answer this round (${t.error ?? t.status})`));

@@ -2,6 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
 import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
+import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
 import { tensionMarkdown } from './tensions.js';
 import { materialMarkdown } from './material.js';
 import { votingMarkdown } from './voting.js';
@@ -47,11 +48,13 @@ export function renderMarkdown(stored: StoredDebate): string {
   out.push(...materialMarkdown(d));
   out.push(...protocolMarkdown(d));
   out.push(...tensionMarkdown(d));
+  const rating = ratingOf(d);
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);
   for (const round of rounds) {
     out.push(`## ${(roundTitle(kindOf(d), round) ?? `Round ${round}`).replace(' · ', ': ')}`, '');
     for (const t of d.turns.filter((x) => x.round === round)) {
-      out.push(`### ${t.agentId} (\`${t.model}\`)${t.confidence == null ? '' : `, confidence ${t.confidence.toFixed(2)}`}`, '');
+      const q = qualityLabel(rating(t.round === 0 ? 'opening' : 'critique', t.round, t.agentId));
+      out.push(`### ${t.agentId} (\`${t.model}\`)${t.confidence == null ? '' : `, confidence ${t.confidence.toFixed(2)}`}${q ? `, ${q}` : ''}`, '');
       if (t.status !== 'ok') {
         out.push(`_No usable answer: ${t.error ?? t.status}_`, '');
         continue;
@@ -87,6 +90,7 @@ export function renderMarkdown(stored: StoredDebate): string {
     if (plan.warnings.length) out.push('');
   }
   out.push(...votingMarkdown(d));
+  out.push(...qualityMarkdown(d));
   const failedCalls = d.calls.filter((c) => c.status !== 'ok');
   if (failedCalls.length) {
     out.push('## Failed or repaired calls', '');

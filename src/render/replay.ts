@@ -31,6 +31,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
       events.push({ type: 'turn.started', stage: call.stage, round, agentId: call.agentId, model: call.model, attempt: call.attempt, at: call.startedAt });
       events.push({ type: 'call.finished', call });
     }
+    for (const rating of (d.quality ?? []).filter((q) => q.round === round)) events.push({ type: 'quality.rated', rating, at: d.createdAt });
     for (const turn of d.turns.filter((t) => t.round === round)) events.push({ type: 'turn.finished', turn, at: d.createdAt });
     for (const call of d.calls.filter((c) => c.round === round && (c.stage === 'judge' || c.stage === 'verdict') && c.status !== 'ok')) events.push({ type: 'call.finished', call });
     for (const s of roundSteps.filter((x) => !opensRound(x.step))) events.push(step(s));

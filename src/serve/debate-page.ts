@@ -290,6 +290,19 @@ ${raw}
 </div>`;
 }
 
+/** The quality rating of every agent result (docs/quality.md); nothing for debates recorded before them. */
+function qualitySection(d: StoredDebate): Html | string {
+  const ratings = d.quality ?? [];
+  if (ratings.length === 0) return '';
+  return html`<h2>Quality</h2>
+<div class="scroll"><table class="quality" id="quality">
+<thead><tr><th>agent</th><th>result</th><th>try</th><th class="num">score</th><th>action</th><th>reasons</th></tr></thead>
+<tbody>${ratings.map(
+    (q) => html`<tr class="quality-${q.action.toLowerCase()}"><td><span class="agent">${q.agentId}</span></td><td>${q.stage} ${q.round}</td><td>${q.try === 0 ? 'first' : 'retry'}</td><td class="num">${q.score}</td><td>${q.action}</td><td>${q.reasons.join('; ')}</td></tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const body = html`<h1 id="question">${d.question}</h1>
@@ -312,6 +325,7 @@ ${protocolSection(d)}
 ${tensionSection(d)}
 ${votingSection(d)}
 ${synthesisCard(d)}
+${qualitySection(d)}
 <h2>Calls</h2>
 ${callsTable(d)}
 <h2>Schedule plan</h2>

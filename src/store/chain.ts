@@ -31,6 +31,7 @@ export const SEALED_TABLES: Readonly<Record<string, readonly string[]>> = {
   votes: ['iteration', 'artifact_id', 'voter_id'],
   vote_tiers: ['iteration', 'artifact_id'],
   protocol_steps: ['seq'],
+  result_quality: ['stage', 'round', 'agent_id', 'try'],
   resumptions: ['ordinal'],
   attachments: ['ordinal'],
   budget_decisions: ['seq'],

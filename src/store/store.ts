@@ -9,6 +9,7 @@ import type {
   CallRecord,
   DebateStatus,
   ExitReason,
+  QualityRecord,
   RoundJudgement,
   SynthesisRecord,
   TurnRecord,
@@ -33,6 +34,7 @@ import { agents, calls, debates, resumptions, rounds, syntheses, turns } from '.
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
 import type { Attachment } from '../protocol/material.js';
+import { readQuality } from './quality.js';
 import { synthesisAttempts } from './schema-synthesis.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
@@ -120,6 +122,8 @@ export interface StoredDebate extends DebateRecord {
   attachments?: Attachment[];
   /** What the token budget decided (material cut, calls skipped, an early stop), in order. */
   budgetDecisions?: BudgetDecision[];
+  /** Quality ratings of the agents' results (docs/quality.md), in order; empty for debates recorded before them. */
+  quality?: QualityRecord[];
 }
 
 export interface NewDebate {
@@ -494,6 +498,7 @@ export class Store {
             })),
             voting,
             tensions: readTensionMap(tx, id),
+            quality: readQuality(tx, id),
             steps: readProtocolSteps(tx, id).map((st) => ({ ...st, afterCallId: st.afterCallId === null ? null : (numberOf.get(st.afterCallId) ?? null) })),
             attachments: readAttachments(tx, id),
             budgetDecisions: readBudgetDecisions(tx, id),
@@ -527,6 +532,7 @@ export class Store {
           for (const table of RESUME_CLEARS) run(`delete from ${table} where debate_id = @id`);
           this.#statement('delete from turns where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
+          this.#statement('delete from result_quality where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement(
             "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, pid = @pid, hostname = @hostname where id = @id",
           ).run({ ...id, pid: process.pid, hostname: hostname() });

@@ -46,7 +46,7 @@ function arbitraryServer(debate: () => number) {
 }
 
 describe('the grammar is the contract', () => {
-  it('completes debates with a tension map and a vote on arbitrary schema-valid replies, with no repair and one call per turn', async () => {
+  it('completes debates with a tension map and a vote on arbitrary schema-valid replies, no repair, one call per turn plus any quality retry, every answer rated', async () => {
     const { dir, db, cli } = workspace();
     const preset = contractPanel();
     const presetFile = join(dir, 'panel.json');
@@ -54,6 +54,7 @@ describe('the grammar is the contract', () => {
     let debate = 0;
     sim = await startSimulator({ models: simModels(preset), respond: arbitraryServer(() => debate) });
 
+    const actions = new Set<string>();
     for (debate = 0; debate < 4; debate++) {
       const r = await cli(['run', `Should we adopt plan ${debate}?`, '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet', '--json']);
       expect(r.stderr).toBe('');
@@ -63,22 +64,38 @@ describe('the grammar is the contract', () => {
       try {
         const d = store.getDebate(id);
         expect(d.status).toBe('completed');
-        expect(d.calls.filter((c) => c.attempt > 0 || c.status !== "ok").map((c) => [c.stage, c.agentId, c.status, c.validationError ?? c.error, c.raw.slice(0, 300)])).toEqual([]);
+        // No repair (odd attempts) and no failed call: a quality retry is attempt 2.
+        expect(d.calls.filter((c) => c.attempt % 2 === 1 || c.status !== 'ok').map((c) => [c.stage, c.agentId, c.status, c.validationError ?? c.error, c.raw.slice(0, 300)])).toEqual([]);
         const rounds = d.roundsCompleted + 1;
+        const ratings = d.quality ?? [];
         const count = (stage: string, agent?: string) => d.calls.filter((c) => c.stage === stage && (agent === undefined || c.agentId === agent)).length;
+        const retried = (stage: string, agent: string) => ratings.filter((q) => q.stage === stage && q.agentId === agent && q.try === 1).length;
         for (const agent of ['alpha', 'beta', 'gamma']) {
-          expect(count('opening', agent)).toBe(1);
-          expect(count('critique', agent)).toBe(rounds - 1);
+          expect(count('opening', agent)).toBe(1 + retried('opening', agent));
+          expect(count('critique', agent)).toBe(rounds - 1 + retried('critique', agent));
+        }
+        // Every answer is rated; a rejected one is a failed turn that says why.
+        expect(ratings.filter((q) => q.try === 0)).toHaveLength(3 * rounds);
+        for (const q of ratings) actions.add(q.action);
+        for (const t of d.turns) {
+          const final = ratings.filter((q) => q.round === t.round && q.agentId === t.agentId).at(-1);
+          expect(final?.action === 'REJECT').toBe(t.status !== 'ok');
+          if (t.status !== 'ok') expect(t.error).toMatch(/^rejected by the quality check \(score \d+\)/);
         }
         expect(count('judge')).toBe(rounds);
         expect(count('synthesis')).toBe(1);
         expect(d.synthesis?.status).toBe('ok');
-        expect(d.tensions?.status).toBe('ok');
+        // A map needs claims from two agents: rejected answers make no claims.
+        const lastRound = d.turns.filter((t) => t.round === d.roundsCompleted);
+        if (lastRound.filter((t) => t.status === 'ok').length >= 2) expect(d.tensions?.status).toBe('ok');
+        else expect(d.tensions?.error).toMatch(/a map needs two or more/);
         expect(d.voting?.iterations[0]?.ballots.every((b) => b.parseStatus === 'ok')).toBe(true);
       } finally {
         store.close();
       }
     }
+    // Arbitrary text is mostly poor text: the ratings cover more than a pass.
+    expect(actions.size).toBeGreaterThan(1);
   });
 
   it('keeps a debate whose synthesis failed, shows every final position on the card, and `synthesize` finishes it later', async () => {

@@ -76,7 +76,7 @@ describe('hostile model output', () => {
     expectInert(r.stderr);
     expectInert(r.stdout);
     // The text itself is kept, only its controls go.
-    expect(r.stderr).toContain('a (confidence 0.60): a: A red c1 <script>alert(1)</script>');
+    expect(r.stderr).toContain('a (confidence 0.60, quality 100): a: A red c1 <script>alert(1)</script>');
     expect(r.stderr).toContain('failed on model-2:1b: runner crashed: A   red c1  <script>');
     expect(r.stdout).toContain('RECOMMENDATION\n  A red c1 <script>alert(1)</script>');
   });

@@ -106,7 +106,9 @@ describe('conclave resume', () => {
     // Round 1 reads the stored round-0 answers.
     expect(resumed.find((q) => stageOf(q) === 'critique')?.messages.at(-1)?.content).toContain('b says A');
 
-    const doc = JSON.parse(r.stdout) as { id: string; status: string; rounds: unknown[]; resumptions: { fromRound: number; callsBefore: number }[] };
+    const doc = JSON.parse(r.stdout) as { id: string; status: string; rounds: unknown[]; resumptions: { fromRound: number; callsBefore: number }[]; quality: { round: number; agentId: string }[] };
+    // One quality rating per answer: round 0's kept from the first run, the rest rated by the resumed one.
+    expect(doc.quality.map((q) => `${q.round}:${q.agentId}`)).toEqual(['0:a', '0:b', '0:c', '1:a', '1:b', '1:c', '2:a', '2:b', '2:c']);
     expect(doc.id).toBe(debate!.id);
     expect(doc.status).toBe('completed');
     expect(doc.rounds).toHaveLength(3);

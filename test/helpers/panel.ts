@@ -33,6 +33,11 @@ export function subQuestionOf(req: SimRequest): number {
   return Number(/Yours is sub-question (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
 }
 
+/** A quality retry: the simplified request, which says the previous reply was too thin. */
+export function isRetry(req: SimRequest): boolean {
+  return /previous reply to this was too thin/.test(req.messages.at(-1)?.content ?? '');
+}
+
 export function roundOf(req: SimRequest): number {
   return Number(/critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
 }
@@ -64,6 +69,20 @@ export const reply = {
     JSON.stringify({ agreements: agreeWith.map((w) => ({ with: w, on: 'A' })), disagreements: [], updatedPosition: position, confidence: 0.7 }),
   judge: (value: number): string => JSON.stringify({ recommendation: value, facts: value, caveats: value, rationale: 'scored' }),
   verdict: (winner: string, reasons = [`${winner} argued better`]): string => JSON.stringify({ winner, reasons }),
+  /** An answer the quality check retries: one word, no reasons, almost no confidence (score 35). */
+  weak: (): string => JSON.stringify({ position: 'Maybe', reasoning: '', confidence: 0.1 }),
+  /** A critique the quality check retries: one word, naming no peer, almost no confidence (score 45). */
+  weakCritique: (): string => JSON.stringify({ agreements: [], disagreements: [], updatedPosition: 'Maybe', confidence: 0.1 }),
+  /**
+   * An answer the quality check rejects outright (score 0): one word, no reasons, almost no
+   * confidence, cut off at num_predict. `word` marks it, to look for in later prompts.
+   */
+  rejected: (word: string, stage: 'opening' | 'critique' = 'opening'): SimReply => ({
+    content: JSON.stringify(
+      stage === 'opening' ? { position: word, reasoning: '', confidence: 0.05 } : { agreements: [], disagreements: [], updatedPosition: word, confidence: 0.05 },
+    ),
+    doneReason: 'length',
+  }),
   split: (parts: { question: string; dependsOn: number[] }[]): string => JSON.stringify({ subQuestions: parts }),
   synthesis: (minority: { agent: string; round: number }[] = []): string =>
     JSON.stringify({

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { extractAnswer } from '../../src/bench/extract.js';
 import { benchAnswerSchemaFor } from '../../src/bench/prompts.js';
+import { critiqueQuality, openingQuality } from '../../src/engine/runner.js';
 import { parseReply } from '../../src/engine/structured-call.js';
+import { type QualityRating, QUALITY_RULES, rateResult } from '../../src/protocol/quality.js';
 import { formatSchemaOf } from '../../src/protocol/grammar.js';
 import { critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../../src/protocol/schemas.js';
 import {
@@ -131,5 +133,49 @@ describe('every reply the grammar allows is usable', () => {
       { numRuns: 300 },
     );
     for (const value of ['high', 'medium', 'low', ...panel]) expect(seen).toContain(value);
+  });
+});
+
+/** Whatever a call went through, as the runner reports it to the rating. */
+const callFacts = fc.record({ repaired: fc.boolean(), cutAtLimit: fc.boolean(), truncatedPrompt: fc.boolean(), normalized: fc.nat(5) });
+
+function wellFormed(r: QualityRating, retried: boolean): void {
+  expect(Number.isInteger(r.score) && r.score >= 0 && r.score <= 100).toBe(true);
+  expect(r.reasons.every((x) => typeof x === 'string' && x.length > 0)).toBe(true);
+  if (retried) expect(r.action).not.toBe('RETRY');
+  const byScore = r.score >= QUALITY_RULES.pass ? 'PASS' : r.score >= QUALITY_RULES.warn ? 'WARN' : r.score >= QUALITY_RULES.retry ? 'RETRY' : 'REJECT';
+  expect(r.action === byScore || (retried && byScore === 'RETRY' && r.action === 'WARN')).toBe(true);
+}
+
+/** Rates every instance of the schema sent, long strings and confidence bounds included, as the runner would. */
+function ratesEverything<T>(schema: z.ZodType<T>, facts: (value: T) => Parameters<typeof rateResult>[0]): void {
+  const sent = formatSchemaOf(schema);
+  fc.assert(
+    fc.property(arbitraryOf(sent), callFacts, fc.boolean(), (instance, call, retried) => {
+      const parsed = parseReply(JSON.stringify(instance), schema);
+      if (!parsed.ok) throw new Error(parsed.problem);
+      wellFormed(rateResult(facts(parsed.value), call, retried), retried);
+    }),
+    RUNS,
+  );
+}
+
+describe('every reply the grammar allows gets a quality rating', () => {
+  it('opening and sub-answer', () => ratesEverything(openingSchema, openingQuality([]).facts));
+
+  it('critique, shown peers or none', () => {
+    const peers = ['architect', 'red-team'];
+    ratesEverything(critiqueSchemaFor(peers, peers), critiqueQuality([], 2).facts);
+    ratesEverything(critiqueSchemaFor([], peers), critiqueQuality([], 0).facts);
+  });
+
+  it('rates the edges the schema allows: empty and huge strings, confidence 0 and 1', () => {
+    const facts = openingQuality([]).facts;
+    const clean = { repaired: false, cutAtLimit: false, truncatedPrompt: false, normalized: 0 };
+    for (const position of ['x', ' ', '\u0000', 'a'.repeat(1_000_000), 'one two three '.repeat(100_000)]) {
+      for (const reasoning of ['', 'b'.repeat(1_000_000)]) {
+        for (const confidence of [0, 1]) wellFormed(rateResult(facts({ position, reasoning, confidence }), clean), false);
+      }
+    }
   });
 });

@@ -1,10 +1,10 @@
 import type { AgentSpec } from '../../config/preset-schema.js';
 import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
 import { blockedBy, planSubQuestions, reassemblyMessages, splitMessages, splitSchema, subAnswerMessages, type SubQuestion } from '../../protocol/decompose.js';
-import type { PeerView, TranscriptRound } from '../../protocol/prompts.js';
+import { type PeerView, type TranscriptRound, retryMessages } from '../../protocol/prompts.js';
 import { openingSchema } from '../../protocol/schemas.js';
 import type { ProtocolStep } from '../protocol-events.js';
-import type { ProtocolOutcome, Runner } from '../runner.js';
+import { type ProtocolOutcome, type Runner, openingQuality } from '../runner.js';
 import type { Protocol } from './types.js';
 
 type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
@@ -108,6 +108,7 @@ async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, in
     schema: openingSchema,
     truncation,
     material: { focus: sub.question },
+    quality: openingQuality(retryMessages(subAnswerMessages(runner.question, agent.persona, sub, []))),
   });
   if (outcome.status !== 'ok') return finish({ ...base, status: outcome.status === 'skipped' ? 'skipped' : 'failed', answer: null, confidence: null, reason: outcome.error });
   const answer = `${outcome.value.position}\nReasoning: ${outcome.value.reasoning}`;

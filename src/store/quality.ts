@@ -1,0 +1,48 @@
+import type { RunResult } from 'better-sqlite3';
+import { asc, eq } from 'drizzle-orm';
+import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
+import type { QualityRecord, Stage } from '../engine/events.js';
+import { resultQuality } from './schema-quality.js';
+import type { Store } from './store.js';
+
+type Db = BaseSQLiteDatabase<'sync', RunResult>;
+
+/** Stores one quality rating; a later rating of the same result and try (a resumed run) replaces it. */
+export function recordQuality(store: Store, debateId: string, rating: QualityRecord, at: number): void {
+  store.use(`record the quality of ${rating.agentId}'s ${rating.stage} ${rating.round} for debate \`${debateId}\``, (db) =>
+    db
+      .insert(resultQuality)
+      .values({ debateId, stage: rating.stage, round: rating.round, agentId: rating.agentId, try: rating.try, score: rating.score, action: rating.action, reasonsJson: rating.reasons, at })
+      .onConflictDoUpdate({
+        target: [resultQuality.debateId, resultQuality.stage, resultQuality.round, resultQuality.agentId, resultQuality.try],
+        set: { score: rating.score, action: rating.action, reasonsJson: rating.reasons, at },
+      })
+      .run(),
+  );
+}
+
+/** Every rating of a debate, by round, then agent, then try (calls of a round run at once, so time would not order them stably). */
+export function readQuality(db: Db, debateId: string): QualityRecord[] {
+  return db
+    .select()
+    .from(resultQuality)
+    .where(eq(resultQuality.debateId, debateId))
+    .orderBy(asc(resultQuality.round), asc(resultQuality.agentId), asc(resultQuality.stage), asc(resultQuality.try))
+    .all()
+    .map((r) => ({ stage: r.stage as Stage, round: r.round, agentId: r.agentId, try: r.try, score: r.score, action: r.action, reasons: r.reasonsJson }));
+}
+
+/** The rating that counts for each result (its last try), keyed `stage/round/agent`. */
+export function finalRatings(ratings: readonly QualityRecord[]): Map<string, QualityRecord> {
+  const out = new Map<string, QualityRecord>();
+  for (const r of ratings) {
+    const key = qualityKey(r.stage, r.round, r.agentId);
+    const known = out.get(key);
+    if (!known || r.try >= known.try) out.set(key, r);
+  }
+  return out;
+}
+
+export function qualityKey(stage: string, round: number, agentId: string): string {
+  return `${stage}/${round}/${agentId}`;
+}
