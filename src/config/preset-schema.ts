@@ -36,6 +36,10 @@ export const agentSchema = z.strictObject({
   model: z.string().min(1),
   persona: z.string().min(1).optional(),
   cluster: z.string().min(1).optional(),
+  role: z
+    .enum(['lead', 'analyst', 'reviewer', 'filter'])
+    .optional()
+    .describe('pipeline only: lead writes the plan, analysts add observations, reviewers review against the plan, the filter writes the final report; default reviewer.'),
   options: modelOptionsSchema.optional(),
 });
 
@@ -45,13 +49,13 @@ export const modelRoleSchema = z.strictObject({
 });
 
 /** The shapes a run can take; see docs/protocols.md. */
-export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose'] as const;
+export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline'] as const;
 
 export const protocolSchema = z.strictObject({
   kind: z
     .enum(protocolKinds)
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble.'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles.'),
   maxRounds: z.number().int().min(0).max(20).default(4).describe('Critique rounds after round 0.'),
   convergenceThreshold: z
     .number()
@@ -63,6 +67,10 @@ export const protocolSchema = z.strictObject({
   maxAnswerTokens: z.number().int().min(64).default(900).describe('num_predict for agent answers.'),
   decomposer: z.string().regex(idPattern, 'use an agent id').optional().describe('decompose: the agent that splits the question and reassembles the answers; default the first agent.'),
   maxSubQuestions: z.number().int().min(1).max(12).optional().describe('decompose: sub-questions the decomposer may list at most (default 6).'),
+  filterMode: z
+    .enum(['list', 'artifact'])
+    .optional()
+    .describe('pipeline: the filter reduces the findings to a deduplicated list (list, the default) or writes one document (artifact).'),
 });
 
 /**
@@ -138,6 +146,7 @@ export const presetSchema = z.strictObject({
 
 export type ModelOptions = z.infer<typeof modelOptionsSchema>;
 export type AgentSpec = z.infer<typeof agentSchema>;
+export type AgentRole = NonNullable<AgentSpec['role']>;
 export type ModelRole = z.infer<typeof modelRoleSchema>;
 export type ProtocolSpec = z.infer<typeof protocolSchema>;
 export type ProtocolKind = (typeof protocolKinds)[number];
