@@ -303,7 +303,16 @@ function pipelineMarkdown(steps: ProtocolStep[]): string[] {
 
 /** The `protocol` block of the JSON document: its kind and every recorded step, in order. */
 export function protocolDocument(d: StoredDebate): Record<string, unknown> {
-  return { kind: kindOf(d), steps: stepsOf(d) };
+  const steps = stepsOf(d);
+  const report = steps.find((s): s is Report => s.kind === 'report');
+  if (!report) return { kind: kindOf(d), steps };
+  // A pipeline's report, grouped as the card shows it: blocking first, then the rest, and the downgrades.
+  const { kind: _, findings, ...rest } = report;
+  return {
+    kind: kindOf(d),
+    report: { ...rest, blocking: findings.filter((f) => f.blocking), other: findings.filter((f) => !f.blocking), downgrades: steps.filter((s) => s.kind === 'downgrade') },
+    steps,
+  };
 }
 
 function oneLine(text: string, max: number): string {
