@@ -43,6 +43,8 @@ export const observationsSchema = z.strictObject({
   observations: z.array(observationShape()).max(MAX_OBSERVATIONS),
 });
 
+const NO_SOURCE = 'none';
+
 /** The filter's reduced list: each finding names the observations it merges (`sources`, as shown to it). */
 export const findingsSchemaFor = memoSchema((refs: readonly string[]) =>
   z.strictObject({
@@ -54,7 +56,7 @@ export const findingsSchemaFor = memoSchema((refs: readonly string[]) =>
           confidence: z.number().int().min(0).max(100),
           blocking: z.boolean(),
           evidence: boundedText(300),
-          sources: z.array(idEnum(refs, ['none'])).max(MAX_OBSERVATIONS),
+          sources: z.array(idEnum(refs, [NO_SOURCE])).max(MAX_OBSERVATIONS),
         }),
       )
       .max(MAX_OBSERVATIONS * 2),
@@ -166,7 +168,8 @@ export function reduceFindings(
       continue;
     }
     const sources = [...new Set(f.sources)].filter((s) => known.has(s));
-    const unknown = f.sources.filter((s) => !known.has(s));
+    // `none` is the grammar's only choice when no observation was shown: nothing to report.
+    const unknown = f.sources.filter((s) => !known.has(s) && s !== NO_SOURCE);
     if (unknown.length) notes.push(`finding ${i + 1}: unknown sources ${[...new Set(unknown)].join(', ')} ignored`);
     const raisedBy = [...new Set(sources.map((s) => known.get(s)!.agentId))];
     const evidence = f.evidence.trim() || sources.map((s) => known.get(s)!.observation.evidence).filter(Boolean).join(' / ');

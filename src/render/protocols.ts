@@ -283,7 +283,8 @@ function pipelineMarkdown(steps: ProtocolStep[]): string[] {
     out.push('');
   }
   for (const phase of ['plan', 'review'] as const) {
-    const observed = steps.filter((s): s is Observed => s.kind === 'observations' && s.phase === phase);
+    // The lead first, then the others in the order they finished.
+    const observed = steps.filter((s): s is Observed => s.kind === 'observations' && s.phase === phase).sort((a, b) => Number(b.role === 'lead') - Number(a.role === 'lead'));
     if (!observed.length) continue;
     out.push(`## ${PIPELINE_TITLES[PHASE_ROUND[phase]]!.replace(' · ', ': ')}`, '');
     for (const s of observed) {

@@ -138,3 +138,21 @@ export function contractPanel() {
     voting: { force: true },
   } as Parameters<typeof testPreset>[1]);
 }
+
+/** A review pipeline with every role: a lead, an analyst, two reviewers (one with no role) and a filter. */
+export function pipelineContractPanel(filterMode: 'list' | 'artifact' = 'list') {
+  const roles = [
+    ['lead', 'lead'],
+    ['ana', 'analyst'],
+    ['r1', 'reviewer'],
+    ['r2', undefined],
+    ['filt', 'filter'],
+  ] as const;
+  return testPreset(
+    roles.map(([id]) => id),
+    {
+      agents: roles.map(([id, role], i) => ({ id, model: `model-${i}:1b`, persona: `You are agent ${id}.`, ...(role ? { role } : {}) })),
+      protocol: { kind: 'pipeline', filterMode, callTimeoutSeconds: 30 },
+    } as Parameters<typeof testPreset>[1],
+  );
+}

@@ -103,7 +103,7 @@ describe('pipeline normalisation', () => {
         summary: 's',
         findings: [
           { text: 'guess', confidence: 65, blocking: true, evidence: '', sources: ['r2/R1'] },
-          { text: 'sure', confidence: 90, blocking: true, evidence: 'quote', sources: ['r1/R1', 'r2/R1', 'none'] },
+          { text: 'sure', confidence: 90, blocking: true, evidence: 'quote', sources: ['r1/R1', 'r2/R1', 'none', 'r9/X'] },
           { text: '  ', confidence: 90, blocking: true, evidence: '', sources: [] },
           { text: 'own', confidence: 50, blocking: false, evidence: '', sources: [] },
         ],
@@ -117,6 +117,6 @@ describe('pipeline normalisation', () => {
       ['F3', 'own', false, false, ['filt'], ''],
     ]);
     expect(downgraded.map((f) => f.id)).toEqual(['F2']);
-    expect(notes).toEqual(['finding 2: unknown sources none ignored', 'finding 3 has no text and was dropped']);
+    expect(notes).toEqual(['finding 2: unknown sources r9/X ignored', 'finding 3 has no text and was dropped']);
   });
 });
