@@ -308,7 +308,11 @@ export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const body = html`<h1 id="question">${d.question}</h1>
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
-· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''} · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}
+· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''}${
+    p.kind === 'pipeline'
+      ? html` · roles ${d.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')} · filter mode ${p.filterMode ?? 'list'}`
+      : html` · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}`
+  }
 · ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
 · host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>

@@ -158,7 +158,9 @@ describe('review pipeline', () => {
     expect(doc.protocol.report.blocking.map((f) => f.id)).toEqual(['F1']);
     expect(doc.protocol.report.other.map((f) => f.id)).toEqual(['F2', 'F3']);
     expect(doc.protocol.report.downgrades).toHaveLength(2);
-    expect(debatePage(debate, null)).toContain('Review report by filt');
+    const page = debatePage(debate, null);
+    expect(page).toContain('Review report by filt');
+    expect(page).toContain('roles lead (lead), ana (analyst), r1 (reviewer), r2 (reviewer), filt (filter)');
 
     // A replay shows the phases and the downgrade as they came.
     const err = capture();
