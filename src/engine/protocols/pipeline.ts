@@ -1,4 +1,4 @@
-import type { AgentSpec, Preset } from '../../config/preset-schema.js';
+import type { AgentRole, AgentSpec, Preset } from '../../config/preset-schema.js';
 import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
 import {
   BLOCKING_CONFIDENCE,
@@ -65,7 +65,7 @@ function filterOf(preset: Preset): FilterSpec {
 async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<ProtocolOutcome> {
   const { preset } = runner;
   const mode = preset.protocol.filterMode ?? 'list';
-  const withRole = (role: string) => preset.agents.filter((a) => roleOf(a) === role);
+  const withRole = (role: AgentRole) => preset.agents.filter((a) => roleOf(a) === role);
   const lead = withRole('lead')[0] ?? null;
   const analysts = withRole('analyst');
   const reviewers = withRole('reviewer');
@@ -98,17 +98,17 @@ async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<Pr
   return { exitReason: 'filtered', exitDetail: detail, rounds: [], synthesis };
 }
 
-function startPhase(runner: Runner, phase: PipelinePhase, agents: { id: string; role?: string | undefined }[]): void {
+function startPhase(runner: Runner, phase: PipelinePhase, agents: Pick<AgentSpec, 'id' | 'role'>[]): void {
   runner.startRound(PHASE_ROUND[phase]);
-  runner.step({ kind: 'phase', phase, agents: agents.map((a) => ({ id: a.id, role: roleOf(a as Pick<AgentSpec, 'role'>) })) });
+  runner.step({ kind: 'phase', phase, agents: agents.map((a) => ({ id: a.id, role: roleOf(a) })) });
 }
 
-const STAGE: Record<string, Stage> = { lead: 'plan', analyst: 'observe', reviewer: 'review' };
+const STAGE: Record<Exclude<AgentRole, 'filter'>, Stage> = { lead: 'plan', analyst: 'observe', reviewer: 'review' };
 
 /** One lead, analyst or reviewer call; its observations cleaned, downgraded where the rule says, and recorded. */
 async function observe(runner: Runner, phase: PipelinePhase, agent: AgentSpec, plan: Observed | null): Promise<Observed> {
-  const role = roleOf(agent);
-  const stage = STAGE[role]!;
+  const role = roleOf(agent) as Exclude<AgentRole, 'filter'>;
+  const stage = STAGE[role];
   const base = { kind: 'observations' as const, phase, agentId: agent.id, role, withPlan: plan !== null };
   const finish = (step: Observed): Observed => {
     runner.step(step);
