@@ -8,12 +8,13 @@ import { openStore } from '../src/store/open.js';
 /**
  * Calls and wall time per protocol against the simulator playing the scripted demo panel
  * (agents start apart and converge by round 2; the judge favours the conditional answer).
+ * A pipeline seats a lead, an analyst and reviewers, and the synthesizer filters.
  * Each agent has its own model, so a round's calls run side by side. Judge and synthesizer
  * are separate small models. Figures: calls for 3, 4 and 8 agents at 0 ms per token, then
  * wall time at 20 ms per token (median of BENCH_RUNS runs, default 3).
  */
 
-const KINDS = ['parallel', 'debate', 'tournament', 'decompose'] as const;
+const KINDS = ['parallel', 'debate', 'tournament', 'decompose', 'pipeline'] as const;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TOKEN_MS = Number(process.env.BENCH_TOKEN_MS ?? 20);
 const QUESTION = 'Should we migrate this tool from SQLite to Postgres now?';
@@ -28,11 +29,16 @@ const median = (xs: number[]): number => {
 function presetFor(kind: (typeof KINDS)[number], n: number) {
   return presetSchema.parse({
     name: `bench-${kind}-${n}`,
-    agents: Array.from({ length: n }, (_, i) => ({ id: `agent${i}`, model: `panel-${i}:7b`, persona: `${PERSONAS[i % PERSONAS.length]} (seat ${i})` })),
+    agents: Array.from({ length: n }, (_, i) => ({ id: `agent${i}`, model: `panel-${i}:7b`, persona: `${PERSONAS[i % PERSONAS.length]} (seat ${i})`, ...(kind === 'pipeline' ? { role: pipelineRole(i) } : {}) })),
     judge: { model: 'judge:3b' },
     synthesizer: { model: 'synth:9b' },
     protocol: { kind, maxRounds: 4, convergenceThreshold: 0.85, callTimeoutSeconds: 120 },
   });
+}
+
+/** A pipeline's seats: a lead, an analyst, then reviewers; the synthesizer model filters. */
+function pipelineRole(seat: number): 'lead' | 'analyst' | 'reviewer' {
+  return seat === 0 ? 'lead' : seat === 1 ? 'analyst' : 'reviewer';
 }
 
 async function runOnce(kind: (typeof KINDS)[number], n: number, tokenMs: number): Promise<{ calls: number; ms: number; status: string }> {
@@ -56,6 +62,7 @@ const formula: Record<(typeof KINDS)[number], (n: number) => string> = {
   debate: (n) => `(n + 1) per round + 1 = ${n + 1} × rounds + 1`,
   tournament: (n) => `n + 2(n − 1) + (n − 1) + 1 = ${4 * n - 2}`,
   decompose: () => '1 + sub-questions + 1',
+  pipeline: (n) => `n + 1 (the synthesizer filters) = ${n + 1}`,
 };
 
 console.log('Calls per protocol (demo panel: the debate converges after critique round 2; decompose splits into 3 parts)');
@@ -67,7 +74,7 @@ for (const kind of KINDS) {
 }
 
 console.log(`\nWall time at ${TOKEN_MS} ms per token, 4 agents, median of ${RUNS} runs`);
-for (const kind of ['parallel', 'debate', 'tournament'] as const) {
+for (const kind of ['parallel', 'debate', 'tournament', 'pipeline'] as const) {
   const times: number[] = [];
   let calls = 0;
   for (let i = 0; i < RUNS; i++) {

@@ -184,8 +184,8 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
 
   const kind = preset.protocol.kind ?? 'debate';
   results.push(
-    kind === 'decompose'
-      ? unavailable('round0-vote', 'a decomposition has no independent answers')
+    kind === 'decompose' || kind === 'pipeline'
+      ? unavailable('round0-vote', kind === 'pipeline' ? 'a review pipeline has no independent answers' : 'a decomposition has no independent answers')
       : debateCondition('round0-vote', majorityVote(roundAnswers(0), item.kind), callsWhere((c) => c.stage === 'opening')),
   );
   results.push(parallelCondition(kind, input.parallel ?? null, debate, (text) => readText(text, item).answer, right));
@@ -247,7 +247,7 @@ function parallelCondition(
     const answer = text === null ? null : read(text);
     return { condition: 'parallel', variant: '', available: true, answer, correct: right(answer), ...spent(debate.calls), callIds: [], note: text === null ? 'no synthesis' : null };
   }
-  if (capture === null) return unavailable('parallel', kind === 'decompose' ? 'a decomposition has no independent answers' : 'not run');
+  if (capture === null) return unavailable('parallel', kind === 'decompose' ? 'a decomposition has no independent answers' : kind === 'pipeline' ? 'a review pipeline has no independent answers' : 'not run');
   const answer = capture.recommendation === null ? null : read(capture.recommendation);
   const openings = spent(debate.calls.filter((c) => c.stage === 'opening'));
   const own = spent(capture.calls);

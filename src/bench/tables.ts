@@ -167,6 +167,8 @@ function protocolTerms(p: BenchReport['run']['presets'][number]): string {
       return `judge ${p.judge} decides each match, synthesizer ${p.synthesizer}`;
     case 'decompose':
       return 'the decomposer splits and reassembles';
+    case 'pipeline':
+      return 'a lead plans, reviewers review against the plan, a filter reports';
     default:
       return `judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}`;
   }

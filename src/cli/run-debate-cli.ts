@@ -151,7 +151,7 @@ export async function driveFromCli(
     else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
     printed = true;
     if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
-    if (result.status === 'unsynthesized') throw unsynthesized(result.id, result.error);
+    if (result.status === 'unsynthesized') throw stored.preset.protocol.kind === 'pipeline' ? unfiltered(result.id, result.error) : unsynthesized(result.id, result.error);
     return result.status === 'completed' ? 0 : 5;
   } catch (err) {
     live?.close();
@@ -164,6 +164,13 @@ export async function driveFromCli(
     process.off('SIGTERM', onSigint);
     store.close();
   }
+}
+
+/** Exit 5 for a review pipeline whose filter failed: the plan and reviews are kept, and the card lists them. */
+function unfiltered(id: string, error: string | null): DebateFailedError {
+  return new DebateFailedError('FILTER_FAILED', `Review ${id} ran its plan and reviews, but the filter failed: ${(error ?? 'no reason recorded').replace(/\.$/, '')}. The reviews are kept, and the card lists their observations.`, {
+    hint: `See everything recorded with \`npx conclave show ${id}\`; run the review again with \`npx conclave run\`, with a larger model for the filter if it keeps failing.`,
+  });
 }
 
 /** Exit 5: the command did not fully succeed, but every round is kept and the card shows them. */

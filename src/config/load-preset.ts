@@ -118,9 +118,34 @@ export function checkProtocolPreset(preset: Preset): string[] {
       errors.push(`protocol.decomposer: \`${decomposer}\` is not an agent id (agents: ${preset.agents.map((a) => a.id).join(', ')})`);
     }
   }
-  if (kind === 'tournament' || kind === 'decompose') {
+  errors.push(...checkPipelineRoles(preset));
+  if (kind === 'tournament' || kind === 'decompose' || kind === 'pipeline') {
     if (preset.voting && preset.voting.enabled !== false) errors.push(`voting: the ${kind} protocol runs no optional stages; remove the block or set voting.enabled: false`);
     if (preset.tensions && preset.tensions.enabled !== false) errors.push(`tensions: the ${kind} protocol runs no optional stages; remove the block or set tensions.enabled: false`);
+  }
+  return errors;
+}
+
+/**
+ * Roles belong to pipelines: elsewhere they are an error. A pipeline needs a reviewer (an agent
+ * without a role reviews), and takes at most one lead and one filter; without a filter agent
+ * the synthesizer model filters.
+ */
+function checkPipelineRoles(preset: Preset): string[] {
+  const kind = preset.protocol.kind;
+  const errors: string[] = [];
+  if (kind !== 'pipeline') {
+    preset.agents.forEach((a, i) => {
+      if (a.role !== undefined) errors.push(`agents.${i}.role: roles are only used when protocol.kind is pipeline (it is ${kind}); remove it or set protocol.kind: pipeline`);
+    });
+    if (preset.protocol.filterMode !== undefined) errors.push(`protocol.filterMode: only used when protocol.kind is pipeline (it is ${kind})`);
+    return errors;
+  }
+  const holders = (role: string) => preset.agents.filter((a) => (a.role ?? 'reviewer') === role).map((a) => a.id);
+  if (holders('reviewer').length === 0) errors.push('agents: a pipeline needs at least one reviewer (role: reviewer, or an agent with no role)');
+  for (const role of ['lead', 'filter']) {
+    const ids = holders(role);
+    if (ids.length > 1) errors.push(`agents: a pipeline takes one ${role} at most (${ids.join(', ')} are all ${role})`);
   }
   return errors;
 }
@@ -128,7 +153,9 @@ export function checkProtocolPreset(preset: Preset): string[] {
 export function presetWarnings(preset: Preset): string[] {
   const warnings: string[] = [];
   const debaterModels = new Set(preset.agents.map((a) => a.model));
-  if (preset.synthesizer.model && debaterModels.has(preset.synthesizer.model) && preset.protocol.kind !== 'decompose') {
+  // A decomposition has no synthesizer; a pipeline with a filter agent does not call it.
+  const unused = preset.protocol.kind === 'decompose' || (preset.protocol.kind === 'pipeline' && preset.agents.some((a) => a.role === 'filter'));
+  if (preset.synthesizer.model && debaterModels.has(preset.synthesizer.model) && !unused) {
     warnings.push(
       `The synthesizer model \`${preset.synthesizer.model}\` also debates: its own arguments may weigh more in the final answer. Use a model that is not on the panel.`,
     );

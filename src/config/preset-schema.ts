@@ -40,6 +40,10 @@ export const agentSchema = z.strictObject({
     .enum(['high', 'normal', 'low'])
     .optional()
     .describe('Who is skipped first when the token budget runs out: low, then normal; high always runs. Default normal.'),
+  role: z
+    .enum(['lead', 'analyst', 'reviewer', 'filter'])
+    .optional()
+    .describe('pipeline only: lead writes the plan, analysts add observations, reviewers review against the plan, the filter writes the final report; default reviewer.'),
   options: modelOptionsSchema.optional(),
 });
 
@@ -49,13 +53,13 @@ export const modelRoleSchema = z.strictObject({
 });
 
 /** The shapes a run can take; see docs/protocols.md. */
-export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose'] as const;
+export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline'] as const;
 
 export const protocolSchema = z.strictObject({
   kind: z
     .enum(protocolKinds)
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble.'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles.'),
   maxRounds: z.number().int().min(0).max(20).default(4).describe('Critique rounds after round 0.'),
   convergenceThreshold: z
     .number()
@@ -73,6 +77,10 @@ export const protocolSchema = z.strictObject({
     .min(1000)
     .optional()
     .describe('Prompt plus reply tokens for the whole run. From 80% material is cut, at 100% lower-priority agents are skipped; see docs/attachments-and-budgets.md.'),
+  filterMode: z
+    .enum(['list', 'artifact'])
+    .optional()
+    .describe('pipeline: the filter reduces the findings to a deduplicated list (list, the default) or writes one document (artifact).'),
 });
 
 /**
@@ -156,6 +164,7 @@ export const presetSchema = z.strictObject({
 
 export type ModelOptions = z.infer<typeof modelOptionsSchema>;
 export type AgentSpec = z.infer<typeof agentSchema>;
+export type AgentRole = NonNullable<AgentSpec['role']>;
 export type ModelRole = z.infer<typeof modelRoleSchema>;
 export type ProtocolSpec = z.infer<typeof protocolSchema>;
 export type ProtocolKind = (typeof protocolKinds)[number];

@@ -24,7 +24,11 @@ export type Stage =
   | 'verdict'
   | 'split'
   | 'subanswer'
-  | 'reassembly';
+  | 'reassembly'
+  | 'plan'
+  | 'observe'
+  | 'review'
+  | 'filter';
 
 /** Why the run stopped: the debate's exits, then the other protocols' ends (docs/protocols.md). */
 export type ExitReason =
@@ -36,7 +40,8 @@ export type ExitReason =
   | 'answered'
   | 'champion'
   | 'reassembled'
-  | 'budget';
+  | 'budget'
+  | 'filtered';
 
 /** `unsynthesized`: every round ran and is kept, but no synthesis succeeded (see `conclave synthesize`). */
 export type DebateStatus = 'running' | 'completed' | 'unsynthesized' | 'failed' | 'interrupted';

@@ -1,4 +1,6 @@
+import type { AgentRole } from '../config/preset-schema.js';
 import type { SubQuestion } from '../protocol/decompose.js';
+import { type Finding, type Observation, PHASE_ROUND, type PipelinePhase } from '../protocol/pipeline.js';
 import type { Pairing } from '../protocol/tournament.js';
 
 /**
@@ -39,6 +41,44 @@ export type ProtocolStep =
       answer: string | null;
       confidence: number | null;
       reason: string | null;
+    }
+  | { kind: 'phase'; phase: PipelinePhase; agents: { id: string; role: AgentRole }[] }
+  | {
+      kind: 'observations';
+      phase: PipelinePhase;
+      agentId: string;
+      role: AgentRole;
+      status: 'ok' | 'failed' | 'skipped';
+      summary: string | null;
+      observations: Observation[];
+      /** A reviewer's prompt carried the lead's plan (false: it ran as a generic reviewer). */
+      withPlan: boolean;
+      notes: string[];
+      error: string | null;
+    }
+  | {
+      /** The engine made a blocking observation below the threshold non-blocking. */
+      kind: 'downgrade';
+      phase: PipelinePhase;
+      agentId: string;
+      observationId: string;
+      confidence: number;
+      threshold: number;
+      text: string;
+    }
+  | {
+      kind: 'report';
+      mode: 'list' | 'artifact';
+      /** The filter agent's id, or `synthesizer` when the synthesizer model filtered. */
+      filter: string;
+      model: string;
+      status: 'ok' | 'failed';
+      summary: string | null;
+      /** list mode: the reduced findings, blocking first, F1, F2, …; artifact mode: every observation, blocking first. */
+      findings: Finding[];
+      artifact: { title: string; document: string } | null;
+      notes: string[];
+      error: string | null;
     };
 
 export type ProtocolStepKind = ProtocolStep['kind'];
@@ -51,6 +91,12 @@ export function stepRound(step: ProtocolStep): number {
       return step.round;
     case 'subanswer':
       return step.index;
+    case 'phase':
+    case 'observations':
+    case 'downgrade':
+      return PHASE_ROUND[step.phase];
+    case 'report':
+      return PHASE_ROUND.final;
     default:
       return 0;
   }
@@ -58,7 +104,7 @@ export function stepRound(step: ProtocolStep): number {
 
 /** Steps that open their round in a replay (shown before its turns); the others close it. */
 export function opensRound(step: ProtocolStep): boolean {
-  return step.kind === 'bracket' || step.kind === 'synthesizer';
+  return step.kind === 'bracket' || step.kind === 'synthesizer' || step.kind === 'phase';
 }
 
 export type ProtocolEvent = { type: 'protocol.step'; step: ProtocolStep; at: number };

@@ -54,6 +54,11 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
       hint: 'Wait for it to finish, or stop it with Ctrl-C first (it is then marked interrupted).',
     });
   }
+  if ((d.preset.protocol as { kind?: string }).kind === 'pipeline') {
+    throw new InputError('PROTOCOL_NOT_RESYNTHESIZABLE', `Debate ${id} is a review pipeline: its result is the filter's report, which \`synthesize\` does not write.`, {
+      hint: `Its plan and reviews are kept: see them with \`npx conclave show ${id}\`, or run the review again with \`npx conclave run\`.`,
+    });
+  }
   const rounds = transcriptOf(d);
   const last = rounds.at(-1);
   const usable = last?.turns.filter((t) => t.status === 'ok' && t.position).length ?? 0;

@@ -288,11 +288,13 @@ export class Runner {
         ? answer * 1.5
         : stage === 'judge' || stage === 'verdict'
           ? 400
-          : stage === 'synthesis' || stage === 'reassembly'
+          : stage === 'synthesis' || stage === 'reassembly' || stage === 'filter'
             ? 1500
             : stage === 'split'
               ? 800
-              : answer;
+              : stage === 'plan' || stage === 'observe' || stage === 'review'
+                ? answer * 2
+                : answer;
     // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
     return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: this.numCtx[model] };
   }

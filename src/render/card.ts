@@ -2,7 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { inertDeep } from './inert.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
-import { protocolCardLines, protocolFooter } from './protocols.js';
+import { kindOf, protocolCardLines, protocolFooter } from './protocols.js';
 import { qualityCardLines } from './quality.js';
 import { tensionCardLines } from './tensions.js';
 import { materialCardLines } from './material.js';
@@ -20,7 +20,13 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   const debaters = d.agents.filter((a) => a.role === 'debater').length;
   lines.push(paint('bold', `━━ ${d.question}`));
   const s = d.synthesis?.synthesis;
-  if (!s) {
+  if (kindOf(d) === 'pipeline') {
+    // The report (protocolCardLines) is the result; the synthesis record carries its verdict.
+    if (s) {
+      heading('VERDICT');
+      lines.push(...wrap(s.recommendation, width - 2).map((l) => `  ${l}`));
+    }
+  } else if (!s) {
     lines.push('', paint('red', `No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`));
     lines.push(...finalPositionLines(d, paint, width));
   } else {

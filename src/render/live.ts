@@ -30,6 +30,10 @@ const STAGE_LABEL: Record<Stage, string> = {
   split: 'splitting the question',
   subanswer: 'answering a sub-question',
   reassembly: 'reassembling the answer',
+  plan: 'writing the plan',
+  observe: 'adding observations',
+  review: 'reviewing',
+  filter: 'filtering the findings',
 };
 
 /**
@@ -109,6 +113,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         print(`  ${paint('dim', 'question:')} ${event.question}`);
         print(`  ${paint('dim', 'panel:')} ${panel}`);
         if (kind === 'decompose') print(`  ${paint('dim', 'decomposer:')} ${event.preset.protocol.decomposer ?? event.preset.agents[0]?.id ?? ''}`);
+        else if (kind === 'pipeline') print(`  ${paint('dim', 'roles:')} ${event.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}`);
         else if (kind === 'parallel') print(`  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
         else print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
         const plan = event.plan as { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][] } | undefined;
@@ -224,6 +229,8 @@ export function exitText(reason: string): string {
       return 'the tournament has a champion';
     case 'reassembled':
       return 'the parts were reassembled';
+    case 'filtered':
+      return 'the filter wrote the report';
     case 'interrupted':
       return 'interrupted';
     case 'budget':

@@ -32,18 +32,21 @@ export function renderMarkdown(stored: StoredDebate): string {
     '',
   );
   const s = d.synthesis?.synthesis;
-  out.push('## Synthesis', '');
-  if (s) {
-    out.push(`**Recommendation.** ${s.recommendation}`, '');
-    if (s.triggersToRevisit.length) out.push('**Triggers to revisit**', '', ...s.triggersToRevisit.map((t) => `- ${t}`), '');
-    out.push(`**Confidence:** ${s.confidence.level} (${s.confidence.converged} agents converged)`, '');
-    for (const m of s.minorityPositions) {
-      out.push(`**Minority position (${m.agent}, round ${m.round}).** ${m.argument}`, '', `> Why it still matters: ${m.whyItMatters}`, '');
+  // A pipeline's result is its review report, written by protocolMarkdown.
+  if (kindOf(d) !== 'pipeline') {
+    out.push('## Synthesis', '');
+    if (s) {
+      out.push(`**Recommendation.** ${s.recommendation}`, '');
+      if (s.triggersToRevisit.length) out.push('**Triggers to revisit**', '', ...s.triggersToRevisit.map((t) => `- ${t}`), '');
+      out.push(`**Confidence:** ${s.confidence.level} (${s.confidence.converged} agents converged)`, '');
+      for (const m of s.minorityPositions) {
+        out.push(`**Minority position (${m.agent}, round ${m.round}).** ${m.argument}`, '', `> Why it still matters: ${m.whyItMatters}`, '');
+      }
+      if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
+    } else {
+      out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
+      if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`npx conclave synthesize ${d.id}\`.`, '');
     }
-    if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
-  } else {
-    out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
-    if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`npx conclave synthesize ${d.id}\`.`, '');
   }
   out.push(...materialMarkdown(d));
   out.push(...protocolMarkdown(d));

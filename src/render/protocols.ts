@@ -2,6 +2,7 @@ import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent } from '../engine/events.js';
 import type { ProtocolStep } from '../engine/protocol-events.js';
 import type { StoredDebate } from '../store/store.js';
+import { BLOCKING_CONFIDENCE, type Finding, type Observation, PHASE_ROUND, blockingFirst } from '../protocol/pipeline.js';
 import type { Paint } from './style.js';
 
 /**
@@ -20,14 +21,30 @@ export const PROTOCOL_LABEL: Record<ProtocolKind, string> = {
   parallel: 'parallel answers',
   tournament: 'tournament',
   decompose: 'decomposition',
+  pipeline: 'review pipeline',
 };
 
 /** The heading of a round in the live view and replays; null hides it (a decomposition's parts report themselves). */
 export function roundTitle(kind: ProtocolKind, round: number): string | null {
   if (kind === 'decompose') return round === 0 ? 'Split · the decomposer divides the question' : null;
+  if (kind === 'pipeline') return PIPELINE_TITLES[round] ?? null;
   if (round === 0) return 'Round 0 · independent answers';
   if (kind === 'tournament') return `Bracket round ${round} · matches`;
   return `Round ${round} · critique`;
+}
+
+const PIPELINE_TITLES: Record<number, string> = {
+  [PHASE_ROUND.plan]: 'Plan · the lead and the analysts',
+  [PHASE_ROUND.review]: 'Review · the reviewers, each with the plan',
+  [PHASE_ROUND.final]: 'Final · the filter',
+};
+
+type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
+type Report = Extract<ProtocolStep, { kind: 'report' }>;
+type Downgrade = Extract<ProtocolStep, { kind: 'downgrade' }>;
+
+function confidenceTag(o: Observation): string {
+  return `${o.blocking ? 'BLOCKING' : 'not blocking'}, confidence ${o.confidence}${o.downgraded ? `, downgraded (blocking below ${BLOCKING_CONFIDENCE})` : ''}`;
 }
 
 function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string): string[] {
@@ -55,6 +72,25 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
     case 'subanswer':
       if (step.status === 'ok') return [`    ${paint('magenta', `${step.index}. ${step.agentId}`)}: ${clip(step.answer ?? '')}`];
       return [paint(step.status === 'skipped' ? 'yellow' : 'red', `    ${step.index}. ${step.agentId}: ${step.status} (${step.reason})`)];
+    case 'phase':
+      return [`  ${paint('dim', 'roles:')} ${step.agents.map((a) => `${a.id} (${a.role})`).join(', ')}`];
+    case 'observations': {
+      const who = `${step.agentId} (${step.role}${step.role === 'reviewer' ? (step.withPlan ? ', with the plan' : ', no plan') : ''})`;
+      if (step.status !== 'ok') return [paint(step.status === 'skipped' ? 'yellow' : 'red', `  ${who}: ${step.status} (${step.error})`)];
+      const blocking = step.observations.filter((o) => o.blocking).length;
+      return [
+        `  ${paint('magenta', who)}: ${step.observations.length} observation${step.observations.length === 1 ? '' : 's'}, ${blocking} blocking`,
+        ...step.observations.map((o) => `    ${paint(o.blocking ? 'red' : 'dim', o.id)} ${paint('dim', `[${confidenceTag(o)}]`)} ${clip(o.text)}`),
+        ...step.notes.map((n) => paint('yellow', `    note: ${clip(n)}`)),
+      ];
+    }
+    case 'downgrade':
+      return [paint('yellow', `  downgraded: ${step.agentId}/${step.observationId} was blocking at confidence ${step.confidence} (< ${step.threshold}); kept as not blocking`)];
+    case 'report':
+      if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
+      return [
+        `  ${paint('magenta', step.filter)}: ${step.mode === 'list' ? `${step.findings.length} findings, ${step.findings.filter((f) => f.blocking).length} blocking` : `wrote ${clip(step.artifact?.title ?? '')}`}`,
+      ];
   }
 }
 
@@ -87,6 +123,7 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     for (const b of steps) if (b.kind === 'bracket') for (const p of b.pairings) if (p.b === null) rows.push({ round: b.round, lines: [`  - round ${b.round}: ${p.a} had a bye`] });
     for (const row of rows.sort((x, y) => x.round - y.round)) lines.push(...row.lines);
   }
+  lines.push(...pipelineCardLines(steps, paint, width, wrap));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {
     lines.push('', paint('bold', `DECOMPOSITION (by ${split.decomposer})`));
@@ -102,6 +139,44 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     if (rotation.panelAgents.length) {
       lines.push(...wrap(`Note: ${rotation.model} also debated as ${rotation.panelAgents.join(', ')}; a panel model synthesizing tends to favour its own arguments.`, width - 2).map((l) => paint('yellow', l)));
     }
+  }
+  return lines;
+}
+
+/** A pipeline's report on the card: blocking findings first, then the rest, who raised each, the evidence, and the downgrades. */
+function pipelineCardLines(steps: ProtocolStep[], paint: Paint, width: number, wrap: (text: string, width: number) => string[]): string[] {
+  const report = steps.find((s): s is Report => s.kind === 'report');
+  const downgrades = steps.filter((s): s is Downgrade => s.kind === 'downgrade');
+  if (!report && !steps.some((s) => s.kind === 'phase')) return [];
+  const lines: string[] = [];
+  const item = (f: Finding): string[] => [
+    ...wrap(`${f.id} [${confidenceTag(f)}] ${f.text}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)),
+    ...wrap(`raised by ${f.raisedBy.join(', ')}${f.evidence ? `; evidence: ${f.evidence}` : ''}`, width - 6).map((l) => `    ${paint('dim', l)}`),
+  ];
+  if (report?.status === 'ok') {
+    const blocking = report.findings.filter((f) => f.blocking);
+    const rest = report.findings.filter((f) => !f.blocking);
+    const what = report.mode === 'list' ? 'FINDINGS' : 'OBSERVATIONS';
+    lines.push('', paint('bold', `BLOCKING ${what} (${blocking.length})`));
+    lines.push(...(blocking.length ? blocking.flatMap(item) : [`  ${paint('dim', 'none')}`]));
+    lines.push('', paint('bold', `OTHER ${what} (${rest.length})`));
+    lines.push(...(rest.length ? rest.flatMap(item) : [`  ${paint('dim', 'none')}`]));
+  } else {
+    lines.push('', paint('red', `No report: ${report?.error ?? 'the filter did not run'}.`));
+    for (const s of steps) {
+      if (s.kind !== 'observations' || s.status !== 'ok' || s.observations.length === 0) continue;
+      lines.push('', paint('bold', `${s.agentId.toUpperCase()} (${s.role})`));
+      for (const o of blockingFirst(s.observations)) lines.push(...item({ ...o, raisedBy: [s.agentId], sources: [] }));
+    }
+  }
+  if (downgrades.length) {
+    lines.push('', paint('bold', `DOWNGRADED (blocking below confidence ${BLOCKING_CONFIDENCE}, kept as not blocking)`));
+    for (const g of downgrades) lines.push(...wrap(`${g.agentId}/${g.observationId} at confidence ${g.confidence}: ${g.text}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+  }
+  const failed = steps.filter((s): s is Observed => s.kind === 'observations' && s.status !== 'ok');
+  if (failed.length) {
+    lines.push('', paint('bold', 'WITHOUT A USABLE REPLY'));
+    for (const f of failed) lines.push(...wrap(`${f.agentId} (${f.role}): ${f.error ?? f.status}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
   }
   return lines;
 }
@@ -122,6 +197,14 @@ export function protocolFooter(d: StoredDebate): string {
       const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
       const ok = steps.filter((s) => s.kind === 'subanswer' && s.status === 'ok').length;
       return split ? `decomposition · ${ok} of ${split.subQuestions.length} sub-questions answered` : 'decomposition · no split';
+    }
+    case 'pipeline': {
+      const roles = steps.filter((s): s is Observed => s.kind === 'observations');
+      const count = (role: string) => roles.filter((r) => r.role === role).length;
+      const report = steps.find((s): s is Report => s.kind === 'report');
+      const downgraded = steps.filter((s) => s.kind === 'downgrade').length;
+      const outcome = report?.status === 'ok' ? `${report.findings.length} ${report.mode === 'list' ? 'findings' : 'observations'}, ${report.findings.filter((f) => f.blocking).length} blocking` : 'no report';
+      return `review pipeline · ${count('lead')} lead, ${count('analyst')} analyst${count('analyst') === 1 ? '' : 's'}, ${count('reviewer')} reviewer${count('reviewer') === 1 ? '' : 's'} · ${outcome} · ${downgraded} downgraded`;
     }
     default:
       return `${d.roundsCompleted} critique round${d.roundsCompleted === 1 ? '' : 's'}`;
@@ -156,6 +239,7 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     const champion = steps.find((s): s is Extract<ProtocolStep, { kind: 'champion' }> => s.kind === 'champion');
     if (champion) out.push(`**Champion:** ${champion.agentId}${champion.runnerUp ? `, runner-up ${champion.runnerUp}` : ''}.`, '', champion.position ?? '', '');
   }
+  out.push(...pipelineMarkdown(steps));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {
     out.push(`## Decomposition by ${split.decomposer}`, '');
@@ -172,9 +256,64 @@ export function protocolMarkdown(d: StoredDebate): string[] {
   return out;
 }
 
+/** A pipeline's report and phases in Markdown (the steps come escaped). */
+function pipelineMarkdown(steps: ProtocolStep[]): string[] {
+  if (!steps.some((s) => s.kind === 'phase')) return [];
+  const out: string[] = [];
+  const report = steps.find((s): s is Report => s.kind === 'report');
+  const item = (f: Finding): string[] => [`- **${f.id}** (${confidenceTag(f)}) ${f.text}`, `  - raised by ${f.raisedBy.join(', ')}${f.evidence ? `; evidence: ${f.evidence}` : ''}`];
+  out.push(`## Review report`, '');
+  if (report?.status === 'ok') {
+    out.push(`_Written by ${report.filter} (\`${report.model}\`), ${report.mode === 'list' ? 'findings reduced to one list' : 'one document'}._`, '');
+    if (report.summary) out.push(`**Verdict.** ${report.summary}`, '');
+    if (report.artifact) out.push(`### ${report.artifact.title}`, '', report.artifact.document || '_Empty document._', '');
+    const blocking = report.findings.filter((f) => f.blocking);
+    const rest = report.findings.filter((f) => !f.blocking);
+    out.push('### Blocking', '', ...(blocking.length ? blocking.flatMap(item) : ['_None._']), '');
+    out.push('### Not blocking', '', ...(rest.length ? rest.flatMap(item) : ['_None._']), '');
+    for (const n of report.notes) out.push(`- note: ${n}`);
+    if (report.notes.length) out.push('');
+  } else {
+    out.push(`_No report: ${report?.error ?? 'the filter did not run'}._`, '');
+  }
+  const downgrades = steps.filter((s): s is Downgrade => s.kind === 'downgrade');
+  if (downgrades.length) {
+    out.push(`### Downgraded (blocking below confidence ${BLOCKING_CONFIDENCE}, kept as not blocking)`, '');
+    for (const g of downgrades) out.push(`- ${g.agentId}/${g.observationId} at confidence ${g.confidence}: ${g.text}`);
+    out.push('');
+  }
+  for (const phase of ['plan', 'review'] as const) {
+    // The lead first, then the others in the order they finished.
+    const observed = steps.filter((s): s is Observed => s.kind === 'observations' && s.phase === phase).sort((a, b) => Number(b.role === 'lead') - Number(a.role === 'lead'));
+    if (!observed.length) continue;
+    out.push(`## ${PIPELINE_TITLES[PHASE_ROUND[phase]]!.replace(' · ', ': ')}`, '');
+    for (const s of observed) {
+      out.push(`### ${s.agentId} (${s.role}${s.role === 'reviewer' ? (s.withPlan ? ', with the plan' : ', no plan') : ''})`, '');
+      if (s.status !== 'ok') {
+        out.push(`_No usable reply: ${s.error ?? s.status}_`, '');
+        continue;
+      }
+      if (s.summary) out.push(s.summary, '');
+      for (const o of s.observations) out.push(...item({ ...o, raisedBy: [s.agentId], sources: [] }));
+      for (const n of s.notes) out.push(`- note: ${n}`);
+      out.push('');
+    }
+  }
+  return out;
+}
+
 /** The `protocol` block of the JSON document: its kind and every recorded step, in order. */
 export function protocolDocument(d: StoredDebate): Record<string, unknown> {
-  return { kind: kindOf(d), steps: stepsOf(d) };
+  const steps = stepsOf(d);
+  const report = steps.find((s): s is Report => s.kind === 'report');
+  if (!report) return { kind: kindOf(d), steps };
+  // A pipeline's report, grouped as the card shows it: blocking first, then the rest, and the downgrades.
+  const { kind: _, findings, ...rest } = report;
+  return {
+    kind: kindOf(d),
+    report: { ...rest, blocking: findings.filter((f) => f.blocking), other: findings.filter((f) => !f.blocking), downgrades: steps.filter((s) => s.kind === 'downgrade') },
+    steps,
+  };
 }
 
 function oneLine(text: string, max: number): string {

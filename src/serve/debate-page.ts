@@ -1,4 +1,5 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
+import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
@@ -206,6 +207,19 @@ ${split.notes.map((n) => html`<p class="muted">note: ${n}</p>`)}
       return html`<tr><td class="num">${s.index}</td><td>${s.question}</td><td>${s.dependsOn.join(', ')}</td><td>${s.assignee}</td><td>${!part ? 'not reached' : part.status === 'ok' ? (part.answer ?? '') : `${part.status}: ${part.reason ?? ''}`}</td></tr>`;
     })}</tbody></table></section>`);
   }
+  const report = steps.find((s) => s.kind === 'report');
+  if (report) {
+    const row = (f: Finding) =>
+      html`<tr class="${f.blocking ? 'blocking' : ''}"><td>${f.id}</td><td>${f.blocking ? 'blocking' : f.downgraded ? 'downgraded' : 'not blocking'}</td><td class="num">${f.confidence}</td><td>${f.text}</td><td>${f.raisedBy.join(', ')}</td><td>${f.evidence}</td></tr>`;
+    const downgrades = steps.filter((s) => s.kind === 'downgrade');
+    out.push(html`<section id="review-report"><h2>Review report by ${report.filter}</h2>
+${report.status !== 'ok' ? html`<p>No report: ${report.error ?? ''}</p>` : ''}
+${report.summary ? html`<p>${report.summary}</p>` : ''}
+${report.artifact ? html`<h3>${report.artifact.title}</h3><pre class="artifact">${report.artifact.document}</pre>` : ''}
+${report.findings.length ? html`<table class="findings"><thead><tr><th>id</th><th>blocking</th><th class="num">confidence</th><th>finding</th><th>raised by</th><th>evidence</th></tr></thead><tbody>${blockingFirst(report.findings).map(row)}</tbody></table>` : ''}
+${downgrades.length ? html`<h3>Downgraded (blocking below confidence ${BLOCKING_CONFIDENCE})</h3><ul>${downgrades.map((g) => html`<li>${g.agentId}/${g.observationId} at confidence ${g.confidence}: ${g.text}</li>`)}</ul>` : ''}
+</section>`);
+  }
   return html`${out}`;
 }
 
@@ -307,7 +321,11 @@ export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const body = html`<h1 id="question">${d.question}</h1>
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
-· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''} · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}
+· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''}${
+    p.kind === 'pipeline'
+      ? html` · roles ${d.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')} · filter mode ${p.filterMode ?? 'list'}`
+      : html` · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}`
+  }
 · ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
 · host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>

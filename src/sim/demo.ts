@@ -2,6 +2,7 @@ import type { Preset } from '../config/preset-schema.js';
 import { synthesizerCandidates } from '../config/synthesizer.js';
 import { arithmeticReply } from './demo-arithmetic.js';
 import { demoClaims, demoClashes, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
+import { demoArtifact, demoFindings, demoObservations } from './demo-pipeline.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
@@ -96,6 +97,15 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
   const personaIndex = new Map<string, number>();
   // Agents with a cluster play the cluster-vote panel (src/sim/demo-vote.ts).
   const clustered = new Set<string>();
+  // A pipeline reviewer's place among its preset's reviewers picks its script (src/sim/demo-pipeline.ts).
+  const reviewerIndex = new Map<string, number>();
+  for (const p of all) {
+    p.agents
+      .filter((a) => a.persona && (a.role ?? 'reviewer') === 'reviewer' && p.protocol.kind === 'pipeline')
+      .forEach((a, i) => {
+        if (!reviewerIndex.has(a.persona!.trim())) reviewerIndex.set(a.persona!.trim(), i);
+      });
+  }
   for (const p of all) {
     p.agents.forEach((a, i) => {
       if (a.persona && !personaIndex.has(a.persona.trim())) personaIndex.set(a.persona.trim(), i);
@@ -110,6 +120,9 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     const index = personaIndex.get(system) ?? 0;
     const inCluster = clustered.has(system);
     const arch = inCluster ? CLUSTER_ARCHETYPES[index % CLUSTER_ARCHETYPES.length]! : ARCHETYPES[index % ARCHETYPES.length]!;
+    if (keys.has('observations')) return demoObservations(req, reviewerIndex.get(system) ?? 0) ?? {};
+    if (keys.has('findings')) return demoFindings(req);
+    if (keys.has('document') && keys.has('title')) return demoArtifact();
     if (keys.has('vote')) return demoVote(req, index, inCluster);
     if (keys.has('refinedPosition')) return demoRefine(req, index, inCluster);
     // The tension map's stages (src/sim/demo-tensions.ts), told apart by their schema fields.

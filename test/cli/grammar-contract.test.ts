@@ -9,7 +9,7 @@ import { main } from '../../src/cli/main.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import { capture } from '../helpers/cli.js';
-import { agentOf, contractPanel, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, contractPanel, pipelineContractPanel, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 import { arbitraryOf } from '../helpers/schema-arbitrary.js';
 
 let sim: SimHandle | null = null;
@@ -96,6 +96,56 @@ describe('the grammar is the contract', () => {
     }
     // Arbitrary text is mostly poor text: the ratings cover more than a pass.
     expect(actions.size).toBeGreaterThan(1);
+  });
+
+  it('completes review pipelines, in both filter modes, on arbitrary schema-valid replies, with no repair and one call per role', async () => {
+    const { dir, db, cli } = workspace();
+    let debate = 0;
+    for (const mode of ['list', 'artifact'] as const) {
+      const preset = pipelineContractPanel(mode);
+      const presetFile = join(dir, `pipeline-${mode}.json`);
+      writeFileSync(presetFile, JSON.stringify(preset));
+      sim = await startSimulator({ models: simModels(preset), respond: arbitraryServer(() => debate) });
+      for (let i = 0; i < 3; i++, debate++) {
+        const r = await cli(['run', `Review change ${debate}`, '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet', '--json']);
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        const id = (JSON.parse(r.stdout) as { id: string }).id;
+        const store = openStore(db);
+        try {
+          const d = store.getDebate(id);
+          expect(d.status).toBe('completed');
+          expect(d.calls.filter((c) => c.attempt > 0 || c.status !== 'ok').map((c) => [c.stage, c.agentId, c.validationError ?? c.error])).toEqual([]);
+          expect(d.calls.map((c) => `${c.stage}:${c.agentId}`).sort()).toEqual(['filter:filt', 'observe:ana', 'plan:lead', 'review:r1', 'review:r2']);
+        } finally {
+          store.close();
+        }
+        const card = await cli(['show', id, '--db', db]);
+        expect(card.code).toBe(0);
+        expect(card.stdout).toContain('## Review report');
+      }
+      await sim.close();
+      sim = null;
+    }
+  });
+
+  it('keeps a review whose filter failed, lists its observations on the card, and says how to go on', async () => {
+    const { dir, db, cli } = workspace();
+    const preset = pipelineContractPanel();
+    const presetFile = join(dir, 'pipeline.json');
+    writeFileSync(presetFile, JSON.stringify(preset));
+    const panel = scriptedResponder([0.5], (req) => (stageOf(req) === 'filter' ? { error: 'model runner has unexpectedly stopped', status: 500 } : undefined));
+    sim = await startSimulator({ models: simModels(preset), respond: panel.respond });
+    const r = await cli(['run', 'Review this change', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet']);
+    expect(r.code).toBe(5);
+    expect(r.stdout).toContain('No report: ');
+    expect(r.stdout).toContain('r1 observes a review point');
+    expect(r.stderr).toMatch(/ran its plan and reviews, but the filter failed[\s\S]*npx conclave show/);
+    expect(r.stderr).not.toContain('conclave synthesize');
+    const id = /debate (\S+) · unsynthesized/.exec(r.stdout)?.[1];
+    const again = await cli(['synthesize', id!, '--host', sim.url, '--db', db]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('is a review pipeline');
   });
 
   it('keeps a debate whose synthesis failed, shows every final position on the card, and `synthesize` finishes it later', async () => {

@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { builtinPresetNames, loadPreset } from '../../src/config/load-preset.js';
+import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
+import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
 
@@ -53,6 +55,43 @@ describe('protocols from the CLI', () => {
       expect((await cli(['show', id, '--db', other])).stdout).toContain(d.show);
     });
   }
+
+  it('runs the code-review pipeline against the simulator as `npx conclave sim` serves it, then shows, exports and replays its report', async () => {
+    const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
+    const demo = demoResponder(presets);
+    const seen: SimRequest[] = [];
+    const pipelineSim = await startSimulator({ models: simModelsFor(presets), respond: (req) => (seen.push(req), demo(req)) });
+    try {
+      const db = join(dir, 'code-review.db');
+      const run = await cli(['run', 'Review this change', '--preset', 'code-review', '--host', pipelineSim.url, '--db', db]);
+      expect(run.code).toBe(0);
+      // The demo panel's speculative blocking concern (65) is downgraded; the sure one (80, merged at 85) stays blocking.
+      expect(run.stdout).toMatch(/BLOCKING FINDINGS \(1\)\n  - F1 \[BLOCKING, confidence 85\] The migration adds owner_id/);
+      expect(run.stdout).toContain('raised by correctness, operations');
+      expect(run.stdout).toMatch(/F2 \[not blocking, confidence 65, downgraded \(blocking below 70\)\]/);
+      expect(run.stdout).toContain('operations/O1 at confidence 65');
+      expect(run.stdout).toContain('review pipeline · 1 lead, 1 analyst, 2 reviewers · 4 findings, 1 blocking · 1 downgraded');
+      expect(run.stderr).toContain('downgraded: operations/O1 was blocking at confidence 65 (< 70)');
+      // The correctness reviewer's blocking observation at 80 is kept as it came.
+      expect(run.stderr).toContain('C1 [BLOCKING, confidence 80]');
+      const first = (r: SimRequest) => r.messages.find((m) => m.role === 'user')?.content ?? '';
+      const reviews = seen.filter((r) => first(r).includes('You are a reviewer.'));
+      expect(reviews).toHaveLength(2);
+      for (const r of reviews) expect(first(r)).toContain('Check that every new column can be added to a table that already has rows.');
+      const id = /Stored as (\S+)/.exec(run.stderr)?.[1] ?? '';
+      expect((await cli(['show', id, '--db', db])).stdout).toContain('## Review report');
+      const doc = JSON.parse((await cli(['export', id, '--db', db, '--format', 'json'])).stdout) as { protocol: { kind: string; report: { blocking: { raisedBy: string[] }[] } } };
+      expect(doc.protocol.kind).toBe('pipeline');
+      expect(doc.protocol.report.blocking.map((f) => f.raisedBy)).toEqual([['correctness', 'operations']]);
+      const replay = await cli(['replay', id, '--db', db]);
+      expect(replay.code).toBe(0);
+      expect(replay.stderr).toContain('Review · the reviewers, each with the plan');
+      expect(replay.stdout).toContain('BLOCKING FINDINGS (1)');
+      expect((await cli(['verify', id, '--db', db])).stdout).toContain('sealed');
+    } finally {
+      await pipelineSim.close();
+    }
+  });
 
   it('takes the rotating synthesizer from the record: a different panel model each run, named on the card', async () => {
     const preset = testPreset(['a', 'b'], { synthesizer: { rotate: true }, protocol: { kind: 'parallel' } as never });

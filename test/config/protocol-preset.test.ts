@@ -57,10 +57,35 @@ describe('protocol presets', () => {
     expect(kind('parallel')).toEqual(['m1', 'm2', 's']);
     expect(kind('tournament')).toEqual(['m1', 'm2', 'j', 's']);
     expect(kind('decompose')).toEqual(['m1', 'm2']);
+    expect(kind('pipeline')).toEqual(['m1', 'm2', 's']);
     expect(presetModels(parsePreset({ ...valid, synthesizer: { rotate: true, models: ['x', 'y'] } }).preset)).toEqual(['m1', 'm2', 'j', 'x', 'y']);
   });
 
+  it('takes pipeline roles: at least one reviewer, one lead and one filter at most, and roles only in a pipeline', () => {
+    const roles = (...r: (string | undefined)[]) => ({ ...valid, agents: r.map((role, i) => ({ id: `x${i}`, model: 'm1', ...(role ? { role } : {}) })), protocol: { kind: 'pipeline' } });
+    const ok = parsePreset(roles('lead', 'analyst', 'reviewer', undefined, 'filter')).preset;
+    expect(ok.agents.map((a) => a.role ?? 'reviewer')).toEqual(['lead', 'analyst', 'reviewer', 'reviewer', 'filter']);
+    expect(ok.protocol.filterMode).toBeUndefined();
+    expect(errorOf(() => parsePreset(roles('lead', 'analyst', 'filter'))).message).toContain('agents: a pipeline needs at least one reviewer');
+    expect(errorOf(() => parsePreset(roles('lead', 'lead', 'reviewer'))).message).toContain('agents: a pipeline takes one lead at most (x0, x1 are all lead)');
+    expect(errorOf(() => parsePreset(roles('filter', 'reviewer', 'filter'))).message).toContain('agents: a pipeline takes one filter at most');
+    expect(errorOf(() => parsePreset({ ...roles('boss', 'reviewer') })).message).toContain('agents.0.role');
+    expect(errorOf(() => parsePreset({ ...valid, agents: [{ id: 'a', model: 'm1', role: 'lead' }, { id: 'b', model: 'm2' }] })).message).toContain(
+      'agents.0.role: roles are only used when protocol.kind is pipeline (it is debate)',
+    );
+    expect(errorOf(() => parsePreset({ ...valid, protocol: { kind: 'parallel', filterMode: 'list' } })).message).toContain('protocol.filterMode: only used when protocol.kind is pipeline');
+    expect(errorOf(() => parsePreset({ ...roles('reviewer', 'reviewer'), protocol: { kind: 'pipeline', filterMode: 'essay' } })).message).toContain('protocol.filterMode');
+    expect(errorOf(() => parsePreset({ ...roles('reviewer', 'reviewer'), voting: {} })).message).toContain('voting: the pipeline protocol runs no optional stages');
+  });
+
+  it('does not warn that the synthesizer debates when a pipeline has its own filter', () => {
+    const base = { ...valid, synthesizer: { model: 'm1' }, protocol: { kind: 'pipeline' } };
+    expect(parsePreset({ ...base, agents: [{ id: 'a', model: 'm1', role: 'filter' }, { id: 'b', model: 'm2' }] }).warnings).toEqual([]);
+    expect(parsePreset(base).warnings.join('\n')).toContain('also debates');
+  });
+
   it('ships one built-in preset per protocol', () => {
+    expect(loadPreset('code-review').preset.protocol.kind).toBe('pipeline');
     expect(builtinPresetNames()).toEqual(expect.arrayContaining(['parallel', 'tournament', 'decompose']));
     for (const kind of ['parallel', 'tournament', 'decompose'] as const) expect(loadPreset(kind).preset.protocol.kind).toBe(kind);
   });

@@ -4,11 +4,17 @@ import { synthesizerCandidates } from '../../src/config/synthesizer.js';
 import type { SimReply, SimRequest } from '../../src/sim/index.js';
 
 /** Which stage a simulated request belongs to, read from the requested JSON schema. */
-export type SimStage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'verdict' | 'split' | 'subanswer' | 'other';
+export type SimStage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'verdict' | 'split' | 'subanswer' | 'plan' | 'observe' | 'review' | 'filter' | 'other';
 
 export function stageOf(req: SimRequest): SimStage {
   const props = (req.format as { properties?: Record<string, unknown> } | null)?.properties ?? {};
   if ('winner' in props) return 'verdict';
+  if ('findings' in props || 'document' in props) return 'filter';
+  if ('observations' in props) {
+    // The first prompt, not a repair request that follows it.
+    const text = req.messages.find((m) => m.role === 'user')?.content ?? '';
+    return text.includes('You lead this review') ? 'plan' : text.includes('You are an analyst') ? 'observe' : 'review';
+  }
   if ('subQuestions' in props) return 'split';
   if ('position' in props && /Yours is sub-question \d+/.test(req.messages.at(-1)?.content ?? '')) return 'subanswer';
   if ('position' in props) return 'opening';
@@ -84,6 +90,8 @@ export const reply = {
     doneReason: 'length',
   }),
   split: (parts: { question: string; dependsOn: number[] }[]): string => JSON.stringify({ subQuestions: parts }),
+  observations: (items: { id: string; text: string; confidence: number; blocking: boolean; evidence?: string }[], summary = 'summary'): string =>
+    JSON.stringify({ summary, observations: items.map((o) => ({ evidence: `evidence for ${o.id}`, ...o })) }),
   synthesis: (minority: { agent: string; round: number }[] = []): string =>
     JSON.stringify({
       recommendation: 'Do A',
@@ -121,6 +129,14 @@ export function scriptedResponder(judgeScores: number[], override?: (req: SimReq
         return reply.split([{ question: 'part one?', dependsOn: [] }, { question: 'part two?', dependsOn: [1] }]);
       case 'subanswer':
         return reply.opening(agent, `${agent} answers sub-question ${subQuestionOf(req)}`);
+      case 'plan':
+      case 'observe':
+      case 'review':
+        return reply.observations([{ id: 'O1', text: `${agent} observes a ${stageOf(req)} point`, confidence: 75, blocking: false }]);
+      case 'filter':
+        return 'findings' in ((req.format as { properties?: object }).properties ?? {})
+          ? JSON.stringify({ summary: 'filtered', findings: [] })
+          : JSON.stringify({ title: 'Report', document: 'The document.' });
       default:
         return 'ok';
     }
@@ -140,4 +156,22 @@ export function contractPanel() {
     tensions: { enabled: true },
     voting: { force: true },
   } as Parameters<typeof testPreset>[1]);
+}
+
+/** A review pipeline with every role: a lead, an analyst, two reviewers (one with no role) and a filter. */
+export function pipelineContractPanel(filterMode: 'list' | 'artifact' = 'list') {
+  const roles = [
+    ['lead', 'lead'],
+    ['ana', 'analyst'],
+    ['r1', 'reviewer'],
+    ['r2', undefined],
+    ['filt', 'filter'],
+  ] as const;
+  return testPreset(
+    roles.map(([id]) => id),
+    {
+      agents: roles.map(([id, role], i) => ({ id, model: `model-${i}:1b`, persona: `You are agent ${id}.`, ...(role ? { role } : {}) })),
+      protocol: { kind: 'pipeline', filterMode, callTimeoutSeconds: 30 },
+    } as Parameters<typeof testPreset>[1],
+  );
 }

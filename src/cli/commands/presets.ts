@@ -39,6 +39,8 @@ function protocolLine(preset: Preset): string {
       return `protocol: tournament  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'decompose':
       return `protocol: decompose  decomposer: ${preset.protocol.decomposer ?? preset.agents[0]?.id ?? ''}`;
+    case 'pipeline':
+      return `protocol: pipeline  roles: ${preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}  filter: ${preset.protocol.filterMode ?? 'list'}`;
     default:
       return `judge: ${preset.judge.model}  synthesizer: ${synth}  rounds ≤ ${preset.protocol.maxRounds}, exit at ${preset.protocol.convergenceThreshold}`;
   }

@@ -1,0 +1,220 @@
+import type { AgentRole, AgentSpec, Preset } from '../../config/preset-schema.js';
+import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
+import {
+  BLOCKING_CONFIDENCE,
+  type Finding,
+  type Observation,
+  type PipelinePhase,
+  PHASE_ROUND,
+  analystMessages,
+  applyDowngrade,
+  artifactSchema,
+  blockingFirst,
+  cleanObservations,
+  filterMessages,
+  findingsSchemaFor,
+  observationsSchema,
+  planMessages,
+  reduceFindings,
+  reviewMessages,
+  reviewText,
+  roleOf,
+} from '../../protocol/pipeline.js';
+import type { PeerView, TranscriptRound } from '../../protocol/prompts.js';
+import type { Synthesis } from '../../protocol/schemas.js';
+import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
+import type { ProtocolStep } from '../protocol-events.js';
+import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { Protocol } from './types.js';
+
+type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
+type Report = Extract<ProtocolStep, { kind: 'report' }>;
+
+/**
+ * The review pipeline (seed 003): agents take roles. Plan: the lead writes a plan of
+ * observations to check and the analysts add theirs, all at once. Review: the reviewers, all
+ * at once once the plan is in, each with the lead's plan in its prompt (shortened to fit its
+ * num_ctx); without a lead they review on their own. Final: the filter (the agent with that
+ * role, else the synthesizer model) reads every review and the analysts' observations, and
+ * reduces them to one list (F1, F2, …) or writes one document. The engine downgrades every
+ * blocking observation below confidence 70 and records each downgrade. No role has a veto.
+ * Calls: 1 per lead, analyst and reviewer, 1 for the filter. No judge.
+ */
+export const pipeline: Protocol = {
+  kind: 'pipeline',
+  shape: (preset) => {
+    const filter = filterOf(preset);
+    return { support: filter.agent ? [] : [filter.model], synthesisModels: [filter.model], usesJudge: false, stages: [] };
+  },
+  run: runPipeline,
+};
+
+interface FilterSpec {
+  id: string;
+  model: string;
+  agent: AgentSpec | null;
+}
+
+/** The filter agent, or the synthesizer model standing in for it. */
+function filterOf(preset: Preset): FilterSpec {
+  const agent = preset.agents.find((a) => roleOf(a) === 'filter') ?? null;
+  return agent ? { id: agent.id, model: agent.model, agent } : { id: 'synthesizer', model: preset.synthesizer.model ?? '', agent: null };
+}
+
+// Its phases are steps, not rounds: there is no stored transcript to go on from.
+async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<ProtocolOutcome> {
+  const { preset } = runner;
+  const mode = preset.protocol.filterMode ?? 'list';
+  const withRole = (role: AgentRole) => preset.agents.filter((a) => roleOf(a) === role);
+  const lead = withRole('lead')[0] ?? null;
+  const analysts = withRole('analyst');
+  const reviewers = withRole('reviewer');
+  const filter = filterOf(preset);
+
+  const planners = [...(lead ? [lead] : []), ...analysts];
+  let plan: Observed | null = null;
+  let perspectives: Observed[] = [];
+  if (planners.length) {
+    startPhase(runner, 'plan', planners);
+    const planned = await Promise.all(planners.map((a) => observe(runner, 'plan', a, null)));
+    runner.checkpoint();
+    plan = lead ? planned[0]! : null;
+    perspectives = planned.filter((s) => s.role === 'analyst');
+  }
+
+  startPhase(runner, 'review', reviewers);
+  const usablePlan = plan?.status === 'ok' ? plan : null;
+  if (lead && !usablePlan) runner.warn(`the lead ${lead.id} gave no usable plan; the reviewers run as generic reviewers`);
+  const reviews = await Promise.all(reviewers.map((a) => observe(runner, 'review', a, usablePlan)));
+  runner.checkpoint();
+
+  const usable = reviews.filter((r) => r.status === 'ok').length;
+  const detail = `${usable} of ${reviews.length} review${reviews.length === 1 ? '' : 's'} usable; ${mode === 'list' ? 'findings reduced to a list' : 'one document written'} by ${filter.id}`;
+  runner.exit('filtered', PHASE_ROUND.final, detail);
+  startPhase(runner, 'final', filter.agent ? [filter.agent] : [{ id: filter.id, role: 'filter' }]);
+  const failed = [...(plan ? [plan] : []), ...perspectives, ...reviews].filter((s) => s.status !== 'ok').map((s) => ({ agent: s.agentId, reason: s.error ?? s.status }));
+  const synthesis = await runFilter(runner, filter, mode, reviews, perspectives, failed);
+  runner.checkpoint();
+  return { exitReason: 'filtered', exitDetail: detail, rounds: [], synthesis };
+}
+
+function startPhase(runner: Runner, phase: PipelinePhase, agents: Pick<AgentSpec, 'id' | 'role'>[]): void {
+  runner.startRound(PHASE_ROUND[phase]);
+  runner.step({ kind: 'phase', phase, agents: agents.map((a) => ({ id: a.id, role: roleOf(a) })) });
+}
+
+const STAGE: Record<Exclude<AgentRole, 'filter'>, Stage> = { lead: 'plan', analyst: 'observe', reviewer: 'review' };
+
+/** One lead, analyst or reviewer call; its observations cleaned, downgraded where the rule says, and recorded. */
+async function observe(runner: Runner, phase: PipelinePhase, agent: AgentSpec, plan: Observed | null): Promise<Observed> {
+  const role = roleOf(agent) as Exclude<AgentRole, 'filter'>;
+  const stage = STAGE[role];
+  const base = { kind: 'observations' as const, phase, agentId: agent.id, role, withPlan: plan !== null };
+  const finish = (step: Observed): Observed => {
+    runner.step(step);
+    return step;
+  };
+  if (runner.interrupted()) return finish({ ...base, status: 'skipped', summary: null, observations: [], notes: [], error: 'stopped by the user' });
+  const options = runner.callOptions(agent.model, agent.options, stage);
+  let messages: ChatMessage[];
+  let truncation: string | null = null;
+  if (role === 'lead') messages = planMessages(runner.question, agent.persona, Math.max(1, runner.preset.agents.filter((a) => roleOf(a) === 'reviewer').length));
+  else if (role === 'analyst') messages = analystMessages(runner.question, agent.persona);
+  else {
+    const view: PeerView | null = plan ? { agentId: plan.agentId, position: reviewText(plan.summary ?? '', plan.observations, plan.agentId) } : null;
+    const fit = view ? fitPeers(estimateMessagesTokens(reviewMessages(runner.question, agent.persona, { ...view, position: '' })), [view], runner.promptBudget(agent.model, options)) : null;
+    if (view && !fit) {
+      return finish({ ...base, status: 'failed', summary: null, observations: [], notes: [], error: `the lead's plan does not fit num_ctx ${runner.numCtx[agent.model]} for ${agent.model}` });
+    }
+    if (fit && fit.droppedChars > 0) {
+      truncation = `the lead's plan shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[agent.model]}`;
+      runner.warn(`${agent.id}: ${truncation}`);
+    }
+    messages = reviewMessages(runner.question, agent.persona, fit ? fit.peers[0]! : null);
+  }
+  const outcome = await runner.call({ stage, round: PHASE_ROUND[phase], agentId: agent.id, model: agent.model, messages, options, schema: observationsSchema, truncation });
+  if (outcome.status !== 'ok') return finish({ ...base, status: 'failed', summary: null, observations: [], notes: [], error: outcome.error });
+  const { observations, notes } = cleanObservations(outcome.value.observations, agent.id);
+  const judged: Observation[] = observations.map(applyDowngrade);
+  for (const o of judged) {
+    if (o.downgraded) runner.step({ kind: 'downgrade', phase, agentId: agent.id, observationId: o.id, confidence: o.confidence, threshold: BLOCKING_CONFIDENCE, text: o.text });
+  }
+  return finish({ ...base, status: 'ok', summary: outcome.value.summary.trim(), observations: judged, notes, error: null });
+}
+
+/**
+ * The Final phase: the filter reads every review and the analysts' observations (each shortened
+ * evenly to fit) and writes the report, recorded as a `report` step and as the run's synthesis.
+ */
+async function runFilter(
+  runner: Runner,
+  filter: FilterSpec,
+  mode: 'list' | 'artifact',
+  reviews: Observed[],
+  perspectives: Observed[],
+  failed: { agent: string; reason: string }[],
+): Promise<SynthesisRecord> {
+  const { preset } = runner;
+  const persona = filter.agent?.persona;
+  const options = runner.callOptions(filter.model, filter.agent?.options ?? preset.synthesizer.options, 'filter', { temperature: 0.2 });
+  const asView = (s: Observed): PeerView => ({ agentId: `${s.agentId} (${s.role})`, position: reviewText(s.summary ?? '', s.observations, s.agentId) });
+  const ok = (list: Observed[]) => list.filter((s) => s.status === 'ok');
+  const views = [...ok(reviews), ...ok(perspectives)].map(asView);
+  const gaps = failed.map((f) => `${f.agent}: ${f.reason}`);
+  const nReviews = ok(reviews).length;
+  const build = (peers: PeerView[]) => filterMessages(runner.question, persona, mode, peers.slice(0, nReviews), peers.slice(nReviews), gaps);
+  const fit = fitPeers(estimateMessagesTokens(build([])), views, runner.promptBudget(filter.model, options));
+  const known = new Map<string, { agentId: string; observation: Observation }>();
+  for (const s of [...ok(reviews), ...ok(perspectives)]) for (const o of s.observations) known.set(`${s.agentId}/${o.id}`, { agentId: s.agentId, observation: o });
+  const base = { kind: 'report' as const, mode, filter: filter.id, model: filter.model };
+  const fail = (error: string): SynthesisRecord => {
+    runner.step({ ...base, status: 'failed', summary: null, findings: [], artifact: null, notes: [], error });
+    const result: SynthesisRecord = { status: 'failed', model: filter.model, synthesis: null, error };
+    runner.emit({ type: 'synthesis.finished', result, at: runner.now() });
+    return result;
+  };
+  if (!fit) return fail(`the reviews do not fit num_ctx ${runner.numCtx[filter.model]} for ${filter.model}`);
+  const truncation = fit.droppedChars > 0 ? `reviews shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[filter.model]}` : null;
+  if (truncation) runner.warn(`filter: ${truncation}`);
+  const call = { stage: 'filter' as const, round: PHASE_ROUND.final, agentId: filter.id, model: filter.model, messages: build(fit.peers), options, truncation };
+
+  let report: Report;
+  if (mode === 'list') {
+    const outcome = await runner.call({ ...call, schema: findingsSchemaFor([...known.keys()]) });
+    if (outcome.status !== 'ok') return fail(outcome.error);
+    const { findings, downgraded, notes } = reduceFindings(outcome.value, known, filter.id);
+    for (const f of downgraded) runner.step({ kind: 'downgrade', phase: 'final', agentId: filter.id, observationId: f.id, confidence: f.confidence, threshold: BLOCKING_CONFIDENCE, text: f.text });
+    report = { ...base, status: 'ok', summary: outcome.value.summary.trim(), findings, artifact: null, notes, error: null };
+  } else {
+    const outcome = await runner.call({ ...call, schema: artifactSchema });
+    if (outcome.status !== 'ok') return fail(outcome.error);
+    const artifact = { title: outcome.value.title.trim() || 'Review', document: outcome.value.document.trim() };
+    const notes = artifact.document ? [] : ['the filter wrote an empty document'];
+    report = { ...base, status: 'ok', summary: null, findings: everyObservation(ok(reviews), ok(perspectives)), artifact, notes, error: null };
+  }
+  for (const n of report.notes) runner.warn(`filter: ${n}`);
+  runner.step(report);
+  const result: SynthesisRecord = { status: 'ok', model: filter.model, synthesis: synthesisOf(report, nReviews, failed), error: null };
+  runner.emit({ type: 'synthesis.finished', result, at: runner.now() });
+  return result;
+}
+
+/** Artifact mode keeps every observation in the report, blocking first, each with who raised it. */
+function everyObservation(reviews: Observed[], perspectives: Observed[]): Finding[] {
+  const all = [...reviews, ...perspectives].flatMap((s) => s.observations.map((o) => ({ ...o, raisedBy: [s.agentId], sources: [`${s.agentId}/${o.id}`] })));
+  return blockingFirst(all).map((f, i) => ({ ...f, id: `F${i + 1}` }));
+}
+
+/** The report in the synthesis shape every view and export reads: the verdict as the recommendation, blocking findings as what to revisit. */
+function synthesisOf(report: Report, usableReviews: number, failed: { agent: string; reason: string }[]): Synthesis {
+  const blocking = report.findings.filter((f) => f.blocking);
+  const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${report.findings.length} findings, ${blocking.length} blocking.`;
+  const mean = report.findings.length ? report.findings.reduce((s, f) => s + f.confidence, 0) / report.findings.length : 0;
+  return {
+    recommendation: verdict,
+    triggersToRevisit: blocking.map((f) => `${f.id}: ${f.text}`),
+    confidence: { level: mean >= 80 ? 'high' : mean >= 60 ? 'medium' : 'low', converged: usableReviews },
+    minorityPositions: [],
+    failedAgents: failed,
+  };
+}
