@@ -185,11 +185,6 @@ export function reduceFindings(
   return { findings: ordered.map((o) => o.finding), downgraded: ordered.filter((o) => o.byEngine).map((o) => o.finding), notes };
 }
 
-const MATERIAL_HEADER = 'Material to review:';
-
-function materialLines(material: string | null): string[] {
-  return material ? ['', MATERIAL_HEADER, material] : [];
-}
 
 const OBSERVATION_REPLY = [
   'Reply with a JSON object: "summary" (two or three sentences on the whole), and "observations", a list (it may be empty) of',
@@ -197,14 +192,13 @@ const OBSERVATION_REPLY = [
   `A blocking observation below confidence ${BLOCKING_CONFIDENCE} is recorded as not blocking, so mark blocking only what you are sure of.`,
 ].join('\n');
 
-export function planMessages(question: string, persona: string | null | undefined, reviewers: number, material: string | null = null): ChatMessage[] {
+export function planMessages(question: string, persona: string | null | undefined, reviewers: number): ChatMessage[] {
   return [
     { role: 'system', content: systemPrompt(persona) },
     {
       role: 'user',
       content: [
         `Question: ${question}`,
-        ...materialLines(material),
         '',
         `You lead this review. Write the plan ${reviewers} reviewer${reviewers === 1 ? '' : 's'} will check the material against: each observation is one check to make or one risk to look for, with how sure you are that it matters.`,
         OBSERVATION_REPLY,
@@ -213,14 +207,13 @@ export function planMessages(question: string, persona: string | null | undefine
   ];
 }
 
-export function analystMessages(question: string, persona: string | null | undefined, material: string | null = null): ChatMessage[] {
+export function analystMessages(question: string, persona: string | null | undefined): ChatMessage[] {
   return [
     { role: 'system', content: systemPrompt(persona) },
     {
       role: 'user',
       content: [
         `Question: ${question}`,
-        ...materialLines(material),
         '',
         'You are an analyst on this review. Add your own perspective: what the reviewers and the final report should keep in mind, each as one observation.',
         OBSERVATION_REPLY,
@@ -230,7 +223,7 @@ export function analystMessages(question: string, persona: string | null | undef
 }
 
 /** `plan` is the lead's plan (fitted to num_ctx), or null when the pipeline has no lead or the lead failed. */
-export function reviewMessages(question: string, persona: string | null | undefined, plan: PeerView | null, material: string | null = null): ChatMessage[] {
+export function reviewMessages(question: string, persona: string | null | undefined, plan: PeerView | null): ChatMessage[] {
   const planLines = plan
     ? ['', `The plan from the lead (${plan.agentId})${plan.shortened ? ', shortened to fit' : ''}:`, plan.position, '', 'Review against this plan: check each point of it, and add what it missed.']
     : ['', 'Plan: (no plan provided). Review as a generic reviewer: correctness, risks, missing cases, clarity.'];
@@ -240,7 +233,6 @@ export function reviewMessages(question: string, persona: string | null | undefi
       role: 'user',
       content: [
         `Question: ${question}`,
-        ...materialLines(material),
         ...planLines,
         '',
         'You are a reviewer. Every observation needs evidence from the material or the question; leave out what you cannot support.',
@@ -258,7 +250,6 @@ export function filterMessages(
   reviews: PeerView[],
   perspectives: PeerView[],
   gaps: string[],
-  material: string | null = null,
 ): ChatMessage[] {
   const block = (views: PeerView[]): string[] => views.map((p) => `[${p.agentId}]${p.shortened ? ' (shortened to fit)' : ''}\n${p.position}`);
   const ask =
@@ -278,7 +269,6 @@ export function filterMessages(
       role: 'user',
       content: [
         `Question: ${question}`,
-        ...materialLines(material),
         '',
         'You are the filter of this review: you have no veto, you report. Here is every review:',
         '',

@@ -98,7 +98,7 @@ describe('the grammar is the contract', () => {
     expect(actions.size).toBeGreaterThan(1);
   });
 
-  it('completes review pipelines, in both filter modes, on arbitrary schema-valid replies, with no repair and one call per role', async () => {
+  it('completes review pipelines, in both filter modes, on arbitrary schema-valid replies, with no repair, one call per role plus any quality retry, every result rated', async () => {
     const { dir, db, cli } = workspace();
     let debate = 0;
     for (const mode of ['list', 'artifact'] as const) {
@@ -115,8 +115,18 @@ describe('the grammar is the contract', () => {
         try {
           const d = store.getDebate(id);
           expect(d.status).toBe('completed');
-          expect(d.calls.filter((c) => c.attempt > 0 || c.status !== 'ok').map((c) => [c.stage, c.agentId, c.validationError ?? c.error])).toEqual([]);
-          expect(d.calls.map((c) => `${c.stage}:${c.agentId}`).sort()).toEqual(['filter:filt', 'observe:ana', 'plan:lead', 'review:r1', 'review:r2']);
+          // No repair (odd attempts) and no failed call: a quality retry is attempt 2.
+          expect(d.calls.filter((c) => c.attempt % 2 === 1 || c.status !== 'ok').map((c) => [c.stage, c.agentId, c.validationError ?? c.error])).toEqual([]);
+          const ratings = d.quality ?? [];
+          const roles = ['plan:lead', 'observe:ana', 'review:r1', 'review:r2'];
+          // One call per role, plus its quality retry if it had one; the filter's report is not rated.
+          for (const role of roles) {
+            const [stage, agent] = role.split(':');
+            const retried = ratings.filter((q) => q.stage === stage && q.agentId === agent && q.try === 1).length;
+            expect(d.calls.filter((c) => c.stage === stage && c.agentId === agent)).toHaveLength(1 + retried);
+          }
+          expect(d.calls.filter((c) => c.stage === 'filter').map((c) => c.agentId)).toEqual(['filt']);
+          expect(ratings.filter((q) => q.try === 0).map((q) => `${q.stage}:${q.agentId}`).sort()).toEqual([...roles].sort());
         } finally {
           store.close();
         }

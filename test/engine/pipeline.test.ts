@@ -19,8 +19,10 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { capture } from '../helpers/cli.js';
 import { errorOf } from '../helpers/errors.js';
-import { agentOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, isRetry, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 import { arbitraryOf } from '../helpers/schema-arbitrary.js';
+import { migrationPlan } from '../helpers/material.js';
+import type { Attachment } from '../../src/protocol/material.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
@@ -239,6 +241,83 @@ describe('review pipeline', () => {
     expect(md).toContain('\\[link]');
     // The odd id is cleaned to what an id may hold.
     expect(stepsOf(debate).find((s) => s.kind === 'observations' && s.agentId === 'r1')).toMatchObject({ observations: [expect.objectContaining({ id: 'R12J' })] });
+  });
+});
+
+describe('review pipeline with attached material, a token budget and quality ratings', () => {
+  const plan = (): Attachment => {
+    const content = migrationPlan(12);
+    return { name: 'plan.md', content, bytes: Buffer.byteLength(content), sha256: createHash('sha256').update(content).digest('hex') };
+  };
+
+  async function run(extra: { attachments?: Attachment[]; tokenBudget?: number } = {}) {
+    const preset = pipelinePreset(FULL, extra.tokenBudget ? { tokenBudget: extra.tokenBudget } : {});
+    const script = scriptedResponder([0.2], reviewScript);
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const result = await runDebate({ question: 'Review this migration plan', preset, host: sim.url, recorder: recorder(store), ...(extra.attachments ? { attachments: extra.attachments } : {}) });
+    const debate = store.getDebate(result.id);
+    const done = { seen: script.seen, debate, result };
+    store.close();
+    store = null;
+    await sim.close();
+    sim = null;
+    return done;
+  }
+  const everything = (req: SimRequest): string => req.messages.map((m) => m.content).join('\n');
+
+  it('gives the lead, the analyst and every reviewer the attached file as marked excerpts, not the filter, and records it', async () => {
+    const { seen, debate } = await run({ attachments: [plan()] });
+    expect(debate.status).toBe('completed');
+    for (const req of seen.filter((r) => ['plan', 'observe', 'review'].includes(stageOf(r)))) {
+      expect(everything(req)).toMatch(/\[Excerpt of plan\.md: sections [\d, ]+ of 12 — [\d,]+ of [\d,]+ characters\]/);
+    }
+    const filter = seen.find((r) => stageOf(r) === 'filter')!;
+    expect(everything(filter)).not.toContain('plan.md');
+    expect(debate.attachments?.map((a) => [a.name, a.sha256])).toEqual([['plan.md', plan().sha256]]);
+    const read = debate.calls.filter((c) => c.material?.length).map((c) => `${c.stage}:${c.agentId}`).sort();
+    expect(read).toEqual(['observe:ana', 'plan:lead', 'review:r1', 'review:r2']);
+    // Every role's result is rated; the filter's report is the result, not rated.
+    expect((debate.quality ?? []).map((q) => `${q.stage}:${q.agentId}`).sort()).toEqual(read);
+  });
+
+  it('under a tight budget skips reviewers, never the filter, and still ends with a report that says why', async () => {
+    const free = await run({ attachments: [plan()] });
+    const spent = free.debate.calls.reduce((sum, c) => sum + (c.metrics.promptTokens ?? 0) + (c.metrics.completionTokens ?? 0), 0);
+    const tight = await run({ attachments: [plan()], tokenBudget: Math.max(1000, Math.round(spent * 0.45)) });
+    expect(tight.debate.calls.length).toBeLessThan(free.debate.calls.length);
+    expect(tight.debate.status).toBe('completed');
+    expect(tight.debate.calls.filter((c) => c.stage === 'filter')).toHaveLength(1);
+    const skipped = (tight.debate.budgetDecisions ?? []).filter((d) => d.kind === 'skip');
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(skipped.every((d) => d.agentId !== 'filt')).toBe(true);
+    expect(renderCard(tight.debate)).toMatch(/Cut short by the budget: \d+ agent calls? skipped when the budget ran out/);
+  });
+
+  it('retries a thin review once with the question alone and keeps it as one observation', async () => {
+    const preset = pipelinePreset(FULL);
+    const script = scriptedResponder([0.2], (req) => {
+      // The first review is thin; the retry (an answer's shape) is a full one.
+      if (agentOf(req) === 'r1' && isRetry(req)) return reply.opening('r1', 'RETRIED-REVIEW: the column default is missing');
+      // Two words, no evidence, confidence 10: a score between 25 and 49.
+      if (agentOf(req) === 'r1' && stageOf(req) === 'review') return reply.observations([{ id: 'R1', text: 'maybe', confidence: 10, blocking: false, evidence: '' }], 'ok');
+      return reviewScript(req);
+    });
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const result = await runDebate({ question: 'Review this change', preset, host: sim.url, recorder: recorder(store) });
+    const debate = store.getDebate(result.id);
+    const retry = script.seen.filter((r) => agentOf(r) === 'r1');
+    expect(retry).toHaveLength(2);
+    expect(everything(retry[1]!)).not.toContain('PLAN-CHECK-ALPHA');
+    const rated = (debate.quality ?? []).filter((q) => q.agentId === 'r1');
+    expect(rated.map((q) => [q.try, q.action])).toEqual([
+      [0, 'RETRY'],
+      [1, 'PASS'],
+    ]);
+    const r1 = stepsOf(debate).find((s) => s.kind === 'observations' && s.agentId === 'r1') as Extract<ProtocolStep, { kind: 'observations' }>;
+    expect(r1.observations).toEqual([expect.objectContaining({ text: 'RETRIED-REVIEW: the column default is missing', confidence: 60, blocking: false })]);
+    expect(everything(script.seen.find((r) => stageOf(r) === 'filter')!)).toContain('RETRIED-REVIEW');
   });
 });
 

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { AgentRole, AgentSpec, Preset } from '../../config/preset-schema.js';
 import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
 import {
@@ -20,11 +21,11 @@ import {
   reviewText,
   roleOf,
 } from '../../protocol/pipeline.js';
-import type { PeerView, TranscriptRound } from '../../protocol/prompts.js';
-import type { Synthesis } from '../../protocol/schemas.js';
+import { type PeerView, type TranscriptRound, openingMessages, retryMessages } from '../../protocol/prompts.js';
+import type { Opening, Synthesis } from '../../protocol/schemas.js';
 import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
-import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { ProtocolOutcome, QualityHook, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
 
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
@@ -122,7 +123,7 @@ async function observe(runner: Runner, phase: PipelinePhase, agent: AgentSpec, p
   else if (role === 'analyst') messages = analystMessages(runner.question, agent.persona);
   else {
     const view: PeerView | null = plan ? { agentId: plan.agentId, position: reviewText(plan.summary ?? '', plan.observations, plan.agentId) } : null;
-    const fit = view ? fitPeers(estimateMessagesTokens(reviewMessages(runner.question, agent.persona, { ...view, position: '' })), [view], runner.promptBudget(agent.model, options)) : null;
+    const fit = view ? fitPeers(estimateMessagesTokens(reviewMessages(runner.question, agent.persona, { ...view, position: '' })), [view], runner.agentPromptBudget(agent.model, options)) : null;
     if (view && !fit) {
       return finish({ ...base, status: 'failed', summary: null, observations: [], notes: [], error: `the lead's plan does not fit num_ctx ${runner.numCtx[agent.model]} for ${agent.model}` });
     }
@@ -132,7 +133,20 @@ async function observe(runner: Runner, phase: PipelinePhase, agent: AgentSpec, p
     }
     messages = reviewMessages(runner.question, agent.persona, fit ? fit.peers[0]! : null);
   }
-  const outcome = await runner.call({ stage, round: PHASE_ROUND[phase], agentId: agent.id, model: agent.model, messages, options, schema: observationsSchema, truncation });
+  // Attached material is excerpted for the agent's role, and for a reviewer for the plan it checks.
+  const focus = [agent.persona ?? '', role === 'reviewer' && plan ? reviewText(plan.summary ?? '', plan.observations, plan.agentId) : ''].join('\n');
+  const outcome = await runner.call({
+    stage,
+    round: PHASE_ROUND[phase],
+    agentId: agent.id,
+    model: agent.model,
+    messages,
+    options,
+    schema: observationsSchema,
+    truncation,
+    material: { focus },
+    quality: observationsQuality(retryMessages(openingMessages(runner.question, agent.persona))),
+  });
   if (outcome.status !== 'ok') return finish({ ...base, status: 'failed', summary: null, observations: [], notes: [], error: outcome.error });
   const { observations, notes } = cleanObservations(outcome.value.observations, agent.id);
   const judged: Observation[] = observations.map(applyDowngrade);
@@ -140,6 +154,31 @@ async function observe(runner: Runner, phase: PipelinePhase, agent: AgentSpec, p
     if (o.downgraded) runner.step({ kind: 'downgrade', phase, agentId: agent.id, observationId: o.id, confidence: o.confidence, threshold: BLOCKING_CONFIDENCE, text: o.text });
   }
   return finish({ ...base, status: 'ok', summary: outcome.value.summary.trim(), observations: judged, notes, error: null });
+}
+
+type Observations = z.infer<typeof observationsSchema>;
+
+/**
+ * The quality hook of a plan, a perspective or a review: rated on its summary and observations
+ * (their evidence as its reasoning, their mean confidence as its own). Its retry is a plain
+ * answer to the question, kept as one non-blocking observation.
+ */
+function observationsQuality(retry: ChatMessage[]): QualityHook<Observations> {
+  return {
+    facts: (v) => {
+      const confidences = v.observations.map((o) => o.confidence);
+      return {
+        position: [v.summary, ...v.observations.map((o) => o.text)].join('\n'),
+        reasoning: v.observations.map((o) => o.evidence).join('\n'),
+        ...(confidences.length ? { confidence: confidences.reduce((a, b) => a + b, 0) / confidences.length / 100 } : {}),
+      };
+    },
+    retry,
+    fromRetry: (o: Opening) => ({
+      summary: o.position,
+      observations: [{ id: 'O1', text: o.position, confidence: Math.round(o.confidence * 100), blocking: false, evidence: o.reasoning }],
+    }),
+  };
 }
 
 /**
@@ -176,7 +215,8 @@ async function runFilter(
   if (!fit) return fail(`the reviews do not fit num_ctx ${runner.numCtx[filter.model]} for ${filter.model}`);
   const truncation = fit.droppedChars > 0 ? `reviews shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[filter.model]}` : null;
   if (truncation) runner.warn(`filter: ${truncation}`);
-  const call = { stage: 'filter' as const, round: PHASE_ROUND.final, agentId: filter.id, model: filter.model, messages: build(fit.peers), options, truncation };
+  // The report is the run's result: the token budget never skips it.
+  const call = { stage: 'filter' as const, round: PHASE_ROUND.final, agentId: filter.id, model: filter.model, messages: build(fit.peers), options, truncation, priority: 'essential' as const };
 
   let report: Report;
   if (mode === 'list') {
