@@ -230,7 +230,7 @@ export function exitText(reason: string): string {
     case 'reassembled':
       return 'the parts were reassembled';
     case 'filtered':
-      return 'the filter wrote the report';
+      return 'every phase ran, through the filter';
     case 'interrupted':
       return 'interrupted';
     case 'budget':

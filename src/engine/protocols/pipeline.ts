@@ -91,11 +91,12 @@ async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<Pr
 
   const usable = reviews.filter((r) => r.status === 'ok').length;
   const detail = `${usable} of ${reviews.length} review${reviews.length === 1 ? '' : 's'} usable; ${mode === 'list' ? 'findings reduced to a list' : 'one document written'} by ${filter.id}`;
-  runner.exit('filtered', PHASE_ROUND.final, detail);
   startPhase(runner, 'final', filter.agent ? [filter.agent] : [{ id: filter.id, role: 'filter' }]);
   const failed = [...(plan ? [plan] : []), ...perspectives, ...reviews].filter((s) => s.status !== 'ok').map((s) => ({ agent: s.agentId, reason: s.error ?? s.status }));
   const synthesis = await runFilter(runner, filter, mode, reviews, perspectives, failed);
   runner.checkpoint();
+  // Reported once the filter has written (or failed to write) the report, so the live view ends with it.
+  runner.exit('filtered', PHASE_ROUND.final, synthesis.status === 'ok' ? detail : `${detail}; the filter gave no report`);
   return { exitReason: 'filtered', exitDetail: detail, rounds: [], synthesis };
 }
 
