@@ -9,7 +9,7 @@ export const MAX_ATTACHMENT_BYTES = 1024 * 1024;
 
 /**
  * Reads attached files as UTF-8 text, refusing before anything runs a file that is missing,
- * is not a regular file, is larger than 1 MiB, or is not text (a NUL byte or invalid UTF-8).
+ * is not a regular file, is larger than 1 MiB, is not text (a NUL byte or invalid UTF-8), or holds only white space.
  * `base` resolves relative paths: the working directory for --attach, the preset's folder for `attach:`.
  */
 export function readAttachments(paths: readonly string[], base: string): Attachment[] {
@@ -42,6 +42,11 @@ export function readAttachments(paths: readonly string[], base: string): Attachm
       throw notText(path, 'it is not valid UTF-8');
     }
     content = content.replace(/^\uFEFF/, '');
+    if (content.trim() === '') {
+      throw new InputError('ATTACHMENT_EMPTY', `Attachment ${path} is empty: there is nothing in it for the panel to read.`, {
+        hint: 'Check that the file was written before attaching it, or leave out --attach.',
+      });
+    }
     let name = basename(path);
     for (let n = 2; names.has(name); n++) name = `${basename(path)} (${n})`;
     names.add(name);

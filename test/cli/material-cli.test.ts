@@ -27,14 +27,17 @@ afterAll(async () => {
 });
 
 describe('run --attach', () => {
-  it('refuses a binary, an oversized or a missing file before anything runs, naming the file and the fix', async () => {
+  it('refuses a binary, an oversized, an empty or a missing file before anything runs, naming the file and the fix', async () => {
     const binary = join(dir, 'image.png');
     writeFileSync(binary, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x0d]));
     const latin1 = join(dir, 'latin1.txt');
     writeFileSync(latin1, Buffer.from([0x63, 0x61, 0x66, 0xe9]));
     const large = join(dir, 'large.md');
     writeFileSync(large, 'x'.repeat(1024 * 1024 + 1));
+    const blank = join(dir, 'blank.md');
+    writeFileSync(blank, '\n  \n');
     const cases = [
+      { file: blank, message: /Attachment .*blank\.md is empty: there is nothing in it for the panel to read/, hint: /leave out --attach/ },
       { file: binary, message: /Attachment .*image\.png is not a text file: it contains NUL bytes/, hint: /convert a PDF/ },
       { file: latin1, message: /Attachment .*latin1\.txt is not a text file: it is not valid UTF-8/, hint: /UTF-8 text/ },
       { file: large, message: /Attachment .*large\.md is 1,048,577 bytes; the limit is 1,048,576 bytes \(1 MiB\)/, hint: /split it/ },

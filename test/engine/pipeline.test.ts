@@ -291,6 +291,9 @@ describe('review pipeline with attached material, a token budget and quality rat
     const skipped = (tight.debate.budgetDecisions ?? []).filter((d) => d.kind === 'skip');
     expect(skipped.length).toBeGreaterThan(0);
     expect(skipped.every((d) => d.agentId !== 'filt')).toBe(true);
+    // Each skipped role is reported as skipped, not failed.
+    const skippedSteps = stepsOf(tight.debate).filter((st) => st.kind === 'observations' && st.status === 'skipped');
+    expect(skippedSteps.map((st) => (st as Extract<ProtocolStep, { kind: 'observations' }>).agentId).sort()).toEqual(skipped.map((d) => d.agentId).sort());
     expect(renderCard(tight.debate)).toMatch(/Cut short by the budget: \d+ agent calls? skipped when the budget ran out/);
   });
 

@@ -148,7 +148,7 @@ async function observe(runner: Runner, phase: PipelinePhase, agent: AgentSpec, p
     material: { focus },
     quality: observationsQuality(retryMessages(openingMessages(runner.question, agent.persona))),
   });
-  if (outcome.status !== 'ok') return finish({ ...base, status: 'failed', summary: null, observations: [], notes: [], error: outcome.error });
+  if (outcome.status !== 'ok') return finish({ ...base, status: outcome.status === 'skipped' ? 'skipped' : 'failed', summary: null, observations: [], notes: [], error: outcome.error });
   const { observations, notes } = cleanObservations(outcome.value.observations, agent.id);
   const judged: Observation[] = observations.map(applyDowngrade);
   for (const o of judged) {
