@@ -93,6 +93,39 @@ describe('protocols from the CLI', () => {
     }
   });
 
+  it('reviews an attached file with code-review: every role but the filter reads it, the record keeps it, a second run against the same simulator works too', async () => {
+    const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
+    const demo = demoResponder(presets);
+    const seen: SimRequest[] = [];
+    const pipelineSim = await startSimulator({ models: simModelsFor(presets), respond: (req) => (seen.push(req), demo(req)) });
+    try {
+      const diff = join(dir, 'change.diff');
+      writeFileSync(diff, ['--- a/migrations/0042.sql', '+++ b/migrations/0042.sql', '+ALTER TABLE projects ADD COLUMN owner_id INTEGER NOT NULL; -- DIFF-MARKER', ''].join('\n'));
+      const db = join(dir, 'code-review-attached.db');
+      for (const attempt of [1, 2]) {
+        seen.length = 0;
+        const run = await cli(['run', 'Review this change', '--preset', 'code-review', '--host', pipelineSim.url, '--db', db, '--attach', diff]);
+        expect(run.code, `run ${attempt}: ${run.stderr}`).toBe(0);
+        expect(run.stdout).toMatch(/ATTACHED MATERIAL\n  change\.diff \(\d+ bytes, sha256 [0-9a-f]{12}…\)/);
+        const all = (r: SimRequest) => r.messages.map((m) => m.content).join('\n');
+        const filterAsk = (r: SimRequest) => all(r).includes('You are the filter of this review');
+        const readers = seen.filter((r) => all(r).includes('DIFF-MARKER'));
+        // The lead, the analyst and both reviewers read it, whole; the filter reads the reviews only.
+        expect(readers).toHaveLength(4);
+        expect(readers.every((r) => all(r).includes('[change.diff, whole,'))).toBe(true);
+        expect(seen.filter(filterAsk)).toHaveLength(1);
+        expect(seen.filter(filterAsk).some((r) => all(r).includes('DIFF-MARKER'))).toBe(false);
+        const id = /Stored as (\S+)/.exec(run.stderr)?.[1] ?? '';
+        const doc = JSON.parse((await cli(['show', id, '--db', db, '--json'])).stdout) as { attachments: { name: string; content: string }[] };
+        expect(doc.attachments.map((a) => a.name)).toEqual(['change.diff']);
+        expect(doc.attachments[0]!.content).toContain('DIFF-MARKER');
+        expect((await cli(['verify', id, '--db', db])).code).toBe(0);
+      }
+    } finally {
+      await pipelineSim.close();
+    }
+  });
+
   it('takes the rotating synthesizer from the record: a different panel model each run, named on the card', async () => {
     const preset = testPreset(['a', 'b'], { synthesizer: { rotate: true }, protocol: { kind: 'parallel' } as never });
     const file = join(dir, 'rotating.json');
