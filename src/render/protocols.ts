@@ -71,12 +71,13 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       ];
     case 'subanswer':
       if (step.status === 'ok') return [`    ${paint('magenta', `${step.index}. ${step.agentId}`)}: ${clip(step.answer ?? '')}`];
-      return [paint(step.status === 'skipped' ? 'yellow' : 'red', `    ${step.index}. ${step.agentId}: ${step.status} (${step.reason})`)];
+      return [paint(step.status === 'skipped' ? 'yellow' : 'red', `    ${step.index}. ${step.agentId}: ${step.reason?.startsWith(step.status) ? step.reason : `${step.status} (${step.reason})`}`)];
     case 'phase':
       return [`  ${paint('dim', 'roles:')} ${step.agents.map((a) => `${a.id} (${a.role})`).join(', ')}`];
     case 'observations': {
       const who = `${step.agentId} (${step.role}${step.role === 'reviewer' ? (step.withPlan ? ', with the plan' : ', no plan') : ''})`;
-      if (step.status !== 'ok') return [paint(step.status === 'skipped' ? 'yellow' : 'red', `  ${who}: ${step.status} (${step.error})`)];
+      // A budget skip's error already starts with "skipped".
+      if (step.status !== 'ok') return [paint(step.status === 'skipped' ? 'yellow' : 'red', `  ${who}: ${step.error?.startsWith(step.status) ? step.error : `${step.status} (${step.error})`}`)];
       const blocking = step.observations.filter((o) => o.blocking).length;
       return [
         `  ${paint('magenta', who)}: ${step.observations.length} observation${step.observations.length === 1 ? '' : 's'}, ${blocking} blocking`,
