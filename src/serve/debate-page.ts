@@ -1,5 +1,6 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
+import { budgetSummary } from '../render/material.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
@@ -317,6 +318,28 @@ function qualitySection(d: StoredDebate): Html | string {
 </table></div>`;
 }
 
+/** The attached files (each readable whole, as the panel had it) and the token budget's use and decisions; nothing when the run had neither. */
+function materialSection(d: StoredDebate): Html | string {
+  const files = d.attachments ?? [];
+  const b = budgetSummary(d);
+  const decisions = d.budgetDecisions ?? [];
+  if (files.length === 0 && b.limit === null) return '';
+  const attached = files.length
+    ? html`<h2>Attached material</h2>
+<ul class="attachments" id="attachments">${files.map(
+        (f) => html`<li><details><summary><code>${f.name}</code> · ${f.bytes.toLocaleString('en-US')} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${f.content}</pre></details></li>`,
+      )}</ul>
+<p>${d.calls.filter((c) => c.material?.length).length} agent calls read it; what each read is in its prompt below.</p>`
+    : '';
+  const budget =
+    b.limit === null
+      ? ''
+      : html`<h2>Token budget</h2>
+<p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${b.calls} calls${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
+${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail} (${x.used.toLocaleString('en-US')} of ${x.limit.toLocaleString('en-US')} used)</li>`)}</ul>` : ''}`;
+  return html`${attached}${budget}`;
+}
+
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const body = html`<h1 id="question">${d.question}</h1>
@@ -343,6 +366,7 @@ ${protocolSection(d)}
 ${tensionSection(d)}
 ${votingSection(d)}
 ${synthesisCard(d)}
+${materialSection(d)}
 ${qualitySection(d)}
 <h2>Calls</h2>
 ${callsTable(d)}

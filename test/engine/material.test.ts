@@ -7,6 +7,8 @@ import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import type { Attachment } from '../../src/protocol/material.js';
 import { renderCard } from '../../src/render/card.js';
 import { debateDocument } from '../../src/render/document.js';
+import { renderMarkdown } from '../../src/render/markdown.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -59,6 +61,22 @@ describe('attached material', () => {
     const doc = debateDocument(stored) as { attachments: { name: string; sha256: string; content: string }[] };
     expect(doc.attachments[0]).toMatchObject({ name: 'note.md', sha256: file.sha256, content: file.content });
     expect(renderCard(stored)).toContain('ATTACHED MATERIAL');
+  });
+
+  it('keeps a hostile file name and content inert on the card, escaped in Markdown and in the viewer', async () => {
+    const { run, store } = await setup({ protocol: { maxRounds: 1, convergenceThreshold: 0.99, callTimeoutSeconds: 10 } } as never);
+    const file = attachment('\u001b]0;pwned\u0007<b>x</b>.md', 'Before <script>alert(1)</script> | cell | after');
+    const stored = store.getDebate((await run({ attachments: [file] })).id);
+    const card = renderCard(stored);
+    expect(card).toContain('ATTACHED MATERIAL');
+    expect(card).not.toMatch(/[\u001b\u0007]/);
+    const md = renderMarkdown(stored);
+    expect(md).not.toContain('<b>x</b>');
+    expect(md).not.toMatch(/[\u001b\u0007]/);
+    const page = debatePage(stored, null);
+    expect(page).not.toContain('<script>alert(1)</script>');
+    expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(page).not.toContain('<b>x</b>');
   });
 
   it('excerpts a long file per agent by its persona, marked as an excerpt in the prompt and the record', async () => {

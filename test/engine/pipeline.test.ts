@@ -269,6 +269,11 @@ describe('review pipeline with attached material, a token budget and quality rat
   it('gives the lead, the analyst and every reviewer the attached file as marked excerpts, not the filter, and records it', async () => {
     const { seen, debate } = await run({ attachments: [plan()] });
     expect(debate.status).toBe('completed');
+    // The viewer lists the file, readable whole, and the calls that read it.
+    const page = debatePage(debate, null);
+    expect(page).toContain('id="attachments"');
+    expect(page).toContain('<code>plan.md</code>');
+    expect(page).toContain('4 agent calls read it');
     for (const req of seen.filter((r) => ['plan', 'observe', 'review'].includes(stageOf(r)))) {
       expect(everything(req)).toMatch(/\[Excerpt of plan\.md: sections [\d, ]+ of 12 — [\d,]+ of [\d,]+ characters\]/);
     }
@@ -295,6 +300,7 @@ describe('review pipeline with attached material, a token budget and quality rat
     const skippedSteps = stepsOf(tight.debate).filter((st) => st.kind === 'observations' && st.status === 'skipped');
     expect(skippedSteps.map((st) => (st as Extract<ProtocolStep, { kind: 'observations' }>).agentId).sort()).toEqual(skipped.map((d) => d.agentId).sort());
     expect(renderCard(tight.debate)).toMatch(/Cut short by the budget: \d+ agent calls? skipped when the budget ran out/);
+    expect(debatePage(tight.debate, null)).toMatch(/<p id="budget">[\d,]+ of [\d,]+ tokens \(\d+%\) in \d+ calls · <strong>cut short<\/strong>/);
   });
 
   it('retries a thin review once with the question alone and keeps it as one observation', async () => {
