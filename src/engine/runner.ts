@@ -883,5 +883,7 @@ export function materialReserve(attachments: readonly Attachment[]): number {
 /** How a budget decision names a call: `beta's critique in round 2`, `the judge's score in round 1`. */
 function callLabel(agentId: string, stage: Stage, round: number): string {
   const what = agentId === 'judge' ? `the judge's ${stage === 'judge' ? 'score' : stage}` : agentId === 'synthesizer' ? 'the synthesis' : `${agentId}'s ${stage}`;
-  return `${what}${round > 0 ? ` in round ${round}` : ''}`;
+  // A pipeline's phases and a decomposition's parts are not rounds: their stage names them.
+  const inRounds = !['plan', 'observe', 'review', 'filter', 'subanswer', 'split', 'reassembly'].includes(stage);
+  return `${what}${inRounds && round > 0 ? ` in round ${round}` : ''}`;
 }
