@@ -192,34 +192,28 @@ const OBSERVATION_REPLY = [
   `A blocking observation below confidence ${BLOCKING_CONFIDENCE} is recorded as not blocking, so mark blocking only what you are sure of.`,
 ].join('\n');
 
-export function planMessages(question: string, persona: string | null | undefined, reviewers: number): ChatMessage[] {
+/** A role's request: its persona as the system prompt, the question, then its own lines. */
+function roleMessages(question: string, persona: string | null | undefined, lines: string[]): ChatMessage[] {
   return [
     { role: 'system', content: systemPrompt(persona) },
-    {
-      role: 'user',
-      content: [
-        `Question: ${question}`,
-        '',
-        `You lead this review. Write the plan ${reviewers} reviewer${reviewers === 1 ? '' : 's'} will check the material against: each observation is one check to make or one risk to look for, with how sure you are that it matters.`,
-        OBSERVATION_REPLY,
-      ].join('\n'),
-    },
+    { role: 'user', content: [`Question: ${question}`, ...lines].join('\n') },
   ];
 }
 
+export function planMessages(question: string, persona: string | null | undefined, reviewers: number): ChatMessage[] {
+  return roleMessages(question, persona, [
+    '',
+    `You lead this review. Write the plan ${reviewers} reviewer${reviewers === 1 ? '' : 's'} will check the material against: each observation is one check to make or one risk to look for, with how sure you are that it matters.`,
+    OBSERVATION_REPLY,
+  ]);
+}
+
 export function analystMessages(question: string, persona: string | null | undefined): ChatMessage[] {
-  return [
-    { role: 'system', content: systemPrompt(persona) },
-    {
-      role: 'user',
-      content: [
-        `Question: ${question}`,
-        '',
-        'You are an analyst on this review. Add your own perspective: what the reviewers and the final report should keep in mind, each as one observation.',
-        OBSERVATION_REPLY,
-      ].join('\n'),
-    },
-  ];
+  return roleMessages(question, persona, [
+    '',
+    'You are an analyst on this review. Add your own perspective: what the reviewers and the final report should keep in mind, each as one observation.',
+    OBSERVATION_REPLY,
+  ]);
 }
 
 /** `plan` is the lead's plan (fitted to num_ctx), or null when the pipeline has no lead or the lead failed. */
@@ -227,19 +221,12 @@ export function reviewMessages(question: string, persona: string | null | undefi
   const planLines = plan
     ? ['', `The plan from the lead (${plan.agentId})${plan.shortened ? ', shortened to fit' : ''}:`, plan.position, '', 'Review against this plan: check each point of it, and add what it missed.']
     : ['', 'Plan: (no plan provided). Review as a generic reviewer: correctness, risks, missing cases, clarity.'];
-  return [
-    { role: 'system', content: systemPrompt(persona) },
-    {
-      role: 'user',
-      content: [
-        `Question: ${question}`,
-        ...planLines,
-        '',
-        'You are a reviewer. Every observation needs evidence from the material or the question; leave out what you cannot support.',
-        OBSERVATION_REPLY,
-      ].join('\n'),
-    },
-  ];
+  return roleMessages(question, persona, [
+    ...planLines,
+    '',
+    'You are a reviewer. Every observation needs evidence from the material or the question; leave out what you cannot support.',
+    OBSERVATION_REPLY,
+  ]);
 }
 
 /** The filter reads every review and the analysts' observations (each fitted to num_ctx). */
@@ -263,21 +250,14 @@ export function filterMessages(
           'Write one document from these reviews: the verdict first, then what must be fixed before going ahead, then the other points, naming who raised each and the evidence.',
           'Reply with a JSON object: "title" (a short title) and "document" (the document, in plain text or Markdown).',
         ];
-  return [
-    { role: 'system', content: systemPrompt(persona) },
-    {
-      role: 'user',
-      content: [
-        `Question: ${question}`,
-        '',
-        'You are the filter of this review: you have no veto, you report. Here is every review:',
-        '',
-        ...(reviews.length ? block(reviews) : ['(no usable review)']),
-        ...(perspectives.length ? ['', 'Observations from the analysts:', '', ...block(perspectives)] : []),
-        ...(gaps.length ? ['', 'Without a usable reply:', ...gaps.map((g) => `- ${g}`)] : []),
-        '',
-        ...ask,
-      ].join('\n'),
-    },
-  ];
+  return roleMessages(question, persona, [
+    '',
+    'You are the filter of this review: you have no veto, you report. Here is every review:',
+    '',
+    ...(reviews.length ? block(reviews) : ['(no usable review)']),
+    ...(perspectives.length ? ['', 'Observations from the analysts:', '', ...block(perspectives)] : []),
+    ...(gaps.length ? ['', 'Without a usable reply:', ...gaps.map((g) => `- ${g}`)] : []),
+    '',
+    ...ask,
+  ]);
 }
