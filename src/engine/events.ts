@@ -147,6 +147,8 @@ export type DebateEvent =
   | { type: 'turn.progress'; stage: Stage; round: number; agentId: string; tokens: number; delta: string }
   | { type: 'call.finished'; call: CallRecord }
   | { type: 'turn.finished'; turn: TurnRecord; at: number }
+  /** A resumed run read an agent's turn from a call that had finished before the interruption, instead of asking it again. */
+  | { type: 'turn.reused'; round: number; agentId: string; callNumber: number; at: number }
   | { type: 'round.judged'; judgement: RoundJudgement; at: number }
   | { type: 'debate.exit'; reason: ExitReason; round: number; detail: string; at: number }
   | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }

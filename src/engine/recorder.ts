@@ -52,6 +52,9 @@ export function recorder(store: Store, options: { resume?: ResumePoint } = {}): 
       case 'turn.finished':
         store.recordTurn(debateId, event.turn);
         break;
+      case 'turn.reused':
+        store.recordReusedTurn(debateId, { round: event.round, agentId: event.agentId, call: event.callNumber });
+        break;
       case 'round.judged':
         store.recordJudgement(debateId, event.judgement);
         roundsCompleted = event.judgement.round;

@@ -5,7 +5,7 @@ import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredDebate } from '../store/store.js';
 import type { ResumePoint } from './recorder.js';
 import { protocolFor } from './protocols/index.js';
-import { type DebateResult, type RunDebateOptions, Runner } from './runner.js';
+import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
 
 /** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
@@ -16,6 +16,11 @@ export interface ResumePlan {
   preset: Preset;
   /** The complete rounds reused, oldest first. */
   from: TranscriptRound[];
+  /**
+   * Calls of the round after `from` (left incomplete) that ended ok, by debater: their turns
+   * are read from these replies, and only the other debaters are asked.
+   */
+  recorded: RecordedCalls;
   point: ResumePoint;
 }
 
@@ -49,11 +54,16 @@ export function planResume(d: StoredDebate): ResumePlan {
     if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok')) break;
     from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
   }
+  // The round left incomplete: each debater's last call in it that ended ok.
+  const next = from.length;
+  const stage = next === 0 ? 'opening' : 'critique';
+  const recorded = new Map(d.calls.filter((c) => c.round === next && c.stage === stage && c.status === 'ok' && debaters.includes(c.agentId)).map((c) => [c.agentId, c]));
   const judged = from.filter((r) => r.judgement !== null);
   const convergences = judged.map((r) => r.judgement!.convergence).filter((c): c is number => c !== null);
   return {
     preset: pinNumCtx(d.preset, d.plan as SchedulePlan | null),
     from,
+    recorded,
     point: {
       fromRound: from.at(-1)?.round ?? -1,
       roundsCompleted: judged.at(-1)?.round ?? 0,
@@ -74,7 +84,8 @@ function pinNumCtx(preset: Preset, plan: SchedulePlan | null): Preset {
 
 /**
  * Goes on with an interrupted debate from its last complete round, under its own id and
- * preset as run: stored turns and scores are reused, never asked again. Pass a recorder
+ * preset as run: stored turns and scores are reused, never asked again, and so are the
+ * calls that finished in the round left incomplete. Pass a recorder
  * made with `recorder(store, { resume: plan.point })`, which marks the record as resumed.
  */
 export async function resumeDebate(
@@ -92,7 +103,7 @@ export async function resumeDebate(
     synthesizer: null,
   });
   try {
-    return runner.complete(await protocol.run(runner, plan.from));
+    return runner.complete(await protocol.run(runner, plan.from, plan.recorded));
   } catch (err) {
     if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
     if (runner.interrupted()) runner.stopInterrupted();

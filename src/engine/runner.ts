@@ -4,9 +4,10 @@ import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessag
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { convergenceOf } from '../protocol/convergence.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages } from '../protocol/prompts.js';
-import { critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
+import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
+import type { StoredCall } from '../store/store.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
 import type {
   AgentInfo,
@@ -23,7 +24,7 @@ import type {
 } from './events.js';
 import type { ProtocolStep } from './protocol-events.js';
 import type { ExtraStage, StageContext } from './stage.js';
-import { type StructuredOutcome, structuredCall } from './structured-call.js';
+import { type StructuredOutcome, parseReply, structuredCall } from './structured-call.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
 
 /**
@@ -118,6 +119,12 @@ export interface CallRequest<T> {
   truncation?: string | null;
   onRecord?: (record: CallRecord) => void;
 }
+
+/**
+ * Calls of one round that finished before an interruption, by agent id: a resumed run reads
+ * these agents' turns from them instead of asking again (see `Runner.answerAll`).
+ */
+export type RecordedCalls = ReadonlyMap<string, StoredCall>;
 
 export class Runner {
   readonly id: string;
@@ -292,29 +299,49 @@ export class Runner {
     );
   }
 
-  /** Fan-out: every given agent answers the question alone, all at once within the slots. */
-  async answerAll(agents: AgentSpec[], round: number, upNext: string[]): Promise<TurnRecord[]> {
-    const turns = await this.scheduler.round(
-      agents.map((agent) => ({
-        model: agent.model,
-        run: async (): Promise<TurnRecord> => {
-          const messages = openingMessages(this.question, agent.persona);
-          const outcome = await this.call({
-            stage: 'opening',
-            round,
-            agentId: agent.id,
-            model: agent.model,
-            messages,
-            options: this.callOptions(agent.model, agent.options, 'opening'),
-            schema: openingSchema,
-          });
-          return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
-        },
-      })),
+  /**
+   * Fan-out: every given agent answers the question alone, all at once within the slots.
+   * An agent with a call in `recorded` (a resumed round) that asked exactly this is not asked again.
+   */
+  async answerAll(agents: AgentSpec[], round: number, upNext: string[], recorded?: RecordedCalls): Promise<TurnRecord[]> {
+    const request = (agent: AgentSpec): CallRequest<Opening> => ({
+      stage: 'opening',
+      round,
+      agentId: agent.id,
+      model: agent.model,
+      messages: openingMessages(this.question, agent.persona),
+      options: this.callOptions(agent.model, agent.options, 'opening'),
+      schema: openingSchema,
+    });
+    const fields = (v: Opening): Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'> => ({ position: v.position, confidence: v.confidence, opening: v, critique: null });
+    const reused = new Map<string, TurnRecord>();
+    for (const agent of agents) {
+      const outcome = this.#reread(request(agent), recorded?.get(agent.id));
+      if (outcome) reused.set(agent.id, turnFrom(agent, round, outcome, fields));
+    }
+    const asked = await this.scheduler.round(
+      agents
+        .filter((agent) => !reused.has(agent.id))
+        .map((agent) => ({ model: agent.model, run: async (): Promise<TurnRecord> => turnFrom(agent, round, await this.call(request(agent)), fields) })),
       upNext,
     );
+    const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
     for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
     return turns;
+  }
+
+  /**
+   * The outcome of `req` read again from a call recorded before an interruption, reported as a
+   * reused turn; null (ask it) unless that call ended ok, with this model, asking exactly this.
+   */
+  #reread<T>(req: CallRequest<T>, call: StoredCall | undefined): StructuredOutcome<T> | null {
+    if (!call || call.status !== 'ok' || call.model !== req.model || call.round !== req.round || call.agentId !== req.agentId || call.stage !== req.stage) return null;
+    // A repaired call was sent the same messages followed by the repair request.
+    if (JSON.stringify(call.messages.slice(0, req.messages.length)) !== JSON.stringify(req.messages)) return null;
+    const parsed = parseReply(call.raw, req.schema, req.normalize);
+    if (!parsed.ok) return null;
+    this.emit({ type: 'turn.reused', round: req.round, agentId: req.agentId, callNumber: call.id, at: this.now() });
+    return { status: 'ok', value: parsed.value };
   }
 
   /** Ends the run as failed unless at least two of `turns` are usable. */
@@ -334,17 +361,50 @@ export class Runner {
    * A critique round: each agent reads the usable turns of its peers (as given) and updates
    * its position. `peersOf` says whom each agent reads; the calls run together within the slots.
    */
-  async critiqueRound(round: number, agents: AgentSpec[], previous: TurnRecord[], peersOf: (agent: AgentSpec) => TurnRecord[], upNext: string[]): Promise<TurnRecord[]> {
-    const turns = await this.scheduler.round(
-      agents.map((agent) => ({ model: agent.model, run: () => this.critiqueTurn(agent, round, previous.find((t) => t.agentId === agent.id), peersOf(agent)) })),
+  async critiqueRound(
+    round: number,
+    agents: AgentSpec[],
+    previous: TurnRecord[],
+    peersOf: (agent: AgentSpec) => TurnRecord[],
+    upNext: string[],
+    recorded?: RecordedCalls,
+  ): Promise<TurnRecord[]> {
+    const own = (agent: AgentSpec): TurnRecord | undefined => previous.find((t) => t.agentId === agent.id);
+    // Agents whose call of this round finished before an interruption: read again, or asked with the request built here.
+    const reused = new Map<string, TurnRecord>();
+    const prepared = new Map<string, TurnRecord | CallRequest<Critique>>();
+    for (const agent of agents) {
+      const call = recorded?.get(agent.id);
+      if (!call) continue;
+      const req = this.critiqueRequest(agent, round, own(agent), peersOf(agent));
+      const outcome = 'schema' in req ? this.#reread(req, call) : null;
+      if (outcome) reused.set(agent.id, critiqueTurnFrom(agent, round, outcome));
+      else prepared.set(agent.id, req);
+    }
+    const asked = await this.scheduler.round(
+      agents
+        .filter((agent) => !reused.has(agent.id))
+        .map((agent) => ({ model: agent.model, run: () => this.critiqueTurn(agent, round, own(agent), peersOf(agent), prepared.get(agent.id)) })),
       upNext,
     );
+    const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
     for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
     return turns;
   }
 
   /** One agent's critique of the given peers' turns, with its own last turn; peers' text is fitted to num_ctx. */
-  async critiqueTurn(agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): Promise<TurnRecord> {
+  async critiqueTurn(
+    agent: AgentSpec,
+    round: number,
+    own: TurnRecord | undefined,
+    peerTurns: TurnRecord[],
+    prepared: TurnRecord | CallRequest<Critique> = this.critiqueRequest(agent, round, own, peerTurns),
+  ): Promise<TurnRecord> {
+    return 'schema' in prepared ? critiqueTurnFrom(agent, round, await this.call(prepared)) : prepared;
+  }
+
+  /** The call an agent's critique makes, or its failed turn when the prompt cannot fit num_ctx. */
+  critiqueRequest(agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): TurnRecord | CallRequest<Critique> {
     const peers: PeerView[] = peerTurns
       .filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position)
       .map((t) => ({ agentId: t.agentId, position: peerText(t) }));
@@ -359,7 +419,7 @@ export class Runner {
     }
     const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${this.numCtx[agent.model]}` : null;
     if (truncation) this.warn(`${agent.id}, round ${round}: ${truncation}`);
-    const outcome = await this.call({
+    return {
       stage: 'critique',
       round,
       agentId: agent.id,
@@ -371,8 +431,7 @@ export class Runner {
         this.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
       ),
       truncation,
-    });
-    return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
+    };
   }
 
   /** The judge scores how close the usable positions are; reported as the round's judgement. */
@@ -591,6 +650,10 @@ export function turnFrom<T>(
     critique: null,
     error: outcome.error,
   };
+}
+
+function critiqueTurnFrom(agent: AgentSpec, round: number, outcome: StructuredOutcome<Critique>): TurnRecord {
+  return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
 }
 
 /** What peers see of a turn: an opening's position and reasoning, or a critique's updated position. */

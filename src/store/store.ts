@@ -28,7 +28,7 @@ import {
   type Verdict,
   verifyRows,
 } from './chain.js';
-import { agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
+import { type ReusedTurn, agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { synthesisAttempts } from './schema-synthesis.js';
 import { describeHolders, fileHolders } from './holders.js';
@@ -91,6 +91,8 @@ export interface Resumption {
   fromRound: number;
   /** Calls recorded before it went on; the calls after these are the resumed run's. */
   callsBefore: number;
+  /** Turns of the round left incomplete read from calls finished before the interruption, not asked again. */
+  reused: ReusedTurn[];
   host: string;
   at: number;
 }
@@ -477,7 +479,7 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
-            resumptions: resumed.map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, host: r.host, at: r.at })),
+            resumptions: resumed.map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, reused: r.reusedJson ?? [], host: r.host, at: r.at })),
             synthesisAttempts: attemptRows.map((r) => ({
               attempt: r.attempt,
               model: r.model,
@@ -528,6 +530,18 @@ export class Store {
         })
         .immediate(),
     );
+  }
+
+  /** Notes on the debate's latest resumption that a turn was read from a call recorded before it, not asked again. */
+  recordReusedTurn(debateId: string, turn: ReusedTurn): void {
+    this.#guard(`record the reused round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
+      const latest = this.#statement('select ordinal, reused_json from resumptions where debate_id = ? order by ordinal desc limit 1').get(debateId) as
+        | { ordinal: number; reused_json: string | null }
+        | undefined;
+      if (!latest) throw new StoreError('NOT_RESUMED', `Debate \`${debateId}\` was not resumed: no turn of it can be reused.`);
+      const reused = [...((latest.reused_json ? JSON.parse(latest.reused_json) : []) as ReusedTurn[]), turn];
+      this.#statement('update resumptions set reused_json = ? where debate_id = ? and ordinal = ?').run(JSON.stringify(reused), debateId, latest.ordinal);
+    });
   }
 
   /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
