@@ -165,4 +165,8 @@ export type DebateEvent =
       at: number;
     };
 
-export type DebateListener = (event: DebateEvent) => void;
+/**
+ * Receives every event. A listener with `progress: false` (the recorder) never reads
+ * `turn.progress`, so a run whose listeners all say so emits none: no event per streamed token.
+ */
+export type DebateListener = ((event: DebateEvent) => void) & { progress?: boolean };

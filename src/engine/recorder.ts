@@ -18,6 +18,10 @@ export interface ResumePoint {
  * its own transaction. Errors propagate: the runner stops rather than lose records.
  */
 export function recorder(store: Store, options: { resume?: ResumePoint } = {}): DebateListener {
+  return Object.assign(recordEvents(store, options), { progress: false });
+}
+
+function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: DebateEvent) => void {
   const resume = options.resume;
   let debateId = '';
   let roundsCompleted = resume?.roundsCompleted ?? 0;

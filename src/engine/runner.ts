@@ -138,6 +138,8 @@ export class Runner {
   readonly #recorder: DebateListener | undefined;
   readonly #listeners: DebateListener[];
   readonly #broken = new Set<DebateListener>();
+  /** Whether any listener reads `turn.progress`. */
+  readonly #progress: boolean;
   /** The last round a protocol opened: where an interruption is reported. */
   #round = 0;
   /** Calls since the last checkpoint that could not reach their host, and those that did. */
@@ -155,6 +157,7 @@ export class Runner {
     this.stages = stages;
     this.#recorder = opts.recorder;
     this.#listeners = opts.listeners ?? [];
+    this.#progress = [opts.recorder, ...this.#listeners].some((l) => l !== undefined && l.progress !== false);
   }
 
   /** Plans the schedule (checking hosts and models), then reports the debate as started. */
@@ -287,7 +290,7 @@ export class Runner {
         {
           now: this.now,
           onStart: (attempt) => this.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: this.now() }),
-          onProgress: (tokens, delta) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
+          ...(this.#progress ? { onProgress: (tokens: number, delta: string) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
           onCall: (record) => {
             if (record.status === 'error' && record.error?.startsWith('HOST_UNREACHABLE')) this.#unreachable++;
             else this.#reached++;
