@@ -319,7 +319,8 @@ export class Runner {
     const fields = (v: Opening): Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'> => ({ position: v.position, confidence: v.confidence, opening: v, critique: null });
     const reused = new Map<string, TurnRecord>();
     for (const agent of agents) {
-      const outcome = this.#reread(request(agent), recorded?.get(agent.id));
+      const call = recorded?.get(agent.id);
+      const outcome = call ? this.#reread(request(agent), call) : null;
       if (outcome) reused.set(agent.id, turnFrom(agent, round, outcome, fields));
     }
     const asked = await this.scheduler.round(
