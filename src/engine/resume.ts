@@ -46,18 +46,21 @@ export function planResume(d: StoredDebate): ResumePlan {
     });
   }
   const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);
+  // Each debater's calls in a round, oldest first: round 0 holds the answers, later rounds the critiques.
+  const callsOf = (round: number) => d.calls.filter((c) => c.round === round && c.stage === (round === 0 ? 'opening' : 'critique') && debaters.includes(c.agentId));
   const from: TranscriptRound[] = [];
   for (let round = 0; ; round++) {
     const turns = d.turns.filter((t) => t.round === round);
     // A round is complete when every debater's turn is recorded and one at least is usable: a round
-    // whose every call failed (its host went down) is asked again.
-    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok')) break;
+    // whose every call failed (its host went down) is asked again, and so is one in which a
+    // debater's last call was cut off by the interruption (its turn is no answer of the model).
+    const lastCall = new Map(callsOf(round).map((c) => [c.agentId, c]));
+    const cutOff = [...lastCall.values()].some((c) => c.status === 'aborted');
+    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok') || cutOff) break;
     from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
   }
   // The round left incomplete: each debater's last call in it that ended ok.
-  const next = from.length;
-  const stage = next === 0 ? 'opening' : 'critique';
-  const recorded = new Map(d.calls.filter((c) => c.round === next && c.stage === stage && c.status === 'ok' && debaters.includes(c.agentId)).map((c) => [c.agentId, c]));
+  const recorded = new Map(callsOf(from.length).filter((c) => c.status === 'ok').map((c) => [c.agentId, c]));
   const judged = from.filter((r) => r.judgement !== null);
   const convergences = judged.map((r) => r.judgement!.convergence).filter((c): c is number => c !== null);
   return {
