@@ -3,7 +3,7 @@ import { readAttachments } from '../config/attachments.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
-import type { DebateListener } from '../engine/events.js';
+import type { DebateEvent, DebateListener } from '../engine/events.js';
 import { recorder, type ResumePoint } from '../engine/recorder.js';
 import { type DebateResult, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
@@ -140,9 +140,14 @@ export async function driveFromCli(
   const listeners: DebateListener[] = live ? [live] : [];
   let debateId: string | null = null;
   let printed = false;
-  listeners.push((e) => {
-    if (e.type === 'debate.started') debateId = e.debateId;
-  });
+  listeners.push(
+    Object.assign(
+      (e: DebateEvent) => {
+        if (e.type === 'debate.started') debateId = e.debateId;
+      },
+      { progress: false },
+    ),
+  );
   try {
     const result = await start({ recorder: recorder(store, resume ? { resume } : {}), listeners, signal: controller.signal });
     live?.close();

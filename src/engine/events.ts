@@ -200,6 +200,8 @@ export type DebateEvent =
   | { type: 'call.finished'; call: CallRecord }
   | { type: 'turn.finished'; turn: TurnRecord; at: number }
   | { type: 'quality.rated'; rating: QualityRecord; at: number }
+  /** A resumed run read an agent's turn from a call that had finished before the interruption, instead of asking it again. */
+  | { type: 'turn.reused'; round: number; agentId: string; callNumber: number; at: number }
   | { type: 'round.judged'; judgement: RoundJudgement; at: number }
   | { type: 'debate.exit'; reason: ExitReason; round: number; detail: string; at: number }
   | { type: 'synthesis.finished'; result: SynthesisRecord; at: number }
@@ -216,4 +218,8 @@ export type DebateEvent =
       at: number;
     };
 
-export type DebateListener = (event: DebateEvent) => void;
+/**
+ * Receives every event. A listener with `progress: false` (the recorder) never reads
+ * `turn.progress`, so a run whose listeners all say so emits none: no event per streamed token.
+ */
+export type DebateListener = ((event: DebateEvent) => void) & { progress?: boolean };

@@ -20,6 +20,10 @@ export interface ResumePoint {
  * its own transaction. Errors propagate: the runner stops rather than lose records.
  */
 export function recorder(store: Store, options: { resume?: ResumePoint } = {}): DebateListener {
+  return Object.assign(recordEvents(store, options), { progress: false });
+}
+
+function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: DebateEvent) => void {
   const resume = options.resume;
   let debateId = '';
   let roundsCompleted = resume?.roundsCompleted ?? 0;
@@ -60,6 +64,9 @@ export function recorder(store: Store, options: { resume?: ResumePoint } = {}): 
         break;
       case 'quality.rated':
         recordQuality(store, debateId, event.rating, event.at);
+        break;
+      case 'turn.reused':
+        store.recordReusedTurn(debateId, { round: event.round, agentId: event.agentId, call: event.callNumber });
         break;
       case 'round.judged':
         store.recordJudgement(debateId, event.judgement);

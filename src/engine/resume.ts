@@ -5,7 +5,7 @@ import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredDebate } from '../store/store.js';
 import type { ResumePoint } from './recorder.js';
 import { protocolFor } from './protocols/index.js';
-import { type DebateResult, type RunDebateOptions, Runner } from './runner.js';
+import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
 
 /** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
@@ -16,6 +16,11 @@ export interface ResumePlan {
   preset: Preset;
   /** The complete rounds reused, oldest first. */
   from: TranscriptRound[];
+  /**
+   * Calls of the round after `from` (left incomplete) that ended ok, by debater: their turns
+   * are read from these replies, and only the other debaters are asked.
+   */
+  recorded: RecordedCalls;
   point: ResumePoint;
 }
 
@@ -41,19 +46,27 @@ export function planResume(d: StoredDebate): ResumePlan {
     });
   }
   const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);
+  // Each debater's calls in a round, oldest first: round 0 holds the answers, later rounds the critiques.
+  const callsOf = (round: number) => d.calls.filter((c) => c.round === round && c.stage === (round === 0 ? 'opening' : 'critique') && debaters.includes(c.agentId));
   const from: TranscriptRound[] = [];
   for (let round = 0; ; round++) {
     const turns = d.turns.filter((t) => t.round === round);
     // A round is complete when every debater's turn is recorded and one at least is usable: a round
-    // whose every call failed (its host went down) is asked again.
-    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok')) break;
+    // whose every call failed (its host went down) is asked again, and so is one in which a
+    // debater's last call was cut off by the interruption (its turn is no answer of the model).
+    const lastCall = new Map(callsOf(round).map((c) => [c.agentId, c]));
+    const cutOff = [...lastCall.values()].some((c) => c.status === 'aborted');
+    if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok') || cutOff) break;
     from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
   }
+  // The round left incomplete: each debater's last call in it that ended ok.
+  const recorded = new Map(callsOf(from.length).filter((c) => c.status === 'ok').map((c) => [c.agentId, c]));
   const judged = from.filter((r) => r.judgement !== null);
   const convergences = judged.map((r) => r.judgement!.convergence).filter((c): c is number => c !== null);
   return {
     preset: pinNumCtx(d.preset, d.plan as SchedulePlan | null),
     from,
+    recorded,
     point: {
       fromRound: from.at(-1)?.round ?? -1,
       roundsCompleted: judged.at(-1)?.round ?? 0,
@@ -74,7 +87,8 @@ function pinNumCtx(preset: Preset, plan: SchedulePlan | null): Preset {
 
 /**
  * Goes on with an interrupted debate from its last complete round, under its own id and
- * preset as run: stored turns and scores are reused, never asked again. Pass a recorder
+ * preset as run: stored turns and scores are reused, never asked again, and so are the
+ * calls that finished in the round left incomplete. Pass a recorder
  * made with `recorder(store, { resume: plan.point })`, which marks the record as resumed.
  */
 export async function resumeDebate(
@@ -93,7 +107,7 @@ export async function resumeDebate(
     synthesizer: null,
   });
   try {
-    return runner.complete(await protocol.run(runner, plan.from));
+    return runner.complete(await protocol.run(runner, plan.from, plan.recorded));
   } catch (err) {
     if (err instanceof DebateFailedError || err instanceof InterruptedError) throw err;
     if (runner.interrupted()) runner.stopInterrupted();

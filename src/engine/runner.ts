@@ -10,6 +10,7 @@ import { QUALITY_RULES, type QualityRating, type ResultFacts, rateResult } from 
 import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { SlotPool } from '../schedule/pool.js';
+import type { StoredCall } from '../store/store.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
 import type {
   AgentInfo,
@@ -27,7 +28,7 @@ import type {
 } from './events.js';
 import type { ProtocolStep } from './protocol-events.js';
 import type { ExtraStage, StageContext } from './stage.js';
-import { type StructuredOutcome, structuredCall } from './structured-call.js';
+import { type StructuredOutcome, parseReply, structuredCall } from './structured-call.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
 
 /**
@@ -157,6 +158,12 @@ export const QUALITY_REJECTED = 'QUALITY_REJECTED';
 /** Most tokens of material one prompt carries: about two pages; longer material is excerpted. */
 export const MATERIAL_SHARE_TOKENS = 2000;
 
+/**
+ * Calls of one round that finished before an interruption, by agent id: a resumed run reads
+ * these agents' turns from them instead of asking again (see `Runner.answerAll`).
+ */
+export type RecordedCalls = ReadonlyMap<string, StoredCall>;
+
 export class Runner {
   readonly id: string;
   readonly question: string;
@@ -172,6 +179,8 @@ export class Runner {
   readonly #recorder: DebateListener | undefined;
   readonly #listeners: DebateListener[];
   readonly #broken = new Set<DebateListener>();
+  /** Whether any listener reads `turn.progress`. */
+  readonly #progress: boolean;
   /** The last round a protocol opened: where an interruption is reported. */
   #round = 0;
   /** Calls since the last checkpoint that could not reach their host, and those that did. */
@@ -192,6 +201,7 @@ export class Runner {
     this.tally.add(opts.tokensSpent ?? 0);
     this.#recorder = opts.recorder;
     this.#listeners = opts.listeners ?? [];
+    this.#progress = [opts.recorder, ...this.#listeners].some((l) => l !== undefined && l.progress !== false);
   }
 
   /** Plans the schedule (checking hosts and models), then reports the debate as started. */
@@ -488,7 +498,7 @@ export class Runner {
         {
           now: this.now,
           onStart: (attempt) => this.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: this.now() }),
-          onProgress: (tokens, delta) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }),
+          ...(this.#progress ? { onProgress: (tokens: number, delta: string) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
           onCall: (bare) => {
             const record = settle(bare);
             if (record.status === 'error' && record.error?.startsWith('HOST_UNREACHABLE')) this.#unreachable++;
@@ -501,32 +511,65 @@ export class Runner {
     );
   }
 
-  /** Fan-out: every given agent answers the question alone, all at once within the slots. */
-  async answerAll(agents: AgentSpec[], round: number, upNext: string[]): Promise<TurnRecord[]> {
-    const turns = await this.scheduler.round(
-      agents.map((agent) => ({
-        model: agent.model,
-        run: async (): Promise<TurnRecord> => {
-          const messages = openingMessages(this.question, agent.persona);
-          const outcome = await this.call({
-            stage: 'opening',
-            round,
-            agentId: agent.id,
-            model: agent.model,
-            messages,
-            options: this.callOptions(agent.model, agent.options, 'opening'),
-            schema: openingSchema,
-            material: { focus: agent.persona ?? '' },
-            // The retry is built from the question and persona alone, whatever else the first prompt carried.
-            quality: openingQuality(retryMessages(openingMessages(this.question, agent.persona))),
-          });
-          return turnFrom(agent, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
-        },
-      })),
+  /**
+   * Fan-out: every given agent answers the question alone, all at once within the slots.
+   * An agent with a call in `recorded` (a resumed round) that asked exactly this is not asked again.
+   */
+  async answerAll(agents: AgentSpec[], round: number, upNext: string[], recorded?: RecordedCalls): Promise<TurnRecord[]> {
+    const request = (agent: AgentSpec): CallRequest<Opening> => ({
+      stage: 'opening',
+      round,
+      agentId: agent.id,
+      model: agent.model,
+      messages: openingMessages(this.question, agent.persona),
+      options: this.callOptions(agent.model, agent.options, 'opening'),
+      schema: openingSchema,
+      material: { focus: agent.persona ?? '' },
+      // The retry is built from the question and persona alone, whatever else the first prompt carried.
+      quality: openingQuality(retryMessages(openingMessages(this.question, agent.persona))),
+    });
+    const fields = (v: Opening): Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'> => ({ position: v.position, confidence: v.confidence, opening: v, critique: null });
+    const reused = new Map<string, TurnRecord>();
+    for (const agent of agents) {
+      const call = recorded?.get(agent.id);
+      const outcome = call ? this.#reread(request(agent), call) : null;
+      if (outcome) reused.set(agent.id, turnFrom(agent, round, outcome, fields));
+    }
+    const asked = await this.scheduler.round(
+      agents
+        .filter((agent) => !reused.has(agent.id))
+        .map((agent) => ({ model: agent.model, run: async (): Promise<TurnRecord> => turnFrom(agent, round, await this.call(request(agent)), fields) })),
       upNext,
     );
+    const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
     for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
     return turns;
+  }
+
+  /**
+   * The outcome of `req` read again from a call recorded before an interruption, reported as a
+   * reused turn; null (ask it) unless that call ended ok, with this model, asking exactly this.
+   */
+  #reread<T>(req: CallRequest<T>, call: StoredCall | undefined): StructuredOutcome<T> | null {
+    if (!call || call.status !== 'ok' || call.model !== req.model || call.round !== req.round || call.agentId !== req.agentId || call.stage !== req.stage) return null;
+    // What it would send: the request with its material inserted. A repaired call was sent the same messages followed by the repair request.
+    const sent = this.#withMaterial(req as CallRequest<unknown>).messages;
+    if (JSON.stringify(call.messages.slice(0, sent.length)) !== JSON.stringify(sent)) return null;
+    const parsed = parseReply(call.raw, req.schema, req.normalize);
+    if (!parsed.ok) return null;
+    if (req.quality) {
+      // Rated again as when it came in; one that asked for a retry or was rejected is asked again whole.
+      const rating = rateResult(req.quality.facts(parsed.value), {
+        repaired: call.attempt % 2 === 1,
+        cutAtLimit: call.metrics.doneReason === 'length',
+        truncatedPrompt: Boolean(call.truncation),
+        normalized: parsed.notes?.length ?? 0,
+      });
+      if (rating.action === 'RETRY' || rating.action === 'REJECT') return null;
+      this.#reportRating(req, 0, rating);
+    }
+    this.emit({ type: 'turn.reused', round: req.round, agentId: req.agentId, callNumber: call.id, at: this.now() });
+    return { status: 'ok', value: parsed.value };
   }
 
   /** Ends the run as failed unless at least two of `turns` are usable. */
@@ -549,17 +592,50 @@ export class Runner {
    * A critique round: each agent reads the usable turns of its peers (as given) and updates
    * its position. `peersOf` says whom each agent reads; the calls run together within the slots.
    */
-  async critiqueRound(round: number, agents: AgentSpec[], previous: TurnRecord[], peersOf: (agent: AgentSpec) => TurnRecord[], upNext: string[]): Promise<TurnRecord[]> {
-    const turns = await this.scheduler.round(
-      agents.map((agent) => ({ model: agent.model, run: () => this.critiqueTurn(agent, round, previous.find((t) => t.agentId === agent.id), peersOf(agent)) })),
+  async critiqueRound(
+    round: number,
+    agents: AgentSpec[],
+    previous: TurnRecord[],
+    peersOf: (agent: AgentSpec) => TurnRecord[],
+    upNext: string[],
+    recorded?: RecordedCalls,
+  ): Promise<TurnRecord[]> {
+    const own = (agent: AgentSpec): TurnRecord | undefined => previous.find((t) => t.agentId === agent.id);
+    // Agents whose call of this round finished before an interruption: read again, or asked with the request built here.
+    const reused = new Map<string, TurnRecord>();
+    const prepared = new Map<string, TurnRecord | CallRequest<Critique>>();
+    for (const agent of agents) {
+      const call = recorded?.get(agent.id);
+      if (!call) continue;
+      const req = this.critiqueRequest(agent, round, own(agent), peersOf(agent));
+      const outcome = 'schema' in req ? this.#reread(req, call) : null;
+      if (outcome) reused.set(agent.id, critiqueTurnFrom(agent, round, outcome));
+      else prepared.set(agent.id, req);
+    }
+    const asked = await this.scheduler.round(
+      agents
+        .filter((agent) => !reused.has(agent.id))
+        .map((agent) => ({ model: agent.model, run: () => this.critiqueTurn(agent, round, own(agent), peersOf(agent), prepared.get(agent.id)) })),
       upNext,
     );
+    const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
     for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
     return turns;
   }
 
   /** One agent's critique of the given peers' turns, with its own last turn; peers' text is fitted to num_ctx. */
-  async critiqueTurn(agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): Promise<TurnRecord> {
+  async critiqueTurn(
+    agent: AgentSpec,
+    round: number,
+    own: TurnRecord | undefined,
+    peerTurns: TurnRecord[],
+    prepared: TurnRecord | CallRequest<Critique> = this.critiqueRequest(agent, round, own, peerTurns),
+  ): Promise<TurnRecord> {
+    return 'schema' in prepared ? critiqueTurnFrom(agent, round, await this.call(prepared)) : prepared;
+  }
+
+  /** The call an agent's critique makes, or its failed turn when the prompt cannot fit num_ctx. */
+  critiqueRequest(agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): TurnRecord | CallRequest<Critique> {
     const usable = peerTurns.filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position);
     // Under budget pressure peers' reasoning goes before their positions do.
     const lean = this.dropPeerReasoning() && usable.some((t) => t.opening);
@@ -575,7 +651,7 @@ export class Runner {
     }
     const truncation = fit.droppedChars > 0 ? `peers' answers shortened by ${fit.droppedChars} characters to fit num_ctx ${this.numCtx[agent.model]}` : null;
     if (truncation) this.warn(`${agent.id}, round ${round}: ${truncation}`);
-    const outcome = await this.call({
+    return {
       stage: 'critique',
       round,
       agentId: agent.id,
@@ -590,8 +666,7 @@ export class Runner {
       material: { focus: `${agent.persona ?? ''}\n${ownPosition ?? ''}` },
       ...(lean ? { budgetCuts: [`peers' reasoning left out at ${Math.round(this.tally.pressure().share * 100)}% of the budget`] } : {}),
       quality: critiqueQuality(retryMessages(openingMessages(this.question, agent.persona)), fit.peers.length),
-    });
-    return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
+    };
   }
 
   /** The judge scores how close the usable positions are; reported as the round's judgement. */
@@ -831,6 +906,10 @@ export function turnFrom<T>(
     critique: null,
     error: outcome.error,
   };
+}
+
+function critiqueTurnFrom(agent: AgentSpec, round: number, outcome: StructuredOutcome<Critique>): TurnRecord {
+  return turnFrom(agent, round, outcome, (v) => ({ position: v.updatedPosition, confidence: v.confidence, opening: null, critique: v }));
 }
 
 /** What peers see of a turn: an opening's position and reasoning, or a critique's updated position. */

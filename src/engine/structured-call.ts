@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { formatIssues } from '../config/load-preset.js';
-import { CallError, type Gateway } from '../ollama/gateway.js';
+import { CallError, type ChatProgress, type Gateway } from '../ollama/gateway.js';
 import { repairMessages } from '../protocol/prompts.js';
 import { conformToSchema, formatSchemasOf } from '../protocol/grammar.js';
 import type { CallRecord, ChatMessage, Stage } from './events.js';
@@ -29,7 +29,8 @@ export interface StructuredCallSpec<T> {
 
 export interface StructuredCallHooks {
   onStart(attempt: number): void;
-  onProgress(tokens: number, delta: string): void;
+  /** Each streamed token; leave it out when nothing reads them. */
+  onProgress?: (tokens: number, delta: string) => void;
   /** Called once per model call, as soon as it ends. */
   onCall(call: CallRecord): void;
   now(): number;
@@ -53,6 +54,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   const format = schemas.sent;
   let messages = spec.messages;
   let lastProblem = '';
+  const onProgress = hooks.onProgress;
   const first = spec.firstAttempt ?? 0;
   for (let attempt = first; attempt < first + 2; attempt++) {
     hooks.onStart(attempt);
@@ -75,7 +77,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
     try {
       const result = await gateway.chat(
         { model: spec.model, messages, options: spec.options, format },
-        { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), onProgress: (p) => hooks.onProgress(p.tokens, p.delta) },
+        { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta) } : {}) },
       );
       content = result.content;
       const parsed = parseReply(content, spec.schema, spec.normalize, schemas.full);

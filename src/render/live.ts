@@ -94,6 +94,13 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const materialView = materialLiveView(paint);
   let kind: ProtocolKind = 'debate';
   const listener = (untrusted: DebateEvent): void => {
+    // A streamed token only moves its turn's counter: its text is never shown.
+    if (untrusted.type === 'turn.progress') {
+      const held = heldKey(key(untrusted.stage, untrusted.round, untrusted.agentId));
+      const a = held === undefined ? undefined : active.get(held);
+      if (a) a.tokens = untrusted.tokens;
+      return;
+    }
     // Model text and server messages reach the terminal only without control characters.
     const event = inertDeep(untrusted);
     for (const line of voteView(event)) print(line);
@@ -138,12 +145,6 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
         active.set(freeKey(key(event.stage, event.round, event.agentId)), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
         if (!style.live && event.attempt % 2 === 1) print(`  ${event.agentId}: asking again with the validation error (repair)`);
-        break;
-      }
-      case 'turn.progress': {
-        const held = heldKey(key(event.stage, event.round, event.agentId));
-        const a = held === undefined ? undefined : active.get(held);
-        if (a) a.tokens = event.tokens;
         break;
       }
       case 'call.finished': {
@@ -208,6 +209,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
     }
   };
   return Object.assign(listener, {
+    // Token counts are drawn only by the live block.
+    progress: style.live,
     close(): void {
       if (timer) clearInterval(timer);
       clearBlock();

@@ -22,7 +22,7 @@ export function renderMarkdown(stored: StoredDebate): string {
     `- Started: ${new Date(d.createdAt).toISOString()}`,
     ...(d.resumptions ?? []).map(
       (r) =>
-        `- Resumed: ${new Date(r.at).toISOString()} on ${r.host}, ${r.fromRound < 0 ? 'from the start' : `after round ${r.fromRound}`} (calls 1–${r.callsBefore} were recorded before)`,
+        `- Resumed: ${new Date(r.at).toISOString()} on ${r.host}, ${r.fromRound < 0 ? 'from the start' : `after round ${r.fromRound}`} (calls 1–${r.callsBefore} were recorded before)${reusedText(r.reused ?? [])}`,
     ),
     `- Panel: ${d.agents
       .filter((a) => a.role === 'debater')
@@ -113,4 +113,10 @@ export function renderMarkdown(stored: StoredDebate): string {
     out.push('');
   }
   return out.join('\n');
+}
+
+/** The turns a resumption read from calls finished before it, as a clause of its line. */
+function reusedText(reused: { round: number; agentId: string; call: number }[]): string {
+  if (reused.length === 0) return '';
+  return `; reused without asking again: ${reused.map((t) => `${t.agentId} in round ${t.round} (call ${t.call})`).join(', ')}`;
 }

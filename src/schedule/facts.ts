@@ -72,8 +72,13 @@ async function probeLocalVram(): Promise<number | null> {
 /**
  * What a host serves and what it can hold. Never throws: an unusable host comes back with ok false.
  * `models` limits the /api/show look-ups to those the caller needs (default: every model on the host).
+ * `version: false` leaves out /api/version (a debate plans without it; `hosts` shows it).
  */
-export async function gatherHostFacts(entry: HostEntry, models: string[] = [], opts: { vramProbe?: () => Promise<number | null> } = {}): Promise<HostFacts> {
+export async function gatherHostFacts(
+  entry: HostEntry,
+  models: string[] = [],
+  opts: { vramProbe?: () => Promise<number | null>; version?: boolean } = {},
+): Promise<HostFacts> {
   const url = normalizeHost(entry.url);
   const gateway = new Gateway(url);
   const base: HostFacts = {
@@ -91,7 +96,7 @@ export async function gatherHostFacts(entry: HostEntry, models: string[] = [], o
     maxLoaded: entry.maxLoadedModels ?? 3,
   };
   try {
-    const [version, tags, loaded] = await Promise.all([gateway.version(), gateway.tags(), gateway.ps()]);
+    const [version, tags, loaded] = await Promise.all([opts.version === false ? null : gateway.version(), gateway.tags(), gateway.ps()]);
     base.version = version;
     base.models = tags;
     base.loaded = loaded;

@@ -83,7 +83,7 @@ export class DebateScheduler {
   static async prepare(setup: ScheduleSetup): Promise<DebateScheduler> {
     validateHostEntries(setup.hosts);
     const wanted = [...new Set([...setup.debaters, ...setup.support])];
-    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted)));
+    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted, { version: false })));
     const healthy = gathered.filter((f) => f.ok);
     if (healthy.length === 0) {
       const names = gathered.map((f) => f.url).join(', ');

@@ -176,6 +176,13 @@ export const syntheses = sqliteTable('syntheses', {
   error: text('error'),
 });
 
+/** A turn a resumed run read from a call recorded before the interruption; `call` is its number within the debate. */
+export interface ReusedTurn {
+  round: number;
+  agentId: string;
+  call: number;
+}
+
 /** Each time an interrupted debate was resumed: from which round, on which host and by which process. */
 export const resumptions = sqliteTable(
   'resumptions',
@@ -188,6 +195,11 @@ export const resumptions = sqliteTable(
     fromRound: integer('from_round').notNull(),
     /** How many calls were recorded before it went on: the calls after these are the resumed run's. */
     callsBefore: integer('calls_before').notNull(),
+    /**
+     * Turns of the round left incomplete that were read from calls finished before the
+     * interruption, instead of asked again: `[{round, agentId, call}]`, `call` numbered within the debate.
+     */
+    reusedJson: text('reused_json', { mode: 'json' }).$type<ReusedTurn[]>(),
     host: text('host').notNull(),
     planJson: text('plan_json', { mode: 'json' }).$type<unknown>(),
     pid: integer('pid').notNull(),

@@ -30,7 +30,7 @@ import {
   type Verdict,
   verifyRows,
 } from './chain.js';
-import { agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
+import { type ReusedTurn, agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
 import type { Attachment } from '../protocol/material.js';
@@ -96,6 +96,8 @@ export interface Resumption {
   fromRound: number;
   /** Calls recorded before it went on; the calls after these are the resumed run's. */
   callsBefore: number;
+  /** Turns of the round left incomplete read from calls finished before the interruption, not asked again. */
+  reused: ReusedTurn[];
   host: string;
   at: number;
 }
@@ -281,24 +283,14 @@ export class Store {
    * and an earlier attempt succeeded: the latest successful one counts.
    */
   recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
-    const values = { status: s.status, bodyJson: s.synthesis, error: s.error };
+    const values = { debate_id: debateId, status: s.status, body_json: s.synthesis === null || s.synthesis === undefined ? null : JSON.stringify(s.synthesis), error: s.error };
     this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
-      this.#db.transaction((tx) => {
-        const last = tx
-          .select({ n: sql<number>`coalesce(max(${synthesisAttempts.attempt}), 0)` })
-          .from(synthesisAttempts)
-          .where(eq(synthesisAttempts.debateId, debateId))
-          .get();
-        tx.insert(synthesisAttempts)
-          .values({ debateId, attempt: (last?.n ?? 0) + 1, model: s.model ?? '', ...values, createdAt: at })
-          .run();
-        const current = tx.select({ status: syntheses.status }).from(syntheses).where(eq(syntheses.debateId, debateId)).get();
+      this.#sqlite.transaction(() => {
+        this.#statement(INSERT_SYNTHESIS_ATTEMPT).run({ ...values, model: s.model ?? '', created_at: at });
+        const current = this.#statement('select status from syntheses where debate_id = ?').get(debateId) as { status: string } | undefined;
         if (current?.status === 'ok' && s.status !== 'ok') return;
-        tx.insert(syntheses)
-          .values({ debateId, ...values })
-          .onConflictDoUpdate({ target: syntheses.debateId, set: values })
-          .run();
-      }),
+        this.#statement(UPSERT_SYNTHESIS).run(values);
+      })(),
     );
   }
 
@@ -323,25 +315,21 @@ export class Store {
   /** Writes the debate's final row and seals the record with it, in one transaction. */
   finishDebate(debateId: string, f: DebateFinish): void {
     this.#guard(`record the end of debate \`${debateId}\``, () =>
-      this.#db.transaction(
-        (tx) => {
-          const result = tx
-            .update(debates)
-            .set({
-              status: f.status,
-              exitReason: f.exitReason,
-              error: f.error,
-              roundsCompleted: f.roundsCompleted,
-              finalConvergence: f.finalConvergence,
-              finishedAt: f.finishedAt,
-            })
-            .where(eq(debates.id, debateId))
-            .run();
+      this.#sqlite
+        .transaction(() => {
+          const result = this.#statement(FINISH_DEBATE).run({
+            id: debateId,
+            status: f.status,
+            exit_reason: f.exitReason,
+            error: f.error,
+            rounds_completed: f.roundsCompleted,
+            final_convergence: f.finalConvergence,
+            finished_at: f.finishedAt,
+          });
           if (result.changes === 0) throw this.#notFound(debateId);
           this.#seal(debateId);
-        },
-        { behavior: 'immediate' },
-      ),
+        })
+        .immediate(),
     );
   }
 
@@ -488,7 +476,7 @@ export class Store {
             turns: turnRows.map((r) => toTurnRecord(r.turn)),
             rounds: roundRows.map(toRoundJudgement),
             synthesis: synthesisRow ? toSynthesisRecord(synthesisRow) : null,
-            resumptions: resumed.map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, host: r.host, at: r.at })),
+            resumptions: resumed.map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, reused: r.reusedJson ?? [], host: r.host, at: r.at })),
             synthesisAttempts: attemptRows.map((r) => ({
               attempt: r.attempt,
               model: r.model,
@@ -543,6 +531,18 @@ export class Store {
         })
         .immediate(),
     );
+  }
+
+  /** Notes on the debate's latest resumption that a turn was read from a call recorded before it, not asked again. */
+  recordReusedTurn(debateId: string, turn: ReusedTurn): void {
+    this.#guard(`record the reused round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
+      const latest = this.#statement('select ordinal, reused_json from resumptions where debate_id = ? order by ordinal desc limit 1').get(debateId) as
+        | { ordinal: number; reused_json: string | null }
+        | undefined;
+      if (!latest) throw new StoreError('NOT_RESUMED', `Debate \`${debateId}\` was not resumed: no turn of it can be reused.`);
+      const reused = [...((latest.reused_json ? JSON.parse(latest.reused_json) : []) as ReusedTurn[]), turn];
+      this.#statement('update resumptions set reused_json = ? where debate_id = ? and ordinal = ?').run(JSON.stringify(reused), debateId, latest.ordinal);
+    });
   }
 
   /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
@@ -668,6 +668,10 @@ const RESUME_CLEARS = [
 
 const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
 const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);
+const INSERT_SYNTHESIS_ATTEMPT =
+  'insert into synthesis_attempts (debate_id, attempt, model, status, body_json, error, created_at) values (@debate_id, (select coalesce(max(attempt), 0) + 1 from synthesis_attempts where debate_id = @debate_id), @model, @status, @body_json, @error, @created_at)';
+const FINISH_DEBATE =
+  'update debates set status = @status, exit_reason = @exit_reason, error = @error, rounds_completed = @rounds_completed, final_convergence = @final_convergence, finished_at = @finished_at where id = @id';
 const UPSERT_SYNTHESIS = upsert('syntheses', ['debate_id'], ['status', 'body_json', 'error']);
 
 /**

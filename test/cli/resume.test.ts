@@ -7,13 +7,15 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
-import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
-import { agentOf, reply, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, reply, roundOf, stageOf, testPreset } from '../helpers/panel.js';
 
 let dir = '';
 let sim: SimHandle;
 const seen: SimRequest[] = [];
+/** A test's own reply to a request, before the panel's usual one. */
+let special: ((req: SimRequest) => SimReply | undefined) | null = null;
 const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.95, callTimeoutSeconds: 30 } });
 
 const cli = (args: string[]) => runCli(args, dir);
@@ -26,6 +28,8 @@ beforeAll(async () => {
     tokenMs: 25,
     respond: (req) => {
       seen.push(req);
+      const own = special?.(req);
+      if (own !== undefined) return own;
       const agent = agentOf(req) ?? 'x';
       switch (stageOf(req)) {
         case 'opening':
@@ -60,8 +64,22 @@ function roundsJudged(db: string): number[] {
   }
 }
 
-/** Runs a debate in another process and kills it with SIGKILL as soon as round 0 is judged. */
-async function runAndKillAfterRoundZero(db: string, presetFile: string): Promise<void> {
+/** Calls of `stage` in `round` recorded as ok. */
+function okCalls(db: string, stage: string, round: number): number {
+  try {
+    const s = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      return (s.prepare("select count(*) as n from calls where stage = ? and round = ? and status = 'ok'").get(stage, round) as { n: number }).n;
+    } finally {
+      s.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs a debate in another process and kills it with SIGKILL as soon as `ready` holds of its database. */
+async function runAndKillWhen(db: string, presetFile: string, what: string, ready: () => boolean): Promise<void> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), 'run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet'],
@@ -69,15 +87,26 @@ async function runAndKillAfterRoundZero(db: string, presetFile: string): Promise
   );
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
   const deadline = Date.now() + 60_000;
-  while (!roundsJudged(db).includes(0)) {
+  while (!ready()) {
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error('round 0 was never judged');
+      throw new Error(`${what} never happened`);
     }
     await new Promise((r) => setTimeout(r, 10));
   }
   child.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
+}
+
+const runAndKillAfterRoundZero = (db: string, presetFile: string): Promise<void> =>
+  runAndKillWhen(db, presetFile, 'the judging of round 0', () => roundsJudged(db).includes(0));
+
+interface ResumedDocument {
+  id: string;
+  status: string;
+  rounds: { round: number; turns: { agentId: string; status: string; position: string | null }[] }[];
+  resumptions: { fromRound: number; callsBefore: number; reused: { round: number; agentId: string; call: number }[] }[];
+  calls: { id: number; stage: string; round: number; agentId: string; status: string; messages: unknown[]; raw: string }[];
 }
 
 describe('conclave resume', () => {
@@ -119,6 +148,92 @@ describe('conclave resume', () => {
     const verify = await cli(['verify', debate!.id, '--db', db]);
     expect(verify.code).toBe(0);
     expect(verify.stdout).toContain('sealed');
+  }, 120_000);
+
+  it('reads the critiques that finished before a kill -9 in round 1 from the record, and asks only the one missing', async () => {
+    const db = join(dir, 'mid-round.db');
+    const presetFile = join(dir, 'mid-round.json');
+    writeFileSync(presetFile, JSON.stringify(preset));
+    // In the first run, c's round-1 critique hangs; a's and b's finish and carry the request's number, so a reply asked again would differ.
+    let killed = false;
+    special = (req) => {
+      if (stageOf(req) !== 'critique' || roundOf(req) !== 1) return undefined;
+      const agent = agentOf(req) ?? 'x';
+      if (!killed && agent === 'c') return { content: reply.critique(agent), delayMs: 120_000 };
+      return reply.critique(agent, `${agent} now says A (request ${req.index})`);
+    };
+    try {
+      await runAndKillWhen(db, presetFile, 'two round-1 critiques', () => okCalls(db, 'critique', 1) >= 2);
+      killed = true;
+      const [debate] = JSON.parse((await cli(['list', '--db', db, '--json'])).stdout) as { id: string; status: string }[];
+      expect(debate?.status).toBe('interrupted');
+      const before = JSON.parse((await cli(['show', debate!.id, '--db', db, '--json'])).stdout) as ResumedDocument;
+      const finished = before.calls.filter((c) => c.status === 'ok');
+      expect(finished.filter((c) => c.stage === 'critique').map((c) => c.agentId).sort()).toEqual(['a', 'b']);
+
+      const resumedAt = seen.length;
+      const r = await cli(['resume', debate!.id, '--db', db, '--json']);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain('in round 1, a, b answered already and are not asked again');
+      const resumed = seen.slice(resumedAt);
+      // No request of a call that finished is sent again: not round 0's, not a's or b's round-1 critique.
+      const sentAgain = resumed.filter((q) => finished.some((c) => JSON.stringify(c.messages) === JSON.stringify(q.messages)));
+      expect(sentAgain).toEqual([]);
+      expect(resumed.filter((q) => stageOf(q) === 'critique' && roundOf(q) === 1).map(agentOf)).toEqual(['c']);
+      expect(resumed.filter((q) => stageOf(q) === 'critique' && roundOf(q) === 2).map(agentOf).sort()).toEqual(['a', 'b', 'c']);
+      expect(resumed.map(stageOf).filter((s) => s !== 'critique')).toEqual(['judge', 'judge', 'synthesis']);
+
+      const doc = JSON.parse(r.stdout) as ResumedDocument;
+      expect(doc.status).toBe('completed');
+      expect(doc.rounds.map((x) => x.round)).toEqual([0, 1, 2]);
+      for (const round of doc.rounds) {
+        expect(round.turns.map((t) => [t.agentId, t.status])).toEqual([['a', 'ok'], ['b', 'ok'], ['c', 'ok']]);
+      }
+      // a's and b's round-1 turns are the replies recorded before the kill.
+      const critiqueOf = (agent: string) => finished.find((c) => c.stage === 'critique' && c.agentId === agent)!;
+      const round1 = doc.rounds[1]!.turns;
+      for (const agent of ['a', 'b']) {
+        expect(round1.find((t) => t.agentId === agent)?.position).toBe((JSON.parse(critiqueOf(agent).raw) as { updatedPosition: string }).updatedPosition);
+      }
+      // Round 2 reads them as peers.
+      expect(resumed.find((q) => stageOf(q) === 'critique' && roundOf(q) === 2 && agentOf(q) === 'c')?.messages.at(-1)?.content).toContain(round1[0]!.position!);
+      // The record says where it went on and which turns it reused, by their calls.
+      expect(doc.resumptions).toHaveLength(1);
+      expect(doc.resumptions[0]?.fromRound).toBe(0);
+      expect(doc.resumptions[0]?.reused).toEqual([
+        { round: 1, agentId: 'a', call: critiqueOf('a').id },
+        { round: 1, agentId: 'b', call: critiqueOf('b').id },
+      ]);
+      const md = await cli(['export', debate!.id, '--db', db, '--format', 'md']);
+      expect(md.stdout).toContain(`reused without asking again: a in round 1 (call ${critiqueOf('a').id}), b in round 1 (call ${critiqueOf('b').id})`);
+      expect((await cli(['verify', debate!.id, '--db', db])).code).toBe(0);
+    } finally {
+      special = null;
+    }
+  }, 120_000);
+
+  it('goes on with a parallel debate killed while answering, asking only the agent that had not answered', async () => {
+    const db = join(dir, 'parallel.db');
+    const presetFile = join(dir, 'parallel.json');
+    writeFileSync(presetFile, JSON.stringify({ ...preset, protocol: { ...preset.protocol, kind: 'parallel' } }));
+    let killed = false;
+    special = (req) => (!killed && stageOf(req) === 'opening' && agentOf(req) === 'b' ? { content: reply.opening('b'), delayMs: 120_000 } : undefined);
+    try {
+      await runAndKillWhen(db, presetFile, 'two answers', () => okCalls(db, 'opening', 0) >= 2);
+      killed = true;
+      const [debate] = JSON.parse((await cli(['list', '--db', db, '--json'])).stdout) as { id: string }[];
+      const resumedAt = seen.length;
+      const r = await cli(['resume', debate!.id, '--db', db, '--json']);
+      expect(r.code).toBe(0);
+      expect(seen.slice(resumedAt).map((q) => [stageOf(q), agentOf(q)])).toEqual([['opening', 'b'], ['synthesis', null]]);
+      const doc = JSON.parse(r.stdout) as ResumedDocument;
+      expect(doc.status).toBe('completed');
+      expect(doc.rounds[0]?.turns.map((t) => t.status)).toEqual(['ok', 'ok', 'ok']);
+      expect(doc.resumptions[0]?.fromRound).toBe(-1);
+      expect(doc.resumptions[0]?.reused.map((t) => t.agentId)).toEqual(['a', 'c']);
+    } finally {
+      special = null;
+    }
   }, 120_000);
 
   it('refuses a debate that is not interrupted, saying why', async () => {

@@ -50,6 +50,22 @@ describe('runDebate', () => {
     }
   });
 
+  it('streams token progress to a listener that reads it, and emits none when every listener says it does not', async () => {
+    const { run, events } = await setup(['a', 'b'], [0.95]);
+    await run();
+    const progress = events.filter((e) => e.type === 'turn.progress');
+    expect(progress.length).toBeGreaterThan(0);
+    // Progress counts the tokens of each call as they arrive.
+    const first = progress.filter((e) => e.type === 'turn.progress' && e.agentId === 'a' && e.stage === 'opening').map((e) => (e as { tokens: number }).tokens);
+    expect(first).toEqual(first.map((_, i) => i + 1));
+
+    const quiet: DebateEvent[] = [];
+    const result = await run({ listeners: [Object.assign((e: DebateEvent) => void quiet.push(e), { progress: false })] });
+    expect(result.status).toBe('completed');
+    expect(quiet.filter((e) => e.type === 'turn.progress')).toEqual([]);
+    expect(quiet.filter((e) => e.type === 'call.finished').map((e) => (e.type === 'call.finished' ? e.call.stage : ''))).toEqual(['opening', 'opening', 'judge', 'synthesis']);
+  });
+
   it('shows each critic the previous round of its peers only, never the current round or its own answer as a peer', async () => {
     const { run, seen } = await setup(['a', 'b', 'c'], [0.1, 0.1, 0.1], (req) => {
       const agent = agentOf(req)!;

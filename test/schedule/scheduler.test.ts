@@ -3,6 +3,7 @@ import { presetSchema } from '../../src/config/preset-schema.js';
 import type { DebateEvent } from '../../src/engine/events.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { HostError, InputError } from '../../src/errors.js';
+import { gatherHostFacts } from '../../src/schedule/facts.js';
 import { packGroups, planSchedule, vramNeed } from '../../src/schedule/plan.js';
 import { SlotPool, runGrouped } from '../../src/schedule/pool.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
@@ -170,6 +171,23 @@ describe('the planned scheduler against the simulator', () => {
     expect(plan.models.map((m) => m.model).sort()).toEqual(['judge:1b', 'm1:5b', 'synth:1b']);
     expect(plan.models.every((m) => m.numCtx >= 4096)).toBe(true);
     store.close();
+  });
+});
+
+describe('host facts', () => {
+  it('asks the server version for `hosts`, and a debate plans without asking it', async () => {
+    const sim = await startSimulator({ models: [{ name: 'm1:5b' }], version: '0.42.1', respond: () => 'x' });
+    try {
+      const shown = await gatherHostFacts({ url: sim.url }, ['m1:5b']);
+      expect(shown.ok).toBe(true);
+      expect(shown.version).toBe('0.42.1');
+      const planned = await gatherHostFacts({ url: sim.url }, ['m1:5b'], { version: false });
+      expect(planned.ok).toBe(true);
+      expect(planned.version).toBeNull();
+      expect(Object.keys(planned.details)).toEqual(['m1:5b']);
+    } finally {
+      await sim.close();
+    }
   });
 });
 

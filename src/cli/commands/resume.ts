@@ -54,7 +54,9 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         const host = hosts[0]?.url ?? resolveHost(undefined, io.env);
         if (!args.quiet) {
           const from = plan.point.fromRound < 0 ? 'from the start (no round was complete)' : `after round ${plan.point.fromRound}, reusing ${stored.calls.length} recorded calls`;
-          io.stderr.write(`Resuming ${id} ${from}.\n\n`);
+          const done = [...plan.recorded.keys()];
+          const partial = done.length > 0 ? `; in round ${plan.point.fromRound + 1}, ${done.join(', ')} answered already and ${done.length === 1 ? 'is' : 'are'} not asked again` : '';
+          io.stderr.write(`Resuming ${id} ${from}${partial}.\n\n`);
         }
         handedOver = true;
         exit.value = await driveFromCli(io, store, args, (hooks) => resumeDebate(stored, { ...hooks, host, ...(hosts.length > 0 ? { hosts } : {}) }, plan), plan.point);

@@ -1,7 +1,7 @@
 import { exitDecision } from '../../protocol/convergence.js';
 import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { TurnRecord } from '../events.js';
-import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
 
 /**
@@ -21,7 +21,7 @@ export const debate: Protocol = {
   run: runDebateProtocol,
 };
 
-async function runDebateProtocol(runner: Runner, from: TranscriptRound[]): Promise<ProtocolOutcome> {
+async function runDebateProtocol(runner: Runner, from: TranscriptRound[], recorded?: RecordedCalls): Promise<ProtocolOutcome> {
   const { preset, scheduler } = runner;
   const agents = preset.agents;
   const { maxRounds, convergenceThreshold: threshold } = preset.protocol;
@@ -34,7 +34,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[]): Promi
   let current = rounds.at(-1);
   if (!current) {
     runner.startRound(0);
-    const openings = await runner.answerAll(agents, 0, upNext(0));
+    const openings = await runner.answerAll(agents, 0, upNext(0), recorded);
     runner.checkpoint();
     runner.requireAnswers(openings, 0);
     current = { round: 0, turns: openings, judgement: null };
@@ -54,7 +54,8 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[]): Promi
     }
     runner.startRound(round);
     const previous: TurnRecord[] = current.turns;
-    const turns = await runner.critiqueRound(round, agents, previous, () => previous, upNext(round));
+    // Only the first round asked can have calls recorded before an interruption.
+    const turns = await runner.critiqueRound(round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined);
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);

@@ -1,5 +1,5 @@
 import type { TranscriptRound } from '../../protocol/prompts.js';
-import type { ProtocolOutcome, Runner } from '../runner.js';
+import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
 
 /**
@@ -18,12 +18,12 @@ export const parallel: Protocol = {
   run: runParallel,
 };
 
-async function runParallel(runner: Runner, from: TranscriptRound[]): Promise<ProtocolOutcome> {
+async function runParallel(runner: Runner, from: TranscriptRound[], recorded?: RecordedCalls): Promise<ProtocolOutcome> {
   const { preset } = runner;
   let answers = from[0];
   if (!answers) {
     runner.startRound(0);
-    const turns = await runner.answerAll(preset.agents, 0, [preset.synthesizer.model ?? '']);
+    const turns = await runner.answerAll(preset.agents, 0, [preset.synthesizer.model ?? ''], recorded);
     runner.checkpoint();
     runner.requireAnswers(turns, 0);
     answers = { round: 0, turns, judgement: null };

@@ -1,0 +1,1 @@
+ALTER TABLE `resumptions` ADD `reused_json` text;

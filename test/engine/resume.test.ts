@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DebateEvent } from '../../src/engine/events.js';
+import { recorder } from '../../src/engine/recorder.js';
+import { planResume, resumeDebate } from '../../src/engine/resume.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import { InterruptedError } from '../../src/errors.js';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/store.js';
+import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+
+let sim: SimHandle | null = null;
+let store: Store | null = null;
+
+afterEach(async () => {
+  store?.close();
+  store = null;
+  await sim?.close();
+  sim = null;
+});
+
+/**
+ * A debate stopped (as Ctrl-C does) in round 1 once a's and b's critiques are recorded, while
+ * c's critique is still being generated. Returns what a resume needs.
+ */
+async function stoppedInRoundOne() {
+  const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.95, callTimeoutSeconds: 30 } });
+  let stopped = false;
+  const script = scriptedResponder([0.3], (req) => {
+    if (stageOf(req) !== 'critique' || roundOf(req) !== 1) return undefined;
+    const agent = agentOf(req) ?? 'x';
+    return !stopped && agent === 'c' ? { content: reply.critique(agent), delayMs: 60_000 } : reply.critique(agent, `${agent} now says A (request ${req.index})`);
+  });
+  sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+  store = openStore(':memory:');
+  const controller = new AbortController();
+  let done = 0;
+  const stopAfterTwo = (e: DebateEvent): void => {
+    if (e.type === 'call.finished' && e.call.stage === 'critique' && e.call.round === 1 && e.call.status === 'ok' && ++done === 2) controller.abort();
+  };
+  const error = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), listeners: [stopAfterTwo], signal: controller.signal }).catch((err: unknown) => err);
+  expect(error).toBeInstanceOf(InterruptedError);
+  stopped = true;
+  const [summary] = store.listDebates();
+  return { stored: store.getDebate(summary!.id), seen: script.seen, sim, store };
+}
+
+describe('resuming a debate stopped inside a round', () => {
+  it('treats the round as incomplete when a call was cut off, and reuses the calls of it that finished', async () => {
+    const { stored, seen, sim, store } = await stoppedInRoundOne();
+    expect(stored.status).toBe('interrupted');
+    // c's turn is recorded as failed, cut off by the stop: it is no answer, so round 1 is asked again.
+    expect(stored.calls.find((c) => c.stage === 'critique' && c.agentId === 'c')?.status).toBe('aborted');
+    const plan = planResume(stored);
+    expect(plan.point.fromRound).toBe(0);
+    expect([...plan.recorded.keys()].sort()).toEqual(['a', 'b']);
+
+    const before = seen.length;
+    const result = await resumeDebate(stored, { host: sim.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    const asked = seen.slice(before);
+    expect(asked.filter((q) => stageOf(q) === 'critique' && roundOf(q) === 1).map(agentOf)).toEqual(['c']);
+    const after = store.getDebate(stored.id);
+    expect(after.turns.filter((t) => t.round === 1).map((t) => [t.agentId, t.status])).toEqual([['a', 'ok'], ['b', 'ok'], ['c', 'ok']]);
+    expect(after.resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a', 'b']);
+    expect(store.verifyDebate(stored.id).state).toBe('sealed');
+  });
+
+  it('asks again a debater whose recorded call asked something other than what the resumed run would ask', async () => {
+    const { stored, seen, sim, store } = await stoppedInRoundOne();
+    const plan = planResume(stored);
+    const b = plan.recorded.get('b')!;
+    // As if b's call had read other peers: its reply answers another prompt, so it cannot stand for this one.
+    const other = { ...b, messages: b.messages.map((m, i) => (i === b.messages.length - 1 ? { ...m, content: `${m.content}\nsomething else` } : m)) };
+    const changed = { ...plan, recorded: new Map([...plan.recorded, ['b', other]]) };
+
+    const before = seen.length;
+    const result = await resumeDebate(stored, { host: sim.url, recorder: recorder(store, { resume: changed.point }) }, changed);
+    expect(result.status).toBe('completed');
+    expect(
+      seen
+        .slice(before)
+        .filter((q) => stageOf(q) === 'critique' && roundOf(q) === 1)
+        .map(agentOf)
+        .sort(),
+    ).toEqual(['b', 'c']);
+    expect(store.getDebate(stored.id).resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a']);
+  });
+});
