@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DebateEvent } from '../../src/engine/events.js';
 import { recorder } from '../../src/engine/recorder.js';
@@ -7,7 +8,8 @@ import { InterruptedError } from '../../src/errors.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import type { Attachment } from '../../src/protocol/material.js';
+import { agentOf, isRetry, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
@@ -23,13 +25,14 @@ afterEach(async () => {
  * A debate stopped (as Ctrl-C does) in round 1 once a's and b's critiques are recorded, while
  * c's critique is still being generated. Returns what a resume needs.
  */
-async function stoppedInRoundOne() {
+async function stoppedInRoundOne(attachments: Attachment[] = [], critiqueOf: (agent: string) => string = (agent) => reply.critique(agent)) {
   const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.95, callTimeoutSeconds: 30 } });
   let stopped = false;
   const script = scriptedResponder([0.3], (req) => {
     if (stageOf(req) !== 'critique' || roundOf(req) !== 1) return undefined;
     const agent = agentOf(req) ?? 'x';
-    return !stopped && agent === 'c' ? { content: reply.critique(agent), delayMs: 60_000 } : reply.critique(agent, `${agent} now says A (request ${req.index})`);
+    if (!stopped && agent === 'c') return { content: reply.critique(agent), delayMs: 60_000 };
+    return agent === 'c' ? reply.critique(agent, `${agent} now says A (request ${req.index})`) : critiqueOf(agent);
   });
   sim = await startSimulator({ models: simModels(preset), respond: script.respond });
   store = openStore(':memory:');
@@ -38,7 +41,7 @@ async function stoppedInRoundOne() {
   const stopAfterTwo = (e: DebateEvent): void => {
     if (e.type === 'call.finished' && e.call.stage === 'critique' && e.call.round === 1 && e.call.status === 'ok' && ++done === 2) controller.abort();
   };
-  const error = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), listeners: [stopAfterTwo], signal: controller.signal }).catch((err: unknown) => err);
+  const error = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), listeners: [stopAfterTwo], signal: controller.signal, attachments }).catch((err: unknown) => err);
   expect(error).toBeInstanceOf(InterruptedError);
   stopped = true;
   const [summary] = store.listDebates();
@@ -64,6 +67,37 @@ describe('resuming a debate stopped inside a round', () => {
     expect(after.turns.filter((t) => t.round === 1).map((t) => [t.agentId, t.status])).toEqual([['a', 'ok'], ['b', 'ok'], ['c', 'ok']]);
     expect(after.resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a', 'b']);
     expect(store.verifyDebate(stored.id).state).toBe('sealed');
+  });
+
+  it('reuses finished calls whose prompts carried the attached material, and rates the reused turns again', async () => {
+    const content = 'Marker HERON: the cutover window is twenty minutes.';
+    const note: Attachment = { name: 'note.md', content, bytes: content.length, sha256: createHash('sha256').update(content).digest('hex') };
+    const { stored, seen, sim, store } = await stoppedInRoundOne([note]);
+    const plan = planResume(stored);
+    expect([...plan.recorded.keys()].sort()).toEqual(['a', 'b']);
+    const before = seen.length;
+    const result = await resumeDebate(stored, { host: sim.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    const asked = seen.slice(before).filter((q) => stageOf(q) === 'critique' && roundOf(q) === 1);
+    expect(asked.map(agentOf)).toEqual(['c']);
+    expect(asked[0]!.messages.map((m) => m.content).join('\n')).toContain('Marker HERON');
+    const after = store.getDebate(stored.id);
+    expect(after.resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a', 'b']);
+    const rated = (after.quality ?? []).filter((q) => q.stage === 'critique' && q.round === 1 && q.try === 0).map((q) => q.agentId).sort();
+    expect(rated).toEqual(['a', 'b', 'c']);
+  });
+
+  it('asks again a finished call whose reply the quality check would retry', async () => {
+    // b's critique is thin (one word, names no peer): rated RETRY, so the resumed run asks b again rather than reuse it.
+    const thin = (agent: string) => (agent === 'b' ? JSON.stringify({ agreements: [], disagreements: [], updatedPosition: 'fine', confidence: 0.1 }) : reply.critique(agent));
+    const { stored, seen, sim, store } = await stoppedInRoundOne([], thin);
+    const plan = planResume(stored);
+    const before = seen.length;
+    const result = await resumeDebate(stored, { host: sim.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    const askedAgain = seen.slice(before).filter((q) => (stageOf(q) === 'critique' && roundOf(q) === 1) || isRetry(q));
+    expect(askedAgain.map(agentOf).sort()).toContain('b');
+    expect(store.getDebate(stored.id).resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a']);
   });
 
   it('asks again a debater whose recorded call asked something other than what the resumed run would ask', async () => {
