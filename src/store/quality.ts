@@ -9,17 +9,22 @@ type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 /** Stores one quality rating; a later rating of the same result and try (a resumed run) replaces it. */
 export function recordQuality(store: Store, debateId: string, rating: QualityRecord, at: number): void {
-  store.use(`record the quality of ${rating.agentId}'s ${rating.stage} ${rating.round} for debate \`${debateId}\``, (db) =>
-    db
-      .insert(resultQuality)
-      .values({ debateId, stage: rating.stage, round: rating.round, agentId: rating.agentId, try: rating.try, score: rating.score, action: rating.action, reasonsJson: rating.reasons, at })
-      .onConflictDoUpdate({
-        target: [resultQuality.debateId, resultQuality.stage, resultQuality.round, resultQuality.agentId, resultQuality.try],
-        set: { score: rating.score, action: rating.action, reasonsJson: rating.reasons, at },
-      })
-      .run(),
-  );
+  store.runPrepared(`record the quality of ${rating.agentId}'s ${rating.stage} ${rating.round} for debate \`${debateId}\``, UPSERT_QUALITY, {
+    debate_id: debateId,
+    stage: rating.stage,
+    round: rating.round,
+    agent_id: rating.agentId,
+    try: rating.try,
+    score: rating.score,
+    action: rating.action,
+    reasons_json: JSON.stringify(rating.reasons),
+    at,
+  });
 }
+
+const UPSERT_QUALITY = `insert into result_quality (debate_id, stage, round, agent_id, try, score, action, reasons_json, at)
+  values (@debate_id, @stage, @round, @agent_id, @try, @score, @action, @reasons_json, @at)
+  on conflict (debate_id, stage, round, agent_id, try) do update set score = excluded.score, action = excluded.action, reasons_json = excluded.reasons_json, at = excluded.at`;
 
 /** Every rating of a debate, by round, then agent, then try (calls of a round run at once, so time would not order them stably). */
 export function readQuality(db: Db, debateId: string): QualityRecord[] {

@@ -589,6 +589,11 @@ export class Store {
    * (votes, clash maps, bench runs). Failures become a StoreError saying what was being done.
    * Wrap writes in `db.transaction` so each lands whole.
    */
+  /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
+  runPrepared(what: string, source: string, params: Record<string, unknown>): void {
+    this.#guard(what, () => this.#statement(source).run(params));
+  }
+
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
     return this.#guard(what, () => fn(this.#db, this.#sqlite));
   }
