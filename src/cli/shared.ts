@@ -16,3 +16,22 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
   const path = db ? resolve(io.cwd, db) : defaultDbPath(io.env);
   return openStore(path, { readonly: options.readonly === true });
 }
+
+/** `--attach`, `--token-budget` and `--constraint`, shared by `run` and `demo` (docs/attachments-and-budgets.md). */
+export const materialOptions = {
+  attach: { type: 'string', describe: 'Attach a UTF-8 text file (1 MiB at most) that every agent reads, whole or as excerpts; repeatable' },
+  'token-budget': { type: 'number', describe: 'Prompt plus reply tokens for the whole run: material is cut from 80%, lower-priority agents skipped at 100%' },
+  constraint: { type: 'string', describe: 'A constraint stated in every agent prompt, never shortened; repeatable' },
+} as const;
+
+export interface MaterialArgs {
+  attach?: string | string[];
+  'token-budget'?: number;
+  constraint?: string | string[];
+}
+
+/** The material options as `runFromCli` takes them: repeated flags arrive as a list, a single one as a string. */
+export function materialOf(args: MaterialArgs): { attach: string[]; constraint: string[]; 'token-budget'?: number } {
+  const listOf = (value: string | string[] | undefined): string[] => (value === undefined ? [] : [value].flat().map(String));
+  return { attach: listOf(args.attach), constraint: listOf(args.constraint), ...(args['token-budget'] === undefined ? {} : { 'token-budget': args['token-budget'] }) };
+}

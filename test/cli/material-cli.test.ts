@@ -139,4 +139,16 @@ describe('run --attach', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--token-budget must be a whole number of tokens from 1000 up; got 50.');
   });
+
+  it('lets `demo` review an attached file under a budget, with no Ollama', async () => {
+    const plan = join(dir, 'demo-plan.md');
+    writeFileSync(plan, migrationPlan(12));
+    const db = join(dir, 'demo.db');
+    const r = await cli(['demo', 'Review this change', '--preset', 'code-review', '--token-ms', '0', '--db', db, '--attach', plan, '--token-budget', '5000', '--constraint', 'No downtime over 30 minutes.']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ATTACHED MATERIAL\n  demo-plan\.md \(8\.0 KiB, sha256 [0-9a-f]{12}…\)/);
+    expect(r.stdout).toMatch(/TOKEN BUDGET: [\d,]+ of 5,000 tokens/);
+    const doc = JSON.parse((await cli(['show', /Stored as (\S+)/.exec(r.stderr)![1]!, '--db', db, '--json'])).stdout) as { preset: { constraints?: string[] } };
+    expect(doc.preset.constraints).toEqual(['No downtime over 30 minutes.']);
+  });
 });

@@ -1,8 +1,8 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption } from '../shared.js';
+import { dbOption, type MaterialArgs, materialOf, materialOptions } from '../shared.js';
 
-interface DemoArgs {
+interface DemoArgs extends MaterialArgs {
   question: string;
   preset: string;
   db?: string;
@@ -23,6 +23,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         .option('preset', { alias: 'p', type: 'string', default: 'tech-decision', describe: 'Preset whose panel the simulator plays' })
         .option('db', dbOption)
         .option('token-ms', { type: 'number', default: 8, describe: 'Simulated time per token in ms' })
+        .options(materialOptions)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
@@ -41,6 +42,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
             preset: args.preset,
             host: sim.url,
             'vram-gib': 24,
+            ...materialOf(args),
             ...(args.db ? { db: args.db } : {}),
             ...(args.json ? { json: true } : {}),
             ...(args.quiet ? { quiet: true } : {}),

@@ -1,8 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { type CliIO, type ExitCode } from '../io.js';
-import { dbOption } from '../shared.js';
+import { dbOption, type MaterialArgs, materialOf, materialOptions } from '../shared.js';
 
-interface RunArgs {
+interface RunArgs extends MaterialArgs {
   question: string;
   preset: string;
   host?: string;
@@ -14,9 +14,6 @@ interface RunArgs {
   hosts?: string;
   json?: boolean;
   quiet?: boolean;
-  attach?: string | string[];
-  'token-budget'?: number;
-  constraint?: string | string[];
 }
 
 export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, RunArgs> {
@@ -34,19 +31,12 @@ export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, Run
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
         .option('vram-gib', { type: 'number', describe: 'GPU memory of the host in GiB (default: nvidia-smi for a local host, else assumed 16)' })
         .option('hosts', { type: 'string', describe: 'YAML/JSON list of Ollama hosts {url, vramGiB?, numParallel?} to spread the panel over' })
-        .option('attach', { type: 'string', describe: 'Attach a UTF-8 text file (1 MiB at most) that every agent reads, whole or as excerpts; repeatable' })
-        .option('token-budget', { type: 'number', describe: 'Prompt plus reply tokens for the whole run: material is cut from 80%, lower-priority agents skipped at 100%' })
-        .option('constraint', { type: 'string', describe: 'A constraint stated in every agent prompt, never shortened; repeatable' })
+        .options(materialOptions)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { runFromCli } = await import('../run-debate-cli.js');
-      // Repeated flags arrive as a list, a single one as a string.
-      exit.value = await runFromCli({ ...args, attach: listOf(args.attach), constraint: listOf(args.constraint) }, io);
+      exit.value = await runFromCli({ ...args, ...materialOf(args) }, io);
     },
   };
-}
-
-function listOf(value: string | string[] | undefined): string[] {
-  return value === undefined ? [] : [value].flat().map(String);
 }
