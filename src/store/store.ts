@@ -27,9 +27,11 @@ import {
   rowDigests,
   sealOf,
   sha256,
+  type RecordRules,
   type Verdict,
   verifyRows,
 } from './chain.js';
+import type { SealSigner } from './signing.js';
 import { type ReusedTurn, agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
@@ -164,6 +166,7 @@ export class Store {
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
   /** The last call hash of each debate this store has written to. */
   readonly #heads = new Map<string, string | null>();
+  #signer: SealSigner | null = null;
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
   constructor(sqlite: BetterSqlite3.Database, path: string) {
@@ -172,8 +175,54 @@ export class Store {
     this.#db = drizzle(sqlite);
   }
 
+  /** Signs every seal and checkpoint written from now on with this key (docs/record.md, "Signed seals"). */
+  signWith(signer: SealSigner | null): void {
+    this.#signer = signer;
+  }
+
+  /**
+   * Runs the writes in `fn` and rewrites the debate's checkpoint seal over everything now
+   * recorded about it, in one transaction: at every moment the seal covers every row, so a
+   * debate still running verifies as strictly as a finished one (docs/record.md).
+   */
+  recorded<T>(debateId: string, fn: () => T): T {
+    return this.#write(debateId, `record debate \`${debateId}\``, fn);
+  }
+
+  /** Nesting depth of `#write`: only the outermost write rewrites the checkpoint. */
+  #depth = 0;
+
+  #write<T>(debateId: string, what: string, fn: () => T): T {
+    if (this.#depth > 0) return this.#guard(what, fn);
+    try {
+      return this.#guard(what, () =>
+        this.#sqlite
+          .transaction(() => {
+            this.#depth++;
+            try {
+              const out = fn();
+              this.#seal(debateId);
+              return out;
+            } finally {
+              this.#depth--;
+            }
+          })
+          .immediate(),
+      );
+    } catch (err) {
+      // Rolled back: the chain's head is read again from the file next time.
+      this.#heads.delete(debateId);
+      throw err;
+    }
+  }
+
+  /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
+  setBusyTimeout(ms: number): void {
+    this.#sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+  }
+
   createDebate(d: NewDebate): void {
-    this.#guard(`create debate \`${d.id}\``, () =>
+    this.#write(d.id, `create debate \`${d.id}\``, () =>
       this.#sqlite
         .transaction(() => {
           this.#statement(INSERT_DEBATE).run({
@@ -213,7 +262,7 @@ export class Store {
    * and returns its row id.
    */
   recordCall(call: CallRecord): number {
-    return this.#guard(`record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
+    return this.#write(call.debateId, `record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
       const row = callRow(call);
       row.prev_hash = this.#chainHead(call.debateId);
       row.hash = callHash(row);
@@ -246,7 +295,7 @@ export class Store {
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
   recordTurn(debateId: string, turn: TurnRecord): void {
     const body = turn.opening ?? turn.critique ?? null;
-    this.#guard(`record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
       this.#statement(UPSERT_TURN).run({
         debate_id: debateId,
         round: turn.round,
@@ -263,7 +312,7 @@ export class Store {
   }
 
   recordJudgement(debateId: string, j: RoundJudgement): void {
-    this.#guard(`record the round ${j.round} judgement for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the round ${j.round} judgement for debate \`${debateId}\``, () =>
       this.#statement(UPSERT_ROUND).run({
         debate_id: debateId,
         round: j.round,
@@ -284,7 +333,7 @@ export class Store {
    */
   recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
     const values = { debate_id: debateId, status: s.status, body_json: s.synthesis === null || s.synthesis === undefined ? null : JSON.stringify(s.synthesis), error: s.error };
-    this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the synthesis for debate \`${debateId}\``, () =>
       this.#sqlite.transaction(() => {
         this.#statement(INSERT_SYNTHESIS_ATTEMPT).run({ ...values, model: s.model ?? '', created_at: at });
         const current = this.#statement('select status from syntheses where debate_id = ?').get(debateId) as { status: string } | undefined;
@@ -296,7 +345,7 @@ export class Store {
 
   /** Sets the digest on every agent of the debate that runs `model` (any role). */
   setAgentDigest(debateId: string, model: string, digest: string): void {
-    this.#guard(`record the digest of \`${model}\` for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the digest of \`${model}\` for debate \`${debateId}\``, () =>
       this.#db
         .update(agents)
         .set({ digest })
@@ -306,7 +355,7 @@ export class Store {
   }
 
   setPlan(debateId: string, plan: unknown): void {
-    const result = this.#guard(`record the schedule plan of debate \`${debateId}\``, () =>
+    const result = this.#write(debateId, `record the schedule plan of debate \`${debateId}\``, () =>
       this.#statement('update debates set plan_json = ? where id = ?').run(plan === undefined || plan === null ? null : JSON.stringify(plan), debateId),
     );
     if (result.changes === 0) throw this.#notFound(debateId);
@@ -341,7 +390,15 @@ export class Store {
     // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
     const linked = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
     const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
-    prepare('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
+    const seal = sealOf(rows, digests);
+    const signer = this.#signer;
+    prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(
+      seal,
+      JSON.stringify(digests),
+      signer ? signer.sign(seal) : null,
+      signer ? signer.keyId : null,
+      debateId,
+    );
   }
 
   /** Debates, newest first. */
@@ -505,7 +562,7 @@ export class Store {
    * Every recorded call stays, in the chain.
    */
   resumeDebate(debateId: string, r: { fromRound: number; host: string; plan: unknown; at: number }): void {
-    this.#guard(`resume debate \`${debateId}\``, () =>
+    this.#write(debateId, `resume debate \`${debateId}\``, () =>
       this.#sqlite
         .transaction(() => {
           const row = this.#statement('select status from debates where id = ?').get(debateId) as { status: string } | undefined;
@@ -522,7 +579,7 @@ export class Store {
           this.#statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement('delete from result_quality where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement(
-            "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, pid = @pid, hostname = @hostname where id = @id",
+            "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, seal_signature = null, seal_key = null, pid = @pid, hostname = @hostname where id = @id",
           ).run({ ...id, pid: process.pid, hostname: hostname() });
           this.#statement(
             'insert into resumptions (debate_id, ordinal, from_round, calls_before, host, plan_json, pid, hostname, at) values (@id, (select count(*) from resumptions where debate_id = @id), @from, (select count(*) from calls where debate_id = @id), @host, @plan, @pid, @hostname, @at)',
@@ -535,7 +592,7 @@ export class Store {
 
   /** Notes on the debate's latest resumption that a turn was read from a call recorded before it, not asked again. */
   recordReusedTurn(debateId: string, turn: ReusedTurn): void {
-    this.#guard(`record the reused round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
+    this.#write(debateId, `record the reused round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
       const latest = this.#statement('select ordinal, reused_json from resumptions where debate_id = ? order by ordinal desc limit 1').get(debateId) as
         | { ordinal: number; reused_json: string | null }
         | undefined;
@@ -556,7 +613,14 @@ export class Store {
 
   /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
   verifyDebate(id: string): Verdict {
-    return verifyRows(this.debateRows(id));
+    return verifyRows(this.debateRows(id), this.rulesOf(id));
+  }
+
+  /** `legacy` for a debate that was in the file, unsealed, when it was upgraded to checkpoints. */
+  rulesOf(id: string): RecordRules {
+    return this.#guard(`read debate \`${id}\``, () =>
+      this.#statement('select 1 from legacy_debates where debate_id = ?').get(id) === undefined ? 'checkpointed' : 'legacy',
+    );
   }
 
   /** Ids of every debate, oldest first. */
@@ -649,7 +713,7 @@ export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
   'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'material_json', 'budget_json', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
-  'finished_at', 'prev_hash', 'hash',
+  'finished_at', 'partial', 'prev_hash', 'hash',
 ] as const;
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
 
@@ -697,6 +761,7 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     options_json: JSON.stringify(call.options),
     format_json: call.format === null || call.format === undefined ? null : JSON.stringify(call.format),
     raw: text(call.raw),
+    partial: call.partial ? 1 : null,
     parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
     status: call.status,
     validation_error: nullableText(call.validationError),
@@ -843,6 +908,7 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     options: r.optionsJson,
     format: r.formatJson,
     raw: r.raw,
+    ...(r.partial ? { partial: true } : {}),
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,
