@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { readAttachments } from '../config/attachments.js';
+import { readAttachments, readPresetAttachments } from '../config/attachments.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { writeFileSync } from 'node:fs';
@@ -82,7 +82,18 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);
   // Every file is read and checked before anything runs: the preset's relative to it, --attach relative to the working directory.
-  const attachments = [...readAttachments(preset.attach ?? [], dirname(loaded.source)), ...readAttachments(args.attach ?? [], io.cwd)];
+  const fromPreset = readPresetAttachments(preset.attach ?? [], dirname(loaded.source));
+  const fromFlag = readAttachments(args.attach ?? [], io.cwd);
+  const attachments = [...fromPreset, ...fromFlag];
+  // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
+  const header = [
+    ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
+    ...fromFlag.map((a) => `Attached with --attach: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
+    ...(!hosts && preset.hosts?.length
+      ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${preset.hosts.map((h) => h.url).join(', ')} (--host or --hosts overrides it).`]
+      : []),
+  ];
+  if (header.length > 0) io.stderr.write(`${header.map((l) => inert(l)).join('\n')}\n`);
   const host = resolveHost(args.host, io.env);
   const store = await openDb(args.db, io);
 
