@@ -5,7 +5,7 @@ import type { Preset } from '../config/preset-schema.js';
 import { writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
-import { recorder, type ResumePoint } from '../engine/recorder.js';
+import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.js';
 import { type DebateResult, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
@@ -22,6 +22,7 @@ export interface RunCliArgs {
   preset: string;
   host?: string;
   db?: string;
+  'sign-key'?: string;
   'max-rounds'?: number;
   threshold?: number;
   'num-parallel'?: number;
@@ -95,7 +96,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   ];
   if (header.length > 0) io.stderr.write(`${header.map((l) => inert(l)).join('\n')}\n`);
   const host = resolveHost(args.host, io.env);
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
 
   return driveFromCli(io, store, args, (common) =>
     runDebate({
@@ -164,6 +165,7 @@ export async function driveFromCli(
   let reported: InterruptedError | null = null;
   const record = recorder(store, {
     ...(resume ? { resume } : {}),
+    lockWaitMs: lockWaitFromEnv(io.env),
     // Shown even with --quiet: a run that waits for a lock must say why it seems to stall.
     notice: (line) => void io.stderr.write(`${line}\n`),
     onGiveUp: (err) => {

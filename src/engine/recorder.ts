@@ -136,7 +136,8 @@ function describePending(pending: DebateEvent[]): string {
   return parts.join(' and ') || 'nothing';
 }
 
-function lockWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+/** CONCLAVE_LOCK_WAIT_SECONDS in ms, else 300 s. */
+export function lockWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   const seconds = Number(env.CONCLAVE_LOCK_WAIT_SECONDS);
   return Number.isFinite(seconds) && seconds >= 0 && env.CONCLAVE_LOCK_WAIT_SECONDS !== '' ? seconds * 1000 : 300_000;
 }
