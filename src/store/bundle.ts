@@ -95,14 +95,12 @@ export type KnownColumns = (table: string) => ReadonlySet<string> | undefined;
 
 /** Column names of every table of `sqlite`: a database with this Conclave's migrations applied. */
 export function knownColumns(sqlite: BetterSqlite3.Database): KnownColumns {
-  const cache = new Map<string, Set<string> | undefined>();
-  return (table) => {
-    if (!cache.has(table)) {
-      const names = (sqlite.prepare('select name from pragma_table_info(?)').all(table) as { name: string }[]).map((c) => c.name);
-      cache.set(table, names.length ? new Set(names) : undefined);
-    }
-    return cache.get(table);
-  };
+  const tables = (sqlite.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((t) => t.name);
+  const all = new Map<string, Set<string>>();
+  for (const table of tables) {
+    all.set(table, new Set((sqlite.prepare('select name from pragma_table_info(?)').all(table) as { name: string }[]).map((c) => c.name)));
+  }
+  return (table) => all.get(table);
 }
 
 /**

@@ -33,7 +33,8 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       // its shape against this Conclave's schema (a database in memory), then its hashes.
       const schema = openStore(':memory:');
       try {
-        schema.use('read the schema', (_db, sqlite) => validateBundle(bundle, path, knownColumns(sqlite)));
+        const columns = schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite));
+        validateBundle(bundle, path, columns);
       } finally {
         schema.close();
       }

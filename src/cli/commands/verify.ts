@@ -70,7 +70,8 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const bundle = parseBundle(readTextFile(path, { what: 'Bundle', code: 'BUNDLE', maxBytes: FILE_LIMITS.bundle, hint: 'Check the path of the bundle file.' }), path);
         const schema = openStore(':memory:');
         try {
-          schema.use('read the schema', (_db, sqlite) => validateBundle(bundle, path, knownColumns(sqlite)));
+          const columns = schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite));
+        validateBundle(bundle, path, columns);
         } finally {
           schema.close();
         }
