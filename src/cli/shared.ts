@@ -25,7 +25,7 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
 /** `--sign-key`: seals written by this command are signed with that Ed25519 private key (docs/record.md). */
 export const signKeyOption = {
   type: 'string',
-  describe: 'Sign every seal with this Ed25519 private key (default: $CONCLAVE_SIGNING_KEY; make one with `conclave keys init`)',
+  describe: 'Sign every seal with this Ed25519 private key (default: $CONCLAVE_SIGNING_KEY; make one with `npx conclave keys init`)',
 } as const;
 
 async function loadSigner(file: string) {

@@ -220,7 +220,8 @@ export function verifyRows(rows: DebateRows, rules: RecordRules = 'checkpointed'
   const calls = rows.calls.length;
   const seal = (rows.debate.seal as string | null | undefined) ?? null;
   const legacy = rules === 'legacy' && seal === null;
-  if (legacy && rows.calls.every((c) => c.hash === null || c.hash === undefined)) return { state: 'legacy', calls };
+  // With no call at all there is nothing the chain could have missed: the debate died before its first.
+  if (legacy && calls > 0 && rows.calls.every((c) => c.hash === null || c.hash === undefined)) return { state: 'legacy', calls };
 
   let prev: string | null = null;
   for (const [i, row] of rows.calls.entries()) {
