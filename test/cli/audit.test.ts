@@ -63,13 +63,17 @@ describe('a record cannot be laundered by un-sealing it', () => {
     expect(r.stdout).toContain("the debate's seal is missing");
   });
 
-  it('catches a turn edited after the status alone was set to interrupted, and resume refuses to go on from it', async () => {
+  it('refuses to resume, and so to seal again, a debate un-sealed and edited', async () => {
     const file = copyOf('status-edit');
     const id = ids['tech-decision']!;
-    sql(file, `update debates set status = 'interrupted', exit_reason = 'interrupted' where id = '${id}'`, `update turns set position = 'forged' where debate_id = '${id}' and round = 0`);
+    sql(
+      file,
+      `update debates set status = 'interrupted', exit_reason = 'interrupted', seal = null, seal_rows_json = null where id = '${id}'`,
+      `update turns set position = 'forged' where debate_id = '${id}' and round = 0`,
+    );
     const verify = await cli(['verify', id, '--db', file]);
     expect(verify.code).toBe(6);
-    expect(verify.stdout).toMatch(/BROKEN {4}a `(debates|turns)` row/);
+    expect(verify.stdout).toContain('BROKEN');
     const calls = (new Database(file, { readonly: true }).prepare('select count(*) as n from calls').get() as { n: number }).n;
     const resumed = await cli(['resume', id, '--db', file, '--host', 'http://127.0.0.1:9']);
     expect(resumed.code).toBe(6);
