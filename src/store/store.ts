@@ -23,6 +23,9 @@ import {
   readDebateRows,
   readSealInput,
   LINKED_CALL_IDS,
+  CALL_LINKS,
+  type CallNumbers,
+  SEALED_TABLES,
   type Row,
   rowDigests,
   sealOf,
@@ -164,8 +167,12 @@ export class Store {
   readonly #sqlite: BetterSqlite3.Database;
   readonly #db: BetterSQLite3Database;
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
-  /** The last call hash of each debate this store has written to. */
-  readonly #heads = new Map<string, string | null>();
+  /** The length and head of the chain of each debate this store has written to. */
+  readonly #chains = new Map<string, { count: number; head: string | null }>();
+  /** The row digests of each debate's last checkpoint, reused while only calls are added. */
+  readonly #digests = new Map<string, { digests: Record<string, Record<string, string>>; json: string }>();
+  /** The sealed tables the current write touched (`all` when unknown): only their digests are computed again. */
+  #touched: Set<string> | 'all' = 'all';
   #signer: SealSigner | null = null;
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
@@ -186,22 +193,34 @@ export class Store {
    * debate still running verifies as strictly as a finished one (docs/record.md).
    */
   recorded<T>(debateId: string, fn: () => T): T {
-    return this.#write(debateId, `record debate \`${debateId}\``, fn);
+    // Rows written by a feature's module (store.use) mark themselves; a lone call does not.
+    return this.#write(debateId, `record debate \`${debateId}\``, fn, []);
   }
 
   /** Nesting depth of `#write`: only the outermost write rewrites the checkpoint. */
   #depth = 0;
 
-  #write<T>(debateId: string, what: string, fn: () => T): T {
-    if (this.#depth > 0) return this.#guard(what, fn);
+  #touch(tables: readonly string[] | 'all'): void {
+    if (tables === 'all') this.#touched = 'all';
+    else if (this.#touched !== 'all') for (const t of tables) this.#touched.add(t);
+  }
+
+  /** Runs `fn` as one write to the debate's record, its checkpoint seal rewritten in the same transaction. `touches`: the sealed tables it writes. */
+  #write<T>(debateId: string, what: string, fn: () => T, touches: readonly string[] | 'all' = 'all'): T {
+    if (this.#depth > 0) {
+      this.#touch(touches);
+      return this.#guard(what, fn);
+    }
     try {
       return this.#guard(what, () =>
         this.#sqlite
           .transaction(() => {
             this.#depth++;
+            this.#touched = new Set();
+            this.#touch(touches);
             try {
               const out = fn();
-              this.#seal(debateId);
+              this.#seal(debateId, this.#touched);
               return out;
             } finally {
               this.#depth--;
@@ -210,10 +229,15 @@ export class Store {
           .immediate(),
       );
     } catch (err) {
-      // Rolled back: the chain's head is read again from the file next time.
-      this.#heads.delete(debateId);
+      // Rolled back: the chain and the digests are read again from the file next time.
+      this.#forget(debateId);
       throw err;
     }
+  }
+
+  #forget(debateId: string): void {
+    this.#chains.delete(debateId);
+    this.#digests.delete(debateId);
   }
 
   /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
@@ -262,24 +286,32 @@ export class Store {
    * and returns its row id.
    */
   recordCall(call: CallRecord): number {
-    return this.#write(call.debateId, `record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
-      const row = callRow(call);
-      row.prev_hash = this.#chainHead(call.debateId);
-      row.hash = callHash(row);
-      const result = this.#statement(INSERT_CALL).run(row);
-      this.#heads.set(call.debateId, row.hash);
-      return Number(result.lastInsertRowid);
-    });
+    return this.#write(
+      call.debateId,
+      `record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``,
+      () => {
+        const chain = this.#chainOf(call.debateId);
+        const row = callRow(call);
+        row.prev_hash = chain.head;
+        row.hash = callHash(row);
+        const result = this.#statement(INSERT_CALL).run(row);
+        this.#chains.set(call.debateId, { count: chain.count + 1, head: row.hash });
+        return Number(result.lastInsertRowid);
+      },
+      [],
+    );
   }
 
-  /** The hash of the debate's last recorded call, or null before its first. */
-  #chainHead(debateId: string): string | null {
-    const known = this.#heads.get(debateId);
+  /** The number of the debate's recorded calls and the hash of its last (null before its first). */
+  #chainOf(debateId: string): { count: number; head: string | null } {
+    const known = this.#chains.get(debateId);
     if (known !== undefined) return known;
-    const last = this.#statement('select hash from calls where debate_id = ? order by id desc limit 1').get(debateId) as
-      | { hash: string | null }
-      | undefined;
-    return last?.hash ?? null;
+    const read = this.#statement(
+      'select count(*) as count, (select hash from calls where debate_id = @id order by id desc limit 1) as head from calls where debate_id = @id',
+    ).get({ id: debateId }) as { count: number; head: string | null };
+    const chain = { count: read.count, head: read.head ?? null };
+    this.#chains.set(debateId, chain);
+    return chain;
   }
 
   /** A prepared statement, compiled once per store. */
@@ -308,6 +340,7 @@ export class Store {
         body_json: body === null ? null : JSON.stringify(body),
         error: turn.error,
       }),
+      ['turns'],
     );
   }
 
@@ -324,6 +357,7 @@ export class Store {
         convergence: j.convergence,
         error: j.error,
       }),
+      ['rounds'],
     );
   }
 
@@ -340,6 +374,7 @@ export class Store {
         if (current?.status === 'ok' && s.status !== 'ok') return;
         this.#statement(UPSERT_SYNTHESIS).run(values);
       })(),
+      ['syntheses', 'synthesis_attempts'],
     );
   }
 
@@ -351,12 +386,14 @@ export class Store {
         .set({ digest })
         .where(and(eq(agents.debateId, debateId), eq(agents.model, model)))
         .run(),
+      ['agents'],
     );
   }
 
   setPlan(debateId: string, plan: unknown): void {
     const result = this.#write(debateId, `record the schedule plan of debate \`${debateId}\``, () =>
       this.#statement('update debates set plan_json = ? where id = ?').run(plan === undefined || plan === null ? null : JSON.stringify(plan), debateId),
+      ['debates'],
     );
     if (result.changes === 0) throw this.#notFound(debateId);
   }
@@ -382,23 +419,50 @@ export class Store {
     );
   }
 
-  /** Computes and stores the seal over everything recorded about the debate. Call inside a write transaction. */
-  #seal(debateId: string): void {
+  /**
+   * Computes and stores the seal over everything recorded about the debate. Call inside a write
+   * transaction. With `callsOnly`, only calls were added since the last seal this store wrote:
+   * the other rows' digests are reused, so recording a call costs the same at the 10,000th as at the first.
+   */
+  #seal(debateId: string, touched: Set<string> | 'all' = 'all'): void {
     const prepare = (source: string): BetterSqlite3.Statement => this.#statement(source);
-    const rows = readSealInput(this.#sqlite, debateId, prepare);
-    if (!rows) throw this.#notFound(debateId);
+    const chain = this.#chainOf(debateId);
+    const cached = touched === 'all' ? undefined : this.#digests.get(debateId);
     // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
-    const linked = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
-    const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
-    const seal = sealOf(rows, digests);
+    const linked = (): CallNumbers => {
+      const rows = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
+      return new Map(rows.map((l) => [l.id, l.n]));
+    };
+    let known: { digests: Record<string, Record<string, string>>; json: string };
+    if (!cached) {
+      const rows = readSealInput(this.#sqlite, debateId, prepare, false);
+      if (!rows) throw this.#notFound(debateId);
+      const digests = rowDigests(rows, linked());
+      known = { digests, json: JSON.stringify(digests) };
+    } else if (touched !== 'all' && touched.size > 0) {
+      // Only the tables this write touched, and the debate's own row, are read and hashed again.
+      const debate = prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
+      if (!debate) throw this.#notFound(debateId);
+      const tables: Record<string, Row[]> = {};
+      for (const t of touched) if (t in SEALED_TABLES) tables[t] = prepare(`select * from ${t} where debate_id = ? order by rowid`).all(debateId) as Row[];
+      const fresh = rowDigests({ debate, chain, tables }, Object.keys(tables).some((t) => t in CALL_LINKS) ? linked() : new Map());
+      const digests: Record<string, Record<string, string>> = { ...cached.digests, debates: fresh.debates! };
+      for (const t of Object.keys(tables)) {
+        if (fresh[t]) digests[t] = fresh[t];
+        else delete digests[t];
+      }
+      known = { digests, json: JSON.stringify(digests) };
+    } else {
+      known = cached;
+    }
+    this.#digests.set(debateId, known);
+    const seal = sealOf({ debate: {}, chain, tables: {} }, known.digests);
     const signer = this.#signer;
-    prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(
-      seal,
-      JSON.stringify(digests),
-      signer ? signer.sign(seal) : null,
-      signer ? signer.keyId : null,
-      debateId,
-    );
+    const signature = signer ? signer.sign(seal) : null;
+    const keyId = signer ? signer.keyId : null;
+    // A write that added only calls leaves the row digests as they were: only the seal changes.
+    if (known === cached) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
+    else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, known.json, signature, keyId, debateId);
   }
 
   /** Debates, newest first. */
@@ -584,7 +648,7 @@ export class Store {
           this.#statement(
             'insert into resumptions (debate_id, ordinal, from_round, calls_before, host, plan_json, pid, hostname, at) values (@id, (select count(*) from resumptions where debate_id = @id), @from, (select count(*) from calls where debate_id = @id), @host, @plan, @pid, @hostname, @at)',
           ).run({ ...id, from: r.fromRound, host: r.host, plan: r.plan === undefined || r.plan === null ? null : JSON.stringify(r.plan), pid: process.pid, hostname: hostname(), at: r.at });
-          this.#heads.delete(debateId);
+          this.#forget(debateId);
         })
         .immediate(),
     );
@@ -599,7 +663,7 @@ export class Store {
       if (!latest) throw new StoreError('NOT_RESUMED', `Debate \`${debateId}\` was not resumed: no turn of it can be reused.`);
       const reused = [...((latest.reused_json ? JSON.parse(latest.reused_json) : []) as ReusedTurn[]), turn];
       this.#statement('update resumptions set reused_json = ? where debate_id = ? and ordinal = ?').run(JSON.stringify(reused), debateId, latest.ordinal);
-    });
+    }, ['resumptions']);
   }
 
   /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
@@ -655,10 +719,13 @@ export class Store {
    */
   /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void {
+    const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
+    this.#touch(table ? [table] : 'all');
     this.#guard(what, () => this.#statement(source).run(params));
   }
 
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
+    this.#touch('all');
     return this.#guard(what, () => fn(this.#db, this.#sqlite));
   }
 
