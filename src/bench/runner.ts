@@ -254,12 +254,13 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
       setTrialDebate(store, trialId, event.debateId);
     }
   };
+  const record = recorder(store);
   try {
     await runDebate({
       question: benchQuestion(item),
       preset,
       host: ctx.host,
-      recorder: recorder(store),
+      recorder: record,
       listeners: [onStart, vote.listener],
       signal: ctx.signal,
       numParallel: ctx.numParallel,
@@ -272,6 +273,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     if (!(err instanceof DebateFailedError) || debateId === null) throw err;
     debateError = err.message;
   }
+  await record.drain();
   if (debateId === null) throw new Error('the debate ended without starting');
   const debate = store.getDebate(debateId);
 

@@ -6,6 +6,7 @@ import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
 import { hostsCommand } from './commands/hosts.js';
 import { importCommand } from './commands/import.js';
+import { keysCommand } from './commands/keys.js';
 import { listCommand } from './commands/list.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
@@ -68,6 +69,7 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .command(exportCommand(io, exit))
     .command(importCommand(io, exit))
     .command(verifyCommand(io, exit))
+    .command(keysCommand(io, exit))
     .command(modelsCommand(io, exit))
     .command(hostsCommand(io, exit))
     .command(presetsCommand(io, exit))

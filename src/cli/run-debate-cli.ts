@@ -1,10 +1,11 @@
 import { dirname } from 'node:path';
-import { readAttachments } from '../config/attachments.js';
+import { readAttachments, readPresetAttachments } from '../config/attachments.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
-import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
+import { writeFileSync } from 'node:fs';
+import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
-import { recorder, type ResumePoint } from '../engine/recorder.js';
+import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.js';
 import { type DebateResult, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
@@ -14,13 +15,14 @@ import { liveRenderer } from '../render/live.js';
 import { detectStyle } from '../render/style.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
-import { jsonText } from '../render/inert.js';
+import { inert, jsonText } from '../render/inert.js';
 
 export interface RunCliArgs {
   question: string;
   preset: string;
   host?: string;
   db?: string;
+  'sign-key'?: string;
   'max-rounds'?: number;
   threshold?: number;
   'num-parallel'?: number;
@@ -81,9 +83,20 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);
   // Every file is read and checked before anything runs: the preset's relative to it, --attach relative to the working directory.
-  const attachments = [...readAttachments(preset.attach ?? [], dirname(loaded.source)), ...readAttachments(args.attach ?? [], io.cwd)];
+  const fromPreset = readPresetAttachments(preset.attach ?? [], dirname(loaded.source));
+  const fromFlag = readAttachments(args.attach ?? [], io.cwd);
+  const attachments = [...fromPreset, ...fromFlag];
+  // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
+  const header = [
+    ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
+    ...fromFlag.map((a) => `Attached with --attach: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
+    ...(!hosts && preset.hosts?.length
+      ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${preset.hosts.map((h) => h.url).join(', ')} (--host or --hosts overrides it).`]
+      : []),
+  ];
+  if (header.length > 0) io.stderr.write(`${header.map((l) => inert(l)).join('\n')}\n`);
   const host = resolveHost(args.host, io.env);
-  const store = await openDb(args.db, io);
+  const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
 
   return driveFromCli(io, store, args, (common) =>
     runDebate({
@@ -148,8 +161,26 @@ export async function driveFromCli(
       { progress: false },
     ),
   );
+  let gaveUp: StoreError | null = null;
+  let reported: InterruptedError | null = null;
+  const record = recorder(store, {
+    ...(resume ? { resume } : {}),
+    lockWaitMs: lockWaitFromEnv(io.env),
+    // Shown even with --quiet: a run that waits for a lock must say why it seems to stall.
+    notice: (line) => void io.stderr.write(`${line}\n`),
+    onGiveUp: (err) => {
+      gaveUp = err;
+      controller.abort();
+    },
+  });
   try {
-    const result = await start({ recorder: recorder(store, resume ? { resume } : {}), listeners, signal: controller.signal });
+    let result: DebateResult;
+    try {
+      result = await start({ recorder: record, listeners, signal: controller.signal });
+    } finally {
+      await record.drain().catch(() => undefined);
+    }
+    if (gaveUp) throw (reported = keptInMemory(io, store, gaveUp, record.unwritten()));
     live?.close();
     const stored = store.getDebate(result.id);
     if (args.json) io.stdout.write(`${jsonText(debateDocument(stored), 2)}\n`);
@@ -160,6 +191,7 @@ export async function driveFromCli(
     return result.status === 'completed' ? 0 : 5;
   } catch (err) {
     live?.close();
+    if (gaveUp && err !== reported) throw keptInMemory(io, store, gaveUp, record.unwritten());
     if (!printed && args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
       io.stdout.write(`${jsonText(debateDocument(store.getDebate(debateId)), 2)}\n`);
     }
@@ -169,6 +201,31 @@ export async function driveFromCli(
     process.off('SIGTERM', onSigint);
     store.close();
   }
+}
+
+/**
+ * The recorder gave up (another process held the database's lock too long): the run stopped,
+ * interrupted. What could not be written is saved beside the database and named on stderr,
+ * so no finished reply is lost; the record itself ends at the last event written, resumable.
+ */
+function keptInMemory(io: CliIO, store: Store, err: StoreError, unwritten: DebateEvent[]): InterruptedError {
+  const finished = unwritten.filter((e): e is Extract<DebateEvent, { type: 'call.finished' }> => e.type === 'call.finished');
+  const id = unwritten.find((e): e is Extract<DebateEvent, { type: 'debate.started' }> => e.type === 'debate.started')?.debateId ?? finished[0]?.call.debateId ?? 'debate';
+  let saved = '';
+  if (unwritten.length > 0 && store.path !== ':memory:') {
+    const file = `${store.path}.unwritten-${id}.json`;
+    try {
+      writeFileSync(file, `${jsonText({ format: 'conclave.unwritten', debateId: id, events: unwritten }, 2)}\n`);
+      saved = ` They are saved in ${file}.`;
+    } catch {
+      saved = '';
+    }
+  }
+  for (const e of finished) io.stderr.write(`  not written: ${e.call.stage} call of ${inert(e.call.agentId)}, round ${e.call.round}, ${e.call.status}, ${e.call.raw.length} characters of reply\n`);
+  return new InterruptedError(
+    `Debate ${id} stopped, interrupted: ${err.message.replace(/\.$/, '')}.${saved}`,
+    { hint: `Once the lock is released, go on with \`npx conclave resume ${id}\`. ${err.hint ?? ''}`.trim() },
+  );
 }
 
 /** Exit 5 for a review pipeline whose filter failed: the plan and reviews are kept, and the card lists them. */

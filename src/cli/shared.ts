@@ -11,10 +11,33 @@ export const dbOption = {
  * Open the record named by --db, CONCLAVE_DB or the XDG default. Viewing commands
  * pass `readonly`: they never create or change a file.
  */
-export async function openDb(db: string | undefined, io: CliIO, options: { readonly?: boolean } = {}): Promise<Store> {
+export async function openDb(db: string | undefined, io: CliIO, options: { readonly?: boolean; signKey?: string } = {}): Promise<Store> {
   const { defaultDbPath, openStore } = await import('../store/open.js');
   const path = db ? resolve(io.cwd, db) : defaultDbPath(io.env);
-  return openStore(path, { readonly: options.readonly === true });
+  // The key is read first: a bad key leaves the database untouched.
+  const keyFile = options.readonly ? undefined : (options.signKey ?? (io.env.CONCLAVE_SIGNING_KEY || undefined));
+  const signer = keyFile === undefined ? null : await loadSigner(resolve(io.cwd, keyFile));
+  const store = openStore(path, { readonly: options.readonly === true });
+  store.signWith(signer);
+  return store;
+}
+
+/** `--sign-key`: seals written by this command are signed with that Ed25519 private key (docs/record.md). */
+export const signKeyOption = {
+  type: 'string',
+  describe: 'Sign every seal with this Ed25519 private key (default: $CONCLAVE_SIGNING_KEY; make one with `npx conclave keys init`)',
+} as const;
+
+async function loadSigner(file: string) {
+  const { readTextFile } = await import('../config/read-file.js');
+  const { signerFromPem } = await import('../store/signing.js');
+  const pem = readTextFile(file, {
+    what: 'Signing key',
+    code: 'SIGNING_KEY',
+    maxBytes: 64 * 1024,
+    hint: 'Pass the private key written by `npx conclave keys init` with --sign-key or CONCLAVE_SIGNING_KEY.',
+  });
+  return signerFromPem(pem, file);
 }
 
 /** `--attach`, `--token-budget` and `--constraint`, shared by `run` and `demo` (docs/attachments-and-budgets.md). */

@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { formatIssues } from './load-preset.js';
+import { FILE_LIMITS, readTextFile } from './read-file.js';
 import { type HostEntry, hostEntrySchema } from './preset-schema.js';
 
 const hostsFileSchema = z.array(hostEntrySchema).min(1, 'list at least one host');
@@ -11,9 +11,10 @@ const hostsFileSchema = z.array(hostEntrySchema).min(1, 'list at least one host'
 /** Read a `--hosts FILE`: a YAML or JSON list of `{url, vramGiB?, numParallel?}`. */
 export function loadHostsFile(path: string, cwd = process.cwd()): HostEntry[] {
   const file = resolve(cwd, path);
+  const hint = 'Pass a YAML or JSON list such as `- url: http://gpu-1:11434` with optional vramGiB and numParallel.';
+  const text = readTextFile(file, { what: 'Hosts file', code: 'HOSTS', maxBytes: FILE_LIMITS.hosts, hint });
   let data: unknown;
   try {
-    const text = readFileSync(file, 'utf8');
     data = extname(file) === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     throw new InputError('HOSTS_UNREADABLE', `Cannot read the hosts file ${file}: ${(err as Error).message}`, {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
@@ -6,6 +6,7 @@ import { InputError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { type Preset, presetSchema } from './preset-schema.js';
 import { checkVotingPreset } from './voting-preset.js';
+import { FILE_LIMITS, readTextFile } from './read-file.js';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
@@ -49,12 +50,12 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
 
 export function loadPreset(nameOrPath: string, cwd = process.cwd()): LoadedPreset {
   const path = resolvePresetPath(nameOrPath, cwd);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new InputError('PRESET_UNREADABLE', `Cannot read preset file ${path}: ${(err as Error).message}`, { cause: err });
-  }
+  const text = readTextFile(path, {
+    what: 'Preset file',
+    code: 'PRESET',
+    maxBytes: FILE_LIMITS.preset,
+    hint: 'Pass a YAML or JSON preset file, or a built-in preset name (see `npx conclave presets`).',
+  });
   let data: unknown;
   try {
     data = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);

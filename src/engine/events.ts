@@ -80,6 +80,8 @@ export interface CallRecord {
   options: Record<string, unknown>;
   format: Record<string, unknown> | null;
   raw: string;
+  /** True when `raw` is only what arrived before the stream broke or ended without `done`. */
+  partial?: boolean;
   parsed: unknown;
   status: 'ok' | 'invalid' | 'error' | 'aborted';
   /** Why the reply was not usable: not JSON, or outside the schema sent (so the server did not enforce `format`). */

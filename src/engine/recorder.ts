@@ -2,6 +2,7 @@ import { recordAttachments, recordBudgetDecision } from '../store/material.js';
 import { recordProtocolStep } from '../store/protocols.js';
 import { recordQuality } from '../store/quality.js';
 import type { Store } from '../store/store.js';
+import { StoreError } from '../errors.js';
 import { recordTensionUpdate } from '../store/tensions.js';
 import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/voting.js';
 import { VERSION } from '../version.js';
@@ -15,12 +16,130 @@ export interface ResumePoint {
   finalConvergence: number | null;
 }
 
+export interface RecorderOptions {
+  resume?: ResumePoint;
+  /**
+   * How long writes wait, in all, for a lock held by another process (a backup, `sqlite3`, a
+   * second writer) before the recorder gives up. Default: CONCLAVE_LOCK_WAIT_SECONDS, else 300 s.
+   */
+  lockWaitMs?: number;
+  /** Where the recorder says that it waits for the lock (stderr from the CLI). */
+  notice?: (line: string) => void;
+  /** Called once if the recorder gives up: the run should stop, interrupted. */
+  onGiveUp?: (error: StoreError) => void;
+}
+
+/** The recorder: a listener, and a way to wait until every event it was given is written. */
+export type Recorder = DebateListener & {
+  /**
+   * Resolves once every event is written; rejects with a StoreError naming what was not
+   * written if the recorder gave up (the lock was held too long, or a write failed).
+   */
+  drain(): Promise<void>;
+  /** Events given to the recorder and not written (after it gave up), in order. */
+  unwritten(): DebateEvent[];
+};
+
+const RETRY_MS = 250;
+const NOTICE_EVERY_MS = 15_000;
+
 /**
- * Writes a debate to the store as it happens: each call as soon as it ends, each in
- * its own transaction. Errors propagate: the runner stops rather than lose records.
+ * Writes a debate to the store as it happens: each call as soon as it ends, each event in
+ * its own transaction with the debate's checkpoint seal. A lock held by another process
+ * does not lose anything: events wait in memory, in order, and are written when the lock
+ * is released (bounded by `lockWaitMs`). Other write errors propagate: the runner stops
+ * rather than lose records.
  */
-export function recorder(store: Store, options: { resume?: ResumePoint } = {}): DebateListener {
-  return Object.assign(recordEvents(store, options), { progress: false });
+export function recorder(store: Store, options: RecorderOptions = {}): Recorder {
+  const write = recordEvents(store, options);
+  const lockWaitMs = options.lockWaitMs ?? lockWaitFromEnv();
+  const notice = options.notice ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const pending: DebateEvent[] = [];
+  let waitingSince: number | null = null;
+  let lastNotice = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let failure: StoreError | null = null;
+  const drained: (() => void)[] = [];
+  // Writes wait briefly for a lock (the event loop keeps streaming replies meanwhile), then queue.
+  store.setBusyTimeout(RETRY_MS);
+
+  const settle = (): void => {
+    if (pending.length === 0 || failure) for (const resolve of drained.splice(0)) resolve();
+  };
+  const flush = (): void => {
+    timer = null;
+    while (pending.length > 0 && !failure) {
+      try {
+        write(pending[0]!);
+        pending.shift();
+      } catch (err) {
+        if (err instanceof StoreError && err.code === 'STORE_LOCKED') {
+          const now = Date.now();
+          waitingSince ??= now;
+          if (now - waitingSince >= lockWaitMs) {
+            failure = new StoreError('STORE_LOCKED', `${err.message.replace(/\.$/, '')}, for ${Math.round((now - waitingSince) / 1000)} s: ${describePending(pending)} could not be written.`, {
+              hint: `The debate stops here, interrupted; everything written before the lock stays, and \`npx conclave resume\` goes on from it once the lock is released. ${err.hint ?? ''}`.trim(),
+              cause: err,
+            });
+            options.onGiveUp?.(failure);
+            break;
+          }
+          if (now - lastNotice >= NOTICE_EVERY_MS) {
+            lastNotice = now;
+            notice(`conclave: ${err.message} Waiting to write (up to ${Math.round(lockWaitMs / 1000)} s); ${describePending(pending)} kept in memory meanwhile.`);
+          }
+          timer = setTimeout(flush, RETRY_MS);
+          return;
+        }
+        if (waitingSince === null) {
+          // Nothing waited before it: the emitter sees the error itself and the run stops.
+          pending.shift();
+          throw err;
+        }
+        failure = err instanceof StoreError ? err : new StoreError('STORE_FAILED', String(err), { cause: err });
+        options.onGiveUp?.(failure);
+      }
+    }
+    if (waitingSince !== null && pending.length === 0) {
+      notice(`conclave: the database is free again; everything kept in memory is written (after ${Math.round((Date.now() - waitingSince) / 1000)} s).`);
+      waitingSince = null;
+    }
+    settle();
+  };
+  const listener = (event: DebateEvent): void => {
+    if (failure || !WRITING_EVENTS.has(event.type)) return;
+    pending.push(event);
+    if (timer === null) flush();
+  };
+  return Object.assign(listener, {
+    progress: false,
+    drain: (): Promise<void> =>
+      new Promise<void>((resolve) => {
+        drained.push(resolve);
+        settle();
+      }).then(() => {
+        if (failure) throw failure;
+      }),
+    unwritten: (): DebateEvent[] => [...pending],
+  });
+}
+
+const WRITING_EVENTS = new Set<string>([
+  'debate.started', 'budget.decision', 'call.finished', 'turn.finished', 'quality.rated', 'turn.reused', 'round.judged',
+  'vote.artifacts', 'vote.cast', 'vote.tiers', 'tensions.update', 'protocol.step', 'synthesis.finished', 'debate.finished',
+]);
+
+function describePending(pending: DebateEvent[]): string {
+  const calls = pending.filter((e) => e.type === 'call.finished').length;
+  const rest = pending.length - calls;
+  const parts = [calls > 0 ? `${calls} finished call${calls === 1 ? '' : 's'}` : '', rest > 0 ? `${rest} other record${rest === 1 ? '' : 's'}` : ''].filter((p) => p !== '');
+  return parts.join(' and ') || 'nothing';
+}
+
+/** CONCLAVE_LOCK_WAIT_SECONDS in ms, else 300 s. */
+export function lockWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const seconds = Number(env.CONCLAVE_LOCK_WAIT_SECONDS);
+  return Number.isFinite(seconds) && seconds >= 0 && env.CONCLAVE_LOCK_WAIT_SECONDS !== '' ? seconds * 1000 : 300_000;
 }
 
 function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: DebateEvent) => void {
@@ -31,7 +150,7 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: 
   // Row ids of the calls stored so far, so feature rows (votes) can point at the calls behind them.
   const callIds = new WeakMap<CallRecord, number>();
   let lastCallId: number | null = null;
-  return (event: DebateEvent): void => {
+  const handle = (event: DebateEvent): void => {
     switch (event.type) {
       case 'debate.started':
         debateId = event.debateId;
@@ -104,5 +223,10 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: 
       default:
         break;
     }
+  };
+  return (event: DebateEvent): void => {
+    if (!WRITING_EVENTS.has(event.type)) return;
+    const id = event.type === 'debate.started' ? event.debateId : debateId;
+    store.recorded(id, () => handle(event));
   };
 }

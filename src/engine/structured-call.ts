@@ -73,34 +73,35 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       truncation: attempt === first ? (spec.truncation ?? null) : null,
       startedAt,
     };
-    let content: string;
+    let result: Awaited<ReturnType<Gateway['chat']>>;
     try {
-      const result = await gateway.chat(
+      result = await gateway.chat(
         { model: spec.model, messages, options: spec.options, format },
         { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta) } : {}) },
       );
-      content = result.content;
-      const parsed = parseReply(content, spec.schema, spec.normalize, schemas.full);
-      const call: CallRecord = {
-        ...base,
-        raw: content,
-        parsed: parsed.json,
-        status: parsed.ok ? 'ok' : 'invalid',
-        validationError: parsed.ok ? null : `${UNENFORCED} ${parsed.problem}`,
-        ...(parsed.ok && parsed.notes.length ? { normalized: parsed.notes } : {}),
-        error: null,
-        metrics: result.metrics,
-        finishedAt: hooks.now(),
-      };
-      hooks.onCall(call);
-      if (parsed.ok) return { status: 'ok', value: parsed.value };
-      lastProblem = parsed.problem;
-      messages = repairMessages(spec.messages, content, parsed.problem);
     } catch (err) {
       const { call, error } = failedCall(base, err, hooks.now());
+      // Outside the try: a failure to record it is the record's, never the call's.
       hooks.onCall(call);
       return { status: 'failed', error: error.message, code: error.code };
     }
+    const content = result.content;
+    const parsed = parseReply(content, spec.schema, spec.normalize, schemas.full);
+    const call: CallRecord = {
+      ...base,
+      raw: content,
+      parsed: parsed.json,
+      status: parsed.ok ? 'ok' : 'invalid',
+      validationError: parsed.ok ? null : `${UNENFORCED} ${parsed.problem}`,
+      ...(parsed.ok && parsed.notes.length ? { normalized: parsed.notes } : {}),
+      error: null,
+      metrics: result.metrics,
+      finishedAt: hooks.now(),
+    };
+    hooks.onCall(call);
+    if (parsed.ok) return { status: 'ok', value: parsed.value };
+    lastProblem = parsed.problem;
+    messages = repairMessages(spec.messages, content, parsed.problem);
   }
   return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
 }
@@ -155,7 +156,8 @@ export function failedCall(
     error,
     call: {
       ...base,
-      raw: '',
+      raw: error.partial,
+      ...(error.partial !== '' ? { partial: true } : {}),
       parsed: null,
       status: error.code === 'CALL_ABORTED' ? 'aborted' : 'error',
       validationError: null,

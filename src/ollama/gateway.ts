@@ -6,6 +6,8 @@ import { ConclaveError, HostError, errorMessage } from '../errors.js';
 /** A failed model call. `code` tells the engine (and the user) what kind of failure it was. */
 export class CallError extends ConclaveError {
   readonly status: number | null;
+  /** What arrived of the reply before the stream broke or ended without `done`; empty when nothing did. */
+  partial = '';
   constructor(code: CallErrorCode, message: string, options: { hint?: string; cause?: unknown; status?: number | null } = {}) {
     super(code, message, { ...options, exitCode: 3 });
     this.name = 'CallError';
@@ -186,11 +188,14 @@ export class Gateway {
       }
       throw new CallError('STREAM_INCOMPLETE', `${request.model} ended its reply without finishing.`);
     } catch (err) {
-      throw this.mapError(err, request.model, {
+      const mapped = this.mapError(err, request.model, {
         timedOut,
         aborted: control.signal?.aborted ?? false,
         timeoutMs,
       });
+      // The text received so far is kept for the record, marked partial.
+      mapped.partial = content;
+      throw mapped;
     } finally {
       clearTimeout(timer);
       control.signal?.removeEventListener('abort', onCallerAbort);

@@ -72,6 +72,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       format: c.format,
       messages: c.messages,
       raw: c.raw,
+      partial: c.partial === true,
       parsed: c.parsed,
       validationError: c.validationError,
       normalized: c.normalized ?? [],

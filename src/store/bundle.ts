@@ -87,6 +87,77 @@ export function parseBundle(text: string, source: string): Bundle {
   return b as Bundle;
 }
 
+/** What a debate id may look like: no spaces, no control characters, nothing a terminal line or a path could be forged with. */
+export const DEBATE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** The columns this Conclave's schema has for a table; undefined for a table it does not know. */
+export type KnownColumns = (table: string) => ReadonlySet<string> | undefined;
+
+/** Column names of every table of `sqlite`: a database with this Conclave's migrations applied. */
+export function knownColumns(sqlite: BetterSqlite3.Database): KnownColumns {
+  const tables = (sqlite.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((t) => t.name);
+  const all = new Map<string, Set<string>>();
+  for (const table of tables) {
+    all.set(table, new Set((sqlite.prepare('select name from pragma_table_info(?)').all(table) as { name: string }[]).map((c) => c.name)));
+  }
+  return (table) => all.get(table);
+}
+
+/**
+ * Checks everything about a bundle that the database would otherwise find out while
+ * inserting it, before anything is opened or written: the debate id's form, that every row
+ * belongs to the debate, that every column is one this Conclave knows (else the upgrade
+ * hint), that values are plain text or numbers, and that no row appears twice.
+ */
+export function validateBundle(b: Bundle, source: string, columns: KnownColumns): void {
+  const id = b.debate.id as string;
+  if (!DEBATE_ID.test(id)) {
+    throw new InputError('BUNDLE_BAD_ID', `${source} holds a debate whose id is not a Conclave debate id (${JSON.stringify(id).slice(0, 80)}).`, {
+      hint: 'Ids are letters, digits, `.`, `_`, `:` and `-`, up to 128 characters. Export the debate again on the machine it came from.',
+    });
+  }
+  const check = (table: string, row: Row, skip: readonly string[], place: string): void => {
+    const known = columns(table);
+    if (!known) {
+      throw new InputError('BUNDLE_TOO_NEW', `${source} has rows of a table \`${table}\` that this Conclave does not know.`, {
+        hint: 'It was exported by a newer Conclave: upgrade Conclave on this machine, then import it again.',
+      });
+    }
+    for (const [column, value] of Object.entries(row)) {
+      if (skip.includes(column)) continue;
+      if (!known.has(column)) {
+        throw new InputError('BUNDLE_TOO_NEW', `${source} has a column \`${table}.${column}\` that this Conclave does not know.`, {
+          hint: 'It was exported by a newer Conclave: upgrade Conclave on this machine, then import it again.',
+        });
+      }
+      if (value !== null && typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value))) {
+        throw damaged(source, `${place} has a value of the wrong kind in \`${column}\``);
+      }
+    }
+    if (table !== 'debates' && row.debate_id !== id) throw damaged(source, `${place} belongs to another debate`);
+  };
+  check('debates', b.debate, [], 'the debate row');
+  b.calls.forEach((call, i) => check('calls', call, [], `call ${i + 1}`));
+  for (const [table, list] of Object.entries(b.tables)) {
+    const keys = SEALED_TABLES[table]!;
+    const seen = new Set<string>();
+    for (const [i, row] of list.entries()) {
+      check(table, row, [], `row ${i + 1} of \`${table}\``);
+      const key = keys.length === 0 ? '-' : keys.map((c) => String(row[c])).join('/');
+      if (seen.has(key)) {
+        throw new IntegrityError('BUNDLE_DUPLICATE_ROW', `${source} holds the \`${table}\` row ${key} twice; a debate has one. Nothing was imported.`, {
+          hint: 'The bundle changed after it was exported. Export it again from the machine it came from.',
+        });
+      }
+      seen.add(key);
+    }
+  }
+}
+
+function damaged(source: string, what: string): InputError {
+  return new InputError('BUNDLE_INVALID', `${source} is damaged: ${what}.`, { hint: 'Export the debate again on the machine it came from.' });
+}
+
 export interface ImportResult {
   id: string;
   verdict: Verdict;

@@ -49,7 +49,7 @@ export const LINKED_CALL_IDS = Object.entries(CALL_LINKS)
   .join(' union ');
 
 /** Columns that hold the chain itself and are never hashed. */
-const DEBATE_SEAL_COLUMNS = ['seal', 'seal_rows_json'];
+const DEBATE_SEAL_COLUMNS = ['seal', 'seal_rows_json', 'seal_signature', 'seal_key'];
 
 /** JSON with keys sorted by UTF-16 code units and no whitespace (RFC 8785 for the values a record holds). */
 export function canonicalJson(value: unknown): string {
@@ -198,21 +198,30 @@ export interface CallPlace {
 }
 
 export type Verdict =
-  | { state: 'sealed'; calls: number; seal: string }
-  | { state: 'unsealed'; calls: number; reason: string }
+  | { state: 'sealed'; calls: number; seal: string; signedBy?: string }
+  | { state: 'unsealed'; calls: number; reason: string; seal?: string; signedBy?: string }
   | { state: 'legacy'; calls: number }
   | { state: 'broken'; calls: number; problem: string; call?: CallPlace; row?: { table: string; key: string } };
 
 /**
- * Recomputes the chain and the seal of one debate. `broken` names the first call, or
- * else the first row, that does not match. Debates recorded before the chain existed
- * (no hash anywhere) are `legacy`; a debate still running or killed is `unsealed`.
+ * How a debate is verified: `checkpointed` (every debate recorded by this version: the seal is
+ * rewritten with each row, so it always covers everything), or `legacy`, for a debate that was
+ * already in the file, unsealed, when it was upgraded to checkpoints (table `legacy_debates`).
  */
-export function verifyRows(rows: DebateRows): Verdict {
+export type RecordRules = 'checkpointed' | 'legacy';
+
+/**
+ * Recomputes the chain and the seal of one debate. `broken` names the first call, or else the
+ * first row, that does not match. A debate still running, or whose process died, is `unsealed`:
+ * its rows are checked against the checkpoint seal written with its last row, as strictly as a
+ * sealed one. Only a debate listed as legacy may lack a seal; with no hash at all it is `legacy`.
+ */
+export function verifyRows(rows: DebateRows, rules: RecordRules = 'checkpointed'): Verdict {
   const calls = rows.calls.length;
-  const hashed = rows.calls.filter((c) => c.hash !== null && c.hash !== undefined).length;
-  const seal = rows.debate.seal as string | null;
-  if (hashed === 0 && (seal === null || seal === undefined)) return { state: 'legacy', calls };
+  const seal = (rows.debate.seal as string | null | undefined) ?? null;
+  const legacy = rules === 'legacy' && seal === null;
+  // With no call at all there is nothing the chain could have missed: the debate died before its first.
+  if (legacy && calls > 0 && rows.calls.every((c) => c.hash === null || c.hash === undefined)) return { state: 'legacy', calls };
 
   let prev: string | null = null;
   for (const [i, row] of rows.calls.entries()) {
@@ -228,24 +237,37 @@ export function verifyRows(rows: DebateRows): Verdict {
     prev = row.hash as string;
   }
 
-  if (seal === null || seal === undefined) {
-    const status = String(rows.debate.status);
+  const status = String(rows.debate.status);
+  if (legacy) {
     if (status === 'running' || status === 'interrupted') {
-      return { state: 'unsealed', calls, reason: status === 'running' ? 'still running, or killed before it ended' : 'interrupted before it was sealed' };
+      return { state: 'unsealed', calls, reason: 'recorded before checkpoints: its calls are chained and intact, its other rows cannot be checked' };
     }
     return { state: 'broken', calls, problem: `the debate is \`${status}\` but its seal is missing` };
   }
+  if (seal === null) return { state: 'broken', calls, problem: `the debate's seal is missing (removed since it was written; a \`${status}\` debate is sealed with every row)` };
 
-  const digests = rowDigests(rows);
+  // A debate whose process died was sealed while `running`; opening the file then marks it
+  // interrupted, the one change made to a record without sealing it again.
+  const forms = [rows.debate];
+  if (status === 'interrupted' && rows.debate.exit_reason === 'interrupted') {
+    forms.push({ ...rows.debate, status: 'running', exit_reason: null, finished_at: null });
+  }
   const recorded = parseRecordedDigests(rows.debate.seal_rows_json);
-  if (recorded) {
-    const changed = firstDifference(recorded, digests);
-    if (changed) return { state: 'broken', calls, problem: changed.problem, row: { table: changed.table, key: changed.key } };
+  let firstProblem: { table: string; key: string; problem: string } | null = null;
+  for (const [i, debate] of forms.entries()) {
+    const form = { ...rows, debate };
+    const digests = rowDigests(form);
+    if (sealOf(form, digests) === seal) {
+      if (i === 1) return { state: 'unsealed', calls, seal, reason: 'its process died before it ended; every row matches the checkpoint written with its last record' };
+      if (status === 'running') return { state: 'unsealed', calls, seal, reason: 'still running, or killed before it ended; every row matches its latest checkpoint' };
+      return { state: 'sealed', calls, seal };
+    }
+    const changed = recorded ? firstDifference(recorded, digests) : null;
+    // Name a changed row from the form whose own row matches what was recorded, if any.
+    if (changed && (firstProblem === null || changed.table !== 'debates')) firstProblem = changed;
   }
-  if (sealOf(rows, digests) !== seal) {
-    return { state: 'broken', calls, problem: 'the record does not match its seal (the seal, the row digests or the last call changed)' };
-  }
-  return { state: 'sealed', calls, seal };
+  if (firstProblem) return { state: 'broken', calls, problem: firstProblem.problem, row: { table: firstProblem.table, key: firstProblem.key } };
+  return { state: 'broken', calls, problem: 'the record does not match its seal (the seal, the row digests or the last call changed)' };
 }
 
 function placeOf(row: Row, index: number): CallPlace {

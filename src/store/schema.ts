@@ -41,6 +41,10 @@ export const debates = sqliteTable(
     seal: text('seal'),
     /** The digest of every row the seal covers, so `verify` can name the row that changed. */
     sealRowsJson: text('seal_rows_json', { mode: 'json' }).$type<Record<string, Record<string, string>>>(),
+    /** Ed25519 signature of `seal` by the key that wrote it (base64), when a signing key was configured. */
+    sealSignature: text('seal_signature'),
+    /** The signing key's id: sha256 of its public key (SPKI DER), hex. */
+    sealKey: text('seal_key'),
   },
   (t) => [
     index('debates_created_at_idx').on(t.createdAt, t.id),
@@ -118,6 +122,8 @@ export const calls = sqliteTable(
     /** The token budget at this call (JSON); null when the run had no budget. */
     budgetJson: text('budget_json', { mode: 'json' }).$type<CallBudget>(),
     ...modelCallMetricColumns(),
+    /** 1 when `raw` is what arrived of a reply before its stream broke or ended without `done`; null otherwise. */
+    partial: integer('partial'),
     /** The hash of the previous call of the same debate; null for its first call. */
     prevHash: text('prev_hash'),
     /** sha256 over this row, `prev_hash` included (docs/record.md). */
@@ -208,3 +214,12 @@ export const resumptions = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.debateId, t.ordinal] })],
 );
+
+/**
+ * Debates already in the file when it was upgraded to checkpointed records, listed once by
+ * that migration: only these, while they have no seal, are verified by the older rules.
+ * Nothing else ever writes here.
+ */
+export const legacyDebates = sqliteTable('legacy_debates', {
+  debateId: text('debate_id').primaryKey(),
+});

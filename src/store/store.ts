@@ -23,13 +23,18 @@ import {
   readDebateRows,
   readSealInput,
   LINKED_CALL_IDS,
+  CALL_LINKS,
+  type CallNumbers,
+  SEALED_TABLES,
   type Row,
   rowDigests,
   sealOf,
   sha256,
+  type RecordRules,
   type Verdict,
   verifyRows,
 } from './chain.js';
+import type { SealSigner } from './signing.js';
 import { type ReusedTurn, agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
@@ -162,8 +167,13 @@ export class Store {
   readonly #sqlite: BetterSqlite3.Database;
   readonly #db: BetterSQLite3Database;
   readonly #statements = new Map<string, BetterSqlite3.Statement>();
-  /** The last call hash of each debate this store has written to. */
-  readonly #heads = new Map<string, string | null>();
+  /** The length and head of the chain of each debate this store has written to. */
+  readonly #chains = new Map<string, { count: number; head: string | null }>();
+  /** The row digests of each debate's last checkpoint, reused while only calls are added. */
+  readonly #digests = new Map<string, { digests: Record<string, Record<string, string>>; json: string }>();
+  /** The sealed tables the current write touched (`all` when unknown): only their digests are computed again. */
+  #touched: Set<string> | 'all' = 'all';
+  #signer: SealSigner | null = null;
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
   constructor(sqlite: BetterSqlite3.Database, path: string) {
@@ -172,8 +182,71 @@ export class Store {
     this.#db = drizzle(sqlite);
   }
 
+  /** Signs every seal and checkpoint written from now on with this key (docs/record.md, "Signed seals"). */
+  signWith(signer: SealSigner | null): void {
+    this.#signer = signer;
+  }
+
+  /**
+   * Runs the writes in `fn` and rewrites the debate's checkpoint seal over everything now
+   * recorded about it, in one transaction: at every moment the seal covers every row, so a
+   * debate still running verifies as strictly as a finished one (docs/record.md).
+   */
+  recorded<T>(debateId: string, fn: () => T): T {
+    // Rows written by a feature's module (store.use) mark themselves; a lone call does not.
+    return this.#write(debateId, `record debate \`${debateId}\``, fn, []);
+  }
+
+  /** Nesting depth of `#write`: only the outermost write rewrites the checkpoint. */
+  #depth = 0;
+
+  #touch(tables: readonly string[] | 'all'): void {
+    if (tables === 'all') this.#touched = 'all';
+    else if (this.#touched !== 'all') for (const t of tables) this.#touched.add(t);
+  }
+
+  /** Runs `fn` as one write to the debate's record, its checkpoint seal rewritten in the same transaction. `touches`: the sealed tables it writes. */
+  #write<T>(debateId: string, what: string, fn: () => T, touches: readonly string[] | 'all' = 'all'): T {
+    if (this.#depth > 0) {
+      this.#touch(touches);
+      return this.#guard(what, fn);
+    }
+    try {
+      return this.#guard(what, () =>
+        this.#sqlite
+          .transaction(() => {
+            this.#depth++;
+            this.#touched = new Set();
+            this.#touch(touches);
+            try {
+              const out = fn();
+              this.#seal(debateId, this.#touched);
+              return out;
+            } finally {
+              this.#depth--;
+            }
+          })
+          .immediate(),
+      );
+    } catch (err) {
+      // Rolled back: the chain and the digests are read again from the file next time.
+      this.#forget(debateId);
+      throw err;
+    }
+  }
+
+  #forget(debateId: string): void {
+    this.#chains.delete(debateId);
+    this.#digests.delete(debateId);
+  }
+
+  /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
+  setBusyTimeout(ms: number): void {
+    this.#sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+  }
+
   createDebate(d: NewDebate): void {
-    this.#guard(`create debate \`${d.id}\``, () =>
+    this.#write(d.id, `create debate \`${d.id}\``, () =>
       this.#sqlite
         .transaction(() => {
           this.#statement(INSERT_DEBATE).run({
@@ -213,24 +286,32 @@ export class Store {
    * and returns its row id.
    */
   recordCall(call: CallRecord): number {
-    return this.#guard(`record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``, () => {
-      const row = callRow(call);
-      row.prev_hash = this.#chainHead(call.debateId);
-      row.hash = callHash(row);
-      const result = this.#statement(INSERT_CALL).run(row);
-      this.#heads.set(call.debateId, row.hash);
-      return Number(result.lastInsertRowid);
-    });
+    return this.#write(
+      call.debateId,
+      `record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``,
+      () => {
+        const chain = this.#chainOf(call.debateId);
+        const row = callRow(call);
+        row.prev_hash = chain.head;
+        row.hash = callHash(row);
+        const result = this.#statement(INSERT_CALL).run(row);
+        this.#chains.set(call.debateId, { count: chain.count + 1, head: row.hash });
+        return Number(result.lastInsertRowid);
+      },
+      [],
+    );
   }
 
-  /** The hash of the debate's last recorded call, or null before its first. */
-  #chainHead(debateId: string): string | null {
-    const known = this.#heads.get(debateId);
+  /** The number of the debate's recorded calls and the hash of its last (null before its first). */
+  #chainOf(debateId: string): { count: number; head: string | null } {
+    const known = this.#chains.get(debateId);
     if (known !== undefined) return known;
-    const last = this.#statement('select hash from calls where debate_id = ? order by id desc limit 1').get(debateId) as
-      | { hash: string | null }
-      | undefined;
-    return last?.hash ?? null;
+    const read = this.#statement(
+      'select count(*) as count, (select hash from calls where debate_id = @id order by id desc limit 1) as head from calls where debate_id = @id',
+    ).get({ id: debateId }) as { count: number; head: string | null };
+    const chain = { count: read.count, head: read.head ?? null };
+    this.#chains.set(debateId, chain);
+    return chain;
   }
 
   /** A prepared statement, compiled once per store. */
@@ -246,7 +327,7 @@ export class Store {
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
   recordTurn(debateId: string, turn: TurnRecord): void {
     const body = turn.opening ?? turn.critique ?? null;
-    this.#guard(`record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
       this.#statement(UPSERT_TURN).run({
         debate_id: debateId,
         round: turn.round,
@@ -259,11 +340,12 @@ export class Store {
         body_json: body === null ? null : JSON.stringify(body),
         error: turn.error,
       }),
+      ['turns'],
     );
   }
 
   recordJudgement(debateId: string, j: RoundJudgement): void {
-    this.#guard(`record the round ${j.round} judgement for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the round ${j.round} judgement for debate \`${debateId}\``, () =>
       this.#statement(UPSERT_ROUND).run({
         debate_id: debateId,
         round: j.round,
@@ -275,6 +357,7 @@ export class Store {
         convergence: j.convergence,
         error: j.error,
       }),
+      ['rounds'],
     );
   }
 
@@ -284,30 +367,33 @@ export class Store {
    */
   recordSynthesis(debateId: string, s: SynthesisRecord, at: number = Date.now()): void {
     const values = { debate_id: debateId, status: s.status, body_json: s.synthesis === null || s.synthesis === undefined ? null : JSON.stringify(s.synthesis), error: s.error };
-    this.#guard(`record the synthesis for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the synthesis for debate \`${debateId}\``, () =>
       this.#sqlite.transaction(() => {
         this.#statement(INSERT_SYNTHESIS_ATTEMPT).run({ ...values, model: s.model ?? '', created_at: at });
         const current = this.#statement('select status from syntheses where debate_id = ?').get(debateId) as { status: string } | undefined;
         if (current?.status === 'ok' && s.status !== 'ok') return;
         this.#statement(UPSERT_SYNTHESIS).run(values);
       })(),
+      ['syntheses', 'synthesis_attempts'],
     );
   }
 
   /** Sets the digest on every agent of the debate that runs `model` (any role). */
   setAgentDigest(debateId: string, model: string, digest: string): void {
-    this.#guard(`record the digest of \`${model}\` for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the digest of \`${model}\` for debate \`${debateId}\``, () =>
       this.#db
         .update(agents)
         .set({ digest })
         .where(and(eq(agents.debateId, debateId), eq(agents.model, model)))
         .run(),
+      ['agents'],
     );
   }
 
   setPlan(debateId: string, plan: unknown): void {
-    const result = this.#guard(`record the schedule plan of debate \`${debateId}\``, () =>
+    const result = this.#write(debateId, `record the schedule plan of debate \`${debateId}\``, () =>
       this.#statement('update debates set plan_json = ? where id = ?').run(plan === undefined || plan === null ? null : JSON.stringify(plan), debateId),
+      ['debates'],
     );
     if (result.changes === 0) throw this.#notFound(debateId);
   }
@@ -333,15 +419,50 @@ export class Store {
     );
   }
 
-  /** Computes and stores the seal over everything recorded about the debate. Call inside a write transaction. */
-  #seal(debateId: string): void {
+  /**
+   * Computes and stores the seal over everything recorded about the debate. Call inside a write
+   * transaction. With `callsOnly`, only calls were added since the last seal this store wrote:
+   * the other rows' digests are reused, so recording a call costs the same at the 10,000th as at the first.
+   */
+  #seal(debateId: string, touched: Set<string> | 'all' = 'all'): void {
     const prepare = (source: string): BetterSqlite3.Statement => this.#statement(source);
-    const rows = readSealInput(this.#sqlite, debateId, prepare);
-    if (!rows) throw this.#notFound(debateId);
+    const chain = this.#chainOf(debateId);
+    const cached = touched === 'all' ? undefined : this.#digests.get(debateId);
     // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
-    const linked = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
-    const digests = rowDigests(rows, new Map(linked.map((l) => [l.id, l.n])));
-    prepare('update debates set seal = ?, seal_rows_json = ? where id = ?').run(sealOf(rows, digests), JSON.stringify(digests), debateId);
+    const linked = (): CallNumbers => {
+      const rows = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
+      return new Map(rows.map((l) => [l.id, l.n]));
+    };
+    let known: { digests: Record<string, Record<string, string>>; json: string };
+    if (!cached) {
+      const rows = readSealInput(this.#sqlite, debateId, prepare, false);
+      if (!rows) throw this.#notFound(debateId);
+      const digests = rowDigests(rows, linked());
+      known = { digests, json: JSON.stringify(digests) };
+    } else if (touched !== 'all' && touched.size > 0) {
+      // Only the tables this write touched, and the debate's own row, are read and hashed again.
+      const debate = prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
+      if (!debate) throw this.#notFound(debateId);
+      const tables: Record<string, Row[]> = {};
+      for (const t of touched) if (t in SEALED_TABLES) tables[t] = prepare(`select * from ${t} where debate_id = ? order by rowid`).all(debateId) as Row[];
+      const fresh = rowDigests({ debate, chain, tables }, Object.keys(tables).some((t) => t in CALL_LINKS) ? linked() : new Map());
+      const digests: Record<string, Record<string, string>> = { ...cached.digests, debates: fresh.debates! };
+      for (const t of Object.keys(tables)) {
+        if (fresh[t]) digests[t] = fresh[t];
+        else delete digests[t];
+      }
+      known = { digests, json: JSON.stringify(digests) };
+    } else {
+      known = cached;
+    }
+    this.#digests.set(debateId, known);
+    const seal = sealOf({ debate: {}, chain, tables: {} }, known.digests);
+    const signer = this.#signer;
+    const signature = signer ? signer.sign(seal) : null;
+    const keyId = signer ? signer.keyId : null;
+    // A write that added only calls leaves the row digests as they were: only the seal changes.
+    if (known === cached) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
+    else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, known.json, signature, keyId, debateId);
   }
 
   /** Debates, newest first. */
@@ -505,7 +626,7 @@ export class Store {
    * Every recorded call stays, in the chain.
    */
   resumeDebate(debateId: string, r: { fromRound: number; host: string; plan: unknown; at: number }): void {
-    this.#guard(`resume debate \`${debateId}\``, () =>
+    this.#write(debateId, `resume debate \`${debateId}\``, () =>
       this.#sqlite
         .transaction(() => {
           const row = this.#statement('select status from debates where id = ?').get(debateId) as { status: string } | undefined;
@@ -522,12 +643,12 @@ export class Store {
           this.#statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement('delete from result_quality where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.#statement(
-            "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, pid = @pid, hostname = @hostname where id = @id",
+            "update debates set status = 'running', exit_reason = null, error = null, finished_at = null, seal = null, seal_rows_json = null, seal_signature = null, seal_key = null, pid = @pid, hostname = @hostname where id = @id",
           ).run({ ...id, pid: process.pid, hostname: hostname() });
           this.#statement(
             'insert into resumptions (debate_id, ordinal, from_round, calls_before, host, plan_json, pid, hostname, at) values (@id, (select count(*) from resumptions where debate_id = @id), @from, (select count(*) from calls where debate_id = @id), @host, @plan, @pid, @hostname, @at)',
           ).run({ ...id, from: r.fromRound, host: r.host, plan: r.plan === undefined || r.plan === null ? null : JSON.stringify(r.plan), pid: process.pid, hostname: hostname(), at: r.at });
-          this.#heads.delete(debateId);
+          this.#forget(debateId);
         })
         .immediate(),
     );
@@ -535,14 +656,14 @@ export class Store {
 
   /** Notes on the debate's latest resumption that a turn was read from a call recorded before it, not asked again. */
   recordReusedTurn(debateId: string, turn: ReusedTurn): void {
-    this.#guard(`record the reused round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
+    this.#write(debateId, `record the reused round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
       const latest = this.#statement('select ordinal, reused_json from resumptions where debate_id = ? order by ordinal desc limit 1').get(debateId) as
         | { ordinal: number; reused_json: string | null }
         | undefined;
       if (!latest) throw new StoreError('NOT_RESUMED', `Debate \`${debateId}\` was not resumed: no turn of it can be reused.`);
       const reused = [...((latest.reused_json ? JSON.parse(latest.reused_json) : []) as ReusedTurn[]), turn];
       this.#statement('update resumptions set reused_json = ? where debate_id = ? and ordinal = ?').run(JSON.stringify(reused), debateId, latest.ordinal);
-    });
+    }, ['resumptions']);
   }
 
   /** Every row recorded about one debate, raw, from one consistent snapshot (what `verify` and bundles use). */
@@ -556,7 +677,14 @@ export class Store {
 
   /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
   verifyDebate(id: string): Verdict {
-    return verifyRows(this.debateRows(id));
+    return verifyRows(this.debateRows(id), this.rulesOf(id));
+  }
+
+  /** `legacy` for a debate that was in the file, unsealed, when it was upgraded to checkpoints. */
+  rulesOf(id: string): RecordRules {
+    return this.#guard(`read debate \`${id}\``, () =>
+      this.#statement('select 1 from legacy_debates where debate_id = ?').get(id) === undefined ? 'checkpointed' : 'legacy',
+    );
   }
 
   /** Ids of every debate, oldest first. */
@@ -591,10 +719,13 @@ export class Store {
    */
   /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void {
+    const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
+    this.#touch(table ? [table] : 'all');
     this.#guard(what, () => this.#statement(source).run(params));
   }
 
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
+    this.#touch('all');
     return this.#guard(what, () => fn(this.#db, this.#sqlite));
   }
 
@@ -649,7 +780,7 @@ export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
   'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'material_json', 'budget_json', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
-  'finished_at', 'prev_hash', 'hash',
+  'finished_at', 'partial', 'prev_hash', 'hash',
 ] as const;
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
 
@@ -697,6 +828,7 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     options_json: JSON.stringify(call.options),
     format_json: call.format === null || call.format === undefined ? null : JSON.stringify(call.format),
     raw: text(call.raw),
+    partial: call.partial ? 1 : null,
     parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
     status: call.status,
     validation_error: nullableText(call.validationError),
@@ -843,6 +975,7 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     options: r.optionsJson,
     format: r.formatJson,
     raw: r.raw,
+    ...(r.partial ? { partial: true } : {}),
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,

@@ -312,4 +312,41 @@ describe('conclave resume', () => {
       await new Promise((resolve) => proxy.close(resolve));
     }
   }, 120_000);
+
+  it('goes on with a debate killed with kill -9 before its first call was recorded', async () => {
+    const db = join(dir, 'killed-early.db');
+    const presetFile = join(dir, 'panel-early.json');
+    writeFileSync(presetFile, JSON.stringify(preset));
+    // The answers take a minute to start: the debate is recorded, none of its calls yet.
+    special = (req) => (stageOf(req) === 'opening' ? { content: reply.opening(agentOf(req) ?? 'x'), delayMs: 60_000 } : undefined);
+    const started = (): boolean => {
+      try {
+        const s = new Database(db, { readonly: true, fileMustExist: true });
+        try {
+          const debates = (s.prepare('select count(*) as n from debates').get() as { n: number }).n;
+          const calls = (s.prepare('select count(*) as n from calls').get() as { n: number }).n;
+          return debates === 1 && calls === 0 && seen.some((r) => stageOf(r) === 'opening');
+        } finally {
+          s.close();
+        }
+      } catch {
+        return false;
+      }
+    };
+    try {
+      await runAndKillWhen(db, presetFile, 'the first opening request', started);
+    } finally {
+      special = null;
+    }
+    const [debate] = JSON.parse((await cli(['list', '--db', db, '--json'])).stdout) as { id: string; status: string }[];
+    expect(debate?.status).toBe('interrupted');
+    const verify = await cli(['verify', debate!.id, '--db', db]);
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toContain('unsealed  0 calls chained and intact; its process died before it ended');
+
+    const r = await cli(['resume', debate!.id, '--db', db, '--host', sim.url, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { status: string }).status).toBe('completed');
+    expect((await cli(['verify', debate!.id, '--db', db])).stdout).toContain('sealed');
+  }, 120_000);
 });

@@ -144,7 +144,7 @@ describe('the hash chain and seal', () => {
   it('reports a finished debate whose seal was removed as broken, not unsealed', () => {
     recordDebate();
     sqlite.prepare('update debates set seal = null').run();
-    expect(broken(store.verifyDebate('d-0001')).problem).toBe('the debate is `completed` but its seal is missing');
+    expect(broken(store.verifyDebate('d-0001')).problem).toContain("the debate's seal is missing");
   });
 
   it('reports a debate killed before it ended as unsealed, and still checks its calls', () => {
@@ -152,6 +152,24 @@ describe('the hash chain and seal', () => {
     expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 3 });
     sqlite.prepare("update calls set raw = raw || ' ' where id = ?").run(callIds()[0]);
     expect(broken(store.verifyDebate('d-0001')).call?.number).toBe(1);
+  });
+
+  it('checks every row of a debate whose process died against the checkpoint of its last record', () => {
+    const edits = [
+      "update turns set position = 'forged' where agent_id = 'ada' and debate_id = ?",
+      'update rounds set convergence = 0.99 where debate_id = ?',
+      "update syntheses set error = 'x' where debate_id = ?",
+      "update debates set question = 'other' where id = ?",
+    ];
+    for (const [i, edit] of edits.entries()) {
+      const id = `dead-${i}`;
+      recordDebate(id, false);
+      // What opening the file does for a dead process: the one change made without sealing again.
+      sqlite.prepare("update debates set status = 'interrupted', exit_reason = 'interrupted', finished_at = 9 where id = ?").run(id);
+      expect(store.verifyDebate(id)).toMatchObject({ state: 'unsealed', calls: 3 });
+      sqlite.prepare(edit).run(id);
+      expect(store.verifyDebate(id).state, edit).toBe('broken');
+    }
   });
 
   it('chains each debate on its own when debates are recorded side by side', () => {
@@ -196,8 +214,9 @@ describe('the hash chain and seal', () => {
       .all()
       .map((r) => (r as { name: string }).name)
       .sort();
-    // calls are covered by the chain; a bench trial only points at a debate it ran.
-    const elsewhere = ['bench_trials', 'calls'];
+    // calls are covered by the chain; a bench trial only points at a debate it ran; legacy_debates
+    // is written once, by the migration that brought checkpoints.
+    const elsewhere = ['bench_trials', 'calls', 'legacy_debates'];
     expect(tables).toEqual([...Object.keys(SEALED_TABLES), ...elsewhere].sort());
   });
 });
@@ -231,6 +250,47 @@ describe('databases written before the chain', () => {
       expect(upgraded.verifyDebate('new-1')).toMatchObject({ state: 'sealed', calls: 1 });
     } finally {
       upgraded.close();
+    }
+  });
+
+  it('keep the older rules only for debates already in the file, unsealed, when it gained checkpoints; a debate with no call is never legacy', () => {
+    // A database at migration 0009 (hash chain, no checkpoints), with two unsealed interrupted debates.
+    const old = join(dir.dir, 'migrations-0009');
+    mkdirSync(join(old, 'meta'), { recursive: true });
+    const journal = JSON.parse(readFileSync(packagePath('migrations', 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+    const kept = journal.entries.filter((e) => e.tag < '0010');
+    writeFileSync(join(old, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: kept }));
+    for (const e of kept) cpSync(packagePath('migrations', `${e.tag}.sql`), join(old, `${e.tag}.sql`));
+    const file = join(dir.dir, 'chained.db');
+    const db = new Database(file);
+    migrate(drizzle(db), { migrationsFolder: old });
+    for (const id of ['no-calls', 'some-calls']) {
+      db.prepare(
+        `insert into debates (id, question, preset_name, preset_json, preset_hash, engine_version, host, status, exit_reason, pid, hostname, created_at) values ('${id}', 'q', 'p', '{}', 'h', '0.1.0', 'h', 'interrupted', 'interrupted', 1, 'x', 1)`,
+      ).run();
+    }
+    const row = { debate_id: 'some-calls', stage: 'opening', round: 0, agent_id: 'a', attempt: 0, host: 'h', model: 'm', messages_json: '[]', options_json: '{}', raw: 'r', status: 'ok', started_at: 1, finished_at: 2, prev_hash: null };
+    db.prepare('insert into calls (debate_id, stage, round, agent_id, attempt, host, model, messages_json, options_json, raw, status, started_at, finished_at, prev_hash, hash) values (@debate_id, @stage, @round, @agent_id, @attempt, @host, @model, @messages_json, @options_json, @raw, @status, @started_at, @finished_at, @prev_hash, @hash)').run({ ...row, hash: callHash(row) });
+    db.close();
+
+    const upgraded = openStore(file);
+    try {
+      expect(upgraded.verifyDebate('no-calls')).toMatchObject({ state: 'unsealed', calls: 0 });
+      expect(upgraded.verifyDebate('some-calls')).toMatchObject({ state: 'unsealed', calls: 1 });
+      // A debate recorded after the upgrade and stripped of its seal is not given the older rules.
+      upgraded.createDebate(newDebate({ id: 'new-1' }));
+      upgraded.finishDebate('new-1', { status: 'interrupted', exitReason: 'interrupted', error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: 5 });
+    } finally {
+      upgraded.close();
+    }
+    sqlite.close();
+    sqlite = new Database(file);
+    sqlite.prepare("update debates set seal = null, seal_rows_json = null where id = 'new-1'").run();
+    const again = openStore(file);
+    try {
+      expect(again.verifyDebate('new-1').state).toBe('broken');
+    } finally {
+      again.close();
     }
   });
 });

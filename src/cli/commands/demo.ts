@@ -1,11 +1,12 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, type MaterialArgs, materialOf, materialOptions } from '../shared.js';
+import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
 
 interface DemoArgs extends MaterialArgs {
   question: string;
   preset: string;
   db?: string;
+  'sign-key'?: string;
   'token-ms': number;
   json?: boolean;
   quiet?: boolean;
@@ -22,6 +23,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         .positional('question', { type: 'string', default: DEMO_QUESTION, describe: 'The question (the simulated panel answers from a script)' })
         .option('preset', { alias: 'p', type: 'string', default: 'tech-decision', describe: 'Preset whose panel the simulator plays' })
         .option('db', dbOption)
+        .option('sign-key', signKeyOption)
         .option('token-ms', { type: 'number', default: 8, describe: 'Simulated time per token in ms' })
         .options(materialOptions)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON' })
@@ -44,6 +46,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
             'vram-gib': 24,
             ...materialOf(args),
             ...(args.db ? { db: args.db } : {}),
+            ...(args['sign-key'] ? { 'sign-key': args['sign-key'] } : {}),
             ...(args.json ? { json: true } : {}),
             ...(args.quiet ? { quiet: true } : {}),
           },

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { InputError } from '../../errors.js';
+import { IntegrityError, InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
 import { jsonText } from '../../render/inert.js';
@@ -34,7 +34,13 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
               hint: 'Export it once it has ended. If its process died, the next command that writes to this database (run, resume, import) marks it interrupted.',
             });
           }
-          const { bundleOf } = await import('../../store/bundle.js');
+          const { bundleOf, describeBreak } = await import('../../store/bundle.js');
+          const verdict = store.verifyDebate(debate.id);
+          if (verdict.state === 'broken') {
+            throw new IntegrityError('EXPORT_TAMPERED', `Debate \`${debate.id}\` does not match its hashes (${describeBreak(verdict)}), so it is not exported as a bundle.`, {
+              hint: 'Run `npx conclave verify` for details; restore the record from a backup or an earlier bundle first.',
+            });
+          }
           text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
         } else if (args.format === 'json') {
           const { debateDocument } = await import('../../render/document.js');

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
 
@@ -18,18 +17,32 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       y.positional('file', { type: 'string', demandOption: true, describe: 'The bundle file' }).option('db', dbOption),
     handler: async (args) => {
       const path = resolve(io.cwd, args.file);
-      let text: string;
-      try {
-        text = readFileSync(path, 'utf8');
-      } catch (err) {
-        throw new InputError('IMPORT_READ', `Cannot read ${path}: ${(err as Error).message}`, { hint: 'Check the path of the bundle file.' });
-      }
-      const { checkBundle, importBundle, parseBundle } = await import('../../store/bundle.js');
+      const { FILE_LIMITS, readTextFile } = await import('../../config/read-file.js');
+      const text = readTextFile(path, {
+        what: 'Bundle',
+        code: 'BUNDLE',
+        maxBytes: FILE_LIMITS.bundle,
+        hint: 'Check the path of the bundle file (written by `npx conclave export ID --format bundle`).',
+        tooLargeHint: 'A bundle holds one debate; a file this large is not one.',
+      });
+      const { checkBundle, importBundle, knownColumns, parseBundle, validateBundle } = await import('../../store/bundle.js');
       const { inert } = await import('../../render/inert.js');
+      const { defaultDbPath, openStore } = await import('../../store/open.js');
       const bundle = parseBundle(text, path);
-      // Verified before the database is opened, so a damaged bundle leaves nothing behind.
+      // Checked whole before the database is opened, so a refused bundle leaves nothing behind:
+      // its shape against this Conclave's schema (a database in memory), then its hashes.
+      const schema = openStore(':memory:');
+      try {
+        const columns = schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite));
+        validateBundle(bundle, path, columns);
+      } finally {
+        schema.close();
+      }
       checkBundle(bundle, path);
+      const target = args.db ? resolve(io.cwd, args.db) : resolve(defaultDbPath(io.env));
+      const created = !existsSync(target);
       const store = await openDb(args.db, io);
+      let ok = false;
       try {
         const r = importBundle(store, bundle, path);
         const state =
@@ -41,8 +54,11 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         // The id comes from the bundle file.
         io.stderr.write(inert(r.inserted ? `Imported ${r.id} into ${store.path}: ${state}.\n` : `${r.id} is already in ${store.path}, identical: nothing to do.\n`));
         io.stdout.write(`${inert(r.id)}\n`);
+        ok = true;
       } finally {
         store.close();
+        // A database created for an import that was then refused is removed again.
+        if (!ok && created) for (const f of [target, `${target}-wal`, `${target}-shm`]) rmSync(f, { force: true });
       }
     },
   };

@@ -1,9 +1,10 @@
 import type { CommandModule } from 'yargs';
 import { IntegrityError, InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openDb, signKeyOption } from '../shared.js';
 
 interface ResumeArgs {
+  'sign-key'?: string;
   id: string;
   host?: string;
   db?: string;
@@ -20,6 +21,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
         .option('host', { type: 'string', describe: 'Ollama server URL (default: the debate\'s own host, else OLLAMA_HOST)' })
         .option('db', dbOption)
+        .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON when it ends' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
@@ -27,7 +29,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       const { describeBreak } = await import('../../store/bundle.js');
       const { resolveHost } = await import('../../ollama/host.js');
       const { driveFromCli } = await import('../run-debate-cli.js');
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       let handedOver = false;
       try {
         const id = store.resolveId(args.id);

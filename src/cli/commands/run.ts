@@ -1,12 +1,13 @@
 import type { CommandModule } from 'yargs';
 import { type CliIO, type ExitCode } from '../io.js';
-import { dbOption, type MaterialArgs, materialOf, materialOptions } from '../shared.js';
+import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
 
 interface RunArgs extends MaterialArgs {
   question: string;
   preset: string;
   host?: string;
   db?: string;
+  'sign-key'?: string;
   'max-rounds'?: number;
   threshold?: number;
   'num-parallel'?: number;
@@ -26,6 +27,7 @@ export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, Run
         .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `npx conclave presets`) or path to a YAML/JSON file' })
         .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
         .option('db', dbOption)
+        .option('sign-key', signKeyOption)
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })
         .option('threshold', { type: 'number', describe: 'Convergence threshold for early exit, 0..1 (overrides the preset)' })
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })

@@ -1,8 +1,9 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openDb, signKeyOption } from '../shared.js';
 
 interface SynthesizeArgs {
+  'sign-key'?: string;
   id: string;
   model?: string;
   host?: string;
@@ -21,6 +22,7 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         .option('model', { type: 'string', describe: "Synthesizer model (default: the preset's)" })
         .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
         .option('db', dbOption)
+        .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
@@ -30,7 +32,7 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       const { debateDocument } = await import('../../render/document.js');
       const { detectStyle } = await import('../../render/style.js');
       const { unsynthesized } = await import('../run-debate-cli.js');
-      const store = await openDb(args.db, io);
+      const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       try {
         const id = store.resolveId(args.id);
         const host = resolveHost(args.host, io.env);

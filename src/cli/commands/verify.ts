@@ -2,9 +2,27 @@ import type { CommandModule } from 'yargs';
 import { InputError, IntegrityError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb } from '../shared.js';
+import { resolve } from 'node:path';
+import type { Row, Verdict } from '../../store/chain.js';
+import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
+
+/** One line per debate: its state, and what was checked. */
+function describeVerdict(v: Verdict, describeBreak: typeof DescribeBreak): string {
+  const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
+  const signed = 'signedBy' in v && v.signedBy ? `, signed by key ${v.signedBy.slice(0, 16)}` : '';
+  return v.state === 'sealed'
+    ? `sealed    ${calls}, seal ${v.seal}${signed}`
+    : v.state === 'unsealed'
+      ? `unsealed  ${calls} chained and intact; ${v.reason}${signed}`
+      : v.state === 'legacy'
+        ? `legacy    ${calls}, recorded before the hash chain: nothing to check`
+        : `BROKEN    ${describeBreak(v)}`;
+}
 
 interface VerifyArgs {
   id?: string;
+  bundle?: string;
+  'public-key'?: string;
   all?: boolean;
   db?: string;
   json?: boolean;
@@ -18,34 +36,65 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       y
         .positional('id', { type: 'string', describe: 'Debate id or a unique prefix of it' })
         .option('all', { type: 'boolean', describe: 'Verify every debate in the database' })
+        .option('bundle', { type: 'string', describe: 'Verify a bundle file (from `export --format bundle`) instead of the database' })
+        .option('public-key', { type: 'string', describe: 'Also prove that each seal was signed with the private key of this Ed25519 public key' })
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print one JSON object per debate' }),
     handler: async (args) => {
-      if ((args.id === undefined) === !args.all) {
-        throw new InputError('VERIFY_TARGET', args.all ? 'Give either a debate id or --all, not both.' : 'Name the debate to verify.', {
-          hint: 'Run `npx conclave verify ID`, or `npx conclave verify --all` for every debate.',
+      const targets = [args.id !== undefined, args.all === true, args.bundle !== undefined].filter(Boolean).length;
+      if (targets !== 1) {
+        throw new InputError('VERIFY_TARGET', targets > 1 ? 'Give one of a debate id, --all or --bundle FILE.' : 'Name the debate to verify.', {
+          hint: 'Run `npx conclave verify ID`, `npx conclave verify --all` for every debate, or `npx conclave verify --bundle FILE`.',
         });
       }
+      const { FILE_LIMITS, readTextFile } = await import('../../config/read-file.js');
       const { describeBreak } = await import('../../store/bundle.js');
+      const { publicKeyFromPem, signatureProblem } = await import('../../store/signing.js');
+      const keyFile = args['public-key'] === undefined ? null : resolve(io.cwd, args['public-key']);
+      const publicKey =
+        keyFile === null
+          ? null
+          : publicKeyFromPem(readTextFile(keyFile, { what: 'Public key', code: 'PUBLIC_KEY', maxBytes: 64 * 1024, hint: 'Pass the `conclave-seal.pub` file written by `npx conclave keys init`.' }), keyFile);
+      /** The verdict, made broken when a key is given and the seal is not signed by it. */
+      const withSignature = (v: Verdict, debate: Row): Verdict => {
+        if (!publicKey || v.state === 'broken') return v;
+        const problem = signatureProblem(debate.seal as string | null, debate.seal_signature, publicKey);
+        return problem === null ? { ...v, signedBy: keyIdOf(publicKey) } as Verdict : { state: 'broken', calls: v.calls, problem };
+      };
+      const { keyIdOf } = await import('../../store/signing.js');
+      if (args.bundle !== undefined) {
+        const { checkBundle, knownColumns, parseBundle, validateBundle } = await import('../../store/bundle.js');
+        const { openStore } = await import('../../store/open.js');
+        const { inert } = await import('../../render/inert.js');
+        const path = resolve(io.cwd, args.bundle);
+        const bundle = parseBundle(readTextFile(path, { what: 'Bundle', code: 'BUNDLE', maxBytes: FILE_LIMITS.bundle, hint: 'Check the path of the bundle file.' }), path);
+        const schema = openStore(':memory:');
+        try {
+          const columns = schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite));
+        validateBundle(bundle, path, columns);
+        } finally {
+          schema.close();
+        }
+        const v = withSignature(checkBundle(bundle, path), bundle.debate);
+        if (v.state === 'broken') {
+          throw new IntegrityError('BUNDLE_NOT_SIGNED', `${path} is not signed by the key in ${keyFile}: ${v.problem}.`, {
+            hint: 'Only a record sealed with that key\'s private key passes. Ask whoever holds it for a bundle they signed.',
+          });
+        }
+        io.stdout.write(`${inert(`${String(bundle.debate.id)}  ${describeVerdict(v, describeBreak)}`)}\n`);
+        return;
+      }
       const { inert, jsonText } = await import('../../render/inert.js');
       const store = await openDb(args.db, io, { readonly: true });
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
         const broken: string[] = [];
         for (const id of ids) {
-          const v = store.verifyDebate(id);
+          const v = withSignature(store.verifyDebate(id), store.debateRows(id).debate);
           if (args.json) {
             io.stdout.write(`${jsonText({ id, ...v })}\n`);
           } else {
-            const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
-            const line =
-              v.state === 'sealed'
-                ? `sealed    ${calls}, seal ${v.seal}`
-                : v.state === 'unsealed'
-                  ? `unsealed  ${calls} chained and intact; ${v.reason}`
-                  : v.state === 'legacy'
-                    ? `legacy    ${calls}, recorded before the hash chain: nothing to check`
-                    : `BROKEN    ${describeBreak(v)}`;
+            const line = describeVerdict(v, describeBreak);
             // Ids and row keys come from the file, which may have been edited by anyone.
             io.stdout.write(`${inert(`${id}  ${line}`)}\n`);
           }
@@ -56,7 +105,11 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           throw new IntegrityError(
             'RECORD_TAMPERED',
             `${broken.length} of ${ids.length} debate${ids.length === 1 ? '' : 's'} in ${store.path} do${broken.length === 1 ? 'es' : ''} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${broken.join('; ')}.`,
-            { hint: 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`npx conclave import FILE`).' },
+            {
+              hint: publicKey
+                ? 'A seal not signed by that key was written, or rewritten, without its private key. Restore the record from a backup or a signed bundle.'
+                : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`npx conclave import FILE`).',
+            },
           );
         }
       } finally {
