@@ -75,6 +75,8 @@ export interface RunDebateOptions {
   attachments?: Attachment[];
   /** Tokens the debate's recorded calls already spent: a resumed run counts them against its budget. */
   tokensSpent?: number;
+  /** Pauses before resending a request that failed for a passing reason; default call/retry.ts's. */
+  retryDelaysMs?: readonly number[];
 }
 
 export interface DebateResult {
@@ -170,6 +172,7 @@ export class Runner {
   readonly preset: Preset;
   readonly now: () => number;
   readonly signal: AbortSignal | undefined;
+  readonly retryDelaysMs: readonly number[] | undefined;
   readonly scheduler: DebateScheduler;
   readonly numCtx: Record<string, number>;
   readonly stages: ExtraStage[];
@@ -193,6 +196,7 @@ export class Runner {
     this.preset = opts.preset;
     this.now = opts.now ?? Date.now;
     this.signal = opts.signal;
+    this.retryDelaysMs = opts.retryDelaysMs;
     this.scheduler = scheduler;
     this.numCtx = scheduler.numCtx;
     this.stages = stages;
@@ -494,6 +498,7 @@ export class Runner {
           ...(firstAttempt ? { firstAttempt } : {}),
           timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
           ...(this.signal ? { signal: this.signal } : {}),
+          ...(this.retryDelaysMs ? { retryDelaysMs: this.retryDelaysMs } : {}),
         },
         {
           now: this.now,
