@@ -50,7 +50,7 @@ describe('transient failures', () => {
   it('recovers a stream that ended without done and one cut by an error line mid-reply', async () => {
     const failed = new Set<string>();
     const { result, stored } = await debateWith((req) => {
-      const agent = agentOf(req);
+      const agent = agentOf(req) ?? '';
       if (stageOf(req) !== 'opening' || failed.has(agent)) return undefined;
       if (agent === 'a') {
         failed.add(agent);
