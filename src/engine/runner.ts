@@ -226,6 +226,7 @@ export class Runner {
       ...(opts.strategy ? { strategy: opts.strategy } : {}),
       ...(opts.pool ? { pool: opts.pool } : {}),
       warn: (m) => early.push(m),
+      questionTokens: estimateTokens(opts.question),
     });
     if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
     const runner = new Runner(opts, id, scheduler, shape.stages);
