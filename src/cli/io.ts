@@ -4,10 +4,12 @@ export interface CliIO {
   stderr: NodeJS.WriteStream;
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Where `run -` reads its question; standard input unless a test gives its own. */
+  stdin?: NodeJS.ReadableStream;
 }
 
 export function processIO(): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), stdin: process.stdin };
 }
 
 /** Options every command accepts. */

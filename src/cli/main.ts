@@ -60,7 +60,7 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
   const parser = yargs(argv)
     .scriptName('conclave')
     .usage('$0 <command> [options]\n\nStructured debates between local Ollama models, recorded in SQLite.')
-    .command(runCommand(io, exit))
+    .command(runCommand(io, exit, argv))
     .command(resumeCommand(io, exit))
     .command(listCommand(io, exit))
     .command(showCommand(io, exit))

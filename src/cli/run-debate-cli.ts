@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { readAttachments, readPresetAttachments } from '../config/attachments.js';
+import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readPresetAttachments, readQuestionFile } from '../config/attachments.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { writeFileSync } from 'node:fs';
@@ -18,7 +18,8 @@ import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 
 export interface RunCliArgs {
-  question: string;
+  question?: string;
+  'question-file'?: string;
   preset: string;
   host?: string;
   db?: string;
@@ -65,8 +66,36 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
   };
 }
 
+/**
+ * The question of `run`: the argument, standard input for `-`, or `--question-file`, exactly
+ * one of them; a file or standard input gets the checks of an attachment.
+ */
+export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-file'>, io: CliIO): Promise<string> {
+  const file = args['question-file'];
+  if (file !== undefined && args.question !== undefined) {
+    throw new InputError('BAD_FLAG', 'Both a question and --question-file were given.', { hint: 'Pass the question one way: as an argument, as `-` for standard input, or with --question-file FILE.' });
+  }
+  if (file !== undefined) return readQuestionFile(file, io.cwd);
+  if (args.question === undefined) {
+    throw new InputError('NO_QUESTION', 'No question was given.', { hint: 'Pass it in quotes (`npx conclave run "…" --preset NAME`), as `-` to read standard input, or with --question-file FILE.' });
+  }
+  if (args.question !== '-') return args.question;
+  const stdin = io.stdin ?? process.stdin;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    chunks.push(buffer);
+    size += buffer.length;
+    // Past the limit the rest is not read: the check below refuses it by its size.
+    if (size > MAX_ATTACHMENT_BYTES) break;
+  }
+  return questionFromBytes(Buffer.concat(chunks));
+}
+
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
-  if (args.question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `npx conclave run "…" --preset NAME`.' });
+  const question = await questionOf(args, io);
+  if (question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `npx conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
     throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
@@ -100,7 +129,7 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
 
   return driveFromCli(io, store, args, (common) =>
     runDebate({
-      question: args.question,
+      question,
       preset,
       host,
       ...common,

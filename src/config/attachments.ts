@@ -18,26 +18,7 @@ export function readAttachments(paths: readonly string[], base: string): Attachm
   const names = new Set<string>();
   for (const given of paths) {
     const path = resolve(base, given);
-    const bytes = readRegularFile(path, {
-      what: 'Attachment',
-      code: 'ATTACHMENT',
-      maxBytes: MAX_ATTACHMENT_BYTES,
-      hint: 'Check the path given to --attach (relative to the working directory) or in the preset\'s `attach:` list (relative to the preset file); attach text files only, not folders, devices or pipes.',
-      tooLargeHint: 'Attach the part that matters (a chapter, the changed files) or split it into several files.',
-    });
-    if (bytes.includes(0)) throw notText(path, 'it contains NUL bytes');
-    let content: string;
-    try {
-      content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    } catch {
-      throw notText(path, 'it is not valid UTF-8');
-    }
-    content = content.replace(/^\uFEFF/, '');
-    if (content.trim() === '') {
-      throw new InputError('ATTACHMENT_EMPTY', `Attachment ${path} is empty: there is nothing in it for the panel to read.`, {
-        hint: 'Check that the file was written before attaching it, or leave out --attach.',
-      });
-    }
+    const { content, bytes } = readKindFile(path, ATTACHMENT);
     let name = basename(path);
     for (let n = 2; names.has(name); n++) name = `${basename(path)} (${n})`;
     names.add(name);
@@ -46,10 +27,74 @@ export function readAttachments(paths: readonly string[], base: string): Attachm
   return out;
 }
 
-function notText(path: string, why: string): InputError {
-  return new InputError('ATTACHMENT_NOT_TEXT', `Attachment ${path} is not a text file: ${why}.`, {
-    hint: 'Attach UTF-8 text (Markdown, source, plain text); convert a PDF or office document to text first.',
-  });
+/** How the refusals of one kind of file read: its code prefix, its noun and the fix of each refusal. */
+interface TextFileKind {
+  code: string;
+  noun: string;
+  notFile: string;
+  notFound: string;
+  tooLarge: string;
+  notText: string;
+  empty: string;
+}
+
+const ATTACHMENT: TextFileKind = {
+  code: 'ATTACHMENT',
+  noun: 'Attachment',
+  notFile: 'Attach text files only (--attach FILE), not folders or devices.',
+  notFound: "Check the path given to --attach (relative to the working directory) or in the preset's `attach:` list (relative to the preset file).",
+  tooLarge: 'Attach the part that matters (a chapter, the changed files) or split it into several files.',
+  notText: 'Attach UTF-8 text (Markdown, source, plain text); convert a PDF or office document to text first.',
+  empty: 'Check that the file was written before attaching it, or leave out --attach.',
+};
+
+const QUESTION: TextFileKind = {
+  code: 'QUESTION',
+  noun: 'Question file',
+  notFile: 'Give --question-file a text file, not a folder or device.',
+  notFound: 'Check the path given to --question-file (relative to the working directory).',
+  tooLarge: 'Put a short question in the file and attach the long text with --attach FILE.',
+  notText: 'Write the question as UTF-8 text.',
+  empty: 'Write the question into the file, or pass it as an argument.',
+};
+
+/**
+ * Reads a question from a file with the checks an attachment gets (a regular file, at most
+ * 1 MiB, UTF-8 text, not blank); `path` is resolved against `base`, the working directory.
+ */
+export function readQuestionFile(path: string, base: string): string {
+  return readKindFile(resolve(base, path), QUESTION).content.trim();
+}
+
+/** Reads standard input (`run -`) as a question, with the size, text and blank checks of a question file. */
+export function questionFromBytes(bytes: Buffer): string {
+  return checkText(bytes, 'standard input', { ...QUESTION, noun: 'The question on', empty: 'Pipe the question in (`echo "…" | npx conclave run - --preset NAME`), or pass it as an argument.' }).trim();
+}
+
+function readKindFile(path: string, kind: TextFileKind): { content: string; bytes: Buffer } {
+  const bytes = readRegularFile(path, { what: kind.noun, code: kind.code, maxBytes: MAX_ATTACHMENT_BYTES, hint: `${kind.notFound} ${kind.notFile}`, tooLargeHint: kind.tooLarge });
+  return { content: checkText(bytes, path, kind), bytes };
+}
+
+function tooLarge(path: string, size: number, kind: TextFileKind): InputError {
+  return new InputError(`${kind.code}_TOO_LARGE`, `${kind.noun} ${path} is ${size.toLocaleString('en-US')} bytes; the limit is ${MAX_ATTACHMENT_BYTES.toLocaleString('en-US')} bytes (1 MiB).`, { hint: kind.tooLarge });
+}
+
+function checkText(bytes: Buffer, path: string, kind: TextFileKind): string {
+  if (bytes.length > MAX_ATTACHMENT_BYTES) throw tooLarge(path, bytes.length, kind);
+  const notText = (why: string) => new InputError(`${kind.code}_NOT_TEXT`, `${kind.noun} ${path} is not a text file: ${why}.`, { hint: kind.notText });
+  if (bytes.includes(0)) throw notText('it contains NUL bytes');
+  let content: string;
+  try {
+    content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw notText('it is not valid UTF-8');
+  }
+  content = content.replace(/^\uFEFF/, '');
+  if (content.trim() === '') {
+    throw new InputError(`${kind.code}_EMPTY`, kind.code === 'ATTACHMENT' ? `${kind.noun} ${path} is empty: there is nothing in it for the panel to read.` : `${kind.noun} ${path} is empty.`, { hint: kind.empty });
+  }
+  return content;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { neverReached } from './call/outage.js';
 import type { Preset } from '../config/preset-schema.js';
 import { DebateFailedError, InputError, InterruptedError } from '../errors.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
@@ -53,9 +54,10 @@ export function planResume(d: StoredDebate): ResumePlan {
     const turns = d.turns.filter((t) => t.round === round);
     // A round is complete when every debater's turn is recorded and one at least is usable: a round
     // whose every call failed (its host went down) is asked again, and so is one in which a
-    // debater's last call was cut off by the interruption (its turn is no answer of the model).
+    // debater's last call was cut off by the interruption or never reached its host (its turn is
+    // no answer of the model).
     const lastCall = new Map(callsOf(round).map((c) => [c.agentId, c]));
-    const cutOff = [...lastCall.values()].some((c) => c.status === 'aborted');
+    const cutOff = [...lastCall.values()].some((c) => c.status === 'aborted' || neverReached(c));
     if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok') || cutOff) break;
     from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
   }

@@ -5,6 +5,7 @@ import { admits, type CallPriority, defaultPriority, expectedReply, TokenTally }
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { type Attachment, constraintsText, describeUses, materialFor, materialTokens, type MaterialUse } from '../protocol/material.js';
 import { convergenceOf } from '../protocol/convergence.js';
+import { isOutage } from './call/outage.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
 import { QUALITY_RULES, type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
 import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
@@ -75,6 +76,8 @@ export interface RunDebateOptions {
   attachments?: Attachment[];
   /** Tokens the debate's recorded calls already spent: a resumed run counts them against its budget. */
   tokensSpent?: number;
+  /** Pauses before resending a request that failed for a passing reason; default call/retry.ts's. */
+  retryDelaysMs?: readonly number[];
 }
 
 export interface DebateResult {
@@ -170,6 +173,7 @@ export class Runner {
   readonly preset: Preset;
   readonly now: () => number;
   readonly signal: AbortSignal | undefined;
+  readonly retryDelaysMs: readonly number[] | undefined;
   readonly scheduler: DebateScheduler;
   readonly numCtx: Record<string, number>;
   readonly stages: ExtraStage[];
@@ -193,6 +197,7 @@ export class Runner {
     this.preset = opts.preset;
     this.now = opts.now ?? Date.now;
     this.signal = opts.signal;
+    this.retryDelaysMs = opts.retryDelaysMs;
     this.scheduler = scheduler;
     this.numCtx = scheduler.numCtx;
     this.stages = stages;
@@ -221,6 +226,7 @@ export class Runner {
       ...(opts.strategy ? { strategy: opts.strategy } : {}),
       ...(opts.pool ? { pool: opts.pool } : {}),
       warn: (m) => early.push(m),
+      questionTokens: estimateTokens(opts.question),
     });
     if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
     const runner = new Runner(opts, id, scheduler, shape.stages);
@@ -278,13 +284,14 @@ export class Runner {
   }
 
   /**
-   * Stops the run here if the user interrupted it, or if every call since the last checkpoint
-   * failed to reach its host: going on would only record failures, so the debate is kept
-   * `interrupted`, to be resumed once the host is back.
+   * Stops the run here if the user interrupted it, or if a call since the last checkpoint
+   * never reached its host, even after its resends: that is an outage, not an answer of the
+   * model, so the debate is kept `interrupted` (no verdict drawn from the gap), and `resume`
+   * asks that call again once the host is back.
    */
   checkpoint(): void {
     if (this.interrupted()) this.stopInterrupted();
-    const hostDown = this.#unreachable > 0 && this.#reached === 0;
+    const hostDown = this.#unreachable > 0;
     this.#unreachable = 0;
     this.#reached = 0;
     if (hostDown) this.stopHostDown();
@@ -475,7 +482,15 @@ export class Runner {
     }
   }
 
-  #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
+  async #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
+    const outcome = await this.#sent(req, messages, settle, firstAttempt);
+    // Counted once per request, after its resends: only a request that never reached its host is an outage.
+    if (isOutage(outcome)) this.#unreachable++;
+    else this.#reached++;
+    return outcome;
+  }
+
+  #sent<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
     const { stage, round, agentId, model } = req;
     return this.scheduler.call(model, (gateway) =>
       structuredCall(
@@ -494,6 +509,7 @@ export class Runner {
           ...(firstAttempt ? { firstAttempt } : {}),
           timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
           ...(this.signal ? { signal: this.signal } : {}),
+          ...(this.retryDelaysMs ? { retryDelaysMs: this.retryDelaysMs } : {}),
         },
         {
           now: this.now,
@@ -501,8 +517,6 @@ export class Runner {
           ...(this.#progress ? { onProgress: (tokens: number, delta: string) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
           onCall: (bare) => {
             const record = settle(bare);
-            if (record.status === 'error' && record.error?.startsWith('HOST_UNREACHABLE')) this.#unreachable++;
-            else this.#reached++;
             this.emit({ type: 'call.finished', call: record });
             req.onRecord?.(record);
           },

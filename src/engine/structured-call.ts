@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { formatIssues } from '../config/load-preset.js';
 import { CallError, type ChatProgress, type Gateway } from '../ollama/gateway.js';
 import { repairMessages } from '../protocol/prompts.js';
+import { withTransientRetry } from './call/retry.js';
 import { conformToSchema, formatSchemasOf } from '../protocol/grammar.js';
 import type { CallRecord, ChatMessage, Stage } from './events.js';
 
@@ -25,6 +26,8 @@ export interface StructuredCallSpec<T> {
   firstAttempt?: number;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Pauses before each repeat of a request that failed for a passing reason (see call/retry.ts). */
+  retryDelaysMs?: readonly number[];
 }
 
 export interface StructuredCallHooks {
@@ -58,8 +61,8 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   const first = spec.firstAttempt ?? 0;
   for (let attempt = first; attempt < first + 2; attempt++) {
     hooks.onStart(attempt);
-    const startedAt = hooks.now();
-    const base = {
+    let startedAt = hooks.now();
+    const baseAt = (at: number) => ({
       debateId: spec.debateId,
       stage: spec.stage,
       round: spec.round,
@@ -71,16 +74,28 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       options: spec.options,
       format,
       truncation: attempt === first ? (spec.truncation ?? null) : null,
-      startedAt,
-    };
+      startedAt: at,
+    });
+    const sent = messages;
     let result: Awaited<ReturnType<Gateway['chat']>>;
     try {
-      result = await gateway.chat(
-        { model: spec.model, messages, options: spec.options, format },
-        { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta) } : {}) },
+      // A request that failed for a passing reason is sent again as it was; each send is its own recorded call.
+      result = await withTransientRetry(
+        () =>
+          gateway.chat(
+            { model: spec.model, messages: sent, options: spec.options, format },
+            { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta) } : {}) },
+          ),
+        (err) => hooks.onCall(failedCall(baseAt(startedAt), err, hooks.now()).call),
+        spec.retryDelaysMs,
+        spec.signal,
+        () => {
+          hooks.onStart(attempt);
+          startedAt = hooks.now();
+        },
       );
     } catch (err) {
-      const { call, error } = failedCall(base, err, hooks.now());
+      const { call, error } = failedCall(baseAt(startedAt), err, hooks.now());
       // Outside the try: a failure to record it is the record's, never the call's.
       hooks.onCall(call);
       return { status: 'failed', error: error.message, code: error.code };
@@ -88,7 +103,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
     const content = result.content;
     const parsed = parseReply(content, spec.schema, spec.normalize, schemas.full);
     const call: CallRecord = {
-      ...base,
+      ...baseAt(startedAt),
       raw: content,
       parsed: parsed.json,
       status: parsed.ok ? 'ok' : 'invalid',

@@ -40,6 +40,8 @@ export interface ScheduleSetup {
   explicitNumCtx: Record<string, number>;
   strategy?: Strategy;
   warn?: (message: string) => void;
+  /** Estimated tokens of the question: refused before any call when no debater's context could hold it. */
+  questionTokens?: number;
   /** Slots shared with other debates running at the same time (a bench with --concurrency); else the debate's own. */
   pool?: SlotPool;
 }
@@ -103,6 +105,14 @@ export class DebateScheduler {
       });
     }
     const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);
+    if (setup.questionTokens !== undefined) {
+      const limit = questionLimit(setup.debaters.map((m) => detailOf(m)?.contextLength ?? null));
+      if (limit !== null && setup.questionTokens > limit) {
+        throw new InputError('QUESTION_TOO_LARGE', `The question is about ${setup.questionTokens.toLocaleString('en-US')} tokens; the largest context of the panel's models holds ${limit.toLocaleString('en-US')}.`, {
+          hint: 'Ask a short question and attach the long text instead: `--attach FILE` quotes the parts that matter into each prompt.',
+        });
+      }
+    }
     const numCtx: Record<string, number> = {};
     for (const m of wanted) {
       const explicit = setup.explicitNumCtx[m];
@@ -226,3 +236,9 @@ export class DebateScheduler {
   }
 }
 
+
+/** The most tokens a question may take: the largest context among the panel's models, or null when none is known. */
+export function questionLimit(contextLengths: readonly (number | null)[]): number | null {
+  const known = contextLengths.filter((c): c is number => c !== null && c > 0);
+  return known.length ? Math.max(...known) : null;
+}

@@ -1,5 +1,7 @@
 /** A model as the simulator knows it: the caller's SimModel with every default filled in. */
 export interface ModelSpec {
+  /** Tokens of thinking before each answer when thinking is on; 0 for a model without the `thinking` capability. */
+  thinkingTokens?: number;
   /** The name as configured; counters and `loaded()` use it. */
   name: string;
   /** The wire name: lower-cased, with `:latest` added when there is no tag (what Ollama lists). */

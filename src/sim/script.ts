@@ -14,6 +14,7 @@ const modelSchema = z.strictObject({
   parameterSize: z.string().optional(),
   quantization: z.string().optional(),
   capabilities: z.array(z.string()).optional(),
+  thinkingTokens: z.number().int().nonnegative().optional(),
   digest: z.string().optional(),
 });
 
@@ -27,6 +28,8 @@ const replySchema = z.union([
     silentStop: z.boolean().optional(),
     delayMs: z.number().nonnegative().optional(),
     doneReason: z.string().optional(),
+    thinking: z.string().optional(),
+    answerInThinking: z.boolean().optional(),
   }),
 ]);
 

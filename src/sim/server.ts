@@ -22,8 +22,10 @@ export interface SimModel {
   family?: string;
   parameterSize?: string;
   quantization?: string;
-  /** Default ['completion']. */
+  /** Default ['completion']; a model with 'thinking' thinks before it answers unless sent `think: false`. */
   capabilities?: string[];
+  /** Tokens of thinking streamed before each answer of a thinking model (counted against num_predict). Default 1500. */
+  thinkingTokens?: number;
   /** Default: sha256 hex of the name and the other fields above, so a model served differently has another digest, as a different file would. */
   digest?: string;
 }
@@ -59,6 +61,10 @@ export type SimReply =
       silentStop?: boolean;
       delayMs?: number;
       doneReason?: string;
+      /** The thinking streamed before the content (a thinking model only); default: generated words, thinkingTokens long. */
+      thinking?: string;
+      /** The answer lands at the end of the thinking and the content stays empty, as in Ollama's bug #12831. */
+      answerInThinking?: boolean;
     };
 
 export type Responder = (req: SimRequest) => SimReply | Promise<SimReply>;
@@ -420,11 +426,21 @@ class Simulator {
       const promptNs = Math.max(1, Number(process.hrtime.bigint() - promptStart));
 
       const content = reply.content ?? this.defaultContent(body.format, spec, index, requestSeed(name, visible, body.format, options));
-      let chunks = splitIntoChunks(content);
+      // A thinking model thinks first unless sent `think: false`; num_predict bounds thinking and answer together.
+      const thinks = (spec.thinkingTokens ?? 0) > 0 && body.think !== false;
+      let thought = thinks ? (reply.thinking ?? thinkingText(spec.thinkingTokens ?? 0, index)) : '';
+      let answer = content;
+      if (thinks && reply.answerInThinking) {
+        thought += answer;
+        answer = '';
+      }
+      let thinkingChunks = splitIntoChunks(thought);
+      let chunks = splitIntoChunks(answer);
       let doneReason = reply.doneReason ?? 'stop';
       const numPredict = typeof options.num_predict === 'number' ? options.num_predict : -1;
-      if (numPredict > 0 && chunks.length > numPredict) {
-        chunks = chunks.slice(0, numPredict);
+      if (numPredict > 0 && thinkingChunks.length + chunks.length > numPredict) {
+        thinkingChunks = thinkingChunks.slice(0, numPredict);
+        chunks = chunks.slice(0, numPredict - thinkingChunks.length);
         doneReason = reply.doneReason ?? 'length';
       }
       const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : undefined;
@@ -443,6 +459,10 @@ class Simulator {
       const evalStart = process.hrtime.bigint();
       const limit = failAt ?? chunks.length;
       let sent = '';
+      for (const piece of thinkingChunks) {
+        if (!(await sleep(tokenMs, signal))) return;
+        if (stream) await writeLine(res, this.chunkShape(kind, name, '', piece));
+      }
       for (let i = 0; i < limit; i++) {
         if (!(await sleep(tokenMs, signal))) return;
         const piece = chunks[i]!;
@@ -465,8 +485,14 @@ class Simulator {
         res.end();
         return;
       }
-      const final = this.finalShape(kind, name, stream ? '' : sent, metrics(chunks.length, evalNs));
-      if (!stream) return sendJson(res, 200, final);
+      const final = this.finalShape(kind, name, stream ? '' : sent, metrics(thinkingChunks.length + chunks.length, evalNs));
+      if (!stream) {
+        if (thinks) {
+          if (kind === 'chat') (final.message as Record<string, unknown>).thinking = thinkingChunks.join('');
+          else final.thinking = thinkingChunks.join('');
+        }
+        return sendJson(res, 200, final);
+      }
       await writeLine(res, final);
       res.end();
     } finally {
@@ -482,11 +508,12 @@ class Simulator {
     return `Reply ${n} from ${spec.name}: on balance the evidence favours a cautious, staged approach.`;
   }
 
-  private chunkShape(kind: 'chat' | 'generate', model: string, piece: string): Record<string, unknown> {
+  private chunkShape(kind: 'chat' | 'generate', model: string, piece: string, thinking?: string): Record<string, unknown> {
     const base = { model, created_at: createdAt() };
+    const thought = thinking === undefined ? {} : { thinking };
     return kind === 'chat'
-      ? { ...base, message: { role: 'assistant', content: piece }, done: false }
-      : { ...base, response: piece, done: false };
+      ? { ...base, message: { role: 'assistant', content: piece, ...thought }, done: false }
+      : { ...base, response: piece, ...thought, done: false };
   }
 
   private finalShape(
@@ -517,6 +544,7 @@ function toSpec(model: SimModel): ModelSpec {
     parameterSize: model.parameterSize ?? `${(sizeBytes / 0.6e9).toFixed(1)}B`,
     quantization: model.quantization ?? 'Q4_K_M',
     capabilities: model.capabilities ?? ['completion'],
+    thinkingTokens: model.capabilities?.includes('thinking') ? (model.thinkingTokens ?? 1500) : 0,
     digest: model.digest ?? createHash('sha256').update(JSON.stringify([model.name, sizeBytes, model.contextLength ?? 8192, model.family, model.parameterSize, model.quantization, model.capabilities])).digest('hex'),
   };
 }
@@ -837,4 +865,13 @@ function formatTime(epochMs: number, nanosOfSecond: number): string {
   const seconds = new Date(epochMs).toISOString().slice(0, 19);
   const fraction = String(nanosOfSecond).padStart(9, '0').replace(/0+$/, '');
   return `${seconds}${fraction ? `.${fraction}` : ''}Z`;
+}
+
+const THINKING_WORDS = ['first', 'the', 'question', 'asks', 'which', 'option', 'holds', 'so', 'weigh', 'cost', 'risk', 'and', 'time', 'then', 'check', 'each', 'claim'];
+
+/** Words a simulated thinking model streams before answering: about `tokens` tokens, varied by the request number. */
+export function thinkingText(tokens: number, index: number): string {
+  const words: string[] = [];
+  for (let i = 0; i < tokens; i++) words.push(THINKING_WORDS[(i * 7 + index) % THINKING_WORDS.length]!);
+  return words.join(' ');
 }

@@ -242,7 +242,8 @@ describe('the cluster vote stage', () => {
     }
     expect(seen.filter((r) => isVote(r) && agentOf(r) === 'k3')).toHaveLength(10);
     const failed = ballots.find((b) => b.voterId === 'p3' && b.artifactId === 'p1')!;
-    expect(failed).toMatchObject({ vote: 'abstain', parseStatus: 'failed', raw: '', attempts: 1 });
+    // The crashed runner was sent the ballot three times (one send, two resends), each recorded.
+    expect(failed).toMatchObject({ vote: 'abstain', parseStatus: 'failed', raw: '', attempts: 3 });
     expect(failed.error).toContain('unexpectedly stopped');
     expect(stored.calls.find((c) => c.id === failed.callId)!.status).toBe('error');
     const repaired = ballots.find((b) => b.voterId === 'k2' && b.artifactId === 'p2')!;

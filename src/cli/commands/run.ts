@@ -3,7 +3,8 @@ import { type CliIO, type ExitCode } from '../io.js';
 import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
 
 interface RunArgs extends MaterialArgs {
-  question: string;
+  question?: string;
+  'question-file'?: string;
   preset: string;
   host?: string;
   db?: string;
@@ -17,13 +18,14 @@ interface RunArgs extends MaterialArgs {
   quiet?: boolean;
 }
 
-export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, RunArgs> {
+export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = []): CommandModule<object, RunArgs> {
   return {
-    command: 'run <question>',
+    command: 'run [question]',
     describe: 'Run a debate and print the final card',
     builder: (y) =>
       y
-        .positional('question', { type: 'string', demandOption: true, describe: 'The question to debate' })
+        .positional('question', { type: 'string', describe: 'The question to debate; `-` reads it from standard input' })
+        .option('question-file', { type: 'string', describe: 'Read the question from this UTF-8 text file' })
         .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `npx conclave presets`) or path to a YAML/JSON file' })
         .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
         .option('db', dbOption)
@@ -38,7 +40,9 @@ export function runCommand(io: CliIO, exit: ExitCode): CommandModule<object, Run
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { runFromCli } = await import('../run-debate-cli.js');
-      exit.value = await runFromCli({ ...args, ...materialOf(args) }, io);
+      // yargs hands a lone `-` over as an empty string: the command line tells which it was.
+      const question = args.question === '' && argv.includes('-') ? '-' : args.question;
+      exit.value = await runFromCli({ ...args, ...materialOf(args), ...(question === undefined ? {} : { question }) }, io);
     },
   };
 }

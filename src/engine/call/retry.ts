@@ -1,0 +1,61 @@
+import { CallError } from '../../ollama/gateway.js';
+
+/**
+ * Waits before each repeat of a request that failed for a passing reason: a runner that
+ * crashed (HTTP 500), an error line mid-stream, a stream that ended without `done`, or a
+ * connection that was refused or reset while Ollama restarted. Two repeats, 0.5 s then 2 s:
+ * enough for Ollama to start a new runner, far inside the 30 s a turn may wait.
+ */
+export const TRANSIENT_RETRY_DELAYS_MS: readonly number[] = [500, 2000];
+
+/** Whether a failed request may succeed if sent again unchanged. A 404, a 400, a timeout or a stop never does. */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof CallError)) return false;
+  switch (err.code) {
+    case 'SERVER_ERROR':
+    case 'STREAM_ERROR':
+    case 'STREAM_INCOMPLETE':
+    case 'HOST_UNREACHABLE':
+      return true;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Sends `request` until it succeeds, fails for good, or the delays run out. Every failed
+ * send is handed to `onFailure` (to be recorded) and `onResend` runs just before the next; the last error is thrown.
+ */
+export async function withTransientRetry<T>(
+  request: () => Promise<T>,
+  onFailure: (err: unknown) => void,
+  delaysMs: readonly number[] = TRANSIENT_RETRY_DELAYS_MS,
+  signal?: AbortSignal,
+  onResend?: () => void,
+): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await request();
+    } catch (err) {
+      if (!isTransient(err) || retry >= delaysMs.length || signal?.aborted) throw err;
+      onFailure(err);
+      if (!(await pause(delaysMs[retry]!, signal))) throw new CallError('CALL_ABORTED', 'The call was stopped while waiting to be sent again.', { cause: err });
+      onResend?.();
+    }
+  }
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
