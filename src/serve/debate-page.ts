@@ -1,6 +1,7 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { budgetSummary } from '../render/material.js';
+import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
@@ -245,7 +246,7 @@ ${v.iterations.map((it) => {
 ${
   it.tiers.length
     ? html`<table class="tiers"><thead><tr><th class="num">rank</th><th>tier</th><th>position of</th><th>approved by</th><th class="num">ρ</th><th class="num">score</th><th class="num">yes/no/abstain</th></tr></thead><tbody>${it.tiers.map(
-        (t) => html`<tr class="tier-${t.tier}"><td class="num">${t.rank}</td><td>${t.tier}</td><td>${it.artifacts.find((a) => a.artifactId === t.artifactId)?.authorId ?? t.artifactId}</td><td>${t.approvalSet.join(', ') || 'no cluster'}</td><td class="num">${fixed(t.agreementRatio)}</td><td class="num">${fixed(t.score)}</td><td class="num">${t.yes}/${t.no}/${t.abstentions}</td></tr>`,
+        (t) => html`<tr class="tier-${t.tier}"><td class="num">${t.rank}</td><td>${t.tier}</td><td>${it.artifacts.find((a) => a.artifactId === t.artifactId)?.authorId ?? t.artifactId}</td><td>${t.approvalSet.join(', ') || 'no cluster'}${abstainingClusters(t).length > 0 ? ` · ${abstainingClusters(t).join(', ')} abstained` : ''}</td><td class="num">${fixed(t.agreementRatio)}</td><td class="num">${fixed(t.score)}</td><td class="num">${t.yes}/${t.no}/${t.abstentions}</td></tr>`,
       )}</tbody></table>`
     : ''
 }`;
