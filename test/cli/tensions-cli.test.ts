@@ -47,7 +47,7 @@ describe('tension maps in the CLI', () => {
     const json = JSON.parse((await cli(['export', demoId, '--db', db, '--format', 'json'])).stdout) as { tensionMap: { status: string; map: { round: number } } };
     expect(json.tensionMap).toMatchObject({ status: 'ok', map: { round: 2 } });
     const replay = await cli(['replay', demoId, '--db', db]);
-    expect(replay.stderr).toContain('→ narrowed, not resolved');
+    expect(replay.stdout).toContain('→ narrowed, not resolved');
     expect(replay.stdout).toContain('TENSION MAP');
   });
 
