@@ -1,4 +1,5 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
+import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { budgetSummary } from '../render/material.js';
 import { abstainingClusters } from '../render/voting.js';
@@ -140,7 +141,7 @@ ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
-<p><strong>Confidence: ${y.confidence.level}</strong> (${y.confidence.converged}/${d.agents.filter((a) => a.role === 'debater').length} agents converged)</p>
+<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p><p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
 </section>`;
