@@ -45,6 +45,7 @@ function hostileReply(req: SimRequest) {
         recommendation: HOSTILE,
         triggersToRevisit: [HOSTILE],
         confidence: { level: 'medium', converged: 2 },
+        restsOn: ['a', 'b'],
         minorityPositions: [{ agent: 'a', round: 0, argument: HOSTILE, whyItMatters: HOSTILE }],
         failedAgents: [{ agent: 'c', reason: HOSTILE }],
       });
