@@ -158,14 +158,14 @@ ${m ? html`<p><strong>${m.synthesis.headline}</strong></p>` : html`<p class="err
 ${m?.review.flagged ? html`<div class="flagged"><strong>⚑ Flagged for human review.</strong><ul>${m.review.reasons.map((r) => html`<li>${r.detail}</li>`)}</ul></div>` : ''}
 ${
   tensions.length
-    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>Round 2</th></tr></thead><tbody>${tensions.map(
+    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>targeted exchange</th></tr></thead><tbody>${tensions.map(
         (x) => html`<tr class="tension-${x.type}"><td>${x.id}</td><td class="num">${x.severity}</td><td>${x.type}</td><td class="nowrap">${x.agentA} ↔ ${x.agentB}</td><td><p><span class="agent">${x.agentA}</span>: ${x.claimA}</p><p><span class="agent">${x.agentB}</span>: ${x.claimB}</p><p class="muted">Weigh it: ${x.recommendation}</p></td><td>${x.loadBearing ? 'yes' : 'no'}</td><td>${x.resolvable ? 'yes' : 'no'}</td><td>${x.resolution === 'open' ? '-' : x.resolution}</td></tr>`,
       )}</tbody></table>`
     : html`<p class="muted">No tensions were found between the agents' claims.</p>`
 }
 ${
   t.exchange
-    ? html`<h3>Round 2: targeted on ${t.exchange.tensionId} (${t.exchange.outcome})</h3>
+    ? html`<h3>Targeted exchange on ${t.exchange.tensionId} (${t.exchange.outcome})</h3>
 <p>${t.exchange.question}</p><p class="muted">Why it fired: ${t.exchange.reason}.</p>
 ${t.exchange.turns.map((turn) =>
   turn.reply
