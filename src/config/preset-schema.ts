@@ -117,7 +117,7 @@ export const votingSchema = z
   })
   .describe('Cluster approval voting on the final positions.');
 
-/** Tension map and targeted Round 2 (seed 000); see docs/tensions.md. */
+/** Tension map and the targeted exchange (seed 000); see docs/tensions.md. */
 export const tensionsSchema = z
   .strictObject({
     enabled: z.boolean().default(true).describe('Set false to keep the block but skip the tension map.'),

@@ -343,7 +343,7 @@ export class Runner {
         round: req.round,
         agentId: req.agentId,
         model: req.model,
-        messages: hook.retry,
+        messages: this.#withConstraints(hook.retry),
         options: req.options,
         schema: openingSchema,
         ...(req.onRecord ? { onRecord: req.onRecord } : {}),
@@ -416,6 +416,14 @@ export class Runner {
   priorityOf(agentId: string): CallPriority {
     const agent = this.preset.agents.find((a) => a.id === agentId);
     return agent ? defaultPriority(agent) : 'normal';
+  }
+
+  /** A retry's messages with the user's constraints (never its material) inserted before its prompt. */
+  #withConstraints(messages: ChatMessage[]): ChatMessage[] {
+    const constraints = constraintsText(this.preset.constraints ?? []);
+    if (constraints === '') return messages;
+    const at = Math.max(0, messages.findIndex((m) => m.role === 'user'));
+    return [...messages.slice(0, at), { role: 'user', content: constraints }, ...messages.slice(at)];
   }
 
   /** The call's messages with the constraints and the material inserted before its prompt, and what was inserted. */
@@ -756,6 +764,7 @@ export class Runner {
             options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
             schema: req.schema,
             ...(req.normalize ? { normalize: req.normalize } : {}),
+            ...(req.priority ? { priority: req.priority } : {}),
             ...(req.onCall ? { onRecord: req.onCall } : {}),
           }),
       };

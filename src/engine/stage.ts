@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ModelOptions, Preset } from '../config/preset-schema.js';
+import type { CallPriority } from '../protocol/budget.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
 import type { CallRecord, ChatMessage, DebateEvent, Stage } from './events.js';
 import type { StructuredOutcome } from './structured-call.js';
@@ -19,6 +20,8 @@ export interface StageCallRequest<T> {
   normalize?: (value: T) => string[];
   /** num_predict for this call (default: the preset's maxAnswerTokens). */
   maxTokens?: number;
+  /** Under a token budget: `essential` calls always run (default: the agent's priority). */
+  priority?: CallPriority;
   /** Sees each call's record right after the recorder stored it (to link stage rows to their calls). */
   onCall?: (call: CallRecord) => void;
 }

@@ -80,7 +80,7 @@ export interface Observation {
   confidence: number;
   blocking: boolean;
   evidence: string;
-  /** Set when it was sent as blocking below the threshold and the engine made it non-blocking. */
+  /** Set when it was sent as blocking below the threshold, or without evidence, and the engine made it non-blocking. */
   downgraded: boolean;
 }
 
@@ -127,9 +127,12 @@ export function clampConfidence(value: number): number {
   return Number.isFinite(value) ? Math.min(100, Math.max(0, Math.round(value))) : 0;
 }
 
-/** The downgrade rule: blocking below the threshold becomes non-blocking, marked as downgraded. */
+/**
+ * The downgrade rule: blocking below the confidence threshold, or blocking with no evidence,
+ * becomes non-blocking, marked as downgraded. An objection nobody can support cannot block.
+ */
 export function applyDowngrade<T extends Omit<Observation, 'downgraded'>>(o: T): T & { downgraded: boolean } {
-  if (o.blocking && o.confidence < BLOCKING_CONFIDENCE) return { ...o, blocking: false, downgraded: true };
+  if (o.blocking && (o.confidence < BLOCKING_CONFIDENCE || o.evidence.trim() === '')) return { ...o, blocking: false, downgraded: true };
   return { ...o, downgraded: false };
 }
 
@@ -140,7 +143,8 @@ export function blockingFirst<T extends { blocking: boolean }>(items: readonly T
 
 /** An observation as one text block for a prompt: `[agent/id] BLOCKING, confidence 80: text / Evidence: …`. */
 export function observationText(agentId: string, o: Observation): string {
-  const flag = o.blocking ? 'BLOCKING' : o.downgraded ? 'not blocking (downgraded: below the confidence threshold)' : 'not blocking';
+  const why = o.confidence < BLOCKING_CONFIDENCE ? 'below the confidence threshold' : 'no evidence';
+  const flag = o.blocking ? 'BLOCKING' : o.downgraded ? `not blocking (downgraded: ${why})` : 'not blocking';
   return `[${agentId}/${o.id}] ${flag}, confidence ${o.confidence}: ${o.text}${o.evidence ? `\n  Evidence: ${o.evidence}` : ''}`;
 }
 

@@ -163,6 +163,7 @@ export function synthesisMessages(
         '- "recommendation": the answer the panel supports, stated so someone can act on it.',
         '- "triggersToRevisit": conditions under which this answer should be reconsidered.',
         '- "confidence": {"level": "high" | "medium" | "low", "converged": how many panelists ended on the recommendation}.',
+        '- "restsOn": the ids of the panelists whose final positions the recommendation rests on.',
         '- "minorityPositions": for each substantive dissent, {"agent", "round" (the round where it was argued best), "argument", "whyItMatters"}. Include dissents that were later abandoned if the risk they named is still real.',
         '- "failedAgents": {"agent", "reason"} for each panelist without a usable answer.',
       ].join('\n'),

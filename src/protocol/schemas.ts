@@ -45,14 +45,16 @@ export const judgeSchema = z.strictObject({
   rationale: boundedText(600).describe('One or two sentences on where they agree and differ.'),
 });
 
-function synthesisShape(agent: z.ZodType<string>, round: z.ZodType<number>, converged: z.ZodType<number>) {
+function synthesisShape<R extends z.ZodType<string[] | undefined>>(agent: z.ZodType<string>, round: z.ZodType<number>, converged: z.ZodType<number>, restsOn: R) {
   return z.strictObject({
     recommendation: z.string().min(1),
     triggersToRevisit: z.array(z.string().min(1)),
+    /** The model's own statement; the card's confidence is computed by the engine (src/protocol/confidence.ts). */
     confidence: z.strictObject({
       level: z.enum(['high', 'medium', 'low']),
       converged: converged.describe('How many agents ended on the recommendation.'),
     }),
+    restsOn,
     minorityPositions: z.array(
       z.strictObject({
         agent,
@@ -66,11 +68,16 @@ function synthesisShape(agent: z.ZodType<string>, round: z.ZodType<number>, conv
 }
 
 /** The shape of any synthesis (stored, documents); calls use `synthesisSchemaFor`. */
-export const synthesisSchema = synthesisShape(z.string().min(1), z.number().int().min(0), z.number().int().min(0));
+export const synthesisSchema = synthesisShape(z.string().min(1), z.number().int().min(0), z.number().int().min(0), z.array(z.string().min(1)).optional());
 
 /** The synthesis of one debate: panelist ids, rounds held (0..lastRound) and the panel size bound it. */
 export const synthesisSchemaFor = memoSchema((agentIds: readonly string[], lastRound: number) =>
-  synthesisShape(idEnum(agentIds), z.number().int().min(0).max(Math.max(0, lastRound)), z.number().int().min(0).max(agentIds.length)),
+  synthesisShape(
+    idEnum(agentIds),
+    z.number().int().min(0).max(Math.max(0, lastRound)),
+    z.number().int().min(0).max(agentIds.length),
+    z.array(idEnum(agentIds)).describe('Ids of the agents whose final positions the recommendation rests on.'),
+  ),
 );
 
 export type Opening = z.infer<typeof openingSchema>;

@@ -430,7 +430,7 @@ function idNumber(id: string): number {
   return Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER;
 }
 
-// ── Round 2 ─────────────────────────────────────────────────────────────────
+// ── The targeted exchange ─────────────────────────────────────────────────────────────────
 
 export interface Round2Rule {
   /** How many qualifying clashes fire the targeted round. */

@@ -92,8 +92,10 @@ export interface ArtifactVerdict<A extends Artifact = Artifact> {
   readonly clusters: readonly ClusterTally[];
   /** S(ω): ids of the approving clusters, in cluster order. */
   readonly approvalSet: readonly string[];
-  /** Clusters without a rate; they are left out of ρ's denominator. */
+  /** Clusters without a rate: the abstaining ones and an author's one-member cluster. */
   readonly unratedClusters: readonly string[];
+  /** Clusters with members who could vote but cast no yes or no: counted in ρ's n, not approving. */
+  readonly abstainingClusters: readonly string[];
   /** ρ(ω), weighted when weights are set. */
   readonly agreementRatio: number;
   readonly tier: Tier;
@@ -251,8 +253,11 @@ function classifyOne<A extends Artifact>(
 
   const rated = tallies.filter((t) => t.rate !== null);
   const approving = rated.filter((t) => t.approves);
-  const ratedWeight = sum(rated.map((t) => t.weight));
-  const agreementRatio = ratedWeight > 0 ? sum(approving.map((t) => t.weight)) / ratedWeight : 0;
+  // n counts every cluster that had someone to vote: a silent one abstains and does not approve.
+  // Only a cluster whose sole member is the author, with nobody to vote, is left out.
+  const counted = tallies.filter((t, i) => t.rate !== null || hasVoter(clusters[i], artifact.authorId));
+  const countedWeight = sum(counted.map((t) => t.weight));
+  const agreementRatio = countedWeight > 0 ? sum(approving.map((t) => t.weight)) / countedWeight : 0;
   const tier = tierOf(agreementRatio, config.tau);
 
   let yes = 0;
@@ -277,6 +282,7 @@ function classifyOne<A extends Artifact>(
     clusters: tallies,
     approvalSet,
     unratedClusters: tallies.filter((t) => t.rate === null).map((t) => t.clusterId),
+    abstainingClusters: tallies.filter((t, i) => t.rate === null && hasVoter(clusters[i], artifact.authorId)).map((t) => t.clusterId),
     agreementRatio,
     tier,
     fullConsensus: clusters.length > 0 && approving.length === clusters.length,
@@ -289,6 +295,10 @@ function classifyOne<A extends Artifact>(
     no,
     abstentions,
   };
+}
+
+function hasVoter(cluster: Cluster | undefined, authorId: string): boolean {
+  return cluster !== undefined && cluster.members.some((m) => m !== authorId);
 }
 
 function persuasionOf(

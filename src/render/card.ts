@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
 import { inertDeep } from './inert.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
@@ -36,7 +37,11 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
       heading('TRIGGERS TO REVISIT');
       for (const t of s.triggersToRevisit) lines.push(...wrap(t, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
     }
-    heading(`CONFIDENCE: ${s.confidence.level.toUpperCase()} (${s.confidence.converged}/${debaters} agents converged)`);
+    const computed = confidenceOf(d);
+    if (computed) heading(`CONFIDENCE: ${confidenceText(computed)}`);
+    const names = computed && restsOnText(computed);
+    if (names) lines.push(...wrap(names, width - 2).map((l) => `  ${paint('dim', l)}`));
+    lines.push(...wrap(modelConfidenceText(s.confidence.level, s.confidence.converged), width - 2).map((l) => `  ${paint('dim', l)}`));
     for (const m of s.minorityPositions) {
       heading(`MINORITY POSITION (${m.agent}, round ${m.round})`);
       lines.push(...wrap(m.argument, width - 2).map((l) => `  ${l}`));

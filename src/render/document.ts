@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { confidenceOf } from './confidence.js';
 import { protocolDocument } from './protocols.js';
 import { qualityDocument } from './quality.js';
 import { tensionDocument } from './tensions.js';
@@ -49,6 +50,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       };
     }),
     synthesis: d.synthesis,
+    confidence: confidenceOf(d),
     resumptions: (d.resumptions ?? []).map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, reused: r.reused ?? [], host: r.host, at: new Date(r.at).toISOString() })),
     protocol: protocolDocument(d),
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),

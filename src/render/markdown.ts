@@ -1,4 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
+import { confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
 import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
 import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
@@ -38,7 +39,9 @@ export function renderMarkdown(stored: StoredDebate): string {
     if (s) {
       out.push(`**Recommendation.** ${s.recommendation}`, '');
       if (s.triggersToRevisit.length) out.push('**Triggers to revisit**', '', ...s.triggersToRevisit.map((t) => `- ${t}`), '');
-      out.push(`**Confidence:** ${s.confidence.level} (${s.confidence.converged} agents converged)`, '');
+      const computed = confidenceOf(d);
+      if (computed) out.push(`**Confidence:** ${confidenceText(computed)}`, '');
+      out.push(`_${modelConfidenceText(s.confidence.level, s.confidence.converged)}_`, '');
       for (const m of s.minorityPositions) {
         out.push(`**Minority position (${m.agent}, round ${m.round}).** ${m.argument}`, '', `> Why it still matters: ${m.whyItMatters}`, '');
       }

@@ -44,7 +44,8 @@ type Report = Extract<ProtocolStep, { kind: 'report' }>;
 type Downgrade = Extract<ProtocolStep, { kind: 'downgrade' }>;
 
 function confidenceTag(o: Observation): string {
-  return `${o.blocking ? 'BLOCKING' : 'not blocking'}, confidence ${o.confidence}${o.downgraded ? `, downgraded (blocking below ${BLOCKING_CONFIDENCE})` : ''}`;
+  const why = o.confidence < BLOCKING_CONFIDENCE ? `blocking below ${BLOCKING_CONFIDENCE}` : 'blocking without evidence';
+  return `${o.blocking ? 'BLOCKING' : 'not blocking'}, confidence ${o.confidence}${o.downgraded ? `, downgraded (${why})` : ''}`;
 }
 
 function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string): string[] {
@@ -86,7 +87,15 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       ];
     }
     case 'downgrade':
-      return [paint('yellow', `  downgraded: ${step.agentId}/${step.observationId} was blocking at confidence ${step.confidence} (< ${step.threshold}); kept as not blocking`)];
+      // At or above the threshold, the only other reason for a downgrade is missing evidence.
+      return [
+        paint(
+          'yellow',
+          step.confidence < step.threshold
+            ? `  downgraded: ${step.agentId}/${step.observationId} was blocking at confidence ${step.confidence} (< ${step.threshold}); kept as not blocking`
+            : `  downgraded: ${step.agentId}/${step.observationId} was blocking with no evidence; kept as not blocking`,
+        ),
+      ];
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [

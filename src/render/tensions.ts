@@ -23,7 +23,7 @@ const OUTCOME_TEXT = { resolved: 'resolved', narrowed: 'narrowed, not resolved',
 
 function tags(t: Tension): string {
   const out = [t.loadBearing ? 'load-bearing' : 'not load-bearing', t.resolvable ? 'resolvable' : 'judgement call'];
-  if (t.resolution !== 'open') out.push(`Round 2: ${OUTCOME_TEXT[t.resolution]}`);
+  if (t.resolution !== 'open') out.push(`targeted exchange: ${OUTCOME_TEXT[t.resolution]}`);
   return out.join(', ');
 }
 
@@ -85,13 +85,13 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
 
 function round2Line(d: Round2Decision, paint: Paint): string {
   if (d.fire && d.target) {
-    return `  ${paint('bold', 'Round 2')}: ${d.reason}; re-asking only ${d.target.agentA} and ${d.target.agentB} about ${d.target.id}`;
+    return `  ${paint('bold', 'Targeted exchange')}: ${d.reason}; re-asking only ${d.target.agentA} and ${d.target.agentB} about ${d.target.id}`;
   }
-  return `  ${paint('dim', `Round 2: not needed (${d.reason})`)}`;
+  return `  ${paint('dim', `Targeted exchange: not needed (${d.reason})`)}`;
 }
 
 function exchangeLines(x: TargetedExchange, paint: Paint, width: number): string[] {
-  const lines = [paint('bold', `  Round 2 · targeted on ${x.tensionId}`) + paint('dim', ` · ${x.agents.join(' and ')}, each shown the other's claim`)];
+  const lines = [paint('bold', `  Targeted exchange · ${x.tensionId}`) + paint('dim', ` · ${x.agents.join(' and ')}, each shown the other's claim`)];
   for (const turn of x.turns) {
     if (turn.reply) {
       lines.push(`    ${paint('magenta', turn.agentId)} ${paint('dim', `(${STANCE_TEXT[turn.reply.stance]}, confidence ${turn.reply.confidence.toFixed(2)})`)}: ${clip(turn.reply.response, width)}`);
@@ -138,7 +138,7 @@ export function tensionEvents(d: StoredDebate): DebateEvent[] {
   return updates.map((update) => ({ type: 'tensions.update', update, at }));
 }
 
-/** The card's TENSION MAP section: headline, flag, tensions by severity with both claims, Round 2, agreement. */
+/** The card's TENSION MAP section: headline, flag, tensions by severity with both claims, the targeted exchange, agreement. */
 export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, wrap: (text: string, width: number) => string[]): string[] {
   const t = d.tensions;
   if (!t) return [];
@@ -158,7 +158,7 @@ export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, w
     }
     return lines;
   }
-  const r2 = m.round2Target ? `; Round 2 on ${m.round2Target.tensionId}: ${OUTCOME_TEXT[m.round2Target.outcome]}` : '';
+  const r2 = m.round2Target ? `; targeted exchange on ${m.round2Target.tensionId}: ${OUTCOME_TEXT[m.round2Target.outcome]}` : '';
   lines.push('', paint('bold', `TENSION MAP (${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}, ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'}${r2})`));
   para(m.synthesis.headline, '  ');
   if (m.review.flagged) {
@@ -209,7 +209,7 @@ export function tensionMarkdown(d: StoredDebate): string[] {
   }
   const tensions = m?.tensions ?? t.tensions;
   if (tensions.length) {
-    out.push('### Tensions, most severe first', '', '| id | severity | type | agents | load-bearing | resolvable | Round 2 |', '|---|---|---|---|---|---|---|');
+    out.push('### Tensions, most severe first', '', '| id | severity | type | agents | load-bearing | resolvable | targeted exchange |', '|---|---|---|---|---|---|---|');
     for (const x of tensions) {
       out.push(`| ${x.id} | ${x.severity} | ${x.type} | ${x.agentA} ↔ ${x.agentB} | ${x.loadBearing ? 'yes' : 'no'} | ${x.resolvable ? 'yes' : 'no'} | ${x.resolution === 'open' ? '-' : x.resolution} |`);
     }
@@ -223,7 +223,7 @@ export function tensionMarkdown(d: StoredDebate): string[] {
   }
   if (t.exchange) {
     const x = t.exchange;
-    out.push(`### Round 2: targeted on ${x.tensionId} (${OUTCOME_TEXT[x.outcome]})`, '', `${x.question}`, '', `_Why it fired:_ ${x.reason}.`, '');
+    out.push(`### Targeted exchange on ${x.tensionId} (${OUTCOME_TEXT[x.outcome]})`, '', `${x.question}`, '', `_Why it fired:_ ${x.reason}.`, '');
     for (const turn of x.turns) {
       if (turn.reply) {
         out.push(`**${turn.agentId}** ${STANCE_TEXT[turn.reply.stance]} (confidence ${turn.reply.confidence.toFixed(2)}). ${turn.reply.response}`, '', `> Now holds: ${turn.reply.revisedClaim}`, '');

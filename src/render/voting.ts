@@ -79,8 +79,19 @@ function tierSummary(t: TierRecord, authorOf: ReadonlyMap<string, string>): stri
   const persuasion = persuasionText(t);
   if (persuasion) parts.push(persuasion);
   if (t.abstentions > 0) parts.push(`${t.abstentions} abstained`);
-  if (t.unratedClusters.length > 0) parts.push(`no rate from ${t.unratedClusters.join(', ')}`);
+  const abstaining = abstainingClusters(t);
+  if (abstaining.length > 0) parts.push(`${abstaining.join(', ')} abstained (counted in ρ, not approving)`);
+  const voterless = t.unratedClusters.filter((id) => !abstaining.includes(id));
+  if (voterless.length > 0) parts.push(`no voter but the author in ${voterless.join(', ')}`);
   return parts.join(' · ');
+}
+
+/**
+ * Clusters that had members able to vote but cast no yes or no: they abstained, count in
+ * ρ's n and do not approve. A cluster whose only member is the author has nobody to vote.
+ */
+export function abstainingClusters(t: TierRecord): string[] {
+  return t.clusters.filter((c) => c.rate === null && c.yes + c.no + c.abstain + c.notVoted > 0).map((c) => c.clusterId);
 }
 
 function lastIteration(voting: StoredVoting): StoredVoteIteration | null {
@@ -174,7 +185,7 @@ export function votingDocument(d: StoredDebate): Record<string, unknown> | null 
     artifacts: it.artifacts,
     matrix: matrixOf(debaters, it),
     votes: it.ballots,
-    tiers: it.tiers,
+    tiers: it.tiers.map((t) => ({ ...t, abstainingClusters: abstainingClusters(t) })),
     abstentions: abstentionCount(it.ballots),
   }));
   const final = lastIteration(voting);
@@ -182,6 +193,7 @@ export function votingDocument(d: StoredDebate): Record<string, unknown> | null 
   const entry = (t: TierRecord) => ({
     artifact: textOf.get(t.artifactId) ?? null,
     approvalSet: t.approvalSet,
+    abstainingClusters: abstainingClusters(t),
     agreementRatio: t.agreementRatio,
     tier: t.tier,
     action: t.action,

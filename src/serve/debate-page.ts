@@ -1,6 +1,8 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
+import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { budgetSummary } from '../render/material.js';
+import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
@@ -139,7 +141,7 @@ ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
-<p><strong>Confidence: ${y.confidence.level}</strong> (${y.confidence.converged}/${d.agents.filter((a) => a.role === 'debater').length} agents converged)</p>
+<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p><p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
 </section>`;
@@ -156,14 +158,14 @@ ${m ? html`<p><strong>${m.synthesis.headline}</strong></p>` : html`<p class="err
 ${m?.review.flagged ? html`<div class="flagged"><strong>⚑ Flagged for human review.</strong><ul>${m.review.reasons.map((r) => html`<li>${r.detail}</li>`)}</ul></div>` : ''}
 ${
   tensions.length
-    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>Round 2</th></tr></thead><tbody>${tensions.map(
+    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>targeted exchange</th></tr></thead><tbody>${tensions.map(
         (x) => html`<tr class="tension-${x.type}"><td>${x.id}</td><td class="num">${x.severity}</td><td>${x.type}</td><td class="nowrap">${x.agentA} ↔ ${x.agentB}</td><td><p><span class="agent">${x.agentA}</span>: ${x.claimA}</p><p><span class="agent">${x.agentB}</span>: ${x.claimB}</p><p class="muted">Weigh it: ${x.recommendation}</p></td><td>${x.loadBearing ? 'yes' : 'no'}</td><td>${x.resolvable ? 'yes' : 'no'}</td><td>${x.resolution === 'open' ? '-' : x.resolution}</td></tr>`,
       )}</tbody></table>`
     : html`<p class="muted">No tensions were found between the agents' claims.</p>`
 }
 ${
   t.exchange
-    ? html`<h3>Round 2: targeted on ${t.exchange.tensionId} (${t.exchange.outcome})</h3>
+    ? html`<h3>Targeted exchange on ${t.exchange.tensionId} (${t.exchange.outcome})</h3>
 <p>${t.exchange.question}</p><p class="muted">Why it fired: ${t.exchange.reason}.</p>
 ${t.exchange.turns.map((turn) =>
   turn.reply
@@ -245,7 +247,7 @@ ${v.iterations.map((it) => {
 ${
   it.tiers.length
     ? html`<table class="tiers"><thead><tr><th class="num">rank</th><th>tier</th><th>position of</th><th>approved by</th><th class="num">ρ</th><th class="num">score</th><th class="num">yes/no/abstain</th></tr></thead><tbody>${it.tiers.map(
-        (t) => html`<tr class="tier-${t.tier}"><td class="num">${t.rank}</td><td>${t.tier}</td><td>${it.artifacts.find((a) => a.artifactId === t.artifactId)?.authorId ?? t.artifactId}</td><td>${t.approvalSet.join(', ') || 'no cluster'}</td><td class="num">${fixed(t.agreementRatio)}</td><td class="num">${fixed(t.score)}</td><td class="num">${t.yes}/${t.no}/${t.abstentions}</td></tr>`,
+        (t) => html`<tr class="tier-${t.tier}"><td class="num">${t.rank}</td><td>${t.tier}</td><td>${it.artifacts.find((a) => a.artifactId === t.artifactId)?.authorId ?? t.artifactId}</td><td>${t.approvalSet.join(', ') || 'no cluster'}${abstainingClusters(t).length > 0 ? ` · ${abstainingClusters(t).join(', ')} abstained` : ''}</td><td class="num">${fixed(t.agreementRatio)}</td><td class="num">${fixed(t.score)}</td><td class="num">${t.yes}/${t.no}/${t.abstentions}</td></tr>`,
       )}</tbody></table>`
     : ''
 }`;

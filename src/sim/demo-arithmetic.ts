@@ -128,6 +128,7 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
       recommendation: top.value === null ? 'The panel gave no usable figure.' : `The panel's figure is ${top.value}. Final answer: ${top.value}`,
       triggersToRevisit: ['a recomputation disagrees'],
       confidence: { level: top.count === finals.length ? 'high' : 'medium', converged: top.count },
+      restsOn: finals.filter((f) => f.n !== null && f.n === top.value).map((f) => f.agent),
       minorityPositions: dissent.map((f) => ({ agent: f.agent, round, argument: `The result is ${f.n}.`, whyItMatters: 'A slip in one step changes the figure.' })),
       failedAgents: [],
     });

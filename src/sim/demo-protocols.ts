@@ -62,6 +62,7 @@ export function demoReassembly(req: SimRequest): string | null {
     recommendation: 'Stay on SQLite now and put a repository layer with portable SQL in front of it; move to Postgres once sustained writers pass about 50 per second or a second service needs the data.',
     triggersToRevisit: ['Sustained concurrent writers above about 50 per second', 'A second service needs the same data', 'The repository layer is bypassed by SQLite-specific SQL'],
     confidence: { level: 'medium', converged: new Set(answeredBy).size },
+    restsOn: [...new Set(answeredBy)],
     minorityPositions: [],
     failedAgents: [],
   });

@@ -183,6 +183,7 @@ export function demoTensionSynthesis(req: SimRequest, ids: readonly string[]): s
     recommendation: 'Stay on SQLite for now behind a typed data-access layer, and measure the write load before setting a migration date.',
     triggersToRevisit: ['Measured sustained writers above about 50 per second', 'The planned second service ships with its own write path'],
     confidence: { level: 'medium', converged: Math.max(0, ids.length - 1) },
+    restsOn: ids.slice(0, Math.max(0, ids.length - 1)),
     minorityPositions: top
       ? [
           {

@@ -177,6 +177,7 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
           'A feature needs Postgres-only types or extensions',
         ],
         confidence: { level: 'high', converged: ids.length },
+        restsOn: [...ids],
         minorityPositions: [
           {
             agent: ids[1 % ids.length],

@@ -85,7 +85,7 @@ describe('conclave CLI', () => {
     expect(md.stdout).toContain('## Round 1: critique');
     const replay = await cli(['replay', debateId, '--db', db], { OLLAMA_HOST: 'http://127.0.0.1:9' });
     expect(replay.code).toBe(0);
-    expect(replay.stderr).toContain('Round 1 · critique');
+    expect(replay.stdout).toContain('Round 1 · critique');
     expect(replay.stdout).toContain('RECOMMENDATION');
   });
 

@@ -81,7 +81,7 @@ describe('run --attach', () => {
     expect(doc.budget.limit).toBe(60000);
     expect(doc.budget.used).toBeGreaterThan(0);
     const replay = await cli(['replay', id, '--db', db]);
-    expect(replay.stderr).toContain('attached: plan.md');
+    expect(replay.stdout).toContain('attached: plan.md');
 
     expect((await cli(['verify', id, '--db', db])).code).toBe(0);
     const bundle = join(dir, 'material.bundle');

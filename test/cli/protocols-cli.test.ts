@@ -44,7 +44,7 @@ describe('protocols from the CLI', () => {
       expect(doc.protocol.kind).toBe(d.preset);
       const replay = await cli(['replay', id, '--db', db]);
       expect(replay.code).toBe(0);
-      expect(replay.stderr).toContain(d.replay);
+      expect(replay.stdout).toContain(d.replay);
       expect(replay.stdout).toContain(d.card);
       // The protocol's steps are sealed with the rest, and travel in a bundle.
       expect((await cli(['verify', id, '--db', db])).stdout).toContain('sealed');
@@ -85,7 +85,7 @@ describe('protocols from the CLI', () => {
       expect(doc.protocol.report.blocking.map((f) => f.raisedBy)).toEqual([['correctness', 'operations']]);
       const replay = await cli(['replay', id, '--db', db]);
       expect(replay.code).toBe(0);
-      expect(replay.stderr).toContain('Review · the reviewers, each with the plan');
+      expect(replay.stdout).toContain('Review · the reviewers, each with the plan');
       expect(replay.stdout).toContain('BLOCKING FINDINGS (1)');
       expect((await cli(['verify', id, '--db', db])).stdout).toContain('sealed');
     } finally {

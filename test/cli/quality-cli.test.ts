@@ -44,7 +44,7 @@ describe('quality indicators on the command line', () => {
     expect(shown.stdout).toContain('### b (`model-1:1b`), confidence 0.60, quality 100 PASS after a retry');
     expect(shown.stdout).toContain('- c, critique, round 1: **10 REJECT**, left out: the reply was cut off at num_predict (−35)');
     const replayed = await runCli(['replay', id, '--db', db], dir);
-    expect(replayed.stderr + replayed.stdout).toContain('◆ b answer, round 0: quality 35 RETRY (asked again)');
+    expect(replayed.stdout).toContain('◆ b answer, round 0: quality 35 RETRY (asked again)');
     const asJson = JSON.parse((await runCli(['show', id, '--db', db, '--json'], dir)).stdout) as { quality: { agentId: string; try: number; action: string }[] };
     expect(asJson.quality.map((q) => `${q.agentId}:${q.try}:${q.action}`)).toEqual(['a:0:PASS', 'b:0:RETRY', 'b:1:PASS', 'c:0:REJECT', 'a:0:PASS', 'b:0:PASS', 'c:0:REJECT']);
     const md = (await runCli(['export', id, '--format', 'md', '--db', db], dir)).stdout;

@@ -25,14 +25,16 @@ afterAll(async () => {
 describe('tension maps in the CLI', () => {
   let demoId = '';
 
-  it('runs the tension-map demo to a full map: tensions by severity, the Round 2 exchange and the map on the card', async () => {
+  it('runs the tension-map demo to a full map: tensions by severity, the targeted exchange and the map on the card', async () => {
     const r = await cli(['demo', '--preset', 'tension-map', '--db', db, '--token-ms', '0']);
     expect(r.code).toBe(0);
     demoId = /Stored as (\S+)/.exec(r.stderr)?.[1] ?? '';
     expect(r.stderr).toContain('Tension map · 3 agents · 9 load-bearing claims · 3 pairs in 1 clash call');
     expect(r.stderr).toContain('re-asking only pragmatist and architect about T1');
-    expect(r.stderr).toContain('Round 2 · targeted on T1');
-    expect(r.stdout).toContain('TENSION MAP (4 tensions, 2 consensus zones; Round 2 on T1: narrowed, not resolved)');
+    expect(r.stderr).toContain('Targeted exchange · T1');
+    expect(r.stdout).toContain('TENSION MAP (4 tensions, 2 consensus zones; targeted exchange on T1: narrowed, not resolved)');
+    // "Round N" only ever names the N-th critique round (or round 0's independent answers).
+    for (const m of `${r.stderr}\n${r.stdout}`.matchAll(/Round (\d+)[^\n]*/g)) expect(m[0]).toMatch(/^Round (0 · independent answers|[1-9]\d* · critique)/);
     const order = ['T1 factual 9/10', 'T2 interpretive 6/10', 'T3 interpretive 5/10', 'T4 emphasis 2/10'].map((t) => r.stdout.indexOf(t));
     expect(order[0]).toBeGreaterThan(0);
     expect(order).toEqual([...order].sort((a, b) => a - b));
@@ -43,11 +45,11 @@ describe('tension maps in the CLI', () => {
   it('shows the map in show, export and replay of the stored demo', async () => {
     const show = await cli(['show', demoId, '--db', db]);
     expect(show.stdout).toContain('## Tension map');
-    expect(show.stdout).toContain('### Round 2: targeted on T1 (narrowed, not resolved)');
+    expect(show.stdout).toContain('### Targeted exchange on T1 (narrowed, not resolved)');
     const json = JSON.parse((await cli(['export', demoId, '--db', db, '--format', 'json'])).stdout) as { tensionMap: { status: string; map: { round: number } } };
     expect(json.tensionMap).toMatchObject({ status: 'ok', map: { round: 2 } });
     const replay = await cli(['replay', demoId, '--db', db]);
-    expect(replay.stderr).toContain('→ narrowed, not resolved');
+    expect(replay.stdout).toContain('→ narrowed, not resolved');
     expect(replay.stdout).toContain('TENSION MAP');
   });
 

@@ -59,9 +59,9 @@ describe('the cluster-vote demo', () => {
   it('replays the vote from the record: matrix, tiers and the card', async () => {
     const r = await cli(['replay', id, '--db', db]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain('Cluster vote on the final positions');
-    expect(r.stderr).toMatch(/builder \(advocates\) +· +Y +N +Y +N +Y/);
-    expect(r.stderr).toMatch(/REJECT +lead \(advocates\)/);
+    expect(r.stdout).toContain('Cluster vote on the final positions');
+    expect(r.stdout).toMatch(/builder \(advocates\) +· +Y +N +Y +N +Y/);
+    expect(r.stdout).toMatch(/REJECT +lead \(advocates\)/);
     expect(r.stdout).toContain('CLUSTER VOTE');
   });
 

@@ -25,8 +25,11 @@ afterEach(async () => {
   sim = null;
 });
 
-async function setup(agentIds: string[], protocol: Record<string, unknown>, override: (req: SimRequest) => SimReply | undefined) {
-  const preset = testPreset(agentIds, { protocol: { maxRounds: 1, convergenceThreshold: 0.85, callTimeoutSeconds: 10, ...protocol } as never });
+async function setup(agentIds: string[], protocol: Record<string, unknown>, override: (req: SimRequest) => SimReply | undefined, constraints: string[] = []) {
+  const preset = testPreset(agentIds, {
+    protocol: { maxRounds: 1, convergenceThreshold: 0.85, callTimeoutSeconds: 10, ...protocol } as never,
+    ...(constraints.length > 0 ? { constraints } : {}),
+  });
   const script = scriptedResponder([0.2], override);
   sim = await startSimulator({ models: simModels(preset), respond: script.respond });
   store = openStore(':memory:');
@@ -164,6 +167,26 @@ describe('quality indicators in the other protocols', () => {
     expect(prompt(seen.find((r) => stageOf(r) === 'synthesis')!)).toContain('b says A');
     expect(prompt(seen.find((r) => stageOf(r) === 'synthesis')!)).not.toContain('Maybe');
     expect(store.getDebate(result.id).quality!.map((q) => `${q.agentId}:${q.try}:${q.action}`)).toEqual(['a:0:PASS', 'b:0:RETRY', 'b:1:PASS']);
+  });
+
+  it('carries the user\'s constraints in every retry prompt, as in the request it retries', async () => {
+    const rule = 'Stay within a budget of 10k euros';
+    for (const kind of ['debate', 'parallel']) {
+      const { seen } = await setup(['a', 'b'], { kind }, (req) => {
+        if (agentOf(req) !== 'b' || isRetry(req)) return undefined;
+        if (kind === 'debate' && stageOf(req) === 'critique') return reply.weakCritique();
+        if (kind === 'parallel' && stageOf(req) === 'opening') return reply.weak();
+        return undefined;
+      }, [rule]);
+      const retries = seen.filter(isRetry);
+      expect(retries.map(agentOf)).toEqual(['b']);
+      expect(prompt(retries[0]!)).toContain(rule);
+      for (const req of seen.filter((r) => agentOf(r) === 'b')) expect(prompt(req)).toContain(rule);
+      await sim?.close();
+      sim = null;
+      store?.close();
+      store = null;
+    }
   });
 
   it('retries a weak sub-answer without the answers it depended on, and rejects one that is left out of the reassembly', async () => {

@@ -255,7 +255,7 @@ describe('the tension map stage', () => {
     expect(t2).toBeGreaterThan(t1);
     expect(t3).toBeGreaterThan(t2);
     expect(text).toContain('re-asking only a and b about T1');
-    expect(text).toContain('Round 2 · targeted on T1');
+    expect(text).toContain('Targeted exchange · T1');
     expect(text).toContain('a (narrows, confidence 0.50): a engages');
     expect(text).toContain('→ narrowed, not resolved');
     expect(text).toContain('map: The panel agrees on A but splits on its cost.');
@@ -263,7 +263,7 @@ describe('the tension map stage', () => {
     const md = renderMarkdown(stored);
     expect(md).toContain('## Tension map');
     expect(md).toContain('| T1 | 9 | factual | a ↔ b | yes | yes | narrowed |');
-    expect(md).toContain('### Round 2: targeted on T1 (narrowed, not resolved)');
+    expect(md).toContain('### Targeted exchange on T1 (narrowed, not resolved)');
     const doc = debateDocument(stored) as { tensionMap: { map: { format: string; version: number; tensions: unknown[] }; round2: { turns: { prompt: string }[] } } };
     expect(doc.tensionMap.map).toMatchObject({ format: 'conclave.tension-map', version: 1 });
     expect(doc.tensionMap.map.tensions).toHaveLength(3);

@@ -268,6 +268,25 @@ describe('the cluster vote stage', () => {
     expect(renderMarkdown(stored)).toMatch(/- p3 on p1: failed \(.*model runner has unexpectedly stopped\)/);
   });
 
+  it('counts a cluster whose every vote call failed in ρ as abstaining, and every view says so', async () => {
+    const { stored, events } = await run(votingPreset(), (req) =>
+      isVote(req) && CON.includes(agentOf(req)!) ? { error: 'model runner has unexpectedly stopped', status: 500 } : undefined,
+    );
+    const tiers = stored.voting!.iterations[0]!.tiers;
+    const p1 = tiers.find((t) => t.artifactId === 'p1')!;
+    // pro approves p1 (p2 says yes, p3 no: 1/2 ≥ θ); con cast nothing usable, so ρ = 1/2, not 1.
+    expect(p1).toMatchObject({ approvalSet: ['pro'], agreementRatio: 0.5, tier: 'polar', unratedClusters: ['con'] });
+    for (const t of tiers) expect(t.agreementRatio).toBeLessThanOrEqual(0.5);
+    expect(tiers.filter((t) => t.tier === 'consensus')).toEqual([]);
+    const said = 'con abstained (counted in ρ, not approving)';
+    expect(renderCard(stored).replace(/\s+/g, ' ')).toContain(said);
+    expect(renderMarkdown(stored)).toContain(said);
+    expect(replayText(events)).toContain(said);
+    expect(replayText(storedEvents(stored))).toContain(said);
+    const doc = debateDocument(stored) as { voting: { iterations: { tiers: { abstainingClusters: string[] }[] }[] } };
+    for (const t of doc.voting.iterations[0]!.tiers) expect(t.abstainingClusters).toEqual(['con']);
+  });
+
   it('refines with the Consensus positions as common ground and votes again, up to the round limit', async () => {
     const { stored, seen } = await run(votingPreset({ iterate: true, maxIterations: 2 }));
     const refines = seen.filter(isRefine);

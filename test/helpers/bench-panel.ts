@@ -79,6 +79,7 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
           recommendation: script.synth === null ? 'The panel reached no agreement on a figure.' : `The panel settles on ${script.synth}. Final answer: ${script.synth}`,
           triggersToRevisit: [],
           confidence: { level: 'medium', converged: 2 },
+          restsOn: [],
           minorityPositions: (script.minority ?? []).map((m) => ({ ...m, argument: 'a different figure', whyItMatters: 'it could be right' })),
           failedAgents: [],
         });

@@ -92,11 +92,12 @@ export const reply = {
   split: (parts: { question: string; dependsOn: number[] }[]): string => JSON.stringify({ subQuestions: parts }),
   observations: (items: { id: string; text: string; confidence: number; blocking: boolean; evidence?: string }[], summary = 'summary'): string =>
     JSON.stringify({ summary, observations: items.map((o) => ({ evidence: `evidence for ${o.id}`, ...o })) }),
-  synthesis: (minority: { agent: string; round: number }[] = []): string =>
+  synthesis: (minority: { agent: string; round: number }[] = [], restsOn: string[] = []): string =>
     JSON.stringify({
       recommendation: 'Do A',
       triggersToRevisit: ['if B happens'],
       confidence: { level: 'medium', converged: 2 },
+      restsOn,
       minorityPositions: minority.map((m) => ({ ...m, argument: 'B instead', whyItMatters: 'B could be right' })),
       failedAgents: [],
     }),

@@ -34,6 +34,7 @@ describe('pipeline replies: every reply the grammar allows is usable', () => {
           expect(o.text).not.toBe('');
           expect(Number.isInteger(o.confidence) && o.confidence >= 0 && o.confidence <= 100).toBe(true);
           expect(o.blocking && o.confidence < 70).toBe(false);
+          expect(o.blocking && o.evidence.trim() === '').toBe(false);
         }
         expect(observations.length + notes.filter((n) => n.includes('dropped')).length).toBe(parsed.value.observations.length);
       }),
@@ -95,6 +96,11 @@ describe('pipeline normalisation', () => {
     expect(applyDowngrade(obs('a', { blocking: true, confidence: 65 }))).toMatchObject({ blocking: false, downgraded: true });
     expect(applyDowngrade(obs('a', { blocking: true, confidence: 70 }))).toMatchObject({ blocking: true, downgraded: false });
     expect(applyDowngrade(obs('a', { blocking: false, confidence: 10 }))).toMatchObject({ blocking: false, downgraded: false });
+  });
+
+  it('downgrades a blocking observation with no evidence, however confident', () => {
+    expect(applyDowngrade(obs('a', { blocking: true, confidence: 95, evidence: '  ' }))).toMatchObject({ blocking: false, downgraded: true });
+    expect(applyDowngrade(obs('a', { blocking: true, confidence: 95, evidence: 'line 12 drops the lock' }))).toMatchObject({ blocking: true, downgraded: false });
   });
 
   it('reduces findings: blocking first, unknown sources dropped with a note, who raised each from its sources, evidence from them when the filter gives none', () => {

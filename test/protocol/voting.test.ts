@@ -522,7 +522,7 @@ describe('the cases the paper leaves open', () => {
     expect(v?.persuasion).toEqual({ persuadedClusters: ['critics'], reach: 1, kind: 'accelerator' });
   });
 
-  it('leaves a cluster whose voters all abstained out of ρ and out of full consensus', () => {
+  it('counts a cluster whose voters all abstained in ρ as a cluster that does not approve', () => {
     const verdicts = classifyArtifacts({
       clusters: [advocates, critics, { id: 'judges', members: ['j1', 'j2'] }],
       artifacts: [
@@ -534,17 +534,28 @@ describe('the cases the paper leaves open', () => {
         ...all('silent', ['j1', 'j2'], 'abstain'),
         ...all('noJudges', advocates.members, 'yes'),
         ...all('noJudges', critics.members, 'no'),
-        ...all('noJudges', ['j1', 'j2'], 'abstain'),
       ],
     });
     const silent = byId(verdicts, 'silent');
-    expect(silent).toMatchObject({ agreementRatio: 1, tier: 'consensus', fullConsensus: false, abstentions: 2 });
+    expect(silent).toMatchObject({ agreementRatio: 2 / 3, tier: 'consensus', fullConsensus: false, abstentions: 2 });
     expect(silent.unratedClusters).toEqual(['judges']);
-    // Counted as a "no", the judges would have made this 1/3 and Reject; left out it is 1/2 and Polar.
-    expect(byId(verdicts, 'noJudges')).toMatchObject({ agreementRatio: 0.5, tier: 'polar' });
+    expect(silent.abstainingClusters).toEqual(['judges']);
+    // The judges cast nothing at all here: still one cluster of three, so 1/3 and Reject.
+    const noJudges = byId(verdicts, 'noJudges');
+    expect(noJudges).toMatchObject({ agreementRatio: 1 / 3, tier: 'reject' });
+    expect(noJudges.abstainingClusters).toEqual(['judges']);
   });
 
-  it('weights only the clusters that have a rate', () => {
+  it('leaves out of ρ only a cluster whose sole member is the author', () => {
+    const [v] = classifyArtifacts({
+      clusters: [advocates, critics, { id: 'solo', members: ['s'] }],
+      artifacts: [{ id: 'own', authorId: 's' }],
+      ballots: [...all('own', [...advocates.members, ...critics.members], 'yes')],
+    });
+    expect(v).toMatchObject({ agreementRatio: 1, tier: 'consensus', unratedClusters: ['solo'], abstainingClusters: [] });
+  });
+
+  it('weighs a silent cluster in the denominator', () => {
     const [v] = classifyArtifacts(
       {
         clusters: [advocates, critics, { id: 'judges', members: ['j1'] }],
@@ -553,7 +564,7 @@ describe('the cases the paper leaves open', () => {
       },
       { weights: { advocates: 1, critics: 3, judges: 100 } },
     );
-    expect(v?.agreementRatio).toBe(0.25);
+    expect(v?.agreementRatio).toBe(1 / 104);
   });
 
   it('rejects an artifact with no ballots at all, with ρ = 0 and score 0', () => {

@@ -201,6 +201,7 @@ describe('the viewer in a browser', () => {
             recommendation: HOSTILE,
             triggersToRevisit: [HOSTILE],
             confidence: { level: 'low', converged: 1 },
+            restsOn: ['a'],
             minorityPositions: [{ agent: 'a', round: 0, argument: HOSTILE, whyItMatters: HOSTILE }],
             failedAgents: [],
           });

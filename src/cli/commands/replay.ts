@@ -25,8 +25,9 @@ export function replayCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const { liveRenderer } = await import('../../render/live.js');
         const { renderCard } = await import('../../render/card.js');
         const { detectStyle } = await import('../../render/style.js');
-        const style = { ...detectStyle(io.stderr, io.env), live: false };
-        const render = liveRenderer(io.stderr, style);
+        // A viewing command: the transcript and the card both go to standard output, so a pipe or a file keeps them.
+        const style = { ...detectStyle(io.stdout, io.env), live: false };
+        const render = liveRenderer(io.stdout, style);
         for (const event of storedEvents(debate)) {
           render(event);
           if (args.delay > 0 && event.type !== 'turn.started') await new Promise((r) => setTimeout(r, args.delay));

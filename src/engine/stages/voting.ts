@@ -128,6 +128,8 @@ async function castVotes(
           options: voter.options,
           schema: voteSchema,
           maxTokens: VOTE_MAX_TOKENS,
+          // Votes are essential like the synthesis: a tier must never rest on ballots the budget skipped.
+          priority: 'essential',
           onCall: (call) => calls.push(call),
         });
         // A vote cut short by Ctrl-C is no opinion at all: leave it out rather than record an abstention.
