@@ -25,6 +25,11 @@ export function inert(text: string): string {
   return text.replace(STRING_SEQUENCE, '').replace(CSI_SEQUENCE, '').replace(SHORT_ESCAPE, '').replace(CONTROL, '');
 }
 
+/** `inert` on one line: newlines and tabs become spaces, so a stored value cannot start a line of its own. */
+export function inertLine(text: string): string {
+  return inert(text).replace(/[\n\t]+/g, ' ');
+}
+
 /** A copy of a plain-data value (records, events) with every string made inert. */
 export function inertDeep<T>(value: T): T {
   return mapStrings(value, inert) as T;

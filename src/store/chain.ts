@@ -244,7 +244,7 @@ export function verifyRows(rows: DebateRows, rules: RecordRules = 'checkpointed'
     }
     return { state: 'broken', calls, problem: `the debate is \`${status}\` but its seal is missing` };
   }
-  if (seal === null) return { state: 'broken', calls, problem: `the debate's seal is missing (removed since it was written; a \`${status}\` debate is sealed with every row)` };
+  if (seal === null) return { state: 'broken', calls, problem: `the debate's seal is missing: it was removed after it was written (Conclave seals every debate, ${status} or not, as each row is written)` };
 
   // A debate whose process died was sealed while `running`; opening the file then marks it
   // interrupted, the one change made to a record without sealing it again.

@@ -95,6 +95,16 @@ describe('a record cannot be laundered by un-sealing it', () => {
     expect(exported.code).toBe(6);
     expect(existsSync(join(dir, 'no-calls.bundle.json'))).toBe(false);
   });
+
+  it('keeps each verdict on its own line when an edited status carries a newline', async () => {
+    const file = copyOf('status-newline');
+    const id = ids['tech-decision']!;
+    sql(file, `update debates set status = 'x' || char(10) || '${id}  sealed', seal = null where id = '${id}'`);
+    const verify = await cli(['verify', id, '--db', file]);
+    expect(verify.code).toBe(6);
+    expect(verify.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(verify.stderr).not.toMatch(/\n\S+ {2}sealed/);
+  });
 });
 
 describe('signed seals', () => {

@@ -65,7 +65,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       if (args.bundle !== undefined) {
         const { checkBundle, knownColumns, parseBundle, validateBundle } = await import('../../store/bundle.js');
         const { openStore } = await import('../../store/open.js');
-        const { inert } = await import('../../render/inert.js');
+        const { inertLine } = await import('../../render/inert.js');
         const path = resolve(io.cwd, args.bundle);
         const bundle = parseBundle(readTextFile(path, { what: 'Bundle', code: 'BUNDLE', maxBytes: FILE_LIMITS.bundle, hint: 'Check the path of the bundle file.' }), path);
         const schema = openStore(':memory:');
@@ -81,10 +81,10 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             hint: 'Only a record sealed with that key\'s private key passes. Ask whoever holds it for a bundle they signed.',
           });
         }
-        io.stdout.write(`${inert(`${String(bundle.debate.id)}  ${describeVerdict(v, describeBreak)}`)}\n`);
+        io.stdout.write(`${inertLine(`${String(bundle.debate.id)}  ${describeVerdict(v, describeBreak)}`)}\n`);
         return;
       }
-      const { inert, jsonText } = await import('../../render/inert.js');
+      const { inertLine, jsonText } = await import('../../render/inert.js');
       const store = await openDb(args.db, io, { readonly: true });
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
@@ -96,9 +96,9 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           } else {
             const line = describeVerdict(v, describeBreak);
             // Ids and row keys come from the file, which may have been edited by anyone.
-            io.stdout.write(`${inert(`${id}  ${line}`)}\n`);
+            io.stdout.write(`${inertLine(`${id}  ${line}`)}\n`);
           }
-          if (v.state === 'broken') broken.push(`\`${id}\` (${describeBreak(v)})`);
+          if (v.state === 'broken') broken.push(inertLine(`\`${id}\` (${describeBreak(v)})`));
         }
         if (args.all && ids.length === 0) io.stderr.write(`No debates in ${store.path}.\n`);
         if (broken.length > 0) {
