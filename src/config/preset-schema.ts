@@ -22,6 +22,11 @@ export const modelOptionsSchema = z
   .catchall(z.union([z.number(), z.string(), z.boolean(), z.array(z.string())]))
   .describe('Ollama model options, passed through to /api/chat `options`.');
 
+/** Ollama's `think`: on, off, or a level for models that take one. Absent: the model's own default. */
+export const thinkSchema = z
+  .union([z.boolean(), z.enum(['low', 'medium', 'high'])])
+  .describe('Thinking for a model with the `thinking` capability: true, false, or low | medium | high. Absent: the model\'s own default (on for thinking models). Never sent to a model without the capability.');
+
 export const hostEntrySchema = z
   .strictObject({
     url: z.string().min(1).describe('Ollama base URL, e.g. http://127.0.0.1:11434'),
@@ -44,11 +49,13 @@ export const agentSchema = z.strictObject({
     .enum(['lead', 'analyst', 'reviewer', 'filter'])
     .optional()
     .describe('pipeline only: lead writes the plan, analysts add observations, reviewers review against the plan, the filter writes the final report; default reviewer.'),
+  think: thinkSchema.optional(),
   options: modelOptionsSchema.optional(),
 });
 
 export const modelRoleSchema = z.strictObject({
   model: z.string().min(1),
+  think: thinkSchema.optional(),
   options: modelOptionsSchema.optional(),
 });
 
@@ -69,6 +76,12 @@ export const protocolSchema = z.strictObject({
     .describe('Stop early once the judge scores convergence at or above this.'),
   callTimeoutSeconds: z.number().positive().default(600).describe('Per model call time limit.'),
   maxAnswerTokens: z.number().int().min(64).default(900).describe('num_predict for agent answers.'),
+  thinkingTokens: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Room for thinking, added to num_predict and num_ctx of every call to a model that thinks (half for think: low, double for high). Default 3072; see docs/thinking.md.'),
   decomposer: z.string().regex(idPattern, 'use an agent id').optional().describe('decompose: the agent that splits the question and reassembles the answers; default the first agent.'),
   maxSubQuestions: z.number().int().min(1).max(12).optional().describe('decompose: sub-questions the decomposer may list at most (default 6).'),
   tokenBudget: z
@@ -89,6 +102,7 @@ export const protocolSchema = z.strictObject({
  */
 export const synthesizerSchema = z.strictObject({
   model: z.string().min(1).optional().describe('The synthesizer model; required unless rotate is true.'),
+  think: thinkSchema.optional(),
   options: modelOptionsSchema.optional(),
   rotate: z.boolean().optional().describe('Take the synthesizer from `models` (or the panel) in turn across debates with this preset.'),
   models: z.array(z.string().min(1)).min(1).optional().describe('Models to rotate through; default the panel\'s models.'),
@@ -122,6 +136,7 @@ export const tensionsSchema = z
   .strictObject({
     enabled: z.boolean().default(true).describe('Set false to keep the block but skip the tension map.'),
     model: z.string().min(1).optional().describe('Model for claims, clashes and the map; default: the judge model.'),
+    think: thinkSchema.optional(),
     options: modelOptionsSchema.optional(),
     maxClaimsPerAgent: z.number().int().min(1).max(10).default(5).describe('Load-bearing claims taken from each answer at most.'),
     pairsPerCall: z.number().int().min(1).max(45).default(5).describe('Agent pairs compared per clash call.'),
@@ -163,6 +178,7 @@ export const presetSchema = z.strictObject({
 });
 
 export type ModelOptions = z.infer<typeof modelOptionsSchema>;
+export type ThinkSetting = z.infer<typeof thinkSchema>;
 export type AgentSpec = z.infer<typeof agentSchema>;
 export type AgentRole = NonNullable<AgentSpec['role']>;
 export type ModelRole = z.infer<typeof modelRoleSchema>;

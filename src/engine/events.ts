@@ -82,6 +82,12 @@ export interface CallRecord {
   raw: string;
   /** True when `raw` is only what arrived before the stream broke or ended without `done`. */
   partial?: boolean;
+  /** `think` as sent with the request; absent when none was sent (the model's default). */
+  think?: boolean | 'low' | 'medium' | 'high';
+  /** The model's thinking, streamed before its reply; absent when it did not think. */
+  thinking?: string;
+  /** Tokens of that thinking (Ollama counts them in eval_count with the reply's). */
+  thinkingTokens?: number;
   parsed: unknown;
   status: 'ok' | 'invalid' | 'error' | 'aborted';
   /** Why the reply was not usable: not JSON, or outside the schema sent (so the server did not enforce `format`). */

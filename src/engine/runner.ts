@@ -1,15 +1,17 @@
 import type { z } from 'zod';
-import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
+import type { AgentSpec, HostEntry, ModelOptions, Preset, ThinkSetting } from '../config/preset-schema.js';
 import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { admits, type CallPriority, defaultPriority, expectedReply, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { type Attachment, constraintsText, describeUses, materialFor, materialTokens, type MaterialUse } from '../protocol/material.js';
 import { convergenceOf } from '../protocol/convergence.js';
 import { isOutage } from './call/outage.js';
+import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf, thinkSettings } from './call/thinking.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
 import { QUALITY_RULES, type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
 import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
+import type { PlanThinking } from '../schedule/plan.js';
 import type { SlotPool } from '../schedule/pool.js';
 import type { StoredCall } from '../store/store.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
@@ -190,6 +192,9 @@ export class Runner {
   /** Calls since the last checkpoint that could not reach their host, and those that did. */
   #unreachable = 0;
   #reached = 0;
+  /** Thinking room reserved per model (the most any role that uses it needs), out of each prompt's share of num_ctx. */
+  readonly #thinkingRoom: Record<string, number>;
+  readonly #thinkingChoices = new Map<string, ThinkingChoice>();
 
   private constructor(opts: RunDebateOptions, id: string, scheduler: DebateScheduler, stages: ExtraStage[]) {
     this.id = id;
@@ -207,6 +212,8 @@ export class Runner {
     this.#recorder = opts.recorder;
     this.#listeners = opts.listeners ?? [];
     this.#progress = [opts.recorder, ...this.#listeners].some((l) => l !== undefined && l.progress !== false);
+    this.#thinkingRoom = Object.fromEntries((scheduler.plan.thinking ?? []).map((t) => [t.model, 0]));
+    for (const t of scheduler.plan.thinking ?? []) this.#thinkingRoom[t.model] = Math.max(this.#thinkingRoom[t.model]!, t.room);
   }
 
   /** Plans the schedule (checking hosts and models), then reports the debate as started. */
@@ -227,8 +234,15 @@ export class Runner {
       ...(opts.pool ? { pool: opts.pool } : {}),
       warn: (m) => early.push(m),
       questionTokens: estimateTokens(opts.question),
+      thinkingRoom: (capabilities) => roomPerModel(thinkingRoles(preset, shape), preset, capabilities),
     });
     if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
+    const capabilities = (model: string): readonly string[] | null => scheduler.capabilitiesOf(model);
+    for (const s of thinkSettings(preset)) {
+      const caps = capabilities(s.model);
+      if (s.think !== false && caps !== null && !caps.includes('thinking')) scheduler.plan.warnings.push(`${s.role} sets think: ${String(s.think)}, but ${s.model} has no thinking capability: think is not sent to it`);
+    }
+    scheduler.plan.thinking = planThinking(thinkingRoles(preset, shape), preset, capabilities);
     const runner = new Runner(opts, id, scheduler, shape.stages);
     const digest = (model: string): string | null => scheduler.digestOf(model);
     const agents: AgentInfo[] = [
@@ -318,7 +332,18 @@ export class Runner {
 
   /** Tokens left for the prompt of a call with these options. */
   promptBudget(model: string, options: Record<string, unknown>): number {
-    return (this.numCtx[model] ?? 4096) - Number(options.num_predict ?? 0);
+    return (this.numCtx[model] ?? 4096) - Number(options.num_predict ?? 0) - (this.#thinkingRoom[model] ?? 0);
+  }
+
+  /** How a role's calls to a model think: decided once from the preset and the model's capabilities. */
+  thinkingOf(agentId: string, model: string): ThinkingChoice {
+    const key = `${agentId}\u0000${model}`;
+    let choice = this.#thinkingChoices.get(key);
+    if (!choice) {
+      choice = chooseThinking(thinkSettingOf(this.preset, agentId), this.scheduler.capabilitiesOf(model), thinkingBase(this.preset));
+      this.#thinkingChoices.set(key, choice);
+    }
+    return choice;
   }
 
   /**
@@ -454,7 +479,8 @@ export class Runner {
    * skipped, a non-ok outcome protocols treat like a failed agent), scheduled within the model's
    * slots, streamed, validated, repaired once, recorded.
    */
-  async #callOnce<T>(req: CallRequest<T>, firstAttempt: number): Promise<StructuredOutcome<T>> {
+  async #callOnce<T>(asked: CallRequest<T>, firstAttempt: number): Promise<StructuredOutcome<T>> {
+    const req = this.#withThinking(asked);
     const { stage, round, agentId, model } = req;
     const { messages, uses, cut } = this.#withMaterial(req as CallRequest<unknown>);
     const priority = req.priority ?? this.priorityOf(agentId);
@@ -490,6 +516,14 @@ export class Runner {
     }
   }
 
+  /** The request with its thinking: `think` as chosen for the role, and room for the thinking on top of the answer's num_predict. */
+  #withThinking<T>(req: CallRequest<T>): CallRequest<T> & { think?: ThinkingChoice['send'] } {
+    const choice = this.thinkingOf(req.agentId, req.model);
+    if (!choice.thinks && choice.send === undefined) return req;
+    const options = choice.room > 0 ? { ...req.options, num_predict: Number(req.options.num_predict ?? this.preset.protocol.maxAnswerTokens) + choice.room } : req.options;
+    return { ...req, options, ...(choice.send === undefined ? {} : { think: choice.send }) };
+  }
+
   async #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
     const outcome = await this.#sent(req, messages, settle, firstAttempt);
     // Counted once per request, after its resends: only a request that never reached its host is an outage.
@@ -511,6 +545,7 @@ export class Runner {
           model,
           messages,
           options: req.options,
+          ...((req as { think?: ThinkSetting }).think === undefined ? {} : { think: (req as { think?: ThinkSetting }).think! }),
           schema: req.schema,
           ...(req.normalize ? { normalize: req.normalize } : {}),
           truncation: req.truncation ?? null,
@@ -988,4 +1023,34 @@ function callLabel(agentId: string, stage: Stage, round: number): string {
   // A pipeline's phases and a decomposition's parts are not rounds: their stage names them.
   const inRounds = !['plan', 'observe', 'review', 'filter', 'subanswer', 'split', 'reassembly'].includes(stage);
   return `${what}${inRounds && round > 0 ? ` in round ${round}` : ''}`;
+}
+
+/** The roles that make calls in this run, with the model each calls. */
+function thinkingRoles(preset: Preset, shape: RunShape): [string, string][] {
+  const roles: [string, string][] = preset.agents.map((a) => [a.id, a.model]);
+  if (shape.usesJudge) roles.push(['judge', preset.judge.model]);
+  for (const model of shape.synthesisModels) roles.push(['synthesizer', model]);
+  if (preset.tensions && preset.tensions.enabled !== false) roles.push(['tension-map', preset.tensions.model ?? preset.judge.model]);
+  return roles;
+}
+
+function roomPerModel(roles: [string, string][], preset: Preset, capabilities: (model: string) => readonly string[] | null): Record<string, number> {
+  const room: Record<string, number> = {};
+  for (const [role, model] of roles) {
+    const choice = chooseThinking(thinkSettingOf(preset, role), capabilities(model), thinkingBase(preset));
+    room[model] = Math.max(room[model] ?? 0, choice.room);
+  }
+  return room;
+}
+
+/** The plan's thinking: every role that thinks or sets `think`. */
+function planThinking(roles: [string, string][], preset: Preset, capabilities: (model: string) => readonly string[] | null): PlanThinking[] {
+  const out: PlanThinking[] = [];
+  for (const [role, model] of roles) {
+    const setting = thinkSettingOf(preset, role);
+    const choice = chooseThinking(setting, capabilities(model), thinkingBase(preset));
+    if (!choice.thinks && setting === undefined) continue;
+    out.push({ role, model, thinks: choice.thinks, think: choice.send === undefined ? 'default' : (String(choice.send) as PlanThinking['think']), room: choice.room });
+  }
+  return out;
 }

@@ -28,6 +28,8 @@ export interface StructuredCallSpec<T> {
   signal?: AbortSignal;
   /** Pauses before each repeat of a request that failed for a passing reason (see call/retry.ts). */
   retryDelaysMs?: readonly number[];
+  /** Ollama's `think`, as chosen for the role and model (call/thinking.ts); absent: not sent. */
+  think?: boolean | 'low' | 'medium' | 'high';
 }
 
 export interface StructuredCallHooks {
@@ -56,12 +58,15 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   const schemas = formatSchemasOf(spec.schema);
   const format = schemas.sent;
   let messages = spec.messages;
+  let options = spec.options;
   let lastProblem = '';
   const onProgress = hooks.onProgress;
   const first = spec.firstAttempt ?? 0;
+  const think = spec.think === undefined ? {} : { think: spec.think };
   for (let attempt = first; attempt < first + 2; attempt++) {
     hooks.onStart(attempt);
     let startedAt = hooks.now();
+    const sentOptions = options;
     const baseAt = (at: number) => ({
       debateId: spec.debateId,
       stage: spec.stage,
@@ -71,7 +76,8 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       host: gateway.host,
       model: spec.model,
       messages,
-      options: spec.options,
+      options: sentOptions,
+      ...think,
       format,
       truncation: attempt === first ? (spec.truncation ?? null) : null,
       startedAt: at,
@@ -83,7 +89,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       result = await withTransientRetry(
         () =>
           gateway.chat(
-            { model: spec.model, messages: sent, options: spec.options, format },
+            { model: spec.model, messages: sent, options: sentOptions, format, ...think },
             { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta) } : {}) },
           ),
         (err) => hooks.onCall(failedCall(baseAt(startedAt), err, hooks.now()).call),
@@ -101,10 +107,11 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       return { status: 'failed', error: error.message, code: error.code };
     }
     const content = result.content;
-    const parsed = parseReply(content, spec.schema, spec.normalize, schemas.full);
+    const parsed = readReply(content, result.thinking, spec.schema, spec.normalize, schemas.full);
     const call: CallRecord = {
       ...baseAt(startedAt),
       raw: content,
+      ...(result.thinking === '' ? {} : { thinking: result.thinking, thinkingTokens: result.thinkingTokens }),
       parsed: parsed.json,
       status: parsed.ok ? 'ok' : 'invalid',
       validationError: parsed.ok ? null : `${UNENFORCED} ${parsed.problem}`,
@@ -117,8 +124,42 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
     if (parsed.ok) return { status: 'ok', value: parsed.value };
     lastProblem = parsed.problem;
     messages = repairMessages(spec.messages, content, parsed.problem);
+    // A reply cut off at num_predict would be cut again by the same request: the repair gets twice the room.
+    if (result.metrics.doneReason === 'length') options = { ...options, num_predict: 2 * Number(options.num_predict ?? 1024) };
   }
   return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
+}
+
+/** The note on a reply read from the model's thinking because its content was empty (Ollama's bug #12831). */
+export const FROM_THINKING = 'recovered from thinking: the content was empty and the JSON was at the end of the model\'s thinking';
+
+/**
+ * A reply's content, or, when the content is empty, the last JSON object of the model's thinking,
+ * validated against the same schema and marked with a note saying where it came from.
+ */
+function readReply<T>(content: string, thinking: string, schema: z.ZodType<T>, normalize: ((value: T) => string[]) | undefined, full: Record<string, unknown>): Parsed<T> {
+  const parsed = parseReply(content, schema, normalize, full);
+  if (parsed.ok || content.trim() !== '' || thinking.trim() === '') return parsed;
+  const tail = lastJsonObject(thinking);
+  if (tail === null) return parsed;
+  const recovered = parseReply(tail, schema, normalize, full);
+  return recovered.ok ? { ...recovered, notes: [FROM_THINKING, ...recovered.notes] } : parsed;
+}
+
+/** The last complete JSON object in a text (its closing brace nearest the end), or null when there is none. */
+export function lastJsonObject(text: string): string | null {
+  const end = text.lastIndexOf('}');
+  if (end < 0) return null;
+  for (let start = text.lastIndexOf('{', end); start >= 0; start = start === 0 ? -1 : text.lastIndexOf('{', start - 1)) {
+    const candidate = text.slice(start, end + 1);
+    try {
+      const value: unknown = JSON.parse(candidate);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return candidate;
+    } catch {
+      // Not an object that starts here; try the brace before it.
+    }
+  }
+  return null;
 }
 
 /** Why a repair happens at all: a server that enforces `format` cannot send a reply that needs one. */
@@ -172,7 +213,8 @@ export function failedCall(
     call: {
       ...base,
       raw: error.partial,
-      ...(error.partial !== '' ? { partial: true } : {}),
+      ...(error.partial !== '' || error.partialThinking !== '' ? { partial: true } : {}),
+      ...(error.partialThinking === '' ? {} : { thinking: error.partialThinking }),
       parsed: null,
       status: error.code === 'CALL_ABORTED' ? 'aborted' : 'error',
       validationError: null,

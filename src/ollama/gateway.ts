@@ -8,6 +8,8 @@ export class CallError extends ConclaveError {
   readonly status: number | null;
   /** What arrived of the reply before the stream broke or ended without `done`; empty when nothing did. */
   partial = '';
+  /** What arrived of the model's thinking before then. */
+  partialThinking = '';
   constructor(code: CallErrorCode, message: string, options: { hint?: string; cause?: unknown; status?: number | null } = {}) {
     super(code, message, { ...options, exitCode: 3 });
     this.name = 'CallError';
@@ -32,6 +34,8 @@ export interface ChatRequest {
   options?: Record<string, unknown>;
   format?: Record<string, unknown> | 'json';
   keepAlive?: string | number;
+  /** Ollama's `think`; left out, the model's own default. Never sent to a model without the `thinking` capability. */
+  think?: boolean | 'low' | 'medium' | 'high';
 }
 
 export interface ChatProgress {
@@ -41,6 +45,10 @@ export interface ChatProgress {
 
 export interface ChatResult {
   content: string;
+  /** The model's thinking (`message.thinking`), streamed before the content; empty when it did not think. */
+  thinking: string;
+  /** Stream chunks of thinking: one token each, as Ollama streams them (eval_count counts them with the answer). */
+  thinkingTokens: number;
   metrics: CallMetrics;
 }
 
@@ -159,6 +167,8 @@ export class Gateway {
     });
     const combined = call.signal;
     let content = '';
+    let thinking = '';
+    let thinkingTokens = 0;
     let tokens = 0;
     try {
       const stream = await client.chat({
@@ -167,12 +177,21 @@ export class Gateway {
         options: request.options ?? {},
         ...(request.format === undefined ? {} : { format: request.format }),
         ...(request.keepAlive === undefined ? {} : { keep_alive: request.keepAlive }),
+        ...(request.think === undefined ? {} : { think: request.think }),
         stream: true,
       });
       const onAbort = (): void => stream.abort();
       combined.addEventListener('abort', onAbort, { once: true });
       try {
         for await (const chunk of stream) {
+          const thought = chunk.message?.thinking ?? '';
+          if (thought !== '') {
+            thinking += thought;
+            thinkingTokens += 1;
+            tokens += 1;
+            // Progress counts thinking tokens too, so a model that thinks for minutes is seen working; the answer's text is `delta`.
+            control.onProgress?.({ tokens, delta: '' });
+          }
           const delta = chunk.message?.content ?? '';
           if (delta !== '') {
             content += delta;
@@ -180,7 +199,7 @@ export class Gateway {
             control.onProgress?.({ tokens, delta });
           }
           if (chunk.done) {
-            return { content, metrics: metricsOf(chunk as unknown as Record<string, unknown>) };
+            return { content, thinking, thinkingTokens, metrics: metricsOf(chunk as unknown as Record<string, unknown>) };
           }
         }
       } finally {
@@ -195,6 +214,7 @@ export class Gateway {
       });
       // The text received so far is kept for the record, marked partial.
       mapped.partial = content;
+      mapped.partialThinking = thinking;
       throw mapped;
     } finally {
       clearTimeout(timer);

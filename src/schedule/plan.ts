@@ -37,6 +37,17 @@ export interface SchedulePlan {
   /** Models one host keeps loaded at most (OLLAMA_MAX_LOADED_MODELS). */
   maxLoaded: number;
   warnings: string[];
+  /** The roles whose calls think or set `think`, decided from each model's capabilities before the first call. */
+  thinking?: PlanThinking[];
+}
+
+/** How one role thinks in this run: `think` as sent (`default` when none is sent), and the room reserved for it. */
+export interface PlanThinking {
+  role: string;
+  model: string;
+  thinks: boolean;
+  think: 'default' | 'true' | 'false' | 'low' | 'medium' | 'high';
+  room: number;
 }
 
 export function vramNeed(sizeBytes: number, kvBytesPerToken: number | null, numCtx: number, numParallel: number): number {

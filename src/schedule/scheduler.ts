@@ -44,6 +44,11 @@ export interface ScheduleSetup {
   questionTokens?: number;
   /** Slots shared with other debates running at the same time (a bench with --concurrency); else the debate's own. */
   pool?: SlotPool;
+  /**
+   * Tokens of thinking room per model, once each model's capabilities are known (null: not reported):
+   * added to its context need, so a call that thinks is not cut off by its own thinking.
+   */
+  thinkingRoom?: (capabilities: (model: string) => readonly string[] | null) => Record<string, number>;
 }
 
 export class DebateScheduler {
@@ -113,11 +118,12 @@ export class DebateScheduler {
         });
       }
     }
+    const room = setup.thinkingRoom?.((m) => (detailOf(m)?.capabilities.length ? detailOf(m)!.capabilities : null)) ?? {};
     const numCtx: Record<string, number> = {};
     for (const m of wanted) {
       const explicit = setup.explicitNumCtx[m];
       if (explicit) numCtx[m] = explicit;
-      else numCtx[m] = chooseNumCtx(setup.contextNeeds[m] ?? 4096, detailOf(m)?.contextLength ?? null);
+      else numCtx[m] = chooseNumCtx((setup.contextNeeds[m] ?? 4096) + (room[m] ?? 0), detailOf(m)?.contextLength ?? null);
     }
 
     for (const f of healthy) {
@@ -148,6 +154,15 @@ export class DebateScheduler {
     );
     for (const f of healthy) if (f.vramSource === 'assumed') plan.warnings.push(`GPU memory of ${f.url} is unknown: assuming ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB. Pass --vram-gib or set vramGiB in the host config.`);
     return new DebateScheduler(healthy, plan, numCtx, setup.strategy ?? 'planned', setup.pool);
+  }
+
+  /** The model's capabilities as /api/show listed them (read once per model file, with the host facts); null when not reported. */
+  capabilitiesOf(model: string): readonly string[] | null {
+    for (const f of this.facts) {
+      const d = f.details[model];
+      if (d && d.capabilities.length > 0) return d.capabilities;
+    }
+    return null;
   }
 
   digestOf(model: string): string | null {

@@ -39,6 +39,8 @@ export interface SimRequest {
   options: Record<string, unknown>;
   stream: boolean;
   keepAlive: unknown;
+  /** `think` as the request sent it (absent: the model's default). */
+  think?: unknown;
   /** 0-based across the server, counting only calls that reach the responder. */
   index: number;
   /** 0-based per model, counting only calls that reach the responder. */
@@ -388,6 +390,7 @@ class Simulator {
             options: { ...options },
             stream,
             keepAlive: body.keep_alive,
+            ...(body.think === undefined ? {} : { think: body.think }),
             index,
             modelIndex,
           })

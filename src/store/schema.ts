@@ -124,6 +124,12 @@ export const calls = sqliteTable(
     ...modelCallMetricColumns(),
     /** 1 when `raw` is what arrived of a reply before its stream broke or ended without `done`; null otherwise. */
     partial: integer('partial'),
+    /** `think` as sent (`true`, `false`, `low`, `medium`, `high`); null when none was sent (the model's default). */
+    think: text('think'),
+    /** The model's thinking (`message.thinking`), streamed before the reply; null when it did not think. */
+    thinking: text('thinking'),
+    /** Tokens of that thinking, one per streamed chunk; eval_count counts them with the reply's. */
+    thinkingTokens: integer('thinking_tokens'),
     /** The hash of the previous call of the same debate; null for its first call. */
     prevHash: text('prev_hash'),
     /** sha256 over this row, `prev_hash` included (docs/record.md). */

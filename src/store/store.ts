@@ -780,7 +780,7 @@ export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
   'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'material_json', 'budget_json', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
-  'finished_at', 'partial', 'prev_hash', 'hash',
+  'finished_at', 'partial', 'think', 'thinking', 'thinking_tokens', 'prev_hash', 'hash',
 ] as const;
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
 
@@ -829,6 +829,9 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     format_json: call.format === null || call.format === undefined ? null : JSON.stringify(call.format),
     raw: text(call.raw),
     partial: call.partial ? 1 : null,
+    think: call.think === undefined ? null : String(call.think),
+    thinking: call.thinking === undefined ? null : text(call.thinking),
+    thinking_tokens: call.thinkingTokens === undefined ? null : count(call.thinkingTokens),
     parsed_json: call.parsed === null || call.parsed === undefined ? null : JSON.stringify(call.parsed),
     status: call.status,
     validation_error: nullableText(call.validationError),
@@ -976,6 +979,9 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     format: r.formatJson,
     raw: r.raw,
     ...(r.partial ? { partial: true } : {}),
+    ...(r.think === null ? {} : { think: r.think === 'true' ? true : r.think === 'false' ? false : (r.think as 'low' | 'medium' | 'high') }),
+    ...(r.thinking === null ? {} : { thinking: r.thinking }),
+    ...(r.thinkingTokens === null ? {} : { thinkingTokens: r.thinkingTokens }),
     parsed: r.parsedJson,
     status: r.status,
     validationError: r.validationError,
