@@ -15,6 +15,8 @@ export interface AnswerCallSpec {
   persona: string | null | undefined;
   model: string;
   options: Record<string, unknown>;
+  /** `think` as the agent's debate calls sent it, so a baseline thinks as the panel did. */
+  think?: boolean | 'low' | 'medium' | 'high' | undefined;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   now: () => number;
@@ -47,6 +49,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
   const format = formatSchemaOf(schema);
   const outcome: AnswerOutcome = { status: 'unparsed', answer: null, method: 'none', callIds: [], calls: [], error: null, errorCode: null };
   let messages = original;
+  const think = spec.think === undefined ? {} : { think: spec.think };
   for (let attempt = 0; attempt < 2; attempt++) {
     const startedAt = spec.now();
     const base = {
@@ -59,19 +62,22 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
       model: spec.model,
       messages,
       options: spec.options,
+      ...think,
       format,
       truncation: null,
       startedAt,
     };
     let content: string;
     let metrics: CallRecord['metrics'];
+    let thought: Pick<CallRecord, 'thinking' | 'thinkingTokens'> = {};
     try {
       const result = await gateway.chat(
-        { model: spec.model, messages, options: spec.options, format },
+        { model: spec.model, messages, options: spec.options, format, ...think },
         { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}) },
       );
       content = result.content;
       metrics = result.metrics;
+      if (result.thinking !== '') thought = { thinking: result.thinking, thinkingTokens: result.thinkingTokens };
     } catch (err) {
       const { call, error: callError } = failedCall(base, err, spec.now());
       outcome.calls.push(call);
@@ -88,6 +94,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
           : parsed.problem;
     const call: CallRecord = {
       ...base,
+      ...thought,
       raw: content,
       parsed: parsed.json,
       status: extracted.value !== null ? 'ok' : 'invalid',

@@ -19,6 +19,8 @@ export interface ParallelCallSpec {
   /** The synthesizer the debate used (a rotating one is in its record), with the debate's num_ctx for it. */
   model: string;
   options: Record<string, unknown>;
+  /** `think` as the debate's synthesizer sent it. */
+  think?: boolean | 'low' | 'medium' | 'high' | undefined;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   now: () => number;
@@ -48,6 +50,7 @@ export async function parallelSynthesis(gateway: Gateway, spec: ParallelCallSpec
       model: spec.model,
       messages,
       options: spec.options,
+      ...(spec.think === undefined ? {} : { think: spec.think }),
       schema: synthesisSchema,
       timeoutMs: spec.timeoutMs,
       ...(spec.signal ? { signal: spec.signal } : {}),

@@ -280,13 +280,18 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   // The baselines reuse each model's num_ctx from the debate: a different one would reload the model.
   const numCtx = new Map<string, unknown>();
   for (const call of debate.calls) if (!numCtx.has(call.model) && call.options.num_ctx !== undefined) numCtx.set(call.model, call.options.num_ctx);
+  // …and think as the debate's calls did, with the same room for it, so compute is matched on every token, thinking included.
+  const asked = new Map<string, CallRecord>();
+  for (const call of debate.calls) if ((call.stage === 'opening' || call.stage === 'synthesis') && call.attempt === 0 && !asked.has(call.agentId)) asked.set(call.agentId, call);
   const k = agentTurnCount(debate.calls);
   const ask = (agentIndex: number, condition: 'single' | 'sc', sample: number): Promise<BaselineAnswer> => {
     const agent = preset.agents[agentIndex]!;
     const ctxSize = numCtx.get(agent.model);
+    const opening = asked.get(agent.id);
     const options: Record<string, unknown> = {
       num_predict: preset.protocol.maxAnswerTokens,
       ...agent.options,
+      ...(opening?.options.num_predict === undefined ? {} : { num_predict: opening.options.num_predict }),
       ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }),
     };
     // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
@@ -299,6 +304,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
           persona: agent.persona,
           model: agent.model,
           options,
+          think: opening?.think,
           timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
           signal: ctx.signal,
           now,
@@ -323,7 +329,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
         debate,
         question: benchQuestion(item),
         model,
-        options: { num_predict: 1500, temperature: 0.2, ...preset.synthesizer.options, ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }) },
+        options: { num_predict: 1500, temperature: 0.2, ...preset.synthesizer.options, ...(asked.get('synthesizer')?.options.num_predict === undefined ? {} : { num_predict: asked.get('synthesizer')!.options.num_predict }), ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }) },
+        think: asked.get('synthesizer')?.think,
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
         signal: ctx.signal,
         now,

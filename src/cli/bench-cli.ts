@@ -7,6 +7,7 @@ import { buildReport, compareRuns } from '../bench/report.js';
 import { checkResumable, createRun, executeBench } from '../bench/runner.js';
 import { builtInSuites, importGsm8k, importMmlu, loadSuite } from '../bench/suite.js';
 import { loadPreset } from '../config/load-preset.js';
+import type { Preset } from '../config/preset-schema.js';
 import { InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { formatTable } from '../render/table.js';
@@ -19,6 +20,21 @@ import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 
 const usageHint = 'Start a run with `npx conclave bench --suite arithmetic --preset NAME`, or continue one with `npx conclave bench --resume RUN`.';
+
+/**
+ * The preset with `think` set for every role, named for it (`thinking · think off`), so a bench can
+ * set the same panel thinking and not side by side. Models without the capability are left alone.
+ */
+export function withThinking(preset: Preset, on: boolean): Preset {
+  return {
+    ...preset,
+    name: `${preset.name} · think ${on ? 'on' : 'off'}`,
+    agents: preset.agents.map((a) => ({ ...a, think: on })),
+    judge: { ...preset.judge, think: on },
+    synthesizer: { ...preset.synthesizer, think: on },
+    ...(preset.tensions ? { tensions: { ...preset.tensions, think: on } } : {}),
+  };
+}
 
 /** A path as one shell word: quoted only when it needs to be. */
 function shellWord(text: string): string {
@@ -51,8 +67,12 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     } else {
       const suite = args.suite!;
       const items = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
-      const loaded = presets.map((name) => loadPreset(name, io.cwd));
-      for (const { warnings, source } of loaded) for (const w of warnings) io.stderr.write(inert(`conclave: ${source}: ${w}\n`));
+      const named = presets.map((name) => loadPreset(name, io.cwd));
+      for (const { warnings, source } of named) for (const w of warnings) io.stderr.write(inert(`conclave: ${source}: ${w}\n`));
+      if (args.resume === undefined && args.think !== undefined && new Set(args.think).size !== args.think.length) {
+        throw new InputError('BAD_FLAG', 'Give each --think value once: `--think on`, `--think off`, or both.', { hint: usageHint });
+      }
+      const loaded = args.think === undefined ? named : named.flatMap((l) => [...new Set(args.think)].map((t) => ({ ...l, preset: withThinking(l.preset, t === 'on') })));
       runId = createRun({
         store,
         suite,

@@ -1,3 +1,4 @@
+import type { PlanThinking } from '../schedule/plan.js';
 import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, QualityRecord, Stage } from '../engine/events.js';
 import { inertDeep } from './inert.js';
@@ -123,11 +124,12 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         else if (kind === 'pipeline') print(`  ${paint('dim', 'roles:')} ${event.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}`);
         else if (kind === 'parallel') print(`  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
         else print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
-        const plan = event.plan as { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][] } | undefined;
+        const plan = event.plan as { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][]; thinking?: PlanThinking[] } | undefined;
         if (plan?.models) {
           const slots = plan.models.map((m) => `${m.model} ×${m.slots}`).join(', ');
           print(`  ${paint('dim', 'schedule:')} ${slots}${plan.groups && plan.groups.length > 1 ? paint('dim', ` · panel runs in ${plan.groups.length} groups per round`) : ''}`);
         }
+        if (plan?.thinking?.length) print(`  ${paint('dim', 'thinking:')} ${thinkingLine(plan.thinking)}`);
         for (const line of material) print(line);
         for (const w of event.warnings) print(paint('yellow', `  warning: ${w}`));
         break;
@@ -251,4 +253,14 @@ function oneLine(text: string, max: number): string {
 
 function firstLine(text: string): string {
   return text.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 2).join(' ');
+}
+
+/** The header's thinking line, roles grouped by how they think: `reasoner, skeptic on (model default, 3,072 tokens of room) · judge off`. */
+export function thinkingLine(thinking: readonly PlanThinking[]): string {
+  const groups = new Map<string, string[]>();
+  for (const t of thinking) {
+    const how = !t.thinks ? 'off' : `${t.think === 'default' ? 'on (model default' : t.think === 'true' ? 'on (' : `${t.think} (`}${t.think === 'default' ? ', ' : ''}${t.room.toLocaleString('en-US')} tokens of room)`;
+    groups.set(how, [...(groups.get(how) ?? []), t.role]);
+  }
+  return [...groups].map(([how, roles]) => `${roles.join(', ')} ${how}`).join(' · ');
 }

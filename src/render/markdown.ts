@@ -109,6 +109,13 @@ export function renderMarkdown(stored: StoredDebate): string {
     for (const c of normalized) out.push(`- ${c.stage} round ${c.round}, ${c.agentId}: ${c.normalized!.join('; ')}`);
     out.push('');
   }
+  const thought = d.calls.filter((c) => c.thinking);
+  if (thought.length) {
+    out.push('## Thinking', '', 'What each thinking model wrote before its reply, folded; the card never quotes it.', '');
+    for (const c of thought) {
+      out.push(`<details><summary>${c.agentId}, ${c.stage} round ${c.round}, attempt ${c.attempt}: ${(c.thinkingTokens ?? 0).toLocaleString('en-US')} tokens of thinking${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary>`, '', c.thinking!, '', '</details>', '');
+    }
+  }
   const attempts = d.synthesisAttempts ?? [];
   if (attempts.length > 1) {
     out.push('## Synthesis attempts', '');

@@ -272,6 +272,7 @@ export function callRows(c: StoredCall, debateStart: number): Html {
 ${c.error ? html`<p class="error">${c.error}</p>` : ''}${c.validationError ? html`<p class="error">validation: ${c.validationError}</p>` : ''}${c.truncation ? html`<p class="muted">context: ${c.truncation}</p>` : ''}
 ${c.normalized?.length ? html`<h4>normalized by the engine</h4><ul>${c.normalized.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
 ${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${msg.content}</pre>`)}
+${c.thinking ? html`<details class="thinking"><summary>thinking: ${(c.thinkingTokens ?? 0).toLocaleString('en-US')} tokens${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary><pre class="thinking">${c.thinking}</pre></details>` : ''}
 <h4>${c.partial ? 'partial reply (the stream broke before it finished)' : 'raw reply'}</h4><pre class="raw${c.partial ? ' partial' : ''}">${c.raw}</pre>
 <h4>parsed</h4><pre>${json(c.parsed)}</pre>
 <h4>options</h4><pre>${json(c.options)}</pre>

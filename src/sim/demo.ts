@@ -204,7 +204,17 @@ export function simModelsFor(presets: Preset[]): SimModel[] {
     for (const m of synthesizerCandidates(p)) names.add(m);
     if (p.tensions?.model) names.add(p.tensions.model);
   }
-  return [...names].map((name) => ({ name, sizeBytes: guessSize(name), contextLength: 32768 }));
+  return [...names].map((name) => ({ name, sizeBytes: guessSize(name), contextLength: 32768, ...(thinksByName(name) ? { capabilities: ['completion', 'thinking'], thinkingTokens: DEMO_THINKING_TOKENS } : {}) }));
+}
+
+/** Model families that think first in Ollama (the `thinking` capability); the simulator gives them the same. */
+const THINKING_FAMILIES = /^(qwen3|deepseek-r1|gpt-oss|magistral|phi4-reasoning|qwq|cogito)(?![\w.-]*-instruct)/i;
+
+/** Thinking tokens a demo model streams before each answer: far fewer than real models, so the demo stays short. */
+const DEMO_THINKING_TOKENS = 300;
+
+export function thinksByName(name: string): boolean {
+  return THINKING_FAMILIES.test(name);
 }
 
 function guessSize(name: string): number {

@@ -119,3 +119,59 @@ describe('thinking models', () => {
     expect(lastJsonObject('only {broken')).toBeNull();
   });
 });
+
+describe('thinking in the record', () => {
+  it('keeps the trace through verify, a bundle and its import, and folds it, escaped, in the Markdown export and the viewer', async () => {
+    const { renderMarkdown } = await import('../../src/render/markdown.js');
+    const { callRows } = await import('../../src/serve/debate-page.js');
+    const { bundleOf, checkBundle, importBundle } = await import('../../src/store/bundle.js');
+    const trace = 'Weigh <script>alert(1)</script> and # not a heading';
+    const { result, stored } = await thinkingDebate({ thinkingTokens: 30, override: (req) => (agentOf(req) === 'c' && stageOf(req) === 'opening' ? ({ content: JSON.stringify({ position: 'C', reasoning: 'because', confidence: 0.6 }), thinking: trace } as SimReply) : undefined) });
+    expect(store!.verifyDebate(result.id).state).toBe('sealed');
+    const call = stored.calls.find((c) => c.agentId === 'c' && c.stage === 'opening')!;
+    expect(call.thinking).toBe(trace);
+
+    const markdown = renderMarkdown(stored);
+    expect(markdown).toContain('## Thinking');
+    expect(markdown).toContain('&lt;script&gt;');
+    expect(markdown).not.toContain('<script>');
+    const page = String(callRows(call, stored.createdAt));
+    expect(page).toContain('<details class="thinking">');
+    expect(page).not.toContain('<script>');
+
+    const bundle = bundleOf(store!.debateRows(result.id));
+    expect(checkBundle(bundle, 'memory').state).toBe('sealed');
+    const copy = openStore(':memory:');
+    try {
+      importBundle(copy, bundle, 'memory');
+      expect(copy.getDebate(result.id).calls.find((c) => c.agentId === 'c' && c.stage === 'opening')!.thinking).toBe(trace);
+      expect(copy.verifyDebate(result.id).state).toBe('sealed');
+    } finally {
+      copy.close();
+    }
+  });
+});
+
+describe('bench with thinking on and off', () => {
+  it('runs the panel both ways in one run, the baselines thinking as the debate did, with thinking counted in the tokens', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { runCli } = await import('../helpers/cli.js');
+    const { simModelsFor, demoResponder } = await import('../../src/sim/demo.js');
+    const { loadPreset } = await import('../../src/config/load-preset.js');
+    const { preset } = loadPreset('thinking', process.cwd());
+    sim = await startSimulator({ models: simModelsFor([preset]), respond: demoResponder([preset]) });
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-think-bench-'));
+    try {
+      const r = await runCli(['bench', '--suite', 'arithmetic', '--preset', 'thinking', '--think', 'on', '--think', 'off', '--limit', '2', '--host', sim.url, '--db', join(dir, 'b.db'), '--json', '--quiet'], dir);
+      expect(r.code).toBe(0);
+      const report = JSON.parse(r.stdout) as { conditions: { preset: string; condition: string; tokensPerItem: number }[] };
+      const single = (name: string) => report.conditions.filter((c) => c.preset === name && c.condition === 'single').reduce((sum, c) => sum + c.tokensPerItem, 0);
+      // The simulator's thinking models stream 300 tokens of thinking before each answer: three single agents.
+      expect(single('thinking · think on') - single('thinking · think off')).toBeGreaterThanOrEqual(3 * 300);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -10,6 +10,7 @@ export interface BenchRunArgs {
   seed?: number;
   concurrency?: number;
   'num-parallel'?: number;
+  think?: ('on' | 'off')[];
   host?: string;
   db?: string;
   json?: boolean;
@@ -59,6 +60,7 @@ export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, o
               .option('seed', { type: 'number', describe: 'Seed of the bootstrap intervals (default 0)' })
               .option('concurrency', { type: 'number', describe: 'Items in flight at once (default 1)' })
               .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
+              .option('think', { choices: ['on', 'off'] as const, array: true, describe: 'Run each preset with thinking on or off for every role; `--think on --think off` compares both in one run' })
               .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
               .option('db', dbOption)
               .option('json', { type: 'boolean', describe: 'Print the full report as JSON on stdout at the end' })
