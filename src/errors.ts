@@ -59,9 +59,12 @@ export class IntegrityError extends ConclaveError {
 
 /** The user stopped the run (Ctrl-C). Exit code 130, as shells expect. */
 export class InterruptedError extends ConclaveError {
-  constructor(message = 'Interrupted.', options: { hint?: string } = {}) {
-    super('INTERRUPTED', message, { ...options, exitCode: 130 });
+  /** The debate that was stopped, when one had started: what `resume` takes. */
+  readonly debateId: string | null;
+  constructor(message = 'Interrupted.', options: { hint?: string; debateId?: string } = {}) {
+    super('INTERRUPTED', message, { ...(options.hint === undefined ? {} : { hint: options.hint }), exitCode: 130 });
     this.name = 'InterruptedError';
+    this.debateId = options.debateId ?? null;
   }
 }
 

@@ -57,7 +57,9 @@ export function planResume(d: StoredDebate): ResumePlan {
     // debater's last call was cut off by the interruption or never reached its host (its turn is
     // no answer of the model).
     const lastCall = new Map(callsOf(round).map((c) => [c.agentId, c]));
-    const cutOff = [...lastCall.values()].some((c) => c.status === 'aborted' || neverReached(c));
+    // The judge's score counts the same way: "no score" because its call never reached a model is asked again.
+    const lastJudge = d.calls.filter((c) => c.round === round && c.stage === 'judge').at(-1);
+    const cutOff = [...lastCall.values(), ...(lastJudge ? [lastJudge] : [])].some((c) => c.status === 'aborted' || neverReached(c));
     if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok') || cutOff) break;
     from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
   }

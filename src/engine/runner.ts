@@ -904,7 +904,8 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail: 'stopped by the user', at: this.now() });
     this.finish('interrupted', 'interrupted', 'stopped by the user');
     throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `See what it got to with \`npx conclave show ${this.id}\`.`,
+      hint: `Go on from where it stopped with \`npx conclave resume ${this.id}\`; see what it got to with \`npx conclave show ${this.id}\`.`,
+      debateId: this.id,
     });
   }
 

@@ -9,7 +9,7 @@ import { packagePath } from '../../src/package-root.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
-import { capture } from '../helpers/cli.js';
+import { capture, runCli } from '../helpers/cli.js';
 
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   const stdout = capture();
@@ -172,6 +172,7 @@ describe('Ctrl-C during a run', () => {
       const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
       expect(code).toBe(130);
       expect(stderr).toContain('marked interrupted');
+      expect(stderr).toMatch(/go on from where it stopped with `npx conclave resume [0-9a-f-]+`/i);
       expect(stderr.match(/Stopped: interrupted/g)).toHaveLength(1);
       expect(stderr).not.toContain('the debate goes on');
       expect(stderr).not.toMatch(/\n\s+at /);
@@ -184,4 +185,38 @@ describe('Ctrl-C during a run', () => {
       await slow.close();
     }
   });
+
+  it('tells how to go on after a demo, whose simulator stops with it, and the resume completes against `conclave sim`', async () => {
+    const demoDb = join(dir, 'demo-stopped.db');
+    const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), 'demo', '--db', demoDb, '--token-ms', '30'], {
+      cwd: packagePath(),
+      env: { ...process.env, CI: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (stderr.includes('Round 1 · critique') && !child.killed) child.kill('SIGINT');
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(130);
+    const id = /npx conclave resume ([0-9a-f-]+) --host http:\/\/127\.0\.0\.1:11434/.exec(stderr)?.[1];
+    expect(stderr).toContain("The demo's simulator stopped with it");
+    expect(stderr).toContain('`npx conclave sim`');
+    expect(id).toBeDefined();
+    // What the hint says, with a simulator of our own on a free port instead of 11434.
+    const { builtinPresetNames, loadPreset } = await import('../../src/config/load-preset.js');
+    const { demoResponder, simModelsFor } = await import('../../src/sim/demo.js');
+    const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
+    const own = await startSimulator({ models: simModelsFor(presets), respond: demoResponder(presets) });
+    try {
+      const resumed = await runCli(['resume', id!, '--host', own.url, '--db', demoDb, '--quiet'], dir);
+      expect(resumed.code).toBe(0);
+      const store = openStore(demoDb);
+      expect(store.getDebate(id!).status).toBe('completed');
+      store.close();
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
 });

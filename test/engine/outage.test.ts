@@ -26,10 +26,11 @@ afterEach(async () => {
 
 /**
  * A host in front of the simulator that goes away (every open and new connection dropped)
- * as soon as the first round-0 answer has been delivered, until `back()` is called.
+ * as soon as `after` chat replies (default the first round-0 answer) have been delivered, until `back()` is called.
  */
-async function flakyHost(target: string) {
+async function flakyHost(target: string, after = 1) {
   let down = false;
+  let delivered = 0;
   let answered = false;
   const sockets = new Set<Socket>();
   proxy = createServer((req, res) => {
@@ -40,7 +41,7 @@ async function flakyHost(target: string) {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
       up.on('end', () => {
-        if (answered || req.url !== '/api/chat') return;
+        if (answered || req.url !== '/api/chat' || ++delivered < after) return;
         answered = true;
         down = true;
         for (const socket of sockets) socket.destroy();
@@ -87,6 +88,33 @@ describe('a host that goes away mid-round', () => {
     expect(after.turns.filter((t) => t.round === 0).map((t) => [t.agentId, t.status]).sort()).toEqual([['a', 'ok'], ['b', 'ok'], ['c', 'ok']]);
     // Both attempts of b stay in the record: the ones that never arrived and the one that answered.
     expect(after.calls.filter((c) => c.agentId === 'b' && c.stage === 'opening').map((c) => c.status)).toEqual(['error', 'error', 'error', 'ok']);
+    expect(store.verifyDebate(stored.id).state).toBe('sealed');
+  });
+
+  it('asks the judge again on resume when its score never reached it, reusing the round\'s answers', async () => {
+    const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 1, convergenceThreshold: 0.95, callTimeoutSeconds: 30 } });
+    const script = scriptedResponder([0.3, 0.4]);
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    // Down once the three round-0 answers are in: the judge's call is the first to find no host.
+    const host = await flakyHost(sim.url, 3);
+    const error = await runDebate({ question: 'Should we do A?', preset, host: host.url, recorder: recorder(store), retryDelaysMs: [10, 10] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HostError);
+    const stored = store.getDebate(store.listDebates()[0]!.id);
+    expect(stored.status).toBe('interrupted');
+    expect(stored.calls.filter((c) => c.stage === 'judge').every((c) => c.error?.startsWith('HOST_UNREACHABLE'))).toBe(true);
+
+    host.back();
+    const plan = planResume(stored);
+    expect([...plan.recorded.keys()].sort()).toEqual(['a', 'b', 'c']);
+    const before = script.seen.length;
+    const result = await resumeDebate(stored, { host: host.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    const asked = script.seen.slice(before);
+    expect(asked.filter((q) => stageOf(q) === 'opening')).toEqual([]);
+    expect(asked.filter((q) => stageOf(q) === 'judge').length).toBeGreaterThanOrEqual(1);
+    const after = store.getDebate(stored.id);
+    expect(after.rounds.find((r) => r.round === 0)!.convergence).not.toBeNull();
     expect(store.verifyDebate(stored.id).state).toBe('sealed');
   });
 });

@@ -52,6 +52,14 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
           },
           io,
         );
+      } catch (err) {
+        // The demo's simulator stops with the demo, so `resume` alone would find no host: say which one to start.
+        const { InterruptedError } = await import('../../errors.js');
+        if (!(err instanceof InterruptedError) || err.debateId === null) throw err;
+        throw new InterruptedError(err.message, {
+          debateId: err.debateId,
+          hint: `The demo's simulator stopped with it. To go on, start one in another terminal with \`npx conclave sim\`, then run \`npx conclave resume ${err.debateId} --host http://127.0.0.1:11434${args.db ? ` --db ${args.db}` : ''}\`.`,
+        });
       } finally {
         await sim.close();
       }
