@@ -1,5 +1,5 @@
 import { RandomState } from './mt19937.js';
-import type { SuiteItem } from './suite.js';
+import type { SuiteItem } from './item.js';
 
 /** Appended to every arithmetic question so the answer lands where the parser looks first. */
 export const ARITHMETIC_INSTRUCTION = 'Finish your reply with the final result as a single number.';

@@ -1,4 +1,4 @@
-import type { SuiteItem } from './suite.js';
+import type { SuiteItem } from './item.js';
 
 export type AnswerKind = SuiteItem['kind'];
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { InputError } from '../errors.js';
 import { arithmeticSuite } from './arithmetic.js';
 import { parseNumber } from './extract.js';
+import type { SuiteItem } from './item.js';
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
@@ -37,7 +38,11 @@ export const suiteItemSchema = z
     }
   });
 
-export type SuiteItem = z.infer<typeof suiteItemSchema>;
+export type { SuiteItem };
+
+// The schema and the plain type say the same thing: a change to one without the other fails here.
+const sameShape: z.ZodType<SuiteItem, z.input<typeof suiteItemSchema>> = suiteItemSchema;
+void sameShape;
 
 const BUILT_IN: Record<string, () => SuiteItem[]> = {
   arithmetic: () => arithmeticSuite(),

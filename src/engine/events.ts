@@ -1,124 +1,22 @@
 import type { Preset } from '../config/preset-schema.js';
-import type { CallPriority } from '../protocol/budget.js';
-import type { Attachment, MaterialUse } from '../protocol/material.js';
+import type { Attachment } from '../protocol/material.js';
 import type { QualityAction } from '../protocol/quality.js';
-import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
+import type { ChatMessage, ExitReason, RoundJudgement, TurnRecord } from '../protocol/records.js';
+import type { Synthesis } from '../protocol/schemas.js';
+import type { CallBudget, CallMetrics, CallRecord, Stage } from './call-record.js';
 import type { ProtocolEvent } from './protocol-events.js';
 import type { TensionEvent } from './tension-events.js';
 import type { VotingEvent } from './vote-events.js';
 
-/**
- * The kinds of model call a debate makes. The first four are the core protocol;
- * the others belong to optional stages (clash map, targeted re-query, votes).
- */
-export type Stage =
-  | 'opening'
-  | 'critique'
-  | 'judge'
-  | 'synthesis'
-  | 'claims'
-  | 'clash'
-  | 'targeted'
-  | 'vote'
-  | 'refine'
-  | 'verdict'
-  | 'split'
-  | 'subanswer'
-  | 'reassembly'
-  | 'plan'
-  | 'observe'
-  | 'review'
-  | 'filter';
-
-/** Why the run stopped: the debate's exits, then the other protocols' ends (docs/protocols.md). */
-export type ExitReason =
-  | 'converged'
-  | 'max_rounds'
-  | 'too_few_answers'
-  | 'interrupted'
-  | 'error'
-  | 'answered'
-  | 'champion'
-  | 'reassembled'
-  | 'budget'
-  | 'filtered';
+// The records below the events, re-exported: most modules read every type of a debate from here.
+export type { CallBudget, CallMetrics, CallRecord, ChatMessage, ExitReason, RoundJudgement, Stage, TurnRecord };
 
 /** `unsynthesized`: every round ran and is kept, but no synthesis succeeded (see `conclave synthesize`). */
 export type DebateStatus = 'running' | 'completed' | 'unsynthesized' | 'failed' | 'interrupted';
 
-/** Ollama's own counters from the final stream chunk (durations in nanoseconds). */
-export interface CallMetrics {
-  promptTokens: number | null;
-  completionTokens: number | null;
-  totalDurationNs: number | null;
-  loadDurationNs: number | null;
-  promptEvalDurationNs: number | null;
-  evalDurationNs: number | null;
-  doneReason: string | null;
-}
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
 
-/**
- * One model call, complete: what was sent, what came back, how it parsed.
- * This is what the record stores, one row per call.
- */
-export interface CallRecord {
-  debateId: string;
-  stage: Stage;
-  round: number;
-  /** Agent id for debaters; `judge` or `synthesizer` for those roles. */
-  agentId: string;
-  /** 0 for the first request, 1 for the repair request that quotes the validation error. */
-  attempt: number;
-  host: string;
-  model: string;
-  messages: ChatMessage[];
-  options: Record<string, unknown>;
-  format: Record<string, unknown> | null;
-  raw: string;
-  /** True when `raw` is only what arrived before the stream broke or ended without `done`. */
-  partial?: boolean;
-  /** `think` as sent with the request; absent when none was sent (the model's default). */
-  think?: boolean | 'low' | 'medium' | 'high';
-  /** The model's thinking, streamed before its reply; absent when it did not think. */
-  thinking?: string;
-  /** Tokens of that thinking (Ollama counts them in eval_count with the reply's). */
-  thinkingTokens?: number;
-  parsed: unknown;
-  status: 'ok' | 'invalid' | 'error' | 'aborted';
-  /** Why the reply was not usable: not JSON, or outside the schema sent (so the server did not enforce `format`). */
-  validationError: string | null;
-  /**
-   * What the engine changed in a reply the schema allowed but the debate could not take as it
-   * was (a number clamped into range, a reference to no peer dropped), one note per change.
-   */
-  normalized?: string[];
-  error: string | null;
-  /** Set when peers' text was shortened to fit the context window. */
-  truncation: string | null;
-  /** What the call was given of the attached material, per attachment; absent when none was. */
-  material?: MaterialUse[];
-  /** The token budget at this call: its estimate beforehand, its real count, and the run's total after it; absent without a budget. */
-  budget?: CallBudget;
-  metrics: CallMetrics;
-  startedAt: number;
-  finishedAt: number;
-}
 
-export interface CallBudget {
-  limit: number;
-  priority: CallPriority;
-  /** Prompt tokens estimated plus the reply expected, before the call. */
-  estimate: number;
-  /** prompt_eval_count + eval_count as Ollama reported them (the prompt estimate when it reported none). */
-  actual: number;
-  /** The run's tokens after this call (calls still in flight count their estimate). */
-  used: number;
-}
 
 /** One decision the token budget made: material cut, an agent's call skipped, a protocol stopping early. */
 export interface BudgetDecision {
@@ -131,19 +29,6 @@ export interface BudgetDecision {
   limit: number;
 }
 
-/** An agent's outcome for one round, after any repair. */
-export interface TurnRecord {
-  round: number;
-  agentId: string;
-  model: string;
-  status: 'ok' | 'invalid' | 'failed';
-  /** The position the agent holds after this turn (opening position or updated position). */
-  position: string | null;
-  confidence: number | null;
-  opening: Opening | null;
-  critique: Critique | null;
-  error: string | null;
-}
 
 /**
  * The quality rating of one agent result (docs/quality.md). `try` 0 rates the first answer,
@@ -159,14 +44,6 @@ export interface QualityRecord {
   reasons: string[];
 }
 
-export interface RoundJudgement {
-  round: number;
-  status: 'ok' | 'failed';
-  score: JudgeScore | null;
-  /** Mean of the three axes; null when the judge failed. */
-  convergence: number | null;
-  error: string | null;
-}
 
 export interface SynthesisRecord {
   status: 'ok' | 'failed';

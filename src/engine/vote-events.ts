@@ -1,5 +1,5 @@
 import type { SuperpositionAction, Tier, Vote } from '../protocol/voting.js';
-import type { CallRecord } from './events.js';
+import type { CallRecord } from './call-record.js';
 
 /**
  * What the cluster vote reports while it runs (see src/engine/stages/voting.ts).

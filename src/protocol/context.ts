@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../engine/events.js';
+import type { ChatMessage } from './records.js';
 import type { PeerView } from './prompts.js';
 
 /**

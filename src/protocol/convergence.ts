@@ -1,4 +1,4 @@
-import type { ExitReason } from '../engine/events.js';
+import type { ExitReason } from './records.js';
 import type { JudgeScore } from './schemas.js';
 
 /** The round's convergence: the mean of the judge's three axes. */

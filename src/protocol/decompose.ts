@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage } from '../engine/events.js';
+import type { ChatMessage } from './records.js';
 import { systemPrompt, type PeerView } from './prompts.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentRole, AgentSpec } from '../config/preset-schema.js';
-import type { ChatMessage } from '../engine/events.js';
+import type { ChatMessage } from './records.js';
 import { boundedText, idEnum, memoSchema } from './grammar.js';
 import { systemPrompt, type PeerView } from './prompts.js';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, RoundJudgement, TurnRecord } from '../engine/events.js';
+import type { ChatMessage, RoundJudgement, TurnRecord } from './records.js';
 
 /**
  * Prompt builders: pure functions from debate state to chat messages.

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../engine/events.js';
+import type { ChatMessage } from './records.js';
 import { clip, systemPrompt } from './prompts.js';
 import { type Claim, type Pair, SEVERITY_BANDS, type Tension, type TargetedExchange, type TensionMap, bySeverity } from './tensions.js';
 

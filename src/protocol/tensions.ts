@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { TurnRecord } from '../engine/events.js';
+import type { TurnRecord } from './records.js';
 import { estimateTokens } from './context.js';
 import { idEnum, memoSchema } from './grammar.js';
 

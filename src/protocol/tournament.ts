@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatMessage } from '../engine/events.js';
+import type { ChatMessage } from './records.js';
 
 /**
  * Tournament elimination, pure parts: seeding, pairing with byes, the judge's verdict

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { boundedText } from './grammar.js';
-import type { ChatMessage } from '../engine/events.js';
+import type { ChatMessage } from './records.js';
 import { clip, systemPrompt } from './prompts.js';
 import type { ContextualSuperposition, SuperpositionEntry } from './voting.js';
 

@@ -4,12 +4,12 @@ import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { BudgetDecision } from '../engine/events.js';
 import type { Attachment } from '../protocol/material.js';
 import { attachments, budgetDecisions } from './schema-material.js';
-import type { Store } from './store.js';
+import type { RecordWriter } from './writer.js';
 
 type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 /** Stores the files attached to a debate, whole, in one transaction. */
-export function recordAttachments(store: Store, debateId: string, files: readonly Attachment[]): void {
+export function recordAttachments(store: RecordWriter, debateId: string, files: readonly Attachment[]): void {
   if (files.length === 0) return;
   store.use(`record the attachments of debate \`${debateId}\``, (db) =>
     db.transaction((tx) => {
@@ -20,7 +20,7 @@ export function recordAttachments(store: Store, debateId: string, files: readonl
   );
 }
 
-export function recordBudgetDecision(store: Store, debateId: string, d: BudgetDecision, at: number): void {
+export function recordBudgetDecision(store: RecordWriter, debateId: string, d: BudgetDecision, at: number): void {
   store.use(`record a budget decision of debate \`${debateId}\``, (db) =>
     db.transaction((tx) => {
       const next = tx

@@ -3,7 +3,7 @@ import { asc, eq, sql } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { type ProtocolStep, stepRound } from '../engine/protocol-events.js';
 import { protocolSteps } from './schema-protocols.js';
-import type { Store } from './store.js';
+import type { RecordWriter } from './writer.js';
 
 /** A recorded protocol step, in the order it was reported. */
 export interface StoredStep {
@@ -16,7 +16,7 @@ export interface StoredStep {
 
 type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
-export function recordProtocolStep(store: Store, debateId: string, step: ProtocolStep, afterCallId: number | null, at: number): void {
+export function recordProtocolStep(store: RecordWriter, debateId: string, step: ProtocolStep, afterCallId: number | null, at: number): void {
   store.use(`record a ${step.kind} step of debate \`${debateId}\``, (db) =>
     db.transaction((tx) => {
       const next = tx

@@ -3,12 +3,12 @@ import { asc, eq } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { QualityRecord, Stage } from '../engine/events.js';
 import { resultQuality } from './schema-quality.js';
-import type { Store } from './store.js';
+import type { RecordWriter } from './writer.js';
 
 type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 /** Stores one quality rating; a later rating of the same result and try (a resumed run) replaces it. */
-export function recordQuality(store: Store, debateId: string, rating: QualityRecord, at: number): void {
+export function recordQuality(store: RecordWriter, debateId: string, rating: QualityRecord, at: number): void {
   store.runPrepared(`record the quality of ${rating.agentId}'s ${rating.stage} ${rating.round} for debate \`${debateId}\``, UPSERT_QUALITY, {
     debate_id: debateId,
     stage: rating.stage,

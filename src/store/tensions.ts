@@ -15,7 +15,7 @@ import {
 } from '../protocol/tensions.js';
 import { debates } from './schema.js';
 import { tensionClaims, tensionConsensus, tensionEntries, tensionExchanges, tensionMaps } from './schema-tensions.js';
-import type { Store } from './store.js';
+import type { RecordWriter } from './writer.js';
 
 /**
  * The tension map as recorded: each step's rows as soon as the stage reports them,
@@ -41,7 +41,7 @@ export interface StoredTensionMap {
 type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 /** Writes one step of the tension stage. */
-export function recordTensionUpdate(store: Store, debateId: string, update: TensionUpdate, at: number): void {
+export function recordTensionUpdate(store: RecordWriter, debateId: string, update: TensionUpdate, at: number): void {
   switch (update.step) {
     case 'claims':
       if (update.claims.length === 0) return;
@@ -253,7 +253,7 @@ export function readTensionMap(db: Db, debateId: string): StoredTensionMap | nul
 }
 
 /** How many debates have a tension map flagged for human review, and which of `among` they are. */
-export function flaggedTensionMaps(store: Store, among: readonly string[] = []): { count: number; ids: string[] } {
+export function flaggedTensionMaps(store: RecordWriter, among: readonly string[] = []): { count: number; ids: string[] } {
   return store.use('count the tension maps flagged for review', (db) => {
     const count = db.select({ n: sql<number>`count(*)` }).from(tensionMaps).where(eq(tensionMaps.flagged, true)).get()?.n ?? 0;
     const ids =

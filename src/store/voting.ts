@@ -3,7 +3,7 @@ import { asc, eq, sql } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { BallotRecord, TierRecord, VoteArtifactRecord } from '../engine/vote-events.js';
 import { voteArtifacts, voteTierResults, votes } from './schema-voting.js';
-import type { Store } from './store.js';
+import type { RecordWriter } from './writer.js';
 
 /** A ballot as stored, with the ids of the calls behind it. */
 export interface StoredBallot extends BallotRecord {
@@ -30,7 +30,7 @@ export interface StoredVoting {
 /** Either the store's database or a transaction on it. */
 type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
-export function recordVoteArtifacts(store: Store, debateId: string, artifacts: VoteArtifactRecord[]): void {
+export function recordVoteArtifacts(store: RecordWriter, debateId: string, artifacts: VoteArtifactRecord[]): void {
   if (artifacts.length === 0) return;
   const iteration = artifacts[0]!.iteration;
   store.use(`record the positions put to vote ${iteration} of debate \`${debateId}\``, (db) =>
@@ -42,7 +42,7 @@ export function recordVoteArtifacts(store: Store, debateId: string, artifacts: V
   );
 }
 
-export function recordBallot(store: Store, debateId: string, ballot: BallotRecord, callIds: (number | null)[]): void {
+export function recordBallot(store: RecordWriter, debateId: string, ballot: BallotRecord, callIds: (number | null)[]): void {
   const known = callIds.filter((id): id is number => id !== null);
   store.use(`record the vote of \`${ballot.voterId}\` on \`${ballot.artifactId}\` for debate \`${debateId}\``, (db) =>
     db
@@ -57,7 +57,7 @@ export function recordBallot(store: Store, debateId: string, ballot: BallotRecor
   );
 }
 
-export function recordVoteTiers(store: Store, debateId: string, tiers: TierRecord[]): void {
+export function recordVoteTiers(store: RecordWriter, debateId: string, tiers: TierRecord[]): void {
   if (tiers.length === 0) return;
   const iteration = tiers[0]!.iteration;
   store.use(`record the tiers of vote ${iteration} for debate \`${debateId}\``, (db) =>
@@ -183,6 +183,6 @@ export function readVoting(db: Db, debateId: string): StoredVoting | null {
 }
 
 /** `readVoting` through the store's error mapping. */
-export function loadVoting(store: Store, debateId: string): StoredVoting | null {
+export function loadVoting(store: RecordWriter, debateId: string): StoredVoting | null {
   return store.use(`read the votes of debate \`${debateId}\``, (db) => readVoting(db, debateId));
 }

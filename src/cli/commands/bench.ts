@@ -1,46 +1,8 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
+import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from '../bench-args.js';
 import { dbOption } from '../shared.js';
 
-export interface BenchRunArgs {
-  suite?: string;
-  preset?: string[];
-  resume?: string;
-  limit?: number;
-  seed?: number;
-  concurrency?: number;
-  'num-parallel'?: number;
-  think?: ('on' | 'off')[];
-  host?: string;
-  db?: string;
-  json?: boolean;
-  quiet?: boolean;
-}
-
-export interface BenchReportArgs {
-  run: string;
-  format: 'md' | 'json' | 'html';
-  out?: string;
-  db?: string;
-}
-
-export interface BenchCompareArgs {
-  a: string;
-  b: string;
-  format: 'md' | 'json';
-  db?: string;
-}
-
-export interface BenchImportArgs {
-  kind: 'gsm8k' | 'mmlu';
-  file: string;
-  out?: string;
-}
-
-export interface BenchListArgs {
-  db?: string;
-  json?: boolean;
-}
 
 export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, object> {
   return {

@@ -1,0 +1,41 @@
+/** The command lines of `bench` and its subcommands, as yargs hands them to their handlers. */
+
+export interface BenchRunArgs {
+  suite?: string;
+  preset?: string[];
+  resume?: string;
+  limit?: number;
+  seed?: number;
+  concurrency?: number;
+  'num-parallel'?: number;
+  think?: ('on' | 'off')[];
+  host?: string;
+  db?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export interface BenchReportArgs {
+  run: string;
+  format: 'md' | 'json' | 'html';
+  out?: string;
+  db?: string;
+}
+
+export interface BenchCompareArgs {
+  a: string;
+  b: string;
+  format: 'md' | 'json';
+  db?: string;
+}
+
+export interface BenchImportArgs {
+  kind: 'gsm8k' | 'mmlu';
+  file: string;
+  out?: string;
+}
+
+export interface BenchListArgs {
+  db?: string;
+  json?: boolean;
+}

@@ -1,0 +1,14 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+
+/**
+ * What a feature's module (tensions, voting, quality, material, protocol steps) needs of the
+ * store to read and write its own rows. `Store` provides it; the modules never import the store,
+ * so the store can assemble a debate from their readers without a circle.
+ */
+export interface RecordWriter {
+  /** Runs `fn` on the database; a failure becomes a StoreError naming `what`. */
+  use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T;
+  /** Runs one prepared write (compiled once per store). */
+  runPrepared(what: string, source: string, params: Record<string, unknown>): void;
+}
