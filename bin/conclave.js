@@ -1,8 +1,19 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const entry = new URL('../dist/cli/entry.js', import.meta.url);
+// `--version` answers before anything else is loaded.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V' || args[0] === 'version')) {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`${manifest.version}\n`);
+  process.exit(0);
+}
+
+// The bundled command line (npm run build) starts fastest; the compiled modules work too.
+const bundled = new URL('../dist/cli-bundle/entry.js', import.meta.url);
+const compiled = new URL('../dist/cli/entry.js', import.meta.url);
+const entry = existsSync(fileURLToPath(bundled)) ? bundled : compiled;
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write('conclave: the compiled CLI is missing (dist/). Run `npm run build` in the package folder, or reinstall with `npm ci`.\n');
   process.exit(1);

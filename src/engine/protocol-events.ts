@@ -1,6 +1,7 @@
 import type { AgentRole } from '../config/preset-schema.js';
 import type { SubQuestion } from '../protocol/decompose.js';
-import { type Finding, type Observation, PHASE_ROUND, type PipelinePhase } from '../protocol/pipeline.js';
+import type { Finding, Observation } from '../protocol/pipeline.js';
+import { PHASE_ROUND, type PipelinePhase } from '../protocol/phases.js';
 import type { Pairing } from '../protocol/tournament.js';
 
 /**

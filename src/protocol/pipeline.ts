@@ -3,6 +3,7 @@ import type { AgentRole, AgentSpec } from '../config/preset-schema.js';
 import type { ChatMessage } from './records.js';
 import { boundedText, idEnum, memoSchema } from './grammar.js';
 import { systemPrompt, type PeerView } from './prompts.js';
+import { BLOCKING_CONFIDENCE, blockingFirst } from './phases.js';
 
 /**
  * The review pipeline, pure parts: roles, the observation schemas sent as `format`, how
@@ -11,16 +12,10 @@ import { systemPrompt, type PeerView } from './prompts.js';
  * The engine, not the model, decides what stays blocking.
  */
 
-/** A blocking observation below this confidence is downgraded to non-blocking. */
-export const BLOCKING_CONFIDENCE = 70;
-
 /** Observations one reply may list at most; the grammar stops the model there. */
 export const MAX_OBSERVATIONS = 8;
 
-export type PipelinePhase = 'plan' | 'review' | 'final';
-
-/** The phase number: the round a phase's calls and steps are recorded under. */
-export const PHASE_ROUND: Record<PipelinePhase, number> = { plan: 1, review: 2, final: 3 };
+export { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND, type PipelinePhase } from './phases.js';
 
 /** An agent's role in a pipeline; an agent without one reviews. */
 export function roleOf(agent: Pick<AgentSpec, 'role'>): AgentRole {
@@ -136,10 +131,6 @@ export function applyDowngrade<T extends Omit<Observation, 'downgraded'>>(o: T):
   return { ...o, downgraded: false };
 }
 
-/** Blocking first, then the rest, each group in the order given. */
-export function blockingFirst<T extends { blocking: boolean }>(items: readonly T[]): T[] {
-  return [...items.filter((i) => i.blocking), ...items.filter((i) => !i.blocking)];
-}
 
 /** An observation as one text block for a prompt: `[agent/id] BLOCKING, confidence 80: text / Evidence: …`. */
 export function observationText(agentId: string, o: Observation): string {

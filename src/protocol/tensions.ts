@@ -10,11 +10,12 @@ import { idEnum, memoSchema } from './grammar.js';
  * in docs/tensions.md; the tests in test/protocol/tensions.test.ts follow that page.
  */
 
-export const TENSION_MAP_FORMAT = 'conclave.tension-map';
-export const TENSION_MAP_VERSION = 1;
+import { bySeverity, type ClashType, clashTypes, type Round2DecisionOf, TENSION_MAP_FORMAT, TENSION_MAP_VERSION, typeRank } from './tension-order.js';
 
-export const clashTypes = ['factual', 'interpretive', 'emphasis'] as const;
-export type ClashType = (typeof clashTypes)[number];
+export { bySeverity, type ClashType, clashTypes, qualifies, round2Decision, round2Defaults, type Round2Rule, TENSION_MAP_FORMAT, TENSION_MAP_VERSION } from './tension-order.js';
+
+/** Whether a map fires the targeted exchange, and on which tension. */
+export type Round2Decision = Round2DecisionOf<Tension>;
 
 /** Classify first, then score inside the type's band. */
 export const SEVERITY_BANDS: Readonly<Record<ClashType, { readonly min: number; readonly max: number }>> = {
@@ -378,7 +379,6 @@ export function severityInBand(type: ClashType, severity: number): number {
   return Math.min(band.max, Math.max(band.min, Math.round(severity)));
 }
 
-const typeRank: Record<ClashType, number> = { factual: 0, interpretive: 1, emphasis: 2 };
 
 /**
  * Turns checked clash replies into tensions: agents taken from the claims, severity
@@ -420,57 +420,7 @@ export function tensionsFromClashes(raw: readonly RawClash[], claims: ReadonlyMa
     .map(({ t }, i) => ({ id: `T${i + 1}`, ...t }));
 }
 
-/** Tensions most severe first; ties keep their ids' order. */
-export function bySeverity(tensions: readonly Tension[]): Tension[] {
-  return [...tensions].sort((a, b) => b.severity - a.severity || typeRank[a.type] - typeRank[b.type] || idNumber(a.id) - idNumber(b.id));
-}
-
-function idNumber(id: string): number {
-  const n = Number(/\d+/.exec(id)?.[0]);
-  return Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER;
-}
-
-// ── The targeted exchange ─────────────────────────────────────────────────────────────────
-
-export interface Round2Rule {
-  /** How many qualifying clashes fire the targeted round. */
-  minClashes: number;
-  /** The severity a load-bearing, non-emphasis clash needs to qualify. */
-  minSeverity: number;
-}
-
-export const round2Defaults: Round2Rule = { minClashes: 2, minSeverity: 6 };
-
-export interface Round2Decision {
-  fire: boolean;
-  /** Ids of the clashes that count toward the rule. */
-  qualifying: string[];
-  /** The clash re-put to its two agents, when the round fires. */
-  target: Tension | null;
-  reason: string;
-}
-
-/** Load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
-export function qualifies(t: Tension, rule: Round2Rule): boolean {
-  return t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
-}
-
-/**
- * Fire a targeted round when at least `minClashes` clashes qualify. The target is
- * the most severe qualifying clash; at equal severity one that more information
- * could settle, since that is what a targeted round can do.
- */
-export function round2Decision(tensions: readonly Tension[], rule: Round2Rule = round2Defaults): Round2Decision {
-  const qualifying = bySeverity(tensions.filter((t) => qualifies(t, rule)));
-  const ids = qualifying.map((t) => t.id);
-  const need = `${rule.minClashes} load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
-  if (qualifying.length < rule.minClashes) {
-    return { fire: false, qualifying: ids, target: null, reason: `${qualifying.length} of the needed ${need}` };
-  }
-  const top = qualifying[0]!.severity;
-  const target = qualifying.find((t) => t.severity === top && t.resolvable) ?? qualifying[0]!;
-  return { fire: true, qualifying: ids, target, reason: `${qualifying.length} clashes meet the rule (${need}): ${ids.join(', ')}` };
-}
+// ── The targeted exchange (its rule: tension-order.ts) ─────────────────────────────────────────────────────────────────
 
 /** Resolved when either side concedes; narrowed when either narrows; otherwise (or if a side gave no answer) unresolved. */
 export function round2Outcome(a: Stance | null, b: Stance | null): Round2Outcome {

@@ -2,7 +2,8 @@ import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent } from '../engine/events.js';
 import type { ProtocolStep } from '../engine/protocol-events.js';
 import type { StoredDebate } from '../store/store.js';
-import { BLOCKING_CONFIDENCE, type Finding, type Observation, PHASE_ROUND, blockingFirst } from '../protocol/pipeline.js';
+import type { Finding, Observation } from '../protocol/pipeline.js';
+import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/phases.js';
 import type { Paint } from './style.js';
 
 /**

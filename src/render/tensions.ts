@@ -1,14 +1,7 @@
 import type { DebateEvent } from '../engine/events.js';
 import { clip } from '../protocol/prompts.js';
-import {
-  type Round2Decision,
-  type Tension,
-  type TargetedExchange,
-  type TensionUpdate,
-  bySeverity,
-  round2Decision,
-  round2Defaults,
-} from '../protocol/tensions.js';
+import type { Round2Decision, Tension, TargetedExchange, TensionUpdate } from '../protocol/tensions.js';
+import { bySeverity, round2Decision, round2Defaults } from '../protocol/tension-order.js';
 import type { StoredDebate } from '../store/store.js';
 import type { StoredTensionMap } from '../store/tensions.js';
 import type { Paint } from './style.js';

@@ -1,18 +1,8 @@
 import type { RunResult } from 'better-sqlite3';
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
-import {
-  type Claim,
-  type Review,
-  type Tension,
-  type TargetedExchange,
-  type TargetedTurn,
-  TENSION_MAP_FORMAT,
-  TENSION_MAP_VERSION,
-  type TensionMap,
-  type TensionUpdate,
-  bySeverity,
-} from '../protocol/tensions.js';
+import type { Claim, Review, Tension, TargetedExchange, TargetedTurn, TensionMap, TensionUpdate } from '../protocol/tensions.js';
+import { bySeverity, TENSION_MAP_FORMAT, TENSION_MAP_VERSION } from '../protocol/tension-order.js';
 import { debates } from './schema.js';
 import { tensionClaims, tensionConsensus, tensionEntries, tensionExchanges, tensionMaps } from './schema-tensions.js';
 import type { RecordWriter } from './writer.js';

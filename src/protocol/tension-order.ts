@@ -1,0 +1,70 @@
+// The tension map's format and ordering, without its schemas: what the record's readers need
+// (store/tensions.ts), so a command that only reads the record never loads zod.
+
+export const TENSION_MAP_FORMAT = 'conclave.tension-map';
+export const TENSION_MAP_VERSION = 1;
+
+export const clashTypes = ['factual', 'interpretive', 'emphasis'] as const;
+export type ClashType = (typeof clashTypes)[number];
+
+export const typeRank: Record<ClashType, number> = { factual: 0, interpretive: 1, emphasis: 2 };
+
+/** Tensions most severe first; at equal severity factual before interpretive before emphasis, then by id. */
+export function bySeverity<T extends { severity: number; type: ClashType; id: string }>(tensions: readonly T[]): T[] {
+  return [...tensions].sort((a, b) => b.severity - a.severity || typeRank[a.type] - typeRank[b.type] || idNumber(a.id) - idNumber(b.id));
+}
+
+function idNumber(id: string): number {
+  const n = Number(/\d+/.exec(id)?.[0]);
+  return Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER;
+}
+
+/** What the targeted-exchange rule reads of a tension. */
+export interface RankedClash {
+  id: string;
+  severity: number;
+  type: ClashType;
+  loadBearing: boolean;
+  resolvable: boolean;
+}
+
+export interface Round2Rule {
+  /** How many qualifying clashes fire the targeted round. */
+  minClashes: number;
+  /** The severity a load-bearing, non-emphasis clash needs to qualify. */
+  minSeverity: number;
+}
+
+export const round2Defaults: Round2Rule = { minClashes: 2, minSeverity: 6 };
+
+export interface Round2DecisionOf<T extends RankedClash> {
+  fire: boolean;
+  /** Ids of the clashes that count toward the rule. */
+  qualifying: string[];
+  /** The clash re-put to its two agents, when the round fires. */
+  target: T | null;
+  reason: string;
+}
+
+/** Load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
+export function qualifies(t: RankedClash, rule: Round2Rule): boolean {
+  return t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
+}
+
+/**
+ * Fire a targeted round when at least `minClashes` clashes qualify. The target is
+ * the most severe qualifying clash; at equal severity one that more information
+ * could settle, since that is what a targeted round can do.
+ */
+export function round2Decision<T extends RankedClash>(tensions: readonly T[], rule: Round2Rule = round2Defaults): Round2DecisionOf<T> {
+  const qualifying = bySeverity(tensions.filter((t) => qualifies(t, rule)));
+  const ids = qualifying.map((t) => t.id);
+  const need = `${rule.minClashes} load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
+  if (qualifying.length < rule.minClashes) {
+    return { fire: false, qualifying: ids, target: null, reason: `${qualifying.length} of the needed ${need}` };
+  }
+  const top = qualifying[0]!.severity;
+  const target = qualifying.find((t) => t.severity === top && t.resolvable) ?? qualifying[0]!;
+  return { fire: true, qualifying: ids, target, reason: `${qualifying.length} clashes meet the rule (${need}): ${ids.join(', ')}` };
+}
+
