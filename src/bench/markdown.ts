@@ -22,14 +22,14 @@ export function renderBenchMarkdown(report: BenchReport): string {
   return parts.join('\n');
 }
 
-/** The short table printed at the end of `npx conclave bench`: accuracy per condition. */
+/** The short table printed at the end of `conclave bench`: accuracy per condition. */
 export function renderBenchSummary(report: BenchReport): string {
   const rows = conditionRows(report.conditions);
   const table = formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
   return report.parseHealth?.warning ? `${table}\n⚠ Warning: ${report.parseHealth.warning}\n` : table;
 }
 
-/** `npx conclave bench compare` as Markdown. */
+/** `conclave bench compare` as Markdown. */
 export function renderComparisonMarkdown(c: RunComparison): string {
   const lines = [
     `# Bench runs ${c.a.id} (A) and ${c.b.id} (B)`,

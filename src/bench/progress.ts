@@ -69,7 +69,7 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
         if (drawn) stream.write('\n');
         drawn = false;
         stream.write(
-          `${paint('red', `bench: warning: ${tally.unparsed} of ${tally.answers} answers so far could not be read as an answer.`)} They count as wrong, so accuracy here measures parsing more than the models. Check that the models follow the requested JSON (see \`npx conclave show\` on a debate, or the report's parse failures).\n`,
+          `${paint('red', `bench: warning: ${tally.unparsed} of ${tally.answers} answers so far could not be read as an answer.`)} They count as wrong, so accuracy here measures parsing more than the models. Check that the models follow the requested JSON (see \`conclave show\` on a debate, or the report's parse failures).\n`,
         );
       }
       if (style.live) {

@@ -121,7 +121,7 @@ export interface ItemRow {
   exitReason: string | null;
 }
 
-/** Everything `npx conclave bench report` shows, as one versioned JSON document. */
+/** Everything `conclave bench report` shows, as one versioned JSON document. */
 export interface BenchReport {
   format: 'conclave-bench-report';
   version: number;

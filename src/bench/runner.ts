@@ -149,7 +149,7 @@ export function checkResumable(run: BenchRunRecord, trialsDone: number): void {
   const total = run.itemCount * run.presets.length;
   if (run.status === 'completed') {
     throw new InputError('BENCH_FINISHED', `Bench run \`${run.id}\` has already finished (${trialsDone} of ${total} items done); there is nothing to resume.`, {
-      hint: `See its results with \`npx conclave bench report ${run.id}\`.`,
+      hint: `See its results with \`conclave bench report ${run.id}\`.`,
     });
   }
   if (run.status === 'running' && run.pid !== process.pid && run.hostname === hostname() && isProcessAlive(run.pid)) {
@@ -216,7 +216,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
     finishBenchRun(store, runId, 'interrupted', reason, now());
     if (failure !== null) throw failure;
     throw new InterruptedError(`Bench run ${runId} was stopped after ${finished} of ${total} items; every finished item is kept.`, {
-      hint: `Continue it with \`npx conclave bench --resume ${runId}\`.`,
+      hint: `Continue it with \`conclave bench --resume ${runId}\`.`,
     });
   }
   finishBenchRun(store, runId, 'completed', null, now());
@@ -346,7 +346,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     null;
   if (outage !== null) {
     throw new HostError('BENCH_HOST_LOST', `Item \`${item.id}\` of bench run ${ctx.runId} could not be completed: ${outage}`, {
-      hint: `Fix the server (start it, or pull the model), then continue with \`npx conclave bench --resume ${ctx.runId}\`; finished items are kept.`,
+      hint: `Fix the server (start it, or pull the model), then continue with \`conclave bench --resume ${ctx.runId}\`; finished items are kept.`,
     });
   }
 

@@ -149,7 +149,7 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
     tables.push({
       id: `items-${preset.name}`,
       title: rows.length > shown.length ? `${title} (first ${shown.length} of ${rows.length})` : title,
-      legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `npx conclave show`.',
+      legend: 'What each condition answered (✓ right, ✗ wrong, ∅ nothing readable), with the debate to open with `conclave show`.',
       headers: ['item', 'gold', ...columns, 'rounds', 'exit', 'debate'],
       numeric: [],
       rows: shown.map((i) => [i.id, i.gold, ...columns.map((c) => mark(i.answers[c])), i.rounds === null ? '–' : String(i.rounds), i.exitReason ?? '–', i.debateId ?? '–']),

@@ -1,6 +1,7 @@
-import { main } from './main.js';
+import { fastPath } from './fast-path.js';
+import { processIO } from './io.js';
 
-// A reader that closes the pipe early (`npx conclave show ID --json | head -1`) has what it wanted:
+// A reader that closes the pipe early (`conclave show ID --json | head -1`) has what it wanted:
 // end quietly and successfully rather than with a stack trace.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') process.exit(0);
@@ -12,4 +13,6 @@ process.stderr.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-process.exitCode = await main(process.argv.slice(2));
+// The everyday reading commands skip loading yargs when their command line is plain.
+const argv = process.argv.slice(2);
+process.exitCode = (await fastPath(argv, processIO())) ?? (await (await import('./main.js')).main(argv));

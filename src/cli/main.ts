@@ -1,6 +1,4 @@
 import yargs from 'yargs';
-import { isConclaveError } from '../errors.js';
-import { inert } from '../render/inert.js';
 import { benchCommand } from './commands/bench.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
@@ -19,8 +17,8 @@ import { simCommand } from './commands/sim.js';
 import { synthesizeCommand } from './commands/synthesize.js';
 import { verifyCommand } from './commands/verify.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
+import { report, UsageError } from './report.js';
 
-class UsageError extends Error {}
 
 /** Thrown after yargs has validated a command line, to stop before its handler runs. */
 class ParsedOnly extends Error {}
@@ -56,6 +54,22 @@ export async function checkCommandLine(argv: string[], io: CliIO = processIO()):
   }
 }
 
+/** The arguments yargs hands a command's handler for this line (tests compare the fast path with it); null when it refuses the line. */
+export async function parsedCommandLine(argv: string[], io: CliIO = processIO()): Promise<Record<string, unknown> | null> {
+  let seen: Record<string, unknown> | null = null;
+  const parser = cliParser(argv, io, new ExitCode()).middleware((args) => {
+    seen = { ...args };
+    throw new ParsedOnly();
+  });
+  try {
+    await parser.parseAsync();
+  } catch (err) {
+    if (err instanceof UsageError) return null;
+    if (!(err instanceof ParsedOnly)) throw err;
+  }
+  return seen;
+}
+
 function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
   const parser = yargs(argv)
     .scriptName('conclave')
@@ -78,7 +92,7 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .command(benchCommand(io, exit))
     .command(serveCommand(io, exit))
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
-    .demandCommand(1, 'Name a command, e.g. `npx conclave run "question" --preset tech-decision`.')
+    .demandCommand(1, 'Name a command, e.g. `conclave run "question" --preset tech-decision`.')
     .strict()
     .help()
     .alias('h', 'help')
@@ -101,21 +115,3 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
   return parser;
 }
 
-function report(err: unknown, io: CliIO, debug: boolean): number {
-  if (err instanceof UsageError) {
-    io.stderr.write(`conclave: ${inert(err.message)}\nRun \`npx conclave --help\` for the commands and options.\n`);
-    return 2;
-  }
-  if (isConclaveError(err)) {
-    // Messages can quote a model's reply or a server's error text.
-    io.stderr.write(`conclave: ${inert(err.message)}\n`);
-    if (err.hint) io.stderr.write(`  ${inert(err.hint)}\n`);
-    if (debug && err.stack) io.stderr.write(`${inert(err.stack)}\n`);
-    return err.exitCode;
-  }
-  // Anything else is a bug in Conclave, not something the user did.
-  const e = err as Error;
-  io.stderr.write(`conclave: internal error: ${inert(e?.message ?? String(err))}\n`);
-  io.stderr.write(debug && e?.stack ? `${inert(e.stack)}\n` : '  Run again with --debug for the stack trace, and report it with that output.\n');
-  return 70;
-}

@@ -77,7 +77,7 @@ export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-f
   }
   if (file !== undefined) return readQuestionFile(file, io.cwd);
   if (args.question === undefined) {
-    throw new InputError('NO_QUESTION', 'No question was given.', { hint: 'Pass it in quotes (`npx conclave run "…" --preset NAME`), as `-` to read standard input, or with --question-file FILE.' });
+    throw new InputError('NO_QUESTION', 'No question was given.', { hint: 'Pass it in quotes (`conclave run "…" --preset NAME`), as `-` to read standard input, or with --question-file FILE.' });
   }
   if (args.question !== '-') return args.question;
   const stdin = io.stdin ?? process.stdin;
@@ -95,7 +95,7 @@ export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-f
 
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const question = await questionOf(args, io);
-  if (question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `npx conclave run "…" --preset NAME`.' });
+  if (question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
     throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
@@ -253,20 +253,20 @@ function keptInMemory(io: CliIO, store: Store, err: StoreError, unwritten: Debat
   for (const e of finished) io.stderr.write(`  not written: ${e.call.stage} call of ${inert(e.call.agentId)}, round ${e.call.round}, ${e.call.status}, ${e.call.raw.length} characters of reply\n`);
   return new InterruptedError(
     `Debate ${id} stopped, interrupted: ${err.message.replace(/\.$/, '')}.${saved}`,
-    { hint: `Once the lock is released, go on with \`npx conclave resume ${id}\`. ${err.hint ?? ''}`.trim() },
+    { hint: `Once the lock is released, go on with \`conclave resume ${id}\`. ${err.hint ?? ''}`.trim() },
   );
 }
 
 /** Exit 5 for a review pipeline whose filter failed: the plan and reviews are kept, and the card lists them. */
 function unfiltered(id: string, error: string | null): DebateFailedError {
   return new DebateFailedError('FILTER_FAILED', `Review ${id} ran its plan and reviews, but the filter failed: ${(error ?? 'no reason recorded').replace(/\.$/, '')}. The reviews are kept, and the card lists their observations.`, {
-    hint: `See everything recorded with \`npx conclave show ${id}\`; run the review again with \`npx conclave run\`, with a larger model for the filter if it keeps failing.`,
+    hint: `See everything recorded with \`conclave show ${id}\`; run the review again with \`conclave run\`, with a larger model for the filter if it keeps failing.`,
   });
 }
 
 /** Exit 5: the command did not fully succeed, but every round is kept and the card shows them. */
 export function unsynthesized(id: string, error: string | null): DebateFailedError {
   return new DebateFailedError('SYNTHESIS_FAILED', `Debate ${id} ran all its rounds, but the synthesis failed: ${(error ?? 'no reason recorded').replace(/\.$/, '')}. The rounds are kept, and the card shows each agent's final position.`, {
-    hint: `Run \`npx conclave synthesize ${id}\` to synthesize it again from the stored transcript (--model M picks another synthesizer).`,
+    hint: `Run \`conclave synthesize ${id}\` to synthesize it again from the stored transcript (--model M picks another synthesizer).`,
   });
 }

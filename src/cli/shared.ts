@@ -25,7 +25,7 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
 /** `--sign-key`: seals written by this command are signed with that Ed25519 private key (docs/record.md). */
 export const signKeyOption = {
   type: 'string',
-  describe: 'Sign every seal with this Ed25519 private key (default: $CONCLAVE_SIGNING_KEY; make one with `npx conclave keys init`)',
+  describe: 'Sign every seal with this Ed25519 private key (default: $CONCLAVE_SIGNING_KEY; make one with `conclave keys init`)',
 } as const;
 
 async function loadSigner(file: string) {
@@ -35,7 +35,7 @@ async function loadSigner(file: string) {
     what: 'Signing key',
     code: 'SIGNING_KEY',
     maxBytes: 64 * 1024,
-    hint: 'Pass the private key written by `npx conclave keys init` with --sign-key or CONCLAVE_SIGNING_KEY.',
+    hint: 'Pass the private key written by `conclave keys init` with --sign-key or CONCLAVE_SIGNING_KEY.',
   });
   return signerFromPem(pem, file);
 }

@@ -68,7 +68,7 @@ export function readQuestionFile(path: string, base: string): string {
 
 /** Reads standard input (`run -`) as a question, with the size, text and blank checks of a question file. */
 export function questionFromBytes(bytes: Buffer): string {
-  return checkText(bytes, 'standard input', { ...QUESTION, noun: 'The question on', empty: 'Pipe the question in (`echo "…" | npx conclave run - --preset NAME`), or pass it as an argument.' }).trim();
+  return checkText(bytes, 'standard input', { ...QUESTION, noun: 'The question on', empty: 'Pipe the question in (`echo "…" | conclave run - --preset NAME`), or pass it as an argument.' }).trim();
 }
 
 function readKindFile(path: string, kind: TextFileKind): { content: string; bytes: Buffer } {

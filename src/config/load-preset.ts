@@ -44,7 +44,7 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
     });
   }
   throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.`, {
-    hint: 'Check the path, or use a built-in preset name (see `npx conclave presets`).',
+    hint: 'Check the path, or use a built-in preset name (see `conclave presets`).',
   });
 }
 
@@ -54,7 +54,7 @@ export function loadPreset(nameOrPath: string, cwd = process.cwd()): LoadedPrese
     what: 'Preset file',
     code: 'PRESET',
     maxBytes: FILE_LIMITS.preset,
-    hint: 'Pass a YAML or JSON preset file, or a built-in preset name (see `npx conclave presets`).',
+    hint: 'Pass a YAML or JSON preset file, or a built-in preset name (see `conclave presets`).',
   });
   let data: unknown;
   try {

@@ -78,7 +78,7 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
           waitingSince ??= now;
           if (now - waitingSince >= lockWaitMs) {
             failure = new StoreError('STORE_LOCKED', `${err.message.replace(/\.$/, '')}, for ${Math.round((now - waitingSince) / 1000)} s: ${describePending(pending)} could not be written.`, {
-              hint: `The debate stops here, interrupted; everything written before the lock stays, and \`npx conclave resume\` goes on from it once the lock is released. ${err.hint ?? ''}`.trim(),
+              hint: `The debate stops here, interrupted; everything written before the lock stays, and \`conclave resume\` goes on from it once the lock is released. ${err.hint ?? ''}`.trim(),
               cause: err,
             });
             options.onGiveUp?.(failure);

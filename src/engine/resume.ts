@@ -37,13 +37,13 @@ export function planResume(d: StoredDebate): ResumePlan {
         ? `it is still running (process ${d.pid} on ${d.hostname})`
         : `it is ${d.status}${d.exitReason ? ` (${d.exitReason})` : ''}: there is nothing left to run`;
     throw new InputError('DEBATE_NOT_RESUMABLE', `Debate \`${d.id}\` cannot be resumed: ${why}.`, {
-      hint: 'Only an interrupted debate (killed, stopped with Ctrl-C, or cut off from its host) can be resumed. Run `npx conclave list --status interrupted`.',
+      hint: 'Only an interrupted debate (killed, stopped with Ctrl-C, or cut off from its host) can be resumed. Run `conclave list --status interrupted`.',
     });
   }
   const kind = (d.preset.protocol as { kind?: string }).kind ?? 'debate';
   if (!RESUMABLE.has(kind)) {
     throw new InputError('PROTOCOL_NOT_RESUMABLE', `Debate \`${d.id}\` ran the ${kind} protocol, which cannot go on from a stored point.`, {
-      hint: 'Resume works for the debate and parallel protocols. Run the question again with `npx conclave run`.',
+      hint: 'Resume works for the debate and parallel protocols. Run the question again with `conclave run`.',
     });
   }
   const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);

@@ -56,7 +56,7 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   }
   if ((d.preset.protocol as { kind?: string }).kind === 'pipeline') {
     throw new InputError('PROTOCOL_NOT_RESYNTHESIZABLE', `Debate ${id} is a review pipeline: its result is the filter's report, which \`synthesize\` does not write.`, {
-      hint: `Its plan and reviews are kept: see them with \`npx conclave show ${id}\`, or run the review again with \`npx conclave run\`.`,
+      hint: `Its plan and reviews are kept: see them with \`conclave show ${id}\`, or run the review again with \`conclave run\`.`,
     });
   }
   const rounds = transcriptOf(d);
@@ -67,7 +67,7 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   const previous = [...d.calls].reverse().find((c) => (c.stage === 'synthesis' || c.stage === 'reassembly') && c.attempt === 0);
   if (!previous && (!last || usable === 0)) {
     throw new DebateFailedError('NOTHING_TO_SYNTHESIZE', `Debate ${id} has no usable answer in its last round, so there is nothing to synthesize.`, {
-      hint: `See what it recorded with \`npx conclave show ${id}\`, and run the question again.`,
+      hint: `See what it recorded with \`conclave show ${id}\`, and run the question again.`,
     });
   }
   const preset = d.preset;

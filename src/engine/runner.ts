@@ -641,7 +641,7 @@ export class Runner {
     throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${this.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
       hint: budget
         ? `The token budget (${this.tally.limit?.toLocaleString("en-US")} tokens) does not cover two answers: raise --token-budget (or protocol.tokenBudget), or give agents priority: high.`
-        : 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `npx conclave show ' + this.id + '`.',
+        : 'Check the failures above (model errors, timeouts or invalid JSON); the calls are stored, see `conclave show ' + this.id + '`.',
     });
   }
 
@@ -904,7 +904,7 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail: 'stopped by the user', at: this.now() });
     this.finish('interrupted', 'interrupted', 'stopped by the user');
     throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `Go on from where it stopped with \`npx conclave resume ${this.id}\`; see what it got to with \`npx conclave show ${this.id}\`.`,
+      hint: `Go on from where it stopped with \`conclave resume ${this.id}\`; see what it got to with \`conclave show ${this.id}\`.`,
       debateId: this.id,
     });
   }
@@ -915,7 +915,7 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
     this.finish('interrupted', 'interrupted', detail);
     throw new HostError('HOST_UNREACHABLE', `Debate ${this.id} stopped in round ${this.#round}: ${detail}. Everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `Start the server again (\`ollama serve\`), then go on with \`npx conclave resume ${this.id}\` (add --host URL to go on with another server).`,
+      hint: `Start the server again (\`ollama serve\`), then go on with \`conclave resume ${this.id}\` (add --host URL to go on with another server).`,
     });
   }
 

@@ -100,7 +100,7 @@ function finalPositionLines(d: StoredDebate, paint: ReturnType<typeof painter>, 
   } else {
     lines.push('', paint('dim', 'No judge score was recorded.'));
   }
-  if (d.status === 'unsynthesized') lines.push('', paint('dim', `Finish it with \`npx conclave synthesize ${d.id}\` (add --model M to use another synthesizer).`));
+  if (d.status === 'unsynthesized') lines.push('', paint('dim', `Finish it with \`conclave synthesize ${d.id}\` (add --model M to use another synthesizer).`));
   return lines;
 }
 

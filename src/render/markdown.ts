@@ -48,7 +48,7 @@ export function renderMarkdown(stored: StoredDebate): string {
       if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
     } else {
       out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
-      if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`npx conclave synthesize ${d.id}\`.`, '');
+      if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`conclave synthesize ${d.id}\`.`, '');
     }
   }
   out.push(...materialMarkdown(d));

@@ -131,7 +131,7 @@ function synthesisAttempts(d: StoredDebate): Html {
 
 function synthesisCard(d: StoredDebate): Html {
   const s = d.synthesis;
-  const retry = d.status === 'unsynthesized' ? html`<p class="muted">Every round is kept; \`npx conclave synthesize ${d.id}\` tries the synthesis again.</p>` : '';
+  const retry = d.status === 'unsynthesized' ? html`<p class="muted">Every round is kept; \`conclave synthesize ${d.id}\` tries the synthesis again.</p>` : '';
   if (!s) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="muted">${d.status === 'running' ? 'Not written yet.' : 'No synthesis was recorded.'}</p>${retry}${synthesisAttempts(d)}</section>`;
   if (!s.synthesis) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="error">The synthesis failed: ${s.error ?? 'unknown error'}</p>${retry}${synthesisAttempts(d)}</section>`;
   const y = s.synthesis;

@@ -54,7 +54,7 @@ export function listPage(all: DebateListEntry[], runs: BenchRunSummary[], f: Lis
 </form>
 ${
   debates.length === 0
-    ? html`<p class="muted" id="no-debates">${all.length === 0 ? 'No debates recorded yet. Run one with `npx conclave run "question" --preset NAME`, or try `npx conclave demo`.' : 'No debate matches the filter.'}</p>`
+    ? html`<p class="muted" id="no-debates">${all.length === 0 ? 'No debates recorded yet. Run one with `conclave run "question" --preset NAME`, or try `conclave demo`.' : 'No debate matches the filter.'}</p>`
     : html`<table class="list" id="debates">
 <thead><tr><th>created</th><th>status</th><th>preset</th><th>question</th><th class="num">rounds</th><th class="num">conv.</th><th class="num">agents</th><th class="num">calls</th><th>id</th></tr></thead>
 <tbody>
@@ -77,7 +77,7 @@ ${debates.map(
 <h2>Bench runs</h2>
 ${
   benchRuns.length === 0
-    ? html`<p class="muted">${runs.length === 0 ? 'No bench runs recorded. See `npx conclave bench --help`.' : 'No bench run matches the filter.'}</p>`
+    ? html`<p class="muted">${runs.length === 0 ? 'No bench runs recorded. See `conclave bench --help`.' : 'No bench run matches the filter.'}</p>`
     : html`<table class="list" id="bench-runs">
 <thead><tr><th>started</th><th>status</th><th>suite</th><th>presets</th><th class="num">trials done</th><th>id</th></tr></thead>
 <tbody>

@@ -140,7 +140,7 @@ export function createViewer(opts: ViewerOptions): Viewer {
     }
     const auth = authorized(req, url);
     if (auth === 'no') {
-      sendHtml(res, 401, errorPage(401, 'Token needed', 'This viewer listens beyond this machine and needs the token printed by `npx conclave serve`. Open the URL it printed (it ends in ?token=…) once; a cookie keeps you signed in.'), {
+      sendHtml(res, 401, errorPage(401, 'Token needed', 'This viewer listens beyond this machine and needs the token printed by `conclave serve`. Open the URL it printed (it ends in ?token=…) once; a cookie keeps you signed in.'), {
         'www-authenticate': 'Bearer realm="conclave"',
       });
       return;

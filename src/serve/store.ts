@@ -18,7 +18,7 @@ export function openStoreReadOnly(path: string): Store {
   const file = resolve(path);
   if (!existsSync(file)) {
     throw new StoreError('STORE_NOT_FOUND', `There is no database at ${file}.`, {
-      hint: 'Run a debate first (`npx conclave demo` records one), or point --db (or CONCLAVE_DB) at an existing record.',
+      hint: 'Run a debate first (`conclave demo` records one), or point --db (or CONCLAVE_DB) at an existing record.',
     });
   }
   let sqlite: Database.Database;
@@ -57,7 +57,7 @@ function checkSchema(sqlite: Database.Database, file: string): void {
   }
   if (applied === null || applied < latest) {
     throw new StoreError('STORE_NEEDS_UPGRADE', `${file} ${applied === null ? 'is not a Conclave record' : 'was written by an older version of Conclave'}; a read-only connection cannot upgrade it.`, {
-      hint: 'Any command that records (`npx conclave run`, `npx conclave demo`, `npx conclave bench`) upgrades it, or read a snapshot with `openStore(path, { readonly: true })`.',
+      hint: 'Any command that records (`conclave run`, `conclave demo`, `conclave bench`) upgrades it, or read a snapshot with `openStore(path, { readonly: true })`.',
     });
   }
 }
@@ -96,7 +96,7 @@ export function openViewerStore(path: string, warn: (line: string) => void): Sto
     if (!(err instanceof StoreError) || err.code !== 'STORE_NEEDS_UPGRADE') throw err;
     const store = openStore(path, { readonly: true });
     warn(
-      `${store.path} was written by an older version of Conclave. The viewer shows it as it is now and will not follow debates recorded from here on; a command that records (\`npx conclave run\`) upgrades the file.`,
+      `${store.path} was written by an older version of Conclave. The viewer shows it as it is now and will not follow debates recorded from here on; a command that records (\`conclave run\`) upgrades the file.`,
     );
     return store;
   }

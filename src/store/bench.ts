@@ -127,7 +127,7 @@ export interface BenchData {
   calls: BenchCallStat[];
 }
 
-const runHint = 'Run `npx conclave bench list` to see the bench runs in this database.';
+const runHint = 'Run `conclave bench list` to see the bench runs in this database.';
 
 export function createBenchRun(store: Store, run: NewBenchRun): void {
   store.use(`create bench run \`${run.id}\``, (db) =>

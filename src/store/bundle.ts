@@ -56,13 +56,13 @@ export function parseBundle(text: string, source: string): Bundle {
     value = JSON.parse(text);
   } catch (err) {
     throw new InputError('BUNDLE_INVALID', `${source} is not a Conclave bundle: it is not JSON (${(err as Error).message}).`, {
-      hint: 'Write bundles with `npx conclave export ID --format bundle`.',
+      hint: 'Write bundles with `conclave export ID --format bundle`.',
     });
   }
   const b = value as Partial<Bundle> | null;
   if (!b || typeof b !== 'object' || b.format !== BUNDLE_FORMAT) {
     throw new InputError('BUNDLE_INVALID', `${source} is not a Conclave bundle (its \`format\` is not \`${BUNDLE_FORMAT}\`).`, {
-      hint: 'Write bundles with `npx conclave export ID --format bundle`; `export --format json` writes a document, which cannot be imported.',
+      hint: 'Write bundles with `conclave export ID --format bundle`; `export --format json` writes a document, which cannot be imported.',
     });
   }
   if (b.version !== BUNDLE_VERSION || b.chain !== CHAIN_VERSION) {
@@ -179,7 +179,7 @@ export function importBundle(store: Store, bundle: Bundle, source: string): Impo
         if (existing) {
           if (canonicalJson(bundleOf(existing)) === canonicalJson(bundle)) return { id, verdict, inserted: false };
           throw new StoreError('IMPORT_DUPLICATE', `Debate \`${id}\` is already in ${store.path}, with a different record than ${source}.`, {
-            hint: 'Import into another database with --db, or compare both with `npx conclave show ID --json`.',
+            hint: 'Import into another database with --db, or compare both with `conclave show ID --json`.',
           });
         }
         insertRows(sqlite, bundle);
@@ -188,7 +188,7 @@ export function importBundle(store: Store, bundle: Bundle, source: string): Impo
         const again = stored ? verifyRows(stored) : null;
         if (!again || again.state !== verdict.state) {
           throw new IntegrityError('IMPORT_MISMATCH', `Debate \`${id}\` from ${source} did not verify once inserted into ${store.path}; nothing was imported.`, {
-            hint: 'Run `npx conclave verify` on the machine it came from and export it again; if that verifies, report this as a bug.',
+            hint: 'Run `conclave verify` on the machine it came from and export it again; if that verifies, report this as a bug.',
           });
         }
         return { id, verdict, inserted: true };

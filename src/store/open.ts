@@ -82,7 +82,7 @@ function openReadonly(file: string, busyTimeoutMs: number): Store {
   checkNotDirectory(file);
   if (!existsSync(file)) {
     throw new StoreError('STORE_MISSING', `No database at ${file}; run a debate first or pass --db.`, {
-      hint: 'Run `npx conclave run "question" --preset NAME` to create it, or pass --db (or set CONCLAVE_DB) with the path of an existing database.',
+      hint: 'Run `conclave run "question" --preset NAME` to create it, or pass --db (or set CONCLAVE_DB) with the path of an existing database.',
     });
   }
   let sqlite: Database.Database;

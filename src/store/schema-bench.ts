@@ -22,7 +22,7 @@ export interface BenchPresetSnapshot {
   preset: Preset;
 }
 
-/** One `npx conclave bench` invocation: which suite, which presets, how it was run. */
+/** One `conclave bench` invocation: which suite, which presets, how it was run. */
 export const benchRuns = sqliteTable(
   'bench_runs',
   {

@@ -34,12 +34,12 @@ export function signerFromPem(pem: string, source: string): SealSigner {
     key = createPrivateKey(pem);
   } catch (err) {
     throw new InputError('SIGNING_KEY_INVALID', `${source} is not a private key Conclave can read (${(err as Error).message}).`, {
-      hint: 'Make a key pair with `npx conclave keys init` and pass its private key with --sign-key or CONCLAVE_SIGNING_KEY.',
+      hint: 'Make a key pair with `conclave keys init` and pass its private key with --sign-key or CONCLAVE_SIGNING_KEY.',
     });
   }
   if (key.asymmetricKeyType !== 'ed25519') {
     throw new InputError('SIGNING_KEY_INVALID', `${source} is a ${key.asymmetricKeyType ?? 'unknown'} key; seals are signed with Ed25519 keys.`, {
-      hint: 'Make a key pair with `npx conclave keys init`.',
+      hint: 'Make a key pair with `conclave keys init`.',
     });
   }
   const keyId = keyIdOf(createPublicKey(key));
@@ -53,12 +53,12 @@ export function publicKeyFromPem(pem: string, source: string): KeyObject {
     key = createPublicKey(pem);
   } catch (err) {
     throw new InputError('PUBLIC_KEY_INVALID', `${source} is not a public key Conclave can read (${(err as Error).message}).`, {
-      hint: 'Pass the `conclave-seal.pub` file written by `npx conclave keys init`.',
+      hint: 'Pass the `conclave-seal.pub` file written by `conclave keys init`.',
     });
   }
   if (key.asymmetricKeyType !== 'ed25519') {
     throw new InputError('PUBLIC_KEY_INVALID', `${source} is a ${key.asymmetricKeyType ?? 'unknown'} key; seals are signed with Ed25519 keys.`, {
-      hint: 'Pass the `conclave-seal.pub` file written by `npx conclave keys init`.',
+      hint: 'Pass the `conclave-seal.pub` file written by `conclave keys init`.',
     });
   }
   return key;

@@ -45,7 +45,7 @@ import { describeHolders, fileHolders } from './holders.js';
 import { readTensionMap, type StoredTensionMap } from './tensions.js';
 import { readVoting, type StoredVoting } from './voting.js';
 
-/** One line of `npx conclave list`. */
+/** One line of `conclave list`. */
 export interface DebateSummary {
   id: string;
   question: string;
@@ -521,7 +521,7 @@ export class Store {
       throw new StoreError(
         'DEBATE_ID_AMBIGUOUS',
         `Debate id \`${wanted}\` in ${this.path} matches several debates: ${shown}${matches.length > 5 ? ', …' : ''}.`,
-        { hint: 'Type more characters of the id. Run `npx conclave list` to see full ids.' },
+        { hint: 'Type more characters of the id. Run `conclave list` to see full ids.' },
       );
     }
     return first;
@@ -707,7 +707,7 @@ export class Store {
 
   #notFound(id: string): StoreError {
     return new StoreError('DEBATE_NOT_FOUND', `No debate \`${id}\` in ${this.path}.`, {
-      hint: 'Run `npx conclave list` to see stored debates.',
+      hint: 'Run `conclave list` to see stored debates.',
     });
   }
 

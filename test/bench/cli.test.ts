@@ -38,7 +38,7 @@ describe('conclave bench', () => {
     const id = /Bench run (b\d{6}-\d{6}-[0-9a-f]{4})/.exec(r.stderr)?.[1];
     expect(id).toBeDefined();
     // The printed command names this database, so it works as printed.
-    expect(r.stderr).toContain(`Full report: \`npx conclave bench report ${id} --db ${db} --format html --out report.html\``);
+    expect(r.stderr).toContain(`Full report: \`conclave bench report ${id} --db ${db} --format html --out report.html\``);
     runs.push(id!);
   });
 
@@ -85,7 +85,7 @@ describe('conclave bench', () => {
     const unknown = await cli(['bench', '--resume', 'b999999-nope', '--db', db]);
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain('There is no bench run `b999999-nope`');
-    expect(unknown.stderr).toContain('npx conclave bench list');
+    expect(unknown.stderr).toContain('conclave bench list');
   });
 
   it('rejects a malformed suite line at load time, naming the file, the line and the field', async () => {

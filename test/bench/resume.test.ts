@@ -67,7 +67,7 @@ describe('bench resume', () => {
     expect(err).toBeInstanceOf(InputError);
     expect((err as InputError).code).toBe('BENCH_FINISHED');
     expect((err as InputError).message).toContain('1 of 1 items done');
-    expect((err as InputError).hint).toContain(`npx conclave bench report ${runId}`);
+    expect((err as InputError).hint).toContain(`conclave bench report ${runId}`);
   });
 
   it('says so when asked to resume a run that does not exist', async () => {
@@ -149,7 +149,7 @@ describe('answer calls', () => {
     const err = await bench.execute(runId).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HostError);
     expect((err as HostError).code).toBe('BENCH_HOST_LOST');
-    expect((err as HostError).hint).toContain(`npx conclave bench --resume ${runId}`);
+    expect((err as HostError).hint).toContain(`conclave bench --resume ${runId}`);
     const done = () => loadBenchData(bench!.store, runId).trials.map((t) => t.itemId);
     expect(done()).toEqual(['i1']);
     broken = false;

@@ -172,7 +172,7 @@ describe('Ctrl-C during a run', () => {
       const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
       expect(code).toBe(130);
       expect(stderr).toContain('marked interrupted');
-      expect(stderr).toMatch(/go on from where it stopped with `npx conclave resume [0-9a-f-]+`/i);
+      expect(stderr).toMatch(/go on from where it stopped with `conclave resume [0-9a-f-]+`/i);
       expect(stderr.match(/Stopped: interrupted/g)).toHaveLength(1);
       expect(stderr).not.toContain('the debate goes on');
       expect(stderr).not.toMatch(/\n\s+at /);
@@ -200,9 +200,9 @@ describe('Ctrl-C during a run', () => {
     });
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     expect(code).toBe(130);
-    const id = /npx conclave resume ([0-9a-f-]+) --host http:\/\/127\.0\.0\.1:11434/.exec(stderr)?.[1];
+    const id = /conclave resume ([0-9a-f-]+) --host http:\/\/127\.0\.0\.1:11434/.exec(stderr)?.[1];
     expect(stderr).toContain("The demo's simulator stopped with it");
-    expect(stderr).toContain('`npx conclave sim`');
+    expect(stderr).toContain('`conclave sim`');
     expect(id).toBeDefined();
     // What the hint says, with a simulator of our own on a free port instead of 11434.
     const { builtinPresetNames, loadPreset } = await import('../../src/config/load-preset.js');

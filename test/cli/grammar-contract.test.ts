@@ -150,7 +150,7 @@ describe('the grammar is the contract', () => {
     expect(r.code).toBe(5);
     expect(r.stdout).toContain('No report: ');
     expect(r.stdout).toContain('r1 observes a review point');
-    expect(r.stderr).toMatch(/ran its plan and reviews, but the filter failed[\s\S]*npx conclave show/);
+    expect(r.stderr).toMatch(/ran its plan and reviews, but the filter failed[\s\S]*conclave show/);
     expect(r.stderr).not.toContain('conclave synthesize');
     const id = /debate (\S+) · unsynthesized/.exec(r.stdout)?.[1];
     const again = await cli(['synthesize', id!, '--host', sim.url, '--db', db]);

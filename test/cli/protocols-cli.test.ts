@@ -56,7 +56,7 @@ describe('protocols from the CLI', () => {
     });
   }
 
-  it('runs the code-review pipeline against the simulator as `npx conclave sim` serves it, then shows, exports and replays its report', async () => {
+  it('runs the code-review pipeline against the simulator as `conclave sim` serves it, then shows, exports and replays its report', async () => {
     const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
     const demo = demoResponder(presets);
     const seen: SimRequest[] = [];

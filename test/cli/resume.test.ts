@@ -292,7 +292,7 @@ describe('conclave resume', () => {
       const run = await cli(['run', 'Should we do B?', '--preset', presetFile, '--host', url, '--db', db, '--quiet']);
       expect(run.code).toBe(3);
       expect(run.stderr).toContain('the Ollama host stopped answering');
-      expect(run.stderr).toContain('npx conclave resume');
+      expect(run.stderr).toContain('conclave resume');
       const asked = seen.slice(before);
       expect(asked.map(stageOf)).toEqual(['opening', 'opening', 'opening', 'judge']);
 

@@ -52,7 +52,7 @@ describe('viewing commands', () => {
     expect(r.code).toBe(4);
     expect(r.stderr).toBe(
       `conclave: No database at ${join(cwd, 'some/missing/dir/c.db')}; run a debate first or pass --db.\n` +
-        '  Run `npx conclave run "question" --preset NAME` to create it, or pass --db (or set CONCLAVE_DB) with the path of an existing database.\n',
+        '  Run `conclave run "question" --preset NAME` to create it, or pass --db (or set CONCLAVE_DB) with the path of an existing database.\n',
     );
     expect(r.stdout).toBe('');
     expect(readdirSync(cwd)).toEqual([]);
@@ -86,6 +86,6 @@ describe('list --status', () => {
     const r = await cli(['list', '--status', 'failed', '--db', db]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`No failed debates in ${db}. \`npx conclave list\` shows all of them.\n`);
+    expect(r.stderr).toBe(`No failed debates in ${db}. \`conclave list\` shows all of them.\n`);
   });
 });

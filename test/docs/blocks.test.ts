@@ -135,10 +135,12 @@ describe('the docs', () => {
     for (const line of shellLines(block.body)) {
       for (const command of line.split(/\s*&&\s*/)) {
         const argv = words(command);
-        // Environment assignments before the program (OLLAMA_HOST=… npx conclave …).
+        // Environment assignments before the program (OLLAMA_HOST=… conclave …).
         while (argv[0] !== undefined && /^[A-Z_]+=/.test(argv[0])) argv.shift();
         const [program, ...rest] = argv;
-        if (program === 'npx' && (rest[0] === 'conclave' || (rest[0] === 'tsx' && rest[1] === 'src/cli/entry.ts'))) {
+        if (program === 'conclave') {
+          await conclave(rest, `${block.file}:${block.line}: ${command}`);
+        } else if (program === 'npx' && (rest[0] === 'conclave' || (rest[0] === 'tsx' && rest[1] === 'src/cli/entry.ts'))) {
           await conclave(rest[0] === 'conclave' ? rest.slice(1) : rest.slice(2), `${block.file}:${block.line}: ${command}`);
         } else if (program === 'npm') {
           const script = rest[0] === 'run' ? rest[1] : rest[0];

@@ -68,7 +68,7 @@ describe('a host that goes away mid-round', () => {
 
     const error = await runDebate({ question: 'Should we do A?', preset, host: host.url, recorder: recorder(store), retryDelaysMs: [10, 10] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HostError);
-    expect((error as HostError).hint).toContain('npx conclave resume');
+    expect((error as HostError).hint).toContain('conclave resume');
     const [summary] = store.listDebates();
     expect(summary).toMatchObject({ status: 'interrupted' });
     const stored = store.getDebate(summary!.id);

@@ -323,11 +323,11 @@ describe('resolving ids', () => {
     expect(store.resolveId('abd4')).toBe('abd456');
   });
 
-  it('names the database and points to `npx conclave list` for an unknown id', () => {
+  it('names the database and points to `conclave list` for an unknown id', () => {
     const err = thrown(() => store.resolveId('zzz'));
     expect(err.code).toBe('DEBATE_NOT_FOUND');
     expect(err.message).toBe('No debate `zzz` in :memory:.');
-    expect(err.hint).toBe('Run `npx conclave list` to see stored debates.');
+    expect(err.hint).toBe('Run `conclave list` to see stored debates.');
     expect(err.exitCode).toBe(4);
   });
 

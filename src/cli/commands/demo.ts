@@ -58,7 +58,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         if (!(err instanceof InterruptedError) || err.debateId === null) throw err;
         throw new InterruptedError(err.message, {
           debateId: err.debateId,
-          hint: `The demo's simulator stopped with it. To go on, start one in another terminal with \`npx conclave sim\`, then run \`npx conclave resume ${err.debateId} --host http://127.0.0.1:11434${args.db ? ` --db ${args.db}` : ''}\`.`,
+          hint: `The demo's simulator stopped with it. To go on, start one in another terminal with \`conclave sim\`, then run \`conclave resume ${err.debateId} --host http://127.0.0.1:11434${args.db ? ` --db ${args.db}` : ''}\`.`,
         });
       } finally {
         await sim.close();

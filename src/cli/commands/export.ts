@@ -16,7 +16,7 @@ interface ExportArgs {
 export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object, ExportArgs> {
   return {
     command: 'export <id>',
-    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `npx conclave import` reads',
+    describe: 'Export a stored debate as Markdown, JSON, or a bundle that `conclave import` reads',
     builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
@@ -38,7 +38,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           const verdict = store.verifyDebate(debate.id);
           if (verdict.state === 'broken') {
             throw new IntegrityError('EXPORT_TAMPERED', `Debate \`${debate.id}\` does not match its hashes (${describeBreak(verdict)}), so it is not exported as a bundle.`, {
-              hint: 'Run `npx conclave verify` for details; restore the record from a backup or an earlier bundle first.',
+              hint: 'Run `conclave verify` for details; restore the record from a backup or an earlier bundle first.',
             });
           }
           text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;

@@ -22,7 +22,7 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         what: 'Bundle',
         code: 'BUNDLE',
         maxBytes: FILE_LIMITS.bundle,
-        hint: 'Check the path of the bundle file (written by `npx conclave export ID --format bundle`).',
+        hint: 'Check the path of the bundle file (written by `conclave export ID --format bundle`).',
         tooLargeHint: 'A bundle holds one debate; a file this large is not one.',
       });
       const { checkBundle, importBundle, knownColumns, parseBundle, validateBundle } = await import('../../store/bundle.js');

@@ -50,10 +50,10 @@ export function keysCommand(io: CliIO, _exit: ExitCode): CommandModule {
           io.stdout.write(`${privateFile}\n${publicFile}\n`);
           io.stderr.write(
             `Key ${pair.keyId.slice(0, 16)} written. Sign seals with --sign-key ${privateFile} (or CONCLAVE_SIGNING_KEY); ` +
-              `hand ${publicFile} to whoever checks them with \`npx conclave verify ID --public-key ${publicFile}\`. Keep the private key off the machine's shared disks.\n`,
+              `hand ${publicFile} to whoever checks them with \`conclave verify ID --public-key ${publicFile}\`. Keep the private key off the machine's shared disks.\n`,
           );
         },
-      }).demandCommand(1, 'Name an action: `npx conclave keys init`.'),
+      }).demandCommand(1, 'Name an action: `conclave keys init`.'),
     handler: () => undefined,
   };
 }

@@ -38,8 +38,8 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
           const total = args.status ? store.listDebates({ limit: 1 }).length : 0;
           writeErr(
             total > 0
-              ? `No ${args.status} debates in ${store.path}. \`npx conclave list\` shows all of them.\n`
-              : `No debates in ${store.path} yet. Start one with \`npx conclave run "question" --preset NAME\`, or try \`npx conclave demo\`.\n`,
+              ? `No ${args.status} debates in ${store.path}. \`conclave list\` shows all of them.\n`
+              : `No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`,
           );
           return;
         }
@@ -61,7 +61,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         );
         if (flagged.count > 0) {
           const shown = flagged.ids.length ? `: ${flagged.ids.slice(0, 5).join(', ')}${flagged.ids.length > 5 ? ', …' : ''} listed above` : '';
-          writeOut(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`npx conclave show ID\`).\n`);
+          writeOut(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`conclave show ID\`).\n`);
         }
       } finally {
         store.close();

@@ -39,12 +39,12 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         const verdict = store.verifyDebate(id);
         if (verdict.state === 'broken') {
           throw new IntegrityError('RESUME_TAMPERED', `Debate \`${id}\` cannot be resumed: its record does not match its hashes (${describeBreak(verdict)}).`, {
-            hint: 'Run `npx conclave verify` for details; restore the record from a backup or a bundle first.',
+            hint: 'Run `conclave verify` for details; restore the record from a backup or a bundle first.',
           });
         }
         if (verdict.state === 'legacy') {
           throw new InputError('RESUME_LEGACY', `Debate \`${id}\` was recorded before the hash chain, so it cannot be resumed: the new calls would have nothing to chain to.`, {
-            hint: 'Run the question again with `npx conclave run`.',
+            hint: 'Run the question again with `conclave run`.',
           });
         }
         // The hosts and slots the debate ran with, unless --host names another server.

@@ -26,7 +26,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
       y
         .positional('question', { type: 'string', describe: 'The question to debate; `-` reads it from standard input' })
         .option('question-file', { type: 'string', describe: 'Read the question from this UTF-8 text file' })
-        .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `npx conclave presets`) or path to a YAML/JSON file' })
+        .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `conclave presets`) or path to a YAML/JSON file' })
         .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
         .option('db', dbOption)
         .option('sign-key', signKeyOption)

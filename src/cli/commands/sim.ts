@@ -49,7 +49,7 @@ export function simCommand(io: CliIO, _exit: ExitCode): CommandModule<object, Si
         throw err;
       });
       io.stderr.write(`Conclave simulator listening on ${sim.url} (Ctrl-C to stop)\n`);
-      io.stderr.write(`Try: OLLAMA_HOST=${sim.url} npx conclave run "Should we migrate this tool from SQLite to Postgres now?" --preset tech-decision\n`);
+      io.stderr.write(`Try: OLLAMA_HOST=${sim.url} conclave run "Should we migrate this tool from SQLite to Postgres now?" --preset tech-decision\n`);
       await new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off('SIGINT', stop);

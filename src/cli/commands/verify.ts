@@ -44,7 +44,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       const targets = [args.id !== undefined, args.all === true, args.bundle !== undefined].filter(Boolean).length;
       if (targets !== 1) {
         throw new InputError('VERIFY_TARGET', targets > 1 ? 'Give one of a debate id, --all or --bundle FILE.' : 'Name the debate to verify.', {
-          hint: 'Run `npx conclave verify ID`, `npx conclave verify --all` for every debate, or `npx conclave verify --bundle FILE`.',
+          hint: 'Run `conclave verify ID`, `conclave verify --all` for every debate, or `conclave verify --bundle FILE`.',
         });
       }
       const { FILE_LIMITS, readTextFile } = await import('../../config/read-file.js');
@@ -54,7 +54,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       const publicKey =
         keyFile === null
           ? null
-          : publicKeyFromPem(readTextFile(keyFile, { what: 'Public key', code: 'PUBLIC_KEY', maxBytes: 64 * 1024, hint: 'Pass the `conclave-seal.pub` file written by `npx conclave keys init`.' }), keyFile);
+          : publicKeyFromPem(readTextFile(keyFile, { what: 'Public key', code: 'PUBLIC_KEY', maxBytes: 64 * 1024, hint: 'Pass the `conclave-seal.pub` file written by `conclave keys init`.' }), keyFile);
       /** The verdict, made broken when a key is given and the seal is not signed by it. */
       const withSignature = (v: Verdict, debate: Row): Verdict => {
         if (!publicKey || v.state === 'broken') return v;
@@ -108,7 +108,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             {
               hint: publicKey
                 ? 'A seal not signed by that key was written, or rewritten, without its private key. Restore the record from a backup or a signed bundle.'
-                : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`npx conclave import FILE`).',
+                : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
             },
           );
         }

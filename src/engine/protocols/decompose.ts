@@ -55,7 +55,7 @@ async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<P
   });
   runner.checkpoint();
   if (split.status !== 'ok') {
-    runner.fail('SPLIT_FAILED', 0, `the decomposer ${lead.id} gave no usable split (${split.error})`, `See the split call with \`npx conclave show ${runner.id}\`; a larger model for ${lead.id} splits more reliably.`);
+    runner.fail('SPLIT_FAILED', 0, `the decomposer ${lead.id} gave no usable split (${split.error})`, `See the split call with \`conclave show ${runner.id}\`; a larger model for ${lead.id} splits more reliably.`);
   }
   const { subQuestions, notes } = planSubQuestions(split.value, workers.map((w) => w.id));
   for (const note of notes) runner.warn(note);
