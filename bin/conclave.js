@@ -2,11 +2,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// `--version` answers before anything else is loaded.
+// `--version` answers before anything else is loaded: the package version and the build (dist/build-info.json).
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V' || args[0] === 'version')) {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-  process.stdout.write(`${manifest.version}\n`);
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  let build = null;
+  try {
+    build = JSON.parse(readFileSync(new URL('../dist/build-info.json', import.meta.url), 'utf8')).label ?? null;
+  } catch {
+    // A build that wrote no build-info says the version alone.
+  }
+  process.stdout.write(`${version}${build ? ` (${build})` : ''}\n`);
   process.exit(0);
 }
 

@@ -28,7 +28,7 @@ import {
 } from '../store/bench.js';
 import { canonicalJson } from '../store/store.js';
 import type { Store } from '../store/store.js';
-import { VERSION } from '../version.js';
+import { ENGINE_VERSION } from '../version.js';
 import { answerCall } from './answer-call.js';
 import { type ParallelCapture, parallelSynthesis } from './parallel-call.js';
 import { type BaselineAnswer, type Condition, agentTurnCount, scoreTrial } from './conditions.js';
@@ -138,7 +138,7 @@ export function createRun(opts: NewBenchOptions): string {
     host: opts.host,
     concurrency,
     numParallel,
-    engineVersion: VERSION,
+    engineVersion: ENGINE_VERSION,
     createdAt: now(),
   });
   return id;

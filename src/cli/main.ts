@@ -108,8 +108,8 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     'Print the Conclave version',
     () => {},
     async () => {
-      const { VERSION } = await import('../version.js');
-      io.stdout.write(`${VERSION}\n`);
+      const { ENGINE_VERSION } = await import('../version.js');
+      io.stdout.write(`${ENGINE_VERSION}\n`);
     },
   );
   return parser;

@@ -5,7 +5,7 @@ import type { Store } from '../store/store.js';
 import { StoreError } from '../errors.js';
 import { recordTensionUpdate } from '../store/tensions.js';
 import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/voting.js';
-import { VERSION } from '../version.js';
+import { ENGINE_VERSION } from '../version.js';
 import type { CallRecord, DebateEvent, DebateListener } from './events.js';
 
 /** Where a resumed debate goes on from, and what its record already holds. */
@@ -163,7 +163,7 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: 
           id: event.debateId,
           question: event.question,
           preset: event.preset,
-          engineVersion: VERSION,
+          engineVersion: ENGINE_VERSION,
           host: event.host,
           agents: event.agents,
           createdAt: event.at,

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// Writes dist/build-info.json: which build this is, so `conclave --version` and every record's
+// engine version say it. A checkout build names its commit (with -dirty for uncommitted changes);
+// `npm run release` writes its own, naming the archive's platform.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function git(args) {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+export function buildInfo(kind) {
+  const commit = git(['rev-parse', '--short=12', 'HEAD']);
+  const dirty = commit !== null && git(['status', '--porcelain', '--untracked-files=no']) !== '';
+  const nodeMajor = process.versions.node.split('.')[0];
+  const where = `${process.platform}-${process.arch} node${nodeMajor}`;
+  const at = commit ? `${commit}${dirty ? '-dirty' : ''}` : null;
+  const label = kind === 'release' ? `release ${where}${at ? ` ${at}` : ''}` : `checkout ${at ?? 'without git'}`;
+  return { kind, label, commit, dirty, platform: process.platform, arch: process.arch, node: nodeMajor, builtAt: new Date().toISOString() };
+}
+
+export function writeBuildInfo(dir, kind) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'build-info.json'), `${JSON.stringify(buildInfo(kind), null, 2)}\n`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) writeBuildInfo(join(root, 'dist'), 'checkout');
