@@ -1,14 +1,16 @@
-import type { z } from 'zod';
-import type { AgentSpec, HostEntry, ModelOptions, Preset, ThinkSetting } from '../config/preset-schema.js';
+import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
 import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
-import { admits, type CallPriority, defaultPriority, expectedReply, TokenTally } from '../protocol/budget.js';
+import { type CallPriority, defaultPriority, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
-import { type Attachment, constraintsText, describeUses, materialFor, materialTokens, type MaterialUse } from '../protocol/material.js';
+import { type Attachment, constraintsText } from '../protocol/material.js';
 import { convergenceOf } from '../protocol/convergence.js';
-import { isOutage } from './call/outage.js';
+import { CallPath } from './call/path.js';
+import { reportRating } from './call/quality.js';
+import type { CallRequest, QualityHook } from './call/request.js';
+import { materialReserve } from './call/material.js';
 import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf, thinkSettings } from './call/thinking.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
-import { QUALITY_RULES, type QualityRating, type ResultFacts, rateResult } from '../protocol/quality.js';
+import { rateResult } from '../protocol/quality.js';
 import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { PlanThinking } from '../schedule/plan.js';
@@ -18,7 +20,6 @@ import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
 import type {
   AgentInfo,
   BudgetDecision,
-  CallRecord,
   ChatMessage,
   DebateEvent,
   DebateListener,
@@ -31,7 +32,7 @@ import type {
 } from './events.js';
 import type { ProtocolStep } from './protocol-events.js';
 import type { ExtraStage, StageContext } from './stage.js';
-import { type StructuredOutcome, parseReply, structuredCall } from './structured-call.js';
+import { type StructuredOutcome, parseReply } from './structured-call.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
 
 /**
@@ -117,51 +118,8 @@ export interface RunShape {
   synthesizer: ProtocolStep | null;
 }
 
-/** One structured model call a protocol makes itself (a split, a sub-answer). */
-export interface CallRequest<T> {
-  stage: Stage;
-  round: number;
-  agentId: string;
-  model: string;
-  messages: ChatMessage[];
-  options: Record<string, unknown>;
-  /** Built for this call from what is known then (ids as enums, bounds): it is sent as `format`. */
-  schema: z.ZodType<T>;
-  /** What the grammar cannot express, settled in place without a repair; a note per change. */
-  normalize?: (value: T) => string[];
-  truncation?: string | null;
-  onRecord?: (record: CallRecord) => void;
-  /**
-   * Set on an agent's call to give it the attached material and the constraints: the runner
-   * inserts them, whole or as excerpts chosen for `focus` (its sub-question, its own position),
-   * within the call's share of num_ctx, and records what it inserted. Judges and the synthesizer get none.
-   */
-  material?: { focus: string } | null;
-  /** Who is skipped first when the token budget runs out; default: the agent's priority, `essential` for a run's result. */
-  priority?: CallPriority;
-  /** Cuts the budget made to this prompt (peers' reasoning left out), recorded only if the call runs. */
-  budgetCuts?: string[];
-  /** Rates the result as an agent's answer (docs/quality.md): retried once, or rejected, as the rating says. */
-  quality?: QualityHook<T>;
-}
-
-/**
- * How the runner rates one kind of agent result. A retry asks the opening's shape (position,
- * reasoning, confidence) with `retry` as the prompt; `fromRetry` turns that answer into the
- * result's own shape.
- */
-export interface QualityHook<T> {
-  facts(value: T): ResultFacts;
-  /** The simplified request: the question and the agent's role only (see `retryMessages`). */
-  retry: ChatMessage[];
-  fromRetry(answer: Opening): T;
-}
-
-/** The error code of a result the quality check rejected: protocols treat it as a failed turn. */
-export const QUALITY_REJECTED = 'QUALITY_REJECTED';
-
-/** Most tokens of material one prompt carries: about two pages; longer material is excerpted. */
-export const MATERIAL_SHARE_TOKENS = 2000;
+export { type CallRequest, type QualityHook, QUALITY_REJECTED } from './call/request.js';
+export { MATERIAL_SHARE_TOKENS, materialReserve } from './call/material.js';
 
 /**
  * Calls of one round that finished before an interruption, by agent id: a resumed run reads
@@ -186,12 +144,11 @@ export class Runner {
   readonly #listeners: DebateListener[];
   readonly #broken = new Set<DebateListener>();
   /** Whether any listener reads `turn.progress`. */
-  readonly #progress: boolean;
+  readonly streamsProgress: boolean;
+  /** The path every call takes (call/path.ts). */
+  readonly #calls: CallPath;
   /** The last round a protocol opened: where an interruption is reported. */
   #round = 0;
-  /** Calls since the last checkpoint that could not reach their host, and those that did. */
-  #unreachable = 0;
-  #reached = 0;
   /** Thinking room reserved per model (the most any role that uses it needs), out of each prompt's share of num_ctx. */
   readonly #thinkingRoom: Record<string, number>;
   readonly #thinkingChoices = new Map<string, ThinkingChoice>();
@@ -211,9 +168,10 @@ export class Runner {
     this.tally.add(opts.tokensSpent ?? 0);
     this.#recorder = opts.recorder;
     this.#listeners = opts.listeners ?? [];
-    this.#progress = [opts.recorder, ...this.#listeners].some((l) => l !== undefined && l.progress !== false);
+    this.streamsProgress = [opts.recorder, ...this.#listeners].some((l) => l !== undefined && l.progress !== false);
     this.#thinkingRoom = Object.fromEntries((scheduler.plan.thinking ?? []).map((t) => [t.model, 0]));
     for (const t of scheduler.plan.thinking ?? []) this.#thinkingRoom[t.model] = Math.max(this.#thinkingRoom[t.model]!, t.room);
+    this.#calls = new CallPath(this);
   }
 
   /** Plans the schedule (checking hosts and models), then reports the debate as started. */
@@ -305,10 +263,7 @@ export class Runner {
    */
   checkpoint(): void {
     if (this.interrupted()) this.stopInterrupted();
-    const hostDown = this.#unreachable > 0;
-    this.#unreachable = 0;
-    this.#reached = 0;
-    if (hostDown) this.stopHostDown();
+    if (this.#calls.outages.takeHostDown()) this.stopHostDown();
   }
 
   /** Options for one call: the stage's reply budget, the caller's defaults, the preset's options, and the debate's fixed num_ctx. */
@@ -347,73 +302,12 @@ export class Runner {
   }
 
   /**
-   * One structured call: scheduled within the model's slots, streamed, validated, repaired once,
-   * recorded. With `quality`, a usable result is rated and reported; one to retry is asked again
-   * once with the simplified prompt, and a rejected one comes back as failed (QUALITY_REJECTED).
+   * One structured call, through the path every call takes (call/path.ts): rated and retried when
+   * it is an agent's result, with its thinking, material and constraints, admitted by the budget,
+   * scheduled, sent, resent on a passing failure, repaired once, recorded.
    */
-  async call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
-    const hook = req.quality;
-    if (!hook) return this.#callOnce(req, 0);
-    const first = await this.#ratedCall(req, 0);
-    if (first.outcome.status !== 'ok' || !first.rating) return first.outcome;
-    let kept = { value: first.outcome.value, rating: first.rating };
-    this.#reportRating(req, 0, first.rating);
-    if (first.rating.action === 'RETRY' && this.interrupted()) {
-      kept = { value: kept.value, rating: { ...kept.rating, action: 'WARN', reasons: [...kept.rating.reasons, 'not asked again: the debate was stopped'] } };
-      this.#reportRating(req, 1, kept.rating);
-    } else if (first.rating.action === 'RETRY') {
-      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${first.rating.score} (RETRY), asking again once with the question alone`);
-      const retryReq: CallRequest<Opening> = {
-        stage: req.stage,
-        round: req.round,
-        agentId: req.agentId,
-        model: req.model,
-        messages: this.#withConstraints(hook.retry),
-        options: req.options,
-        schema: openingSchema,
-        ...(req.onRecord ? { onRecord: req.onRecord } : {}),
-      };
-      const again = await this.#ratedCall(retryReq, 2, (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }), true);
-      if (again.outcome.status === 'ok' && again.rating) {
-        kept = { value: hook.fromRetry(again.outcome.value), rating: again.rating };
-      } else {
-        // The first answer was weak but usable: it is kept, and says why.
-        const why = again.outcome.status === 'ok' ? 'no rating' : again.outcome.error;
-        kept = { value: kept.value, rating: { ...kept.rating, action: 'WARN', reasons: [...kept.rating.reasons, `its retry got no usable reply (${why}); the first reply is kept`] } };
-      }
-      this.#reportRating(req, 1, kept.rating);
-    }
-    const { rating } = kept;
-    if (rating.action === 'REJECT') {
-      const error = `rejected by the quality check (score ${rating.score}): ${rating.reasons.join('; ')}`;
-      this.warn(`${req.agentId}, ${req.stage} ${req.round}: quality ${rating.score} (REJECT), its answer is left out; peers and the synthesis do not read it`);
-      return { status: 'failed', error, code: QUALITY_REJECTED };
-    }
-    if (rating.score < QUALITY_RULES.warn) this.warn(`${req.agentId}, ${req.stage} ${req.round}: low quality score (${rating.score}), the answer may lack depth`);
-    return { status: 'ok', value: kept.value };
-  }
-
-  /** A call whose usable result is rated from its value and the calls that produced it. */
-  async #ratedCall<T>(req: CallRequest<T>, firstAttempt: number, facts: (value: T) => ResultFacts = req.quality!.facts, retried = false): Promise<{ outcome: StructuredOutcome<T>; rating: QualityRating | null }> {
-    const records: CallRecord[] = [];
-    const outcome = await this.#callOnce({ ...req, onRecord: (r) => { records.push(r); req.onRecord?.(r); } }, firstAttempt);
-    const accepted = records.at(-1);
-    if (outcome.status !== 'ok' || !accepted) return { outcome, rating: null };
-    const rating = rateResult(
-      facts(outcome.value),
-      {
-        repaired: accepted.attempt > firstAttempt,
-        cutAtLimit: accepted.metrics.doneReason === 'length',
-        truncatedPrompt: Boolean(records[0]?.truncation),
-        normalized: accepted.normalized?.length ?? 0,
-      },
-      retried,
-    );
-    return { outcome, rating };
-  }
-
-  #reportRating(req: { stage: Stage; round: number; agentId: string }, tryNumber: number, rating: QualityRating): void {
-    this.emit({ type: 'quality.rated', rating: { stage: req.stage, round: req.round, agentId: req.agentId, try: tryNumber, ...rating }, at: this.now() });
+  call<T>(req: CallRequest<T>): Promise<StructuredOutcome<T>> {
+    return this.#calls.call(req);
   }
 
   /** Tokens left for the rest of an agent's prompt once its share of material and the constraints are set aside. */
@@ -441,131 +335,6 @@ export class Runner {
   priorityOf(agentId: string): CallPriority {
     const agent = this.preset.agents.find((a) => a.id === agentId);
     return agent ? defaultPriority(agent) : 'normal';
-  }
-
-  /** A retry's messages with the user's constraints (never its material) inserted before its prompt. */
-  #withConstraints(messages: ChatMessage[]): ChatMessage[] {
-    const constraints = constraintsText(this.preset.constraints ?? []);
-    if (constraints === '') return messages;
-    const at = Math.max(0, messages.findIndex((m) => m.role === 'user'));
-    return [...messages.slice(0, at), { role: 'user', content: constraints }, ...messages.slice(at)];
-  }
-
-  /** The call's messages with the constraints and the material inserted before its prompt, and what was inserted. */
-  #withMaterial(req: CallRequest<unknown>): { messages: ChatMessage[]; uses: MaterialUse[]; cut: string | null } {
-    const constraints = constraintsText(this.preset.constraints ?? []);
-    if (!req.material || (this.attachments.length === 0 && constraints === '')) return { messages: req.messages, uses: [], cut: null };
-    const persona = this.preset.agents.find((a) => a.id === req.agentId)?.persona;
-    const pressure = this.tally.pressure();
-    const left = this.promptBudget(req.model, req.options) - estimateMessagesTokens(req.messages) - estimateTokens(constraints) - 24;
-    const material = materialFor(this.attachments, {
-      question: this.question,
-      persona,
-      focus: req.material.focus,
-      allowanceTokens: Math.min(materialReserve(this.attachments), left),
-      keep: pressure.keep,
-    });
-    const cut =
-      pressure.keep !== 'all' && this.attachments.length > 0
-        ? `${pressure.keep === 'primary' ? 'secondary excerpts left out' : 'material cut to its one key section'} at ${Math.round(pressure.share * 100)}% of the budget; it read ${describeUses(material.uses)}`
-        : null;
-    const content = [constraints, material.text].filter((t) => t !== '').join('\n\n');
-    const at = Math.max(0, req.messages.findIndex((m) => m.role === 'user'));
-    return { messages: [...req.messages.slice(0, at), { role: 'user', content }, ...req.messages.slice(at)], uses: material.uses, cut };
-  }
-
-  /**
-   * One model request and its repair: its material inserted, admitted by the token budget (or
-   * skipped, a non-ok outcome protocols treat like a failed agent), scheduled within the model's
-   * slots, streamed, validated, repaired once, recorded.
-   */
-  async #callOnce<T>(asked: CallRequest<T>, firstAttempt: number): Promise<StructuredOutcome<T>> {
-    const req = this.#withThinking(asked);
-    const { stage, round, agentId, model } = req;
-    const { messages, uses, cut } = this.#withMaterial(req as CallRequest<unknown>);
-    const priority = req.priority ?? this.priorityOf(agentId);
-    const promptEstimate = estimateMessagesTokens(messages);
-    const estimate = promptEstimate + expectedReply(req.options);
-    const limit = this.tally.limit;
-    const admitted = admits(priority, this.tally.used, estimate, limit);
-    if (!admitted.ok) {
-      this.budgetDecision({ kind: 'skip', stage, round, agentId, detail: `${callLabel(agentId, stage, round)} skipped (${priority} priority): ${admitted.reason}` });
-      return { status: 'skipped', error: `skipped by the token budget: ${admitted.reason}` };
-    }
-    for (const detail of [...(req.budgetCuts ?? []), ...(cut ? [cut] : [])]) {
-      this.budgetDecision({ kind: 'truncate', stage, round, agentId, detail: `${callLabel(agentId, stage, round)}: ${detail}` });
-    }
-    this.tally.reserve(estimate);
-    let held = true;
-    const settle = (record: CallRecord): CallRecord => {
-      if (held) this.tally.release(estimate);
-      held = false;
-      const real = (record.metrics.promptTokens ?? 0) + (record.metrics.completionTokens ?? 0);
-      const actual = record.metrics.promptTokens === null && record.metrics.completionTokens === null ? promptEstimate : real;
-      this.tally.add(actual);
-      return {
-        ...record,
-        ...(uses.length ? { material: uses } : {}),
-        ...(limit === null ? {} : { budget: { limit, priority, estimate, actual, used: this.tally.used } }),
-      };
-    };
-    try {
-      return await this.#scheduled(req, messages, settle, firstAttempt);
-    } finally {
-      if (held) this.tally.release(estimate);
-    }
-  }
-
-  /** The request with its thinking: `think` as chosen for the role, and room for the thinking on top of the answer's num_predict. */
-  #withThinking<T>(req: CallRequest<T>): CallRequest<T> & { think?: ThinkingChoice['send'] } {
-    const choice = this.thinkingOf(req.agentId, req.model);
-    if (!choice.thinks && choice.send === undefined) return req;
-    const options = choice.room > 0 ? { ...req.options, num_predict: Number(req.options.num_predict ?? this.preset.protocol.maxAnswerTokens) + choice.room } : req.options;
-    return { ...req, options, ...(choice.send === undefined ? {} : { think: choice.send }) };
-  }
-
-  async #scheduled<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
-    const outcome = await this.#sent(req, messages, settle, firstAttempt);
-    // Counted once per request, after its resends: only a request that never reached its host is an outage.
-    if (isOutage(outcome)) this.#unreachable++;
-    else this.#reached++;
-    return outcome;
-  }
-
-  #sent<T>(req: CallRequest<T>, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
-    const { stage, round, agentId, model } = req;
-    return this.scheduler.call(model, (gateway) =>
-      structuredCall(
-        gateway,
-        {
-          debateId: this.id,
-          stage,
-          round,
-          agentId,
-          model,
-          messages,
-          options: req.options,
-          ...((req as { think?: ThinkSetting }).think === undefined ? {} : { think: (req as { think?: ThinkSetting }).think! }),
-          schema: req.schema,
-          ...(req.normalize ? { normalize: req.normalize } : {}),
-          truncation: req.truncation ?? null,
-          ...(firstAttempt ? { firstAttempt } : {}),
-          timeoutMs: this.preset.protocol.callTimeoutSeconds * 1000,
-          ...(this.signal ? { signal: this.signal } : {}),
-          ...(this.retryDelaysMs ? { retryDelaysMs: this.retryDelaysMs } : {}),
-        },
-        {
-          now: this.now,
-          onStart: (attempt) => this.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: this.now() }),
-          ...(this.#progress ? { onProgress: (tokens: number, delta: string) => this.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
-          onCall: (bare) => {
-            const record = settle(bare);
-            this.emit({ type: 'call.finished', call: record });
-            req.onRecord?.(record);
-          },
-        },
-      ),
-    );
   }
 
   /**
@@ -610,7 +379,7 @@ export class Runner {
   #reread<T>(req: CallRequest<T>, call: StoredCall | undefined): StructuredOutcome<T> | null {
     if (!call || call.status !== 'ok' || call.model !== req.model || call.round !== req.round || call.agentId !== req.agentId || call.stage !== req.stage) return null;
     // What it would send: the request with its material inserted. A repaired call was sent the same messages followed by the repair request.
-    const sent = this.#withMaterial(req as CallRequest<unknown>).messages;
+    const sent = this.#calls.prepare(req).prompt.messages;
     if (JSON.stringify(call.messages.slice(0, sent.length)) !== JSON.stringify(sent)) return null;
     const parsed = parseReply(call.raw, req.schema, req.normalize);
     if (!parsed.ok) return null;
@@ -623,7 +392,7 @@ export class Runner {
         normalized: parsed.notes?.length ?? 0,
       });
       if (rating.action === 'RETRY' || rating.action === 'REJECT') return null;
-      this.#reportRating(req, 0, rating);
+      reportRating(this, req, 0, rating);
     }
     this.emit({ type: 'turn.reused', round: req.round, agentId: req.agentId, callNumber: call.id, at: this.now() });
     return { status: 'ok', value: parsed.value };
@@ -1013,18 +782,7 @@ function contextNeeds(preset: Preset, question: string, shape: RunShape, extraMo
   return { tokens, explicit };
 }
 
-/** Tokens set aside in each agent prompt for the material: all of it when short, else a fixed share. */
-export function materialReserve(attachments: readonly Attachment[]): number {
-  return attachments.length === 0 ? 0 : Math.min(MATERIAL_SHARE_TOKENS, materialTokens(attachments) + 80);
-}
 
-/** How a budget decision names a call: `beta's critique in round 2`, `the judge's score in round 1`. */
-function callLabel(agentId: string, stage: Stage, round: number): string {
-  const what = agentId === 'judge' ? `the judge's ${stage === 'judge' ? 'score' : stage}` : agentId === 'synthesizer' ? 'the synthesis' : `${agentId}'s ${stage}`;
-  // A pipeline's phases and a decomposition's parts are not rounds: their stage names them.
-  const inRounds = !['plan', 'observe', 'review', 'filter', 'subanswer', 'split', 'reassembly'].includes(stage);
-  return `${what}${inRounds && round > 0 ? ` in round ${round}` : ''}`;
-}
 
 /** The roles that make calls in this run, with the model each calls. */
 function thinkingRoles(preset: Preset, shape: RunShape): [string, string][] {

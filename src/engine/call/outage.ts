@@ -13,3 +13,23 @@ export function isOutage(outcome: StructuredOutcome<unknown>): boolean {
 export function neverReached(call: Pick<CallRecord, 'status' | 'error'>): boolean {
   return call.status === 'error' && (call.error?.startsWith('HOST_UNREACHABLE') ?? false);
 }
+
+/** Requests since the last checkpoint that reached their host, and those that never did (after their resends). */
+export class OutageCount {
+  unreachable = 0;
+  reached = 0;
+
+  /** Counted once per request, after its resends: only a request that never reached its host is an outage. */
+  count(outcome: StructuredOutcome<unknown>): void {
+    if (isOutage(outcome)) this.unreachable++;
+    else this.reached++;
+  }
+
+  /** Whether the host went away since the last checkpoint; starts the next count. */
+  takeHostDown(): boolean {
+    const down = this.unreachable > 0;
+    this.unreachable = 0;
+    this.reached = 0;
+    return down;
+  }
+}

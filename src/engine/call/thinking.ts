@@ -64,3 +64,10 @@ export function thinkSettings(preset: Preset): { role: string; model: string; th
   if (preset.tensions?.think !== undefined) out.push({ role: 'tension-map', model: mapper, think: preset.tensions.think });
   return out;
 }
+
+/** The request with its thinking: `think` as chosen for the role, and room for the thinking on top of the answer's num_predict. */
+export function withThinking<R extends { options: Record<string, unknown> }>(req: R, choice: ThinkingChoice, answerTokens: number): R & { think?: ThinkSetting } {
+  if (!choice.thinks && choice.send === undefined) return req;
+  const options = choice.room > 0 ? { ...req.options, num_predict: Number(req.options.num_predict ?? answerTokens) + choice.room } : req.options;
+  return { ...req, options, ...(choice.send === undefined ? {} : { think: choice.send }) };
+}

@@ -1,0 +1,47 @@
+import type { ThinkSetting } from '../../config/preset-schema.js';
+import type { ChatMessage } from '../../protocol/records.js';
+import type { CallRecord } from '../call-record.js';
+import { type StructuredOutcome, structuredCall } from '../structured-call.js';
+import type { CallContext } from './context.js';
+import type { CallRequest } from './request.js';
+
+/**
+ * Sends one request within its model's slots on a host that serves it: streamed, validated,
+ * resent on a passing failure (retry.ts), repaired once (structured-call.ts). Each call is
+ * reported as it ends (`call.finished`, which the recorder writes) after `settle` has counted it.
+ */
+export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkSetting }, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
+  const { stage, round, agentId, model } = req;
+  return ctx.scheduler.call(model, (gateway) =>
+    structuredCall(
+      gateway,
+      {
+        debateId: ctx.id,
+        stage,
+        round,
+        agentId,
+        model,
+        messages,
+        options: req.options,
+        ...(req.think === undefined ? {} : { think: req.think }),
+        schema: req.schema,
+        ...(req.normalize ? { normalize: req.normalize } : {}),
+        truncation: req.truncation ?? null,
+        ...(firstAttempt ? { firstAttempt } : {}),
+        timeoutMs: ctx.preset.protocol.callTimeoutSeconds * 1000,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+        ...(ctx.retryDelaysMs ? { retryDelaysMs: ctx.retryDelaysMs } : {}),
+      },
+      {
+        now: ctx.now,
+        onStart: (attempt) => ctx.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: ctx.now() }),
+        ...(ctx.streamsProgress ? { onProgress: (tokens: number, delta: string) => ctx.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
+        onCall: (bare) => {
+          const record = settle(bare);
+          ctx.emit({ type: 'call.finished', call: record });
+          req.onRecord?.(record);
+        },
+      },
+    ),
+  );
+}
