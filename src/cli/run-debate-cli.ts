@@ -17,6 +17,11 @@ import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 
+/** A number flag's value as the user will recognise it: yargs turns `abc` into NaN. */
+export function given(value: number): string {
+  return Number.isNaN(value) ? 'something that is not a number' : String(value);
+}
+
 export interface RunCliArgs {
   question?: string;
   'question-file'?: string;
@@ -42,17 +47,17 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
   const threshold = args.threshold;
   const tokenBudget = args['token-budget'];
   if (tokenBudget !== undefined && (!Number.isInteger(tokenBudget) || tokenBudget < 1000)) {
-    throw new InputError('BAD_FLAG', `--token-budget must be a whole number of tokens from 1000 up; got ${tokenBudget}.`, {
+    throw new InputError('BAD_FLAG', `--token-budget must be a whole number of tokens from 1000 up; got ${given(tokenBudget)}.`, {
       hint: 'A budget counts prompt plus reply tokens over the whole run; a three-agent debate spends several thousand per round.',
     });
   }
   const added = (args.constraint ?? []).map((c) => String(c).trim());
   if (added.some((c) => c === '')) throw new InputError('BAD_FLAG', '--constraint is empty.', { hint: 'Pass the constraint in quotes: --constraint "Budget under 10k EUR".' });
   if (maxRounds !== undefined && (!Number.isInteger(maxRounds) || maxRounds < 0 || maxRounds > 20)) {
-    throw new InputError('BAD_FLAG', `--max-rounds must be a whole number from 0 to 20; got ${maxRounds}.`);
+    throw new InputError('BAD_FLAG', `--max-rounds must be a whole number from 0 to 20; got ${given(maxRounds)}.`);
   }
   if (threshold !== undefined && (!Number.isFinite(threshold) || threshold < 0 || threshold > 1)) {
-    throw new InputError('BAD_FLAG', `--threshold must be a number from 0 to 1; got ${threshold}.`);
+    throw new InputError('BAD_FLAG', `--threshold must be a number from 0 to 1; got ${given(threshold)}.`);
   }
   return {
     ...preset,
@@ -98,10 +103,10 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   if (question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
   if (numParallel !== undefined && (!Number.isInteger(numParallel) || numParallel < 1)) {
-    throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${numParallel}.`);
+    throw new InputError('BAD_FLAG', `--num-parallel must be a whole number from 1 up; got ${given(numParallel)}.`);
   }
   const vramGiB = args['vram-gib'];
-  if (vramGiB !== undefined && !(vramGiB > 0)) throw new InputError('BAD_FLAG', `--vram-gib must be above 0; got ${vramGiB}.`);
+  if (vramGiB !== undefined && !(vramGiB > 0)) throw new InputError('BAD_FLAG', `--vram-gib must be above 0; got ${given(vramGiB)}.`);
   // --hosts, or an explicit --host, replaces a host list written in the preset.
   const hosts = args.hosts
     ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)

@@ -7,22 +7,46 @@ import { z } from 'zod';
 
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/** Ollama runner options. Known keys are typed; others pass through to Ollama. */
+/**
+ * Ollama's model options (the ollama client's `Options`), each typed: a key Ollama does not know,
+ * such as a misspelt `temprature`, is an error naming its path rather than an option silently ignored.
+ */
 export const modelOptionsSchema = z
-  .object({
+  .strictObject({
     temperature: z.number().min(0).max(2).optional(),
     seed: z.number().int().optional(),
     num_ctx: z.number().int().min(256).optional(),
     num_predict: z.number().int().min(1).optional(),
     top_p: z.number().min(0).max(1).optional(),
     top_k: z.number().int().min(0).optional(),
+    min_p: z.number().min(0).max(1).optional(),
+    typical_p: z.number().min(0).max(1).optional(),
+    tfs_z: z.number().min(0).optional(),
     repeat_penalty: z.number().min(0).optional(),
+    repeat_last_n: z.number().int().min(-1).optional(),
+    presence_penalty: z.number().optional(),
+    frequency_penalty: z.number().optional(),
+    mirostat: z.number().int().min(0).max(2).optional(),
+    mirostat_tau: z.number().min(0).optional(),
+    mirostat_eta: z.number().min(0).optional(),
+    penalize_newline: z.boolean().optional(),
     stop: z.array(z.string()).optional(),
+    num_keep: z.number().int().optional(),
+    num_batch: z.number().int().min(1).optional(),
+    num_gpu: z.number().int().min(-1).optional(),
+    main_gpu: z.number().int().min(0).optional(),
+    num_thread: z.number().int().min(0).optional(),
+    numa: z.boolean().optional(),
+    low_vram: z.boolean().optional(),
+    f16_kv: z.boolean().optional(),
+    logits_all: z.boolean().optional(),
+    vocab_only: z.boolean().optional(),
+    use_mmap: z.boolean().optional(),
+    use_mlock: z.boolean().optional(),
+    embedding_only: z.boolean().optional(),
   })
-  .catchall(z.union([z.number(), z.string(), z.boolean(), z.array(z.string())]))
   .describe('Ollama model options, passed through to /api/chat `options`.');
 
-/** Ollama's `think`: on, off, or a level for models that take one. Absent: the model's own default. */
 export const thinkSchema = z
   .union([z.boolean(), z.enum(['low', 'medium', 'high'])])
   .describe('Thinking for a model with the `thinking` capability: true, false, or low | medium | high. Absent: the model\'s own default (on for thinking models). Never sent to a model without the capability.');

@@ -138,6 +138,19 @@ describe('run --attach', () => {
     const r = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim!.url, '--db', join(dir, 'x.db'), '--token-budget', '50']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--token-budget must be a whole number of tokens from 1000 up; got 50.');
+    const word = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim!.url, '--db', join(dir, 'x.db'), '--token-budget', 'abc']);
+    expect(word.code).toBe(2);
+    expect(word.stderr).toContain('got something that is not a number.');
+    expect(word.stderr).not.toContain('NaN');
+  });
+
+  it('checks a demo\'s flags and attachments before it starts the simulator', async () => {
+    for (const bad of [['--token-budget', 'abc'], ['--attach', 'no-such-file.md']]) {
+      const r = await cli(['demo', '--db', join(dir, 'never.db'), ...bad]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).not.toContain('Simulated Ollama');
+    }
+    expect(existsSync(join(dir, 'never.db'))).toBe(false);
   });
 
   it('lets `demo` review an attached file under a budget, with no Ollama', async () => {

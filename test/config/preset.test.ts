@@ -30,6 +30,13 @@ describe('presets', () => {
     expect(err.message).toContain('x.yaml');
   });
 
+  it('rejects an unknown key under an agent\'s options, naming its path, and keeps every Ollama option', () => {
+    const err = errorOf(() => parsePreset({ ...valid, agents: [{ ...valid.agents[0], options: { temprature: 0.2 } }, valid.agents[1]] }, 'x.yaml'));
+    expect(err.message).toContain('agents.0.options: unknown field `temprature`');
+    const { preset } = parsePreset({ ...valid, judge: { model: 'j', options: { mirostat: 2, num_gpu: 20, use_mmap: false, stop: ['END'] } } });
+    expect(preset.judge.options).toEqual({ mirostat: 2, num_gpu: 20, use_mmap: false, stop: ['END'] });
+  });
+
   it('names the path of a missing model and of an out-of-range threshold', () => {
     const err = errorOf(() => parsePreset({ ...valid, judge: {}, protocol: { convergenceThreshold: 1.5 } }));
     expect(err.message).toContain('judge.model');

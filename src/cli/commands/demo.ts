@@ -32,8 +32,12 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
       const { startSimulator } = await import('../../sim/index.js');
       const { demoResponder, simModelsFor } = await import('../../sim/demo.js');
       const { loadPreset } = await import('../../config/load-preset.js');
-      const { runFromCli } = await import('../run-debate-cli.js');
+      const { applyOverrides, runFromCli } = await import('../run-debate-cli.js');
+      const { readAttachments } = await import('../../config/attachments.js');
       const { preset } = loadPreset(args.preset, io.cwd);
+      // Every input is checked before the simulator starts, so a mistake is the only thing said.
+      applyOverrides(preset, materialOf(args));
+      readAttachments(materialOf(args).attach, io.cwd);
       // A 24 GiB workstation GPU, stated, so the plan is made as it would be on real hardware.
       const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: args['token-ms'], vramBytes: 24 * 2 ** 30 });
       try {

@@ -31,7 +31,7 @@ export function serveCommand(io: CliIO, _exit: ExitCode): CommandModule<object, 
       const { openViewerStore } = await import('../../serve/store.js');
       const { createViewer, isLoopback } = await import('../../serve/server.js');
       if (!Number.isInteger(args.port) || args.port < 0 || args.port > 65535) {
-        throw new InputError('BAD_FLAG', `--port must be a whole number from 0 to 65535; got ${args.port}.`, { hint: 'Pick a free port, e.g. --port 8421, or 0 for any.' });
+        throw new InputError('BAD_FLAG', `--port must be a whole number from 0 to 65535; got ${Number.isNaN(args.port) ? 'something that is not a number' : args.port}.`, { hint: 'Pick a free port, e.g. --port 8421, or 0 for any.' });
       }
       const listen = args.listen.trim();
       if (listen === '') throw new InputError('BAD_FLAG', '--listen needs an address; got an empty one.', { hint: 'Leave it out to stay on 127.0.0.1, or give e.g. --listen 0.0.0.0.' });

@@ -30,7 +30,7 @@ export function simCommand(io: CliIO, _exit: ExitCode): CommandModule<object, Si
       const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
       const base = args.script ? await loadSimScript(args.script) : { models: simModelsFor(presets) };
       for (const [flag, value] of [['num-parallel', args['num-parallel']], ['vram-gib', args['vram-gib']]] as const) {
-        if (value !== undefined && !(value > 0)) throw new InputError('BAD_FLAG', `--${flag} must be above 0; got ${value}.`);
+        if (value !== undefined && !(value > 0)) throw new InputError('BAD_FLAG', `--${flag} must be above 0; got ${Number.isNaN(value) ? 'something that is not a number' : value}.`);
       }
       // Built-in presets answer with the scripted demo panel unless the script gives replies.
       const sim = await startSimulator({
