@@ -8,6 +8,7 @@ import { qualityCardLines } from './quality.js';
 import { tensionCardLines } from './tensions.js';
 import { materialCardLines } from './material.js';
 import { votingCardLines } from './voting.js';
+import { fitText } from './wrap.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
 export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle): string {
@@ -68,7 +69,8 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
       `debate ${d.id} · ${d.status}${d.exitReason ? ` (${exitText(d.exitReason)})` : ''} · ${protocolFooter(d)}${scores ? ` · convergence ${scores}` : ''}`,
     ),
   );
-  return `${lines.join('\n')}\n`;
+  // Sections drawn by other modules (the tension map, the footer) keep the card's width too.
+  return `${fitText(lines.join('\n'), width)}\n`;
 }
 
 /**

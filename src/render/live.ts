@@ -1,4 +1,5 @@
 import type { PlanThinking } from '../schedule/plan.js';
+import { clipLine, visibleWidth, wrapLine } from './wrap.js';
 import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, QualityRecord, Stage } from '../engine/events.js';
 import { inertDeep } from './inert.js';
@@ -76,12 +77,14 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       const retry = a.attempt === 2 ? ' (quality retry)' : a.attempt > 0 ? ' (repair)' : '';
       return `  ${paint('cyan', '…')} ${a.label}${retry} ${paint('dim', `${a.model} · ${a.tokens} tokens · ${secs}s`)}`;
     });
-    for (const line of lines) out.write(`${line.slice(0, style.columns + 40)}\n`);
+    // One row per call, never wrapped: the block is redrawn by counting its rows.
+    for (const line of lines) out.write(`${clipLine(line, style.columns)}\n`);
     blockLines = lines.length;
   };
   const print = (line: string): void => {
     clearBlock();
-    out.write(`${line}\n`);
+    // Every line fits the terminal: a long one wraps under its own indent.
+    for (const fitted of wrapLine(line, style.columns)) out.write(`${fitted}\n`);
     drawBlock();
   };
   if (style.live) {
@@ -173,7 +176,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         if (t.status === 'ok' && t.position) {
           const rating = ratings.get(key(t.round === 0 ? 'opening' : 'critique', t.round, t.agentId));
           const conf = t.confidence == null && !rating ? '' : paint('dim', ` (${[t.confidence == null ? '' : `confidence ${t.confidence.toFixed(2)}`, rating ? `quality ${rating.score}` : ''].filter(Boolean).join(', ')})`);
-          print(`    ${paint('magenta', t.agentId)}${conf}: ${oneLine(t.position, style.columns - 26 - t.agentId.length)}`);
+          const head = `    ${paint('magenta', t.agentId)}${conf}: `;
+          print(`${head}${oneLine(t.position, Math.max(20, style.columns - visibleWidth(head)))}`);
         } else if (!stopping) {
           print(paint('red', `    ${t.agentId}: no usable answer this round (${t.error ?? t.status})`));
         }

@@ -1,6 +1,7 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
+import { exitText } from '../render/live.js';
 import { budgetSummary } from '../render/material.js';
 import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
@@ -263,7 +264,7 @@ export function callRows(c: StoredCall, debateStart: number): Html {
   const m = c.metrics;
   return html`<tr class="call call-${c.status}" data-call-id="${c.id}">
 <td class="num">${c.id}</td><td>${c.stage}</td><td class="num">${c.round}</td><td>${c.agentId}</td><td><code>${c.model}</code></td><td class="num">${c.attempt}</td>
-<td><span class="status status-${c.status}">${c.status}</span></td>
+<td><span class="status status-${c.status}">${c.status === 'aborted' ? 'cancelled' : c.status}</span></td>
 <td class="num">${m.promptTokens ?? '-'}</td><td class="num">${m.completionTokens ?? '-'}</td>
 <td class="num">${formatSeconds(m.loadDurationNs)}</td><td class="num">${formatSeconds(m.totalDurationNs)}</td>
 <td class="num">+${((c.startedAt - debateStart) / 1000).toFixed(1)} s</td>
@@ -290,7 +291,10 @@ function callsTable(d: StoredDebate): Html {
 
 function exitLine(d: StoredDebate, detail: string | null): Html {
   if (d.status === 'running') return html`<p id="exit" class="muted">Running: the page follows the debate as calls are recorded.</p>`;
-  return html`<p id="exit"><strong>Exit:</strong> <span class="exit-reason">${d.exitReason ?? 'none'}</span>${detail ? html` (${detail})` : ''}${d.error ? html` <span class="error">${d.error}</span>` : ''}</p>`;
+  // The reason in words, as the live view said it; the detail only when it adds something.
+  const reason = d.exitReason ? exitText(d.exitReason) : 'none';
+  const more = detail && detail !== d.exitReason && detail !== reason ? detail : null;
+  return html`<p id="exit"><strong>Exit:</strong> <span class="exit-reason">${reason}</span>${more ? html` (${more})` : ''}${d.error ? html` <span class="error">${d.error}</span>` : ''}</p>`;
 }
 
 function planSection(plan: unknown): Html {
@@ -339,7 +343,7 @@ function materialSection(d: StoredDebate): Html | string {
       ? ''
       : html`<h2>Token budget</h2>
 <p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${b.calls} calls${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
-${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail} (${x.used.toLocaleString('en-US')} of ${x.limit.toLocaleString('en-US')} used)</li>`)}</ul>` : ''}`;
+${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail}${/ of [\d,]+ (used|tokens)/.test(x.detail) ? '' : ` (${x.used.toLocaleString('en-US')} of ${x.limit.toLocaleString('en-US')} used)`}</li>`)}</ul>` : ''}`;
   return html`${attached}${budget}`;
 }
 

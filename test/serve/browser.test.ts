@@ -1,5 +1,6 @@
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { exitText } from '../../src/render/live.js';
 import type { SimRequest } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { StoredDebate } from '../../src/store/store.js';
@@ -101,7 +102,8 @@ describe('the viewer in a browser', () => {
     }
     expect(await page.locator('#judge-chart polyline').count()).toBe(4);
     expect(await page.locator('#calls tr.call').count()).toBe(d.calls.length);
-    expect(await page.locator('#exit .exit-reason').textContent()).toBe(d.exitReason);
+    expect(await page.locator('#exit .exit-reason').textContent()).toBe(exitText(d.exitReason!));
+    expect(await page.locator('#exit').textContent()).not.toContain(`(${d.exitReason})`);
     expect(await page.locator('#synthesis .recommendation').textContent()).toBe(d.synthesis?.synthesis?.recommendation);
     const plan = d.plan as { models: { model: string; numCtx: number }[] };
     expect(await page.locator('#plan table.plan tbody tr').count()).toBe(plan.models.length);

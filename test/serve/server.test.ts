@@ -269,3 +269,13 @@ describe('conclave serve (command)', () => {
     }
   });
 });
+
+describe('call rows', () => {
+  it('show a call cancelled by Ctrl-C as cancelled, not as a failure', async () => {
+    const { callRows } = await import('../../src/serve/debate-page.js');
+    const call = { id: 3, debateId: 'd', stage: 'critique', round: 1, agentId: 'a', attempt: 0, host: 'h', model: 'm', messages: [], options: {}, format: null, raw: '', parsed: null, status: 'aborted', validationError: null, error: 'CALL_ABORTED: The call to m was stopped.', truncation: null, metrics: { promptTokens: null, completionTokens: null, totalDurationNs: null, loadDurationNs: null, promptEvalDurationNs: null, evalDurationNs: null, doneReason: null }, startedAt: 0, finishedAt: 0 } as const;
+    const row = String(callRows(call as never, 0));
+    expect(row).toContain('>cancelled</span>');
+    expect(row).not.toMatch(/>aborted<|>failed</);
+  });
+});

@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { visibleWidth, wrapLine } from '../../src/render/wrap.js';
+import { runCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'conclave-width-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('fitting lines to the terminal', () => {
+  it('wraps at word boundaries under the line\'s indent, not counting colour codes', () => {
+    const line = `  warning: ${'\u001b[33m'}the judge and synthesizer do not fit next to the panel${'\u001b[0m'} and are loaded after each round`;
+    const lines = wrapLine(line, 40);
+    expect(lines.length).toBeGreaterThan(1);
+    for (const l of lines) expect(visibleWidth(l)).toBeLessThanOrEqual(40);
+    expect(lines.slice(1).every((l) => l.startsWith('    '))).toBe(true);
+    expect(lines.join(' ').replace(/\s+/g, ' ')).toContain('do not fit next to the panel');
+  });
+
+  it('counts a wide character as two columns and cuts a word longer than the line', () => {
+    expect(visibleWidth('数据库')).toBe(6);
+    for (const l of wrapLine(`  ${'x'.repeat(200)}`, 30)) expect(visibleWidth(l)).toBeLessThanOrEqual(30);
+  });
+
+  it.each(['tech-decision', 'tension-map', 'cluster-vote', 'code-review', 'tournament', 'decompose', 'parallel', 'thinking'])(
+    'keeps every line of the %s demo, live view and card, within 80 columns',
+    async (preset) => {
+      const r = await runCli(['demo', '--preset', preset, '--db', join(dir, `${preset}.db`), '--token-ms', '0', '--constraint', 'Keep the downtime of any migration step under thirty minutes at all times, whatever the plan'], dir, 80);
+      expect(r.code).toBe(0);
+      const wide = [...r.stderr.split('\n'), ...r.stdout.split('\n')].filter((l) => visibleWidth(l) > 80);
+      expect(wide).toEqual([]);
+    },
+    60_000,
+  );
+});
