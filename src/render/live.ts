@@ -203,7 +203,9 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       case 'debate.exit':
         if (exitShown) break;
         exitShown = true;
-        print(paint('bold', `\nStopped: ${exitText(event.reason)}`) + paint('dim', ` · ${event.detail}`));
+        // Stopped by the user: the calls still shown as running were cancelled; clear them before saying so.
+        if (event.reason === 'interrupted') active.clear();
+        print(paint('bold', `\nStopped: ${exitText(event.reason)}`) + paint('dim', ` · ${event.detail}${event.reason === 'interrupted' && active.size === 0 ? '; the calls in flight were cancelled' : ''}`));
         break;
       case 'synthesis.finished':
         if (event.result.status !== 'ok') print(paint('red', `  synthesis failed: ${event.result.error}`));
