@@ -21,6 +21,8 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   };
   const debaters = d.agents.filter((a) => a.role === 'debater').length;
   lines.push(paint('bold', `━━ ${d.question}`));
+  // The user's constraints: the answer below was asked under them.
+  for (const c of d.preset.constraints ?? []) lines.push(`  ${paint('dim', 'constraint:')} ${c}`);
   const s = d.synthesis?.synthesis;
   if (kindOf(d) === 'pipeline') {
     // The report (protocolCardLines) is the result; the synthesis record carries its verdict.

@@ -122,6 +122,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         const protocol = kind === 'debate' ? '' : ` · ${PROTOCOL_LABEL[kind]}`;
         print(paint('bold', `Debate ${event.debateId}`) + paint('dim', ` · preset ${event.preset.name}${protocol} · ${event.host}`));
         print(`  ${paint('dim', 'question:')} ${event.question}`);
+        for (const c of event.preset.constraints ?? []) print(`  ${paint('dim', 'constraint:')} ${c}`);
         print(`  ${paint('dim', 'panel:')} ${panel}`);
         if (kind === 'decompose') print(`  ${paint('dim', 'decomposer:')} ${event.preset.protocol.decomposer ?? event.preset.agents[0]?.id ?? ''}`);
         else if (kind === 'pipeline') print(`  ${paint('dim', 'roles:')} ${event.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}`);

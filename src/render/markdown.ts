@@ -17,6 +17,7 @@ export function renderMarkdown(stored: StoredDebate): string {
   const out: string[] = [];
   out.push(`# ${d.question}`, '');
   out.push(
+    ...(d.preset.constraints ?? []).map((c) => `- Constraint: ${c}`),
     `- Debate: \`${d.id}\``,
     `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`), protocol: ${PROTOCOL_LABEL[kindOf(d)]}`,
     `- Status: ${d.status}${d.exitReason ? `, ${exitText(d.exitReason)}` : ''}`,

@@ -349,7 +349,9 @@ ${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => ht
 
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
+  const constraints = d.preset.constraints ?? [];
   const body = html`<h1 id="question">${d.question}</h1>
+${constraints.length ? html`<ul class="constraints" id="constraints">${constraints.map((c) => html`<li>Constraint: ${c}</li>`)}</ul>` : ''}
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
 · preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''}${
     p.kind === 'pipeline'

@@ -65,7 +65,11 @@ describe('run --attach', () => {
     expect(run.stderr).toMatch(/attached: plan\.md \(8\.0 KiB, sha256 [0-9a-f]{12}…\)/);
     expect(run.stdout).toContain('ATTACHED MATERIAL');
     expect(run.stdout).toMatch(/TOKEN BUDGET: [\d,]+ of 60,000 tokens/);
+    // The user's constraint, in the run header, on the card and in `show`.
+    expect(run.stderr).toContain('constraint: No downtime over 30 minutes.');
+    expect(run.stdout).toContain('constraint: No downtime over 30 minutes.');
     const id = /Stored as (\S+)/.exec(run.stderr)![1]!;
+    expect((await cli(['show', id, '--db', db])).stdout).toContain('- Constraint: No downtime over 30 minutes.');
     const openings = script.seen.filter((r) => stageOf(r) === 'opening').slice(-2);
     for (const req of openings) {
       const prompt = req.messages.map((m) => m.content).join('\n');
