@@ -1,3 +1,4 @@
 ALTER TABLE `calls` ADD `think` text;--> statement-breakpoint
 ALTER TABLE `calls` ADD `thinking` text;--> statement-breakpoint
-ALTER TABLE `calls` ADD `thinking_tokens` integer;
+ALTER TABLE `calls` ADD `thinking_tokens` integer;--> statement-breakpoint
+CREATE INDEX `bench_trials_debate_idx` ON `bench_trials` (`debate_id`);

@@ -7,6 +7,8 @@ export interface ListFilter {
   status: string;
   preset: string;
   text: string;
+  /** Show the debates `conclave bench` ran as items; hidden otherwise, so they do not flood the list. */
+  bench: boolean;
 }
 
 const DEBATE_STATUSES: readonly string[] = debateStatuses;
@@ -17,6 +19,7 @@ export function filterFromQuery(query: URLSearchParams): ListFilter {
     status: DEBATE_STATUSES.includes(status) ? status : '',
     preset: (query.get('preset') ?? '').slice(0, 200),
     text: (query.get('q') ?? '').trim().slice(0, 200),
+    bench: query.get('bench') === '1',
   };
 }
 
@@ -27,7 +30,7 @@ function matchesText(text: string, ...fields: string[]): boolean {
 }
 
 export function filterDebates(rows: DebateListEntry[], f: ListFilter): DebateListEntry[] {
-  return rows.filter((r) => (f.status === '' || r.status === f.status) && (f.preset === '' || r.presetName === f.preset) && matchesText(f.text, r.id, r.question, r.presetName));
+  return rows.filter((r) => r.bench === f.bench && (f.status === '' || r.status === f.status) && (f.preset === '' || r.presetName === f.preset) && matchesText(f.text, r.id, r.question, r.presetName));
 }
 
 export function filterBenchRuns(runs: BenchRunSummary[], f: ListFilter): BenchRunSummary[] {
@@ -40,6 +43,7 @@ export function filterBenchRuns(runs: BenchRunSummary[], f: ListFilter): BenchRu
 /** The front page: debates and bench runs, newest first, with a filter form that works without script. */
 export function listPage(all: DebateListEntry[], runs: BenchRunSummary[], f: ListFilter, dbPath: string): string {
   const debates = filterDebates(all, f);
+  const hiddenBench = f.bench ? 0 : filterDebates(all, { ...f, bench: true }).length;
   const benchRuns = filterBenchRuns(runs, f);
   const presets = [...new Set([...all.map((r) => r.presetName), ...runs.flatMap((r) => r.presets.map((p) => p.name))])].sort();
   const option = (value: string, label: string, selected: string) => html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`;
@@ -50,11 +54,13 @@ export function listPage(all: DebateListEntry[], runs: BenchRunSummary[], f: Lis
 <label>Status <select name="status">${option('', 'any', f.status)}${DEBATE_STATUSES.map((s) => option(s, s, f.status))}</select></label>
 <label>Preset <select name="preset">${option('', 'any', f.preset)}${presets.map((p) => option(p, p, f.preset))}</select></label>
 <label>Text <input type="search" name="q" value="${f.text}" placeholder="question or id"></label>
+<label><input type="checkbox" name="bench" value="1"${f.bench ? html` checked` : ''}> bench items</label>
 <button type="submit">Filter</button>
 </form>
+${hiddenBench > 0 ? html`<p class="muted" id="bench-hidden">${hiddenBench} debate${hiddenBench === 1 ? '' : 's'} run as bench items ${hiddenBench === 1 ? 'is' : 'are'} not listed: <a href="/?bench=1">show the bench items</a>.</p>` : ''}
 ${
   debates.length === 0
-    ? html`<p class="muted" id="no-debates">${all.length === 0 ? 'No debates recorded yet. Run one with `conclave run "question" --preset NAME`, or try `conclave demo`.' : 'No debate matches the filter.'}</p>`
+    ? html`<p class="muted" id="no-debates">${all.filter((r) => !r.bench).length === 0 && !f.bench ? 'No debates recorded yet. Run one with `conclave run "question" --preset NAME`, or try `conclave demo`.' : 'No debate matches the filter.'}</p>`
     : html`<table class="list" id="debates">
 <thead><tr><th>created</th><th>status</th><th>preset</th><th>question</th><th class="num">rounds</th><th class="num">conv.</th><th class="num">agents</th><th class="num">calls</th><th>id</th></tr></thead>
 <tbody>

@@ -215,7 +215,9 @@ export function createViewer(opts: ViewerOptions): Viewer {
     if (first === 'api' && second === 'debates') {
       if (parts.length === 2) {
         const status = url.searchParams.get('status');
-        const rows = listEntries().filter((r) => !status || r.status === status);
+        // As `list --json`: bench items only with bench=1 (`list --bench`), else the rest.
+        const bench = url.searchParams.get('bench') === '1';
+        const rows = listEntries().filter((r) => r.bench === bench && (!status || r.status === status));
         const limit = Number(url.searchParams.get('limit') ?? 50);
         sendJson(res, rows.slice(0, Number.isInteger(limit) && limit > 0 ? limit : 50));
         return;

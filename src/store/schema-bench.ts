@@ -90,7 +90,7 @@ export const benchTrials = sqliteTable(
     startedAt: integer('started_at').notNull(),
     finishedAt: integer('finished_at'),
   },
-  (t) => [index('bench_trials_run_item_idx').on(t.runId, t.itemId, t.preset)],
+  (t) => [index('bench_trials_run_item_idx').on(t.runId, t.itemId, t.preset), index('bench_trials_debate_idx').on(t.debateId)],
 );
 
 /** What one condition answered on one trial, and what it spent. */

@@ -59,6 +59,8 @@ export interface DebateSummary {
   callCount: number;
   createdAt: number;
   finishedAt: number | null;
+  /** Run as an item of a bench run (`conclave bench`), not asked by a person. */
+  bench: boolean;
 }
 
 /** The `debates` row, with the preset and plan decoded. */
@@ -156,6 +158,8 @@ export interface ListOptions {
   limit?: number;
   offset?: number;
   status?: DebateStatus;
+  /** Debates run by `conclave bench`: listed with the rest (default), left out, or alone. */
+  bench?: 'include' | 'hide' | 'only';
 }
 
 /**
@@ -472,6 +476,11 @@ export class Store {
     // Written out in full because drizzle leaves columns unqualified in a one-table select.
     const agentCount = sql<number>`(select count(*) from agents a where a.debate_id = debates.id and a.role = 'debater')`;
     const callCount = sql<number>`(select count(*) from calls c where c.debate_id = debates.id)`;
+    // A debate that never finished (killed, or still running) shows the rounds its judge scored, not 0.
+    const roundsCompleted = sql<number>`case when debates.finished_at is null then coalesce((select max(r.round) from rounds r where r.debate_id = debates.id and r.convergence is not null), debates.rounds_completed) else debates.rounds_completed end`;
+    const finalConvergence = sql<number | null>`coalesce(debates.final_convergence, (select r.convergence from rounds r where r.debate_id = debates.id and r.convergence is not null order by r.round desc limit 1))`;
+    const isBench = sql<number>`exists (select 1 from bench_trials t where t.debate_id = debates.id)`;
+    const bench = opts.bench ?? 'include';
     return this.#guard('list debates', () => {
       const query = this.#db
         .select({
@@ -480,21 +489,37 @@ export class Store {
           presetName: debates.presetName,
           status: debates.status,
           exitReason: debates.exitReason,
-          roundsCompleted: debates.roundsCompleted,
-          finalConvergence: debates.finalConvergence,
+          roundsCompleted,
+          finalConvergence,
           agentCount,
           callCount,
           createdAt: debates.createdAt,
           finishedAt: debates.finishedAt,
+          bench: isBench,
         })
         .from(debates)
-        .where(opts.status === undefined ? undefined : eq(debates.status, opts.status))
+        .where(
+          and(
+            opts.status === undefined ? undefined : eq(debates.status, opts.status),
+            bench === 'hide' ? sql`not ${isBench}` : bench === 'only' ? isBench : undefined,
+          ),
+        )
         .orderBy(desc(debates.createdAt), desc(debates.id))
         .$dynamic();
       // SQLite takes OFFSET only after a LIMIT.
       if (opts.limit !== undefined || opts.offset !== undefined) query.limit(opts.limit ?? Number.MAX_SAFE_INTEGER);
       if (opts.offset !== undefined) query.offset(opts.offset);
-      return query.all();
+      return query.all().map((r) => ({ ...r, bench: Boolean(r.bench) }));
+    });
+  }
+
+  /** How many debates run by `conclave bench` there are (with this status, if given): what `list` hides by default. */
+  benchDebateCount(status?: DebateStatus): number {
+    return this.#guard('count bench debates', () => {
+      const row = this.#statement(
+        `select count(*) as n from debates where exists (select 1 from bench_trials t where t.debate_id = debates.id)${status ? ' and status = ?' : ''}`,
+      ).get(...(status ? [status] : [])) as { n: number };
+      return row.n;
     });
   }
 

@@ -70,7 +70,8 @@ describe('protocols from the CLI', () => {
       expect(run.stdout).toContain('raised by correctness, operations');
       expect(run.stdout).toMatch(/F2 \[not blocking, confidence 65, downgraded \(blocking below 70\)\]/);
       expect(run.stdout).toContain('operations/O1 at confidence 65');
-      expect(run.stdout).toContain('review pipeline · 1 lead, 1 analyst, 2 reviewers · 4 findings, 1 blocking · 1 downgraded');
+      // The card fits the terminal: its footer wraps, so read it with its line breaks undone.
+      expect(run.stdout.replace(/\n +/g, ' ')).toContain('review pipeline · 1 lead, 1 analyst, 2 reviewers · 4 findings, 1 blocking · 1 downgraded');
       expect(run.stderr).toContain('downgraded: operations/O1 was blocking at confidence 65 (< 70)');
       // The correctness reviewer's blocking observation at 80 is kept as it came.
       expect(run.stderr).toContain('C1 [BLOCKING, confidence 80]');

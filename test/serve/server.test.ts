@@ -101,8 +101,24 @@ describe('conclave serve (HTTP)', () => {
     expect((await fetch(`${v.url}/bench/b000000-000000-0000`)).status).toBe(404);
   });
 
+  it('keeps bench items out of the list until asked, saying how many there are', async () => {
+    const benchIds = ((await (await fetch(`${v.url}/api/debates?limit=1000&bench=1`)).json()) as { id: string }[]).map((r) => r.id);
+    expect(benchIds.length).toBeGreaterThan(0);
+    const page = await (await fetch(`${v.url}/`)).text();
+    expect(page).toContain(`${benchIds.length} debate${benchIds.length === 1 ? '' : 's'} run as bench items`);
+    for (const id of benchIds) expect(page).not.toContain(`/debates/${id}"`);
+    const shown = await (await fetch(`${v.url}/?bench=1`)).text();
+    for (const id of benchIds) expect(shown).toContain(`/debates/${id}"`);
+    // The bench runs stay on the first screen either way.
+    expect(page).toContain('id="bench-runs"');
+  });
+
   it('accepts a unique prefix of a debate id, as the other commands do', async () => {
-    const ids = ((await (await fetch(`${v.url}/api/debates?limit=1000`)).json()) as { id: string }[]).map((r) => r.id);
+    // Every debate, bench items included (listed apart with bench=1).
+    const ids = [
+      ...((await (await fetch(`${v.url}/api/debates?limit=1000`)).json()) as { id: string }[]),
+      ...((await (await fetch(`${v.url}/api/debates?limit=1000&bench=1`)).json()) as { id: string }[]),
+    ].map((r) => r.id);
     // The shortest prefix that names it alone: bench trials share its timestamp.
     const length = [...Array(second.length).keys()].find((n) => n >= 8 && ids.filter((id) => id.startsWith(second.slice(0, n))).length === 1) ?? second.length;
     expect(length).toBeLessThan(second.length);

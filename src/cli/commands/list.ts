@@ -4,6 +4,7 @@ import { dbOption, openDb } from '../shared.js';
 import { inert, jsonText } from '../../render/inert.js';
 
 interface ListArgs {
+  bench?: boolean;
   db?: string;
   json?: boolean;
   limit: number;
@@ -19,13 +20,14 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print JSON' })
         .option('limit', { type: 'number', default: 50, describe: 'How many to show' })
-        .option('status', { type: 'string', choices: ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'], describe: 'Only debates with this status' }),
+        .option('status', { type: 'string', choices: ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'], describe: 'Only debates with this status' })
+        .option('bench', { type: 'boolean', describe: 'Only the debates `conclave bench` ran as items (hidden otherwise)' }),
     handler: async (args) => {
       const writeOut = (text: string): boolean => io.stdout.write(inert(text));
       const writeErr = (text: string): boolean => io.stderr.write(inert(text));
       const store = await openDb(args.db, io, { readonly: true });
       try {
-        const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}) };
+        const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}), bench: args.bench ? ('only' as const) : ('hide' as const) };
         if (args.json) {
           const { debateListDocument } = await import('../../render/list-document.js');
           writeOut(`${jsonText(debateListDocument(store, options), 2)}\n`);
@@ -34,7 +36,14 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         const rows = store.listDebates(options);
         const { flaggedTensionMaps } = await import('../../store/tensions.js');
         const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
+        // Bench items (tens per bench run) would flood the list: they are counted, and listed with --bench.
+        const hidden = args.bench ? 0 : store.benchDebateCount(args.status as 'completed' | undefined);
+        const benchNote = hidden > 0 ? `${hidden} debate${hidden === 1 ? '' : 's'} run by \`conclave bench\` ${hidden === 1 ? 'is' : 'are'} not listed: \`conclave list --bench\` lists them, \`conclave bench list\` their runs.\n` : '';
         if (rows.length === 0) {
+          if (benchNote) {
+            writeErr(benchNote);
+            return;
+          }
           const total = args.status ? store.listDebates({ limit: 1 }).length : 0;
           writeErr(
             total > 0
@@ -59,6 +68,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
             ]),
           ),
         );
+        if (benchNote) writeErr(benchNote);
         if (flagged.count > 0) {
           const shown = flagged.ids.length ? `: ${flagged.ids.slice(0, 5).join(', ')}${flagged.ids.length > 5 ? ', …' : ''} listed above` : '';
           writeOut(`\n⚑ ${flagged.count} debate${flagged.count === 1 ? ' has a tension map' : 's have tension maps'} flagged for human review${shown} (see \`conclave show ID\`).\n`);
