@@ -126,7 +126,7 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
 
 const WRITING_EVENTS = new Set<string>([
   'debate.started', 'budget.decision', 'call.finished', 'turn.finished', 'quality.rated', 'turn.reused', 'round.judged',
-  'vote.artifacts', 'vote.cast', 'vote.tiers', 'tensions.update', 'protocol.step', 'synthesis.finished', 'debate.finished',
+  'vote.artifacts', 'vote.cast', 'vote.tiers', 'tensions.update', 'protocol.step', 'synthesis.finished', 'debate.exit', 'debate.finished',
 ]);
 
 function describePending(pending: DebateEvent[]): string {
@@ -147,6 +147,7 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: 
   let debateId = '';
   let roundsCompleted = resume?.roundsCompleted ?? 0;
   let finalConvergence: number | null = resume?.finalConvergence ?? null;
+  let exitDetail: string | null = null;
   // Row ids of the calls stored so far, so feature rows (votes) can point at the calls behind them.
   const callIds = new WeakMap<CallRecord, number>();
   let lastCallId: number | null = null;
@@ -210,10 +211,14 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: 
       case 'synthesis.finished':
         store.recordSynthesis(debateId, event.result, event.at);
         break;
+      case 'debate.exit':
+        exitDetail = event.detail;
+        break;
       case 'debate.finished':
         store.finishDebate(debateId, {
           status: event.status,
           exitReason: event.exitReason,
+          exitDetail,
           error: event.error,
           roundsCompleted,
           finalConvergence,

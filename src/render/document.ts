@@ -22,6 +22,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     question: d.question,
     status: d.status,
     exitReason: d.exitReason,
+    exitDetail: d.exitDetail ?? null,
     error: d.error,
     roundsCompleted: d.roundsCompleted,
     finalConvergence: d.finalConvergence,

@@ -22,6 +22,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
     ...new Set([...d.turns.map((t) => t.round), ...d.rounds.map((r) => r.round), ...steps.filter((s) => !unbound(s)).map((s) => stepRound(s.step))]),
   ].sort((a, b) => a - b);
   const answering = new Set<Stage>(['opening', 'critique', 'split', 'subanswer']);
+  const decisions = d.budgetDecisions ?? [];
   for (const round of rounds) {
     const roundSteps = steps.filter((s) => !unbound(s) && stepRound(s.step) === round);
     events.push({ type: 'round.started', round, at: d.createdAt });
@@ -31,15 +32,19 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
       events.push({ type: 'turn.started', stage: call.stage, round, agentId: call.agentId, model: call.model, attempt: call.attempt, at: call.startedAt });
       events.push({ type: 'call.finished', call });
     }
+    // The budget's cuts and skips in the round they were made, as the live view showed them.
+    for (const decision of decisions.filter((x) => x.kind !== 'stop' && x.round === round)) events.push({ type: 'budget.decision', decision, at: d.createdAt });
     for (const rating of (d.quality ?? []).filter((q) => q.round === round)) events.push({ type: 'quality.rated', rating, at: d.createdAt });
     for (const turn of d.turns.filter((t) => t.round === round)) events.push({ type: 'turn.finished', turn, at: d.createdAt });
-    for (const call of d.calls.filter((c) => c.round === round && (c.stage === 'judge' || c.stage === 'verdict') && c.status !== 'ok')) events.push({ type: 'call.finished', call });
+    // The judge's calls too, as live: a failed one is shown, and each moves the budget's tally.
+    for (const call of d.calls.filter((c) => c.round === round && (c.stage === 'judge' || c.stage === 'verdict'))) events.push({ type: 'call.finished', call });
     for (const s of roundSteps.filter((x) => !opensRound(x.step))) events.push(step(s));
     const judgement = d.rounds.find((r) => r.round === round);
     if (judgement) events.push({ type: 'round.judged', judgement, at: d.createdAt });
   }
   for (const s of steps.filter((x) => x.step.kind === 'champion')) events.push(step(s));
-  for (const decision of d.budgetDecisions ?? []) events.push({ type: 'budget.decision', decision, at: d.createdAt });
+  // Decisions of no round that was replayed (the optional stages', the synthesis', a stop) come after the rounds.
+  for (const decision of decisions.filter((x) => x.kind === 'stop' || !rounds.includes(x.round))) events.push({ type: 'budget.decision', decision, at: d.createdAt });
   if (d.exitReason) {
     const last = rounds.at(-1) ?? 0;
     events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });
@@ -59,6 +64,8 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
 }
 
 function exitDetail(d: StoredDebate, reason: ExitReason, round: number): string {
+  // Recorded as the live view said it; records written before it was kept derive it where they can.
+  if (d.exitDetail !== undefined) return d.exitDetail;
   if (reason === 'converged' || reason === 'max_rounds') {
     const decided = exitDecision({
       round,

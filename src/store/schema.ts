@@ -29,6 +29,8 @@ export const debates = sqliteTable(
     host: text('host').notNull(),
     status: text('status', { enum: debateStatuses }).notNull(),
     exitReason: text('exit_reason', { enum: exitReasons }),
+    /** Why it stopped, in words, as the live view said it (`3 of 3 sub-questions answered`); null before it ends. */
+    exitDetail: text('exit_detail'),
     error: text('error'),
     roundsCompleted: integer('rounds_completed').notNull().default(0),
     finalConvergence: real('final_convergence'),

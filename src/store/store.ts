@@ -74,6 +74,8 @@ export interface DebateRecord {
   host: string;
   status: DebateStatus;
   exitReason: ExitReason | null;
+  /** Why it stopped, in words, as the live view said it; absent in records written before it was kept. */
+  exitDetail?: string;
   error: string | null;
   roundsCompleted: number;
   finalConvergence: number | null;
@@ -148,6 +150,8 @@ export interface NewDebate {
 export interface DebateFinish {
   status: DebateStatus;
   exitReason: ExitReason | null;
+  /** Why it stopped, in words; null when no exit was reported. */
+  exitDetail?: string | null;
   error: string | null;
   roundsCompleted: number;
   finalConvergence: number | null;
@@ -411,6 +415,7 @@ export class Store {
             id: debateId,
             status: f.status,
             exit_reason: f.exitReason,
+            exit_detail: f.exitDetail ?? null,
             error: f.error,
             rounds_completed: f.roundsCompleted,
             final_convergence: f.finalConvergence,
@@ -609,6 +614,7 @@ export class Store {
             host: row.host,
             status: row.status,
             exitReason: row.exitReason,
+            ...(row.exitDetail === null ? {} : { exitDetail: row.exitDetail }),
             error: row.error,
             roundsCompleted: row.roundsCompleted,
             finalConvergence: row.finalConvergence,
@@ -832,7 +838,7 @@ const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recomm
 const INSERT_SYNTHESIS_ATTEMPT =
   'insert into synthesis_attempts (debate_id, attempt, model, status, body_json, error, created_at) values (@debate_id, (select coalesce(max(attempt), 0) + 1 from synthesis_attempts where debate_id = @debate_id), @model, @status, @body_json, @error, @created_at)';
 const FINISH_DEBATE =
-  'update debates set status = @status, exit_reason = @exit_reason, error = @error, rounds_completed = @rounds_completed, final_convergence = @final_convergence, finished_at = @finished_at where id = @id';
+  'update debates set status = @status, exit_reason = @exit_reason, exit_detail = @exit_detail, error = @error, rounds_completed = @rounds_completed, final_convergence = @final_convergence, finished_at = @finished_at where id = @id';
 const UPSERT_SYNTHESIS = upsert('syntheses', ['debate_id'], ['status', 'body_json', 'error']);
 
 /**

@@ -127,6 +127,12 @@ describe('run --attach', () => {
     expect(r.stdout).toContain('RECOMMENDATION');
     expect(r.stdout).toMatch(/Cut short by the budget: the token budget \(5,000 tokens\) was spent after round \d/);
     expect(r.stdout).toContain('the token budget was spent)');
+    // Replayed, each budget line comes where it happened: the cuts of a round inside that round.
+    const id = /Stored as (\S+)/.exec(r.stderr)![1]!;
+    const replay = (await cli(['replay', id, '--db', join(dir, 'tight.db')])).stdout;
+    const live = r.stderr.split('\n').filter((l) => /^\s*(Round \d|budget|Stopped)/.test(l)).map((l) => l.trim());
+    const replayed = replay.split('\n').filter((l) => /^\s*(Round \d|budget|Stopped)/.test(l)).map((l) => l.trim());
+    expect(replayed).toEqual(live);
   });
 
   it('fails a run whose budget cannot cover two answers, and says which flag to raise', async () => {

@@ -46,6 +46,11 @@ describe('protocols from the CLI', () => {
       expect(replay.code).toBe(0);
       expect(replay.stdout).toContain(d.replay);
       expect(replay.stdout).toContain(d.card);
+      // The exit reads as it did live, in words, not as a raw code.
+      const stopped = /Stopped: .*/.exec(run.stderr)?.[0];
+      expect(stopped).toBeDefined();
+      expect(replay.stdout).toContain(stopped);
+      expect(replay.stdout).not.toMatch(/Stopped: .* · (answered|champion|reassembled|filtered)\n/);
       // The protocol's steps are sealed with the rest, and travel in a bundle.
       expect((await cli(['verify', id, '--db', db])).stdout).toContain('sealed');
       const bundle = join(dir, `${d.preset}.bundle`);
