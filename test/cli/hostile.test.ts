@@ -78,7 +78,8 @@ describe('hostile model output', () => {
     expectInert(r.stdout);
     // The text itself is kept, only its controls go.
     expect(r.stderr).toContain('a (confidence 0.60, quality 100): a: A red c1 <script>alert(1)</script>');
-    expect(r.stderr).toContain('failed on model-2:1b: runner crashed: A   red c1  <script>');
+    // Lines fit the terminal: a long one wraps at a space, so read it with its line breaks undone.
+    expect(r.stderr.replace(/\n +/g, ' ')).toContain('failed on model-2:1b: runner crashed: A   red c1  <script>');
     expect(r.stdout).toContain('RECOMMENDATION\n  A red c1 <script>alert(1)</script>');
   });
 
