@@ -58,3 +58,18 @@ export function materialOf(args: MaterialArgs): { attach: string[]; constraint: 
   const listOf = (value: string | string[] | undefined): string[] => (value === undefined ? [] : [value].flat().map(String));
   return { attach: listOf(args.attach), constraint: listOf(args.constraint), ...(args['token-budget'] === undefined ? {} : { 'token-budget': args['token-budget'] }) };
 }
+
+/**
+ * Checks a bundle's shape against this Conclave's schema (a database in memory) before any
+ * database is opened, so a refused bundle leaves nothing behind.
+ */
+export async function validateBundleShape(bundle: import('../store/bundle.js').Bundle, path: string): Promise<void> {
+  const { knownColumns, validateBundle } = await import('../store/bundle.js');
+  const { openStore } = await import('../store/open.js');
+  const schema = openStore(':memory:');
+  try {
+    validateBundle(bundle, path, schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite)));
+  } finally {
+    schema.close();
+  }
+}

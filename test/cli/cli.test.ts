@@ -149,6 +149,23 @@ describe('conclave CLI', () => {
   });
 });
 
+/** Runs the CLI from source in a child process and sends it Ctrl-C (SIGINT) once round 1 starts. */
+async function interruptedInRound1(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), ...args], {
+    // tsx is resolved from the working directory, so run from the package root.
+    cwd: packagePath(),
+    env: { ...process.env, CI: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (stderr.includes('Round 1 · critique') && !child.killed) child.kill('SIGINT');
+  });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  return { code, stderr };
+}
+
 describe('Ctrl-C during a run', () => {
   it('keeps what was recorded, marks the debate interrupted and exits 130', async () => {
     const preset = testPreset(['a', 'b']);
@@ -158,18 +175,7 @@ describe('Ctrl-C during a run', () => {
     const slow = await startSimulator({ models: simModels(preset), respond: script.respond, tokenMs: 40 });
     const slowDb = join(dir, 'slow.db');
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), 'run', 'Q?', '--preset', file, '--host', slow.url, '--db', slowDb], {
-        // tsx is resolved from the working directory, so run from the package root.
-        cwd: packagePath(),
-        env: { ...process.env, CI: '1' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d.toString();
-        if (stderr.includes('Round 1 · critique') && !child.killed) child.kill('SIGINT');
-      });
-      const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      const { code, stderr } = await interruptedInRound1(['run', 'Q?', '--preset', file, '--host', slow.url, '--db', slowDb]);
       expect(code).toBe(130);
       expect(stderr).toContain('marked interrupted');
       expect(stderr).toMatch(/go on from where it stopped with `conclave resume [0-9a-f-]+`/i);
@@ -188,17 +194,7 @@ describe('Ctrl-C during a run', () => {
 
   it('tells how to go on after a demo, whose simulator stops with it, and the resume completes against `conclave sim`', async () => {
     const demoDb = join(dir, 'demo-stopped.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', packagePath('src', 'cli', 'entry.ts'), 'demo', '--db', demoDb, '--token-ms', '30'], {
-      cwd: packagePath(),
-      env: { ...process.env, CI: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      if (stderr.includes('Round 1 · critique') && !child.killed) child.kill('SIGINT');
-    });
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const { code, stderr } = await interruptedInRound1(['demo', '--db', demoDb, '--token-ms', '30']);
     expect(code).toBe(130);
     const id = /conclave resume ([0-9a-f-]+) --host http:\/\/127\.0\.0\.1:11434/.exec(stderr)?.[1];
     expect(stderr).toContain("The demo's simulator stopped with it");

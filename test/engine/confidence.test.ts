@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { computeConfidence } from '../../src/protocol/confidence.js';
@@ -9,24 +9,20 @@ import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
 
-afterEach(async () => {
-  store?.close();
-  store = null;
-  await sim?.close();
-  sim = null;
-});
+const track = closesAfterEach();
 
 describe('the confidence on the card', () => {
   it('is computed from the judge and the agents the synthesis rests on, not taken from the synthesizer', async () => {
     // The judge scores 0.30 in every round; the synthesizer claims `medium` and names two of three agents.
     const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
     const script = scriptedResponder([0.3], (req) => (stageOf(req) === 'synthesis' ? reply.synthesis([], ['a', 'b']) : undefined));
-    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
-    store = openStore(':memory:');
+    sim = track(await startSimulator({ models: simModels(preset), respond: script.respond }));
+    store = track(openStore(':memory:'));
     const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store) });
     const d = store.getDebate(result.id);
     expect(d.exitReason).toBe('max_rounds');

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FROM_THINKING, lastJsonObject } from '../../src/engine/structured-call.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
@@ -6,17 +6,13 @@ import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import type { PresetInput } from '../../src/config/preset-schema.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
 import { agentOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
 
-afterEach(async () => {
-  store?.close();
-  store = null;
-  await sim?.close();
-  sim = null;
-});
+const track = closesAfterEach();
 
 const THINKING = ['completion', 'thinking'];
 
@@ -27,8 +23,8 @@ async function thinkingDebate(opts: { overrides?: Partial<PresetInput>; thinking
   const agentModels = new Set(preset.agents.filter((a) => !(opts.plainAgents ?? []).includes(a.id)).map((a) => a.model));
   const models = simModels(preset).map((m) => (agentModels.has(m.name) ? { ...m, capabilities: THINKING, thinkingTokens: opts.thinkingTokens ?? 1500 } : m));
   const requests: SimRequest[] = [];
-  sim = await startSimulator({ models, respond: (req) => { requests.push(req); return script.respond(req); } });
-  store = openStore(':memory:');
+  sim = track(await startSimulator({ models, respond: (req) => { requests.push(req); return script.respond(req); } }));
+  store = track(openStore(':memory:'));
   const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), retryDelaysMs: [10, 20] });
   return { result, stored: store.getDebate(result.id), requests };
 }
@@ -161,7 +157,7 @@ describe('bench with thinking on and off', () => {
     const { simModelsFor, demoResponder } = await import('../../src/sim/demo.js');
     const { loadPreset } = await import('../../src/config/load-preset.js');
     const { preset } = loadPreset('thinking', process.cwd());
-    sim = await startSimulator({ models: simModelsFor([preset]), respond: demoResponder([preset]) });
+    sim = track(await startSimulator({ models: simModelsFor([preset]), respond: demoResponder([preset]) }));
     const dir = mkdtempSync(join(tmpdir(), 'conclave-think-bench-'));
     try {
       const r = await runCli(['bench', '--suite', 'arithmetic', '--preset', 'thinking', '--think', 'on', '--think', 'off', '--limit', '2', '--host', sim.url, '--db', join(dir, 'b.db'), '--json', '--quiet'], dir);

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTransient, withTransientRetry } from '../../src/engine/call/retry.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
@@ -6,23 +6,19 @@ import { CallError } from '../../src/ollama/gateway.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
 import { agentOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
 
-afterEach(async () => {
-  store?.close();
-  store = null;
-  await sim?.close();
-  sim = null;
-});
+const track = closesAfterEach();
 
 async function debateWith(override: (req: SimRequest) => SimReply | undefined) {
   const preset = testPreset(['a', 'b', 'c']);
   const script = scriptedResponder([0.2, 0.9], override);
-  sim = await startSimulator({ models: simModels(preset), respond: script.respond });
-  store = openStore(':memory:');
+  sim = track(await startSimulator({ models: simModels(preset), respond: script.respond }));
+  store = track(openStore(':memory:'));
   const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), retryDelaysMs: [10, 20] });
   return { result, stored: store.getDebate(result.id), seen: script.seen };
 }

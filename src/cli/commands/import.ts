@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openDb, validateBundleShape } from '../shared.js';
 
 interface ImportArgs {
   file: string;
@@ -25,19 +25,13 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         hint: 'Check the path of the bundle file (written by `conclave export ID --format bundle`).',
         tooLargeHint: 'A bundle holds one debate; a file this large is not one.',
       });
-      const { checkBundle, importBundle, knownColumns, parseBundle, validateBundle } = await import('../../store/bundle.js');
+      const { checkBundle, importBundle, parseBundle } = await import('../../store/bundle.js');
       const { inert } = await import('../../render/inert.js');
       const { defaultDbPath, openStore } = await import('../../store/open.js');
       const bundle = parseBundle(text, path);
       // Checked whole before the database is opened, so a refused bundle leaves nothing behind:
-      // its shape against this Conclave's schema (a database in memory), then its hashes.
-      const schema = openStore(':memory:');
-      try {
-        const columns = schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite));
-        validateBundle(bundle, path, columns);
-      } finally {
-        schema.close();
-      }
+      // its shape against this Conclave's schema, then its hashes.
+      await validateBundleShape(bundle, path);
       checkBundle(bundle, path);
       const target = args.db ? resolve(io.cwd, args.db) : resolve(defaultDbPath(io.env));
       const created = !existsSync(target);

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { InputError, IntegrityError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openDb, validateBundleShape } from '../shared.js';
 import { resolve } from 'node:path';
 import type { Row, Verdict } from '../../store/chain.js';
 import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
@@ -63,18 +63,11 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       };
       const { keyIdOf } = await import('../../store/signing.js');
       if (args.bundle !== undefined) {
-        const { checkBundle, knownColumns, parseBundle, validateBundle } = await import('../../store/bundle.js');
-        const { openStore } = await import('../../store/open.js');
+        const { checkBundle, parseBundle } = await import('../../store/bundle.js');
         const { inertLine } = await import('../../render/inert.js');
         const path = resolve(io.cwd, args.bundle);
         const bundle = parseBundle(readTextFile(path, { what: 'Bundle', code: 'BUNDLE', maxBytes: FILE_LIMITS.bundle, hint: 'Check the path of the bundle file.' }), path);
-        const schema = openStore(':memory:');
-        try {
-          const columns = schema.use('read the schema', (_db, sqlite) => knownColumns(sqlite));
-        validateBundle(bundle, path, columns);
-        } finally {
-          schema.close();
-        }
+        await validateBundleShape(bundle, path);
         const v = withSignature(checkBundle(bundle, path), bundle.debate);
         if (v.state === 'broken') {
           throw new IntegrityError('BUNDLE_NOT_SIGNED', `${path} is not signed by the key in ${keyFile}: ${v.problem}.`, {

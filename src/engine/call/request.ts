@@ -1,23 +1,15 @@
-import type { z } from 'zod';
 import type { CallPriority } from '../../protocol/budget.js';
 import type { ResultFacts } from '../../protocol/quality.js';
 import type { ChatMessage } from '../../protocol/records.js';
 import type { Opening } from '../../protocol/schemas.js';
 import type { CallRecord, Stage } from '../call-record.js';
+import type { StructuredCallSpec } from '../structured-call.js';
 
-/** One structured model call, as a primitive or a protocol asks for it. */
-export interface CallRequest<T> {
-  stage: Stage;
-  round: number;
-  agentId: string;
-  model: string;
-  messages: ChatMessage[];
-  options: Record<string, unknown>;
-  /** Built for this call from what is known then (ids as enums, bounds): it is sent as `format`. */
-  schema: z.ZodType<T>;
-  /** What the grammar cannot express, settled in place without a repair; a note per change. */
-  normalize?: (value: T) => string[];
-  truncation?: string | null;
+/**
+ * One structured model call, as a primitive or a protocol asks for it: what the call sends
+ * (its fields are documented on StructuredCallSpec), and what the path around it does.
+ */
+export interface CallRequest<T> extends Pick<StructuredCallSpec<T>, 'stage' | 'round' | 'agentId' | 'model' | 'messages' | 'options' | 'schema' | 'normalize' | 'truncation'> {
   onRecord?: (record: CallRecord) => void;
   /**
    * Set on an agent's call to give it the attached material and the constraints: the call path
