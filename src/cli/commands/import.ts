@@ -27,7 +27,7 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       });
       const { checkBundle, importBundle, parseBundle } = await import('../../store/bundle.js');
       const { inert } = await import('../../render/inert.js');
-      const { defaultDbPath, openStore } = await import('../../store/open.js');
+      const { defaultDbPath } = await import('../../store/open.js');
       const bundle = parseBundle(text, path);
       // Checked whole before the database is opened, so a refused bundle leaves nothing behind:
       // its shape against this Conclave's schema, then its hashes.
