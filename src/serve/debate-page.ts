@@ -109,10 +109,13 @@ export function judgeChart(d: StoredDebate): Html {
 }
 
 function panel(d: StoredDebate): Html {
+  // A pipeline's panel has roles of its own (lead, analyst, reviewer, filter), not debaters.
+  const roleOf = (a: StoredDebate['agents'][number]): string =>
+    a.role === 'debater' && d.preset.protocol.kind === 'pipeline' ? (d.preset.agents.find((x) => x.id === a.id)?.role ?? 'reviewer') : a.role;
   return html`<table class="panel" id="panel">
 <thead><tr><th>id</th><th>role</th><th>model</th><th>cluster</th><th>digest</th><th>persona</th></tr></thead>
 <tbody>${d.agents.map(
-    (a) => html`<tr><td class="agent">${a.id}</td><td>${a.role}</td><td><code>${a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
+    (a) => html`<tr><td class="agent">${a.id}</td><td>${roleOf(a)}</td><td><code>${a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
   )}</tbody>
 </table>`;
 }
@@ -142,7 +145,7 @@ ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
-<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p><p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>
+${(d.preset.protocol.kind ?? 'debate') === 'debate' ? html`<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p><p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>` : ''}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
 </section>`;
@@ -181,6 +184,24 @@ ${m && m.synthesis.openQuestions.length ? html`<h3>Open questions</h3><ul>${m.sy
 }
 
 /** A tournament's bracket and verdicts, or a decomposition's sub-questions and parts (docs/protocols.md). */
+/** A pipeline's phases in order: who took part in each, and what each wrote (the lead's plan, the analysts' and reviewers' observations). */
+function phasesSection(d: StoredDebate): Html {
+  const steps = (d.steps ?? []).map((s) => s.step);
+  const phases = steps.filter((s) => s.kind === 'phase');
+  const written = steps.filter((s) => s.kind === 'observations');
+  if (phases.length === 0) return html``;
+  return html`<section id="phases"><h2>Phases</h2>${phases.map(
+    (ph) => html`<section class="phase" data-phase="${ph.phase}"><h3>${ph.phase === 'plan' ? 'Plan' : ph.phase === 'review' ? 'Review' : 'Filter'}: ${ph.agents.map((a) => `${a.id} (${a.role})`).join(', ')}</h3>
+${written
+  .filter((o) => o.phase === ph.phase)
+  .map(
+    (o) => html`<div class="observations" data-agent="${o.agentId}"><p><span class="agent">${o.agentId}</span> (${o.role})${o.status !== 'ok' ? html` <span class="error">${o.status}: ${o.error ?? ''}</span>` : ''}${o.phase === 'review' && !o.withPlan ? html` <span class="muted">without a plan</span>` : ''}</p>
+${o.summary ? html`<p>${o.summary}</p>` : ''}
+${o.observations.length ? html`<ul>${o.observations.map((x) => html`<li>${x.blocking ? html`<strong>blocking</strong> ` : ''}${x.text}${x.evidence ? html` <span class="muted">(${x.evidence})</span>` : ''}</li>`)}</ul>` : ''}</div>`,
+  )}</section>`,
+  )}</section>`;
+}
+
 function protocolSection(d: StoredDebate): Html {
   const steps = (d.steps ?? []).map((s) => s.step);
   const brackets = steps.filter((s) => s.kind === 'bracket');
@@ -349,32 +370,37 @@ ${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => ht
 
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
+  const kind = p.kind ?? 'debate';
   const constraints = d.preset.constraints ?? [];
+  // Each protocol's page shows what it produced, in its own terms, and no section that does not apply.
+  const shape =
+    kind === 'debate'
+      ? html` · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold} · ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}`
+      : kind === 'pipeline'
+        ? html` · roles ${d.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')} · filter mode ${p.filterMode ?? 'list'}`
+        : '';
   const body = html`<h1 id="question">${d.question}</h1>
 ${constraints.length ? html`<ul class="constraints" id="constraints">${constraints.map((c) => html`<li>Constraint: ${c}</li>`)}</ul>` : ''}
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
-· preset <strong>${d.presetName}</strong>${p.kind && p.kind !== 'debate' ? html` · protocol <strong>${p.kind}</strong>` : ''}${
-    p.kind === 'pipeline'
-      ? html` · roles ${d.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')} · filter mode ${p.filterMode ?? 'list'}`
-      : html` · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold}`
-  }
-· ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}
+· preset <strong>${d.presetName}</strong>${kind !== 'debate' ? html` · protocol <strong>${kind}</strong>` : ''}${shape}
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
 · host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>
 · <a href="/api/debates/${encodeURIComponent(d.id)}">JSON</a></p>
 ${exitLine(d, exitDetail)}
 <ol id="live-log" class="live-log"></ol>
+${kind === 'debate' || kind === 'parallel' ? synthesisCard(d) : ''}
 <h2>Panel</h2>
 ${panel(d)}
 <details><summary>Preset as run (hash <code>${d.presetHash.slice(0, 12)}</code>)</summary><pre>${json(d.preset)}</pre></details>
-<h2>Rounds</h2>
-${grid(d)}
-<h2>Judge</h2>
-${judgeChart(d)}
+${kind === 'debate' || kind === 'parallel' ? html`<h2>${kind === 'parallel' ? 'Answers' : 'Rounds'}</h2>
+${grid(d)}` : ''}
+${kind === 'debate' ? html`<h2>Judge</h2>
+${judgeChart(d)}` : ''}
+${kind === 'pipeline' ? phasesSection(d) : ''}
 ${protocolSection(d)}
 ${tensionSection(d)}
 ${votingSection(d)}
-${synthesisCard(d)}
+${kind === 'debate' || kind === 'parallel' ? '' : synthesisCard(d)}
 ${materialSection(d)}
 ${qualitySection(d)}
 <h2>Calls</h2>

@@ -7,6 +7,7 @@ import type { StoredDebate } from '../../src/store/store.js';
 import { agentOf, reply, roundOf, scriptedResponder, stageOf } from '../helpers/panel.js';
 import { setupBench } from '../bench/fixture.js';
 import { recordDebate, type RunningViewer, startViewer, tempRecord } from '../helpers/viewer.js';
+import { runCli } from '../helpers/cli.js';
 
 /** Debian's Chromium, which .ci/run installs when it is missing. */
 const CHROMIUM = process.env.CONCLAVE_CHROMIUM ?? '/usr/bin/chromium';
@@ -246,6 +247,32 @@ describe('the viewer in a browser', () => {
     expect(await page.locator('h1').textContent()).toBe(`Bench run ${runId}`);
     // 22px comes from the report's inline stylesheet, which the policy lets through by its hash.
     expect(await page.evaluate("getComputedStyle(document.querySelector('h1')).fontSize")).toBe('22px');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows each protocol its own sections in Chromium, and none of the debate\'s where they do not apply', { timeout: 120_000 }, async () => {
+    const file = tempRecord();
+    for (const preset of ['code-review', 'tournament', 'decompose', 'parallel', 'tech-decision']) {
+      expect((await runCli(['demo', '--preset', preset, '--db', file, '--token-ms', '0', '--quiet'], process.cwd())).code).toBe(0);
+    }
+    viewer = await startViewer(file);
+    const store = openStore(file);
+    const ids = Object.fromEntries(store.listDebates().map((r) => [r.presetName, r.id]));
+    store.close();
+    const { page, problems } = await openPage();
+    const own: Record<string, string[]> = {
+      'code-review': ['#phases', '#review-report'],
+      tournament: ['#bracket'],
+      decompose: ['#decomposition'],
+      parallel: ['#grid', '#synthesis'],
+      'tech-decision': ['#grid', '#judge-chart', '#synthesis'],
+    };
+    for (const [preset, sections] of Object.entries(own)) {
+      await page.goto(`${viewer.url}/debates/${ids[preset]}`);
+      for (const section of sections) expect(await page.locator(section).count(), `${preset} ${section}`).toBe(1);
+      if (preset !== 'tech-decision') expect(await page.locator('#judge-chart').count(), preset).toBe(0);
+      if (preset !== 'tech-decision' && preset !== 'parallel') expect(await page.locator('#grid').count(), preset).toBe(0);
+    }
     expect(problems).toEqual([]);
   });
 });
