@@ -294,6 +294,7 @@ describe('listing debates', () => {
       callCount: 1,
       createdAt: 2000,
       finishedAt: 2500,
+      bench: false,
     });
   });
 
