@@ -94,7 +94,10 @@ export function planSchedule(hosts: PlanHost[], debaters: string[], support: str
         `each round runs the panel in ${groups.length} groups, loading each model once per round.`,
     );
   } else if (!allResident) {
-    warnings.push('The judge and synthesizer do not fit next to the panel: they are loaded after each round, evicting a panel model.');
+    // Name the models that load after the panel: a protocol without a judge has only its synthesizer (or stage models).
+    const extra = [...new Set(support)].filter((m) => m !== '' && !debaters.includes(m));
+    const named = extra.length === 0 ? 'The other models' : extra.length === 1 ? `\`${extra[0]}\`` : `${extra.slice(0, -1).map((m) => `\`${m}\``).join(', ')} and \`${extra.at(-1)}\``;
+    warnings.push(`${named} ${extra.length === 1 ? 'does' : 'do'} not fit next to the panel: ${extra.length === 1 ? 'it is' : 'they are'} loaded after the panel's calls, evicting a panel model.`);
   }
   return { hosts: hosts.map((h) => ({ url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel })), models, groups, allResident, maxLoaded, warnings };
 }

@@ -89,6 +89,15 @@ describe('planning', () => {
     expect(plan.warnings.join('\n')).toMatch(/x \(9\.1 GB\) and y \(8\.4 GB\) cannot all stay loaded .* 16 GiB GPU/);
   });
 
+  it('names only the models that load after the panel: no judge for a protocol without one', () => {
+    const hosts = [{ url: 'h', vramBytes: 16 * 2 ** 30, numParallel: 1, models: { x: { sizeBytes: 6 * GB, kvBytesPerToken: 1 }, y: { sizeBytes: 6 * GB, kvBytesPerToken: 1 }, s: { sizeBytes: 6 * GB, kvBytesPerToken: 1 }, j: { sizeBytes: 1 * GB, kvBytesPerToken: 1 } } }];
+    const parallel = planSchedule(hosts, ['x', 'y'], ['s'], { x: 4096, y: 4096, s: 4096 });
+    expect(parallel.warnings).toContain('`s` does not fit next to the panel: it is loaded after the panel\'s calls, evicting a panel model.');
+    expect(parallel.warnings.join('\n')).not.toContain('judge');
+    const debate = planSchedule(hosts, ['x', 'y'], ['j', 's'], { x: 4096, y: 4096, s: 4096, j: 4096 });
+    expect(debate.warnings).toContain('`j` and `s` do not fit next to the panel: they are loaded after the panel\'s calls, evicting a panel model.');
+  });
+
   it('runs groups whose models are already loaded first', async () => {
     const started: string[] = [];
     const task = (model: string) => ({ model, run: async () => void started.push(model) });
