@@ -35,7 +35,11 @@ export function renderComparisonMarkdown(c: RunComparison): string {
     `# Bench runs ${c.a.id} (A) and ${c.b.id} (B)`,
     '',
     `- A: suite \`${c.a.suite}\`, ${c.a.items} items. B: suite \`${c.b.suite}\`, ${c.b.items} items.`,
-    c.sameSuite ? '- Same items and gold answers in both runs.' : '- The suites differ: only items with the same id and gold answer in both are compared.',
+    c.sameSuite
+      ? '- Same items and gold answers in both runs.'
+      : c.a.suite === c.b.suite
+        ? `- Both ran suite \`${c.a.suite}\`, A on ${c.a.items} items and B on ${c.b.items} (a different --limit): the items both ran are compared, by id and gold answer.`
+        : '- The suites differ: only items with the same id and gold answer in both are compared.',
     '',
     'Difference = accuracy of B minus accuracy of A on the items both finished, with a 95% paired bootstrap interval.',
     '',
