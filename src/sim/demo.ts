@@ -169,6 +169,7 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       const ids = listed ? listed.split(',').map((s) => s.trim()) : preset.agents.map((a) => a.id);
       const withTensions = demoTensionSynthesis(req, ids);
       if (withTensions) return withTensions;
+      const migrator = preset.agents.find((_, i) => i % ARCHETYPES.length === 1)?.id;
       return JSON.stringify({
         recommendation: 'Stay on SQLite for now. Put a typed data-access layer in front of it so a later move to Postgres is cheap.',
         triggersToRevisit: [
@@ -178,14 +179,17 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
         ],
         confidence: { level: 'high', converged: ids.length },
         restsOn: [...ids],
-        minorityPositions: [
-          {
-            agent: ids[1 % ids.length],
-            round: 0,
-            argument: 'Migrate immediately, while the data is small, to avoid a rushed migration later.',
-            whyItMatters: 'If the triggers are crossed quietly, the team ends up migrating under load, which is the costly case this argument warned about.',
-          },
-        ],
+        // Credited to the agent that argued it: the one playing the "migrate now" part, when it is among those synthesised.
+        minorityPositions: migrator && ids.includes(migrator)
+          ? [
+              {
+                agent: migrator,
+                round: 0,
+                argument: 'Migrate immediately, while the data is small, to avoid a rushed migration later.',
+                whyItMatters: 'If the triggers are crossed quietly, the team ends up migrating under load, which is the costly case this argument warned about.',
+              },
+            ]
+          : [],
         failedAgents: [],
       });
     }

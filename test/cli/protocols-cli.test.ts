@@ -40,6 +40,15 @@ describe('protocols from the CLI', () => {
       if (d.preset === 'tournament') expect(run.stdout).toMatch(/round 1: \S+ had a bye\n  - round 2:/);
       const id = /Stored as (\S+)/.exec(run.stderr)?.[1] ?? '';
       expect((await cli(['show', id, '--db', db])).stdout).toContain(d.show);
+      // A minority position is credited to an agent that argued it in that round.
+      const stored = JSON.parse((await cli(['show', id, '--db', db, '--json'])).stdout) as {
+        synthesis: { minorityPositions: { agent: string; round: number; argument: string }[] } | null;
+        rounds: { round: number; turns: { agentId: string; position: string | null }[] }[];
+      };
+      for (const m of stored.synthesis?.minorityPositions ?? []) {
+        const said = stored.rounds.find((r) => r.round === m.round)?.turns.find((t) => t.agentId === m.agent)?.position ?? '';
+        expect(said.split(' ')[0], `${m.agent} in round ${m.round}: ${said}`).toBe(m.argument.split(' ')[0]);
+      }
       const doc = JSON.parse((await cli(['export', id, '--db', db, '--format', 'json'])).stdout) as { protocol: { kind: string; steps: unknown[] } };
       expect(doc.protocol.kind).toBe(d.preset);
       const replay = await cli(['replay', id, '--db', db]);
