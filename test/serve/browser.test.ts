@@ -275,4 +275,28 @@ describe('the viewer in a browser', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it('fits every table of a two-preset bench report into a 1280-pixel window', { timeout: 120_000 }, async () => {
+    const { loadPreset } = await import('../../src/config/load-preset.js');
+    const { demoResponder, simModelsFor } = await import('../../src/sim/demo.js');
+    const { startSimulator } = await import('../../src/sim/index.js');
+    const presets = ['small-8gb', 'thinking'].map((n) => loadPreset(n).preset);
+    const sim = await startSimulator({ models: simModelsFor(presets), respond: demoResponder(presets) });
+    const file = tempRecord();
+    const out = `${file}.report.html`;
+    try {
+      expect((await runCli(['bench', '--suite', 'arithmetic', '--preset', 'small-8gb', '--preset', 'thinking', '--limit', '3', '--host', sim.url, '--db', file, '--quiet', '--json'], process.cwd())).code).toBe(0);
+      const run = (JSON.parse((await runCli(['bench', 'list', '--db', file, '--json'], process.cwd())).stdout) as { id: string }[])[0]!.id;
+      expect((await runCli(['bench', 'report', run, '--db', file, '--format', 'html', '--out', out], process.cwd())).code).toBe(0);
+    } finally {
+      await sim.close();
+    }
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`file://${out}`);
+    const overflowing = await page.evaluate("[...document.querySelectorAll('.scroll')].filter((d) => d.scrollWidth > d.clientWidth).map((d) => d.previousElementSibling?.previousElementSibling?.id)");
+    expect(overflowing).toEqual([]);
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1280);
+    await context.close();
+  });
 });
