@@ -26,7 +26,11 @@ export const SEVERITY_BANDS: Readonly<Record<ClashType, { readonly min: number; 
 export const stances = ['maintain', 'narrow', 'concede'] as const;
 export type Stance = (typeof stances)[number];
 
-/** `open`: no targeted round on it. The others are the targeted round's outcome. */
+/**
+ * `open`: still standing and not yet put to a targeted exchange. `resolved`: one side conceded,
+ * in a critique round (`resolvedInRound`) or in the targeted exchange. `narrowed` and
+ * `unresolved` are the targeted exchange's other outcomes.
+ */
 export const resolutions = ['open', 'resolved', 'narrowed', 'unresolved'] as const;
 export type Resolution = (typeof resolutions)[number];
 export type Round2Outcome = Exclude<Resolution, 'open'>;
@@ -140,6 +144,10 @@ export const tensionSchema = z.strictObject({
   resolvable: z.boolean(),
   recommendation: z.string().min(1),
   resolution: z.enum(resolutions),
+  /** The critique round in which one side conceded (resolution `resolved`); absent or null otherwise. */
+  resolvedInRound: z.number().int().min(1).nullable().optional(),
+  /** The agent who conceded in that round. */
+  concededBy: z.string().min(1).nullable().optional(),
 });
 export type Tension = z.infer<typeof tensionSchema>;
 
@@ -450,9 +458,9 @@ export interface Round2Decision {
   reason: string;
 }
 
-/** Load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
+/** Still open, load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
 export function qualifies(t: Tension, rule: Round2Rule): boolean {
-  return t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
+  return t.resolution === 'open' && t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
 }
 
 /**
@@ -463,7 +471,7 @@ export function qualifies(t: Tension, rule: Round2Rule): boolean {
 export function round2Decision(tensions: readonly Tension[], rule: Round2Rule = round2Defaults): Round2Decision {
   const qualifying = bySeverity(tensions.filter((t) => qualifies(t, rule)));
   const ids = qualifying.map((t) => t.id);
-  const need = `${rule.minClashes} load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
+  const need = `${rule.minClashes} open load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
   if (qualifying.length < rule.minClashes) {
     return { fire: false, qualifying: ids, target: null, reason: `${qualifying.length} of the needed ${need}` };
   }
@@ -484,6 +492,74 @@ export function round2Outcome(a: Stance | null, b: Stance | null): Round2Outcome
 export function round2Question(t: Tension): string {
   const bare = (claim: string): string => claim.trim().replace(/[.!?]+$/, '');
   return `Which holds: ${t.agentA}'s claim that "${bare(t.claimA)}", or ${t.agentB}'s claim that "${bare(t.claimB)}"?`;
+}
+
+// ── Clashes carried through the critique rounds ─────────────────────────────
+
+/** Open clashes shown to one agent in a critique round, most severe first. */
+export const MAX_CLASHES_PER_AGENT = 5;
+
+/** The clashes still open that `agentId` is a party to, most severe first, at most `max`. */
+export function openClashesOf(tensions: readonly Tension[], agentId: string, max = MAX_CLASHES_PER_AGENT): Tension[] {
+  return bySeverity(tensions.filter((t) => t.resolution === 'open' && (t.agentA === agentId || t.agentB === agentId))).slice(0, max);
+}
+
+/** The clashes found on a set of answers, carried through the critique rounds until the map is drawn. */
+export interface ClashBoard {
+  /** The round whose answers the claims were read from (0 in a debate). */
+  round: number;
+  agents: string[];
+  claims: Claim[];
+  tensions: Tension[];
+  gaps: string[];
+  answerTokens: number;
+  pairsTotal: number;
+  pairsCompared: number;
+}
+
+/** What an agent says of an open clash it was shown, in its critique (`clashUpdates`). */
+export type ClashUpdate = { tension: string; stance: Stance };
+
+/**
+ * Settles the clashes after a critique round from what each party said: a clash is resolved
+ * in this round when either of its two agents concedes it (the rule of the targeted exchange).
+ * Updates naming a clash the agent is not party to, or a clash already settled, change nothing.
+ * Returns the tensions as they now stand and the clashes resolved in this round.
+ */
+export function settleClashes(
+  tensions: readonly Tension[],
+  round: number,
+  updates: readonly { agentId: string; updates: readonly ClashUpdate[] }[],
+): { tensions: Tension[]; resolved: { id: string; by: string }[] } {
+  const conceded = new Map<string, string>();
+  for (const { agentId, updates: list } of updates) {
+    for (const u of list) {
+      if (u.stance !== 'concede' || conceded.has(u.tension)) continue;
+      const t = tensions.find((x) => x.id === u.tension);
+      if (!t || t.resolution !== 'open' || (t.agentA !== agentId && t.agentB !== agentId)) continue;
+      conceded.set(u.tension, agentId);
+    }
+  }
+  const resolved = [...conceded].map(([id, by]) => ({ id, by }));
+  return {
+    tensions: tensions.map((t) => (conceded.has(t.id) ? { ...t, resolution: 'resolved' as const, resolvedInRound: round, concededBy: conceded.get(t.id)! } : t)),
+    resolved,
+  };
+}
+
+/** How a clash stands, in words for every view: "open", "resolved in round 2 (architect conceded)", … */
+export function resolutionText(t: Pick<Tension, 'resolution' | 'resolvedInRound' | 'concededBy'>): string {
+  if (t.resolution === 'resolved' && t.resolvedInRound) return `resolved in round ${t.resolvedInRound}${t.concededBy ? ` (${t.concededBy} conceded)` : ''}`;
+  switch (t.resolution) {
+    case 'open':
+      return 'open';
+    case 'resolved':
+      return 'resolved in the targeted exchange';
+    case 'narrowed':
+      return 'narrowed in the targeted exchange, not resolved';
+    case 'unresolved':
+      return 'not resolved by the targeted exchange';
+  }
 }
 
 // ── The map draft from the model ────────────────────────────────────────────
@@ -651,8 +727,12 @@ export function assembleTensionMap(input: {
 
 /** What the tension stage reports as it goes; the recorder stores each step, the renderer prints it. */
 export type TensionUpdate =
-  | { step: 'claims'; agents: string[]; claims: Claim[]; gaps: string[]; answerTokens: number; pairs: number; clashCalls: number }
-  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision }
+  | { step: 'claims'; agents: string[]; claims: Claim[]; gaps: string[]; answerTokens: number; pairs: number; clashCalls: number; round?: number }
+  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision | null; round?: number }
+  /** After a critique round: the clashes one side conceded in it. */
+  | { step: 'settled'; round: number; resolved: { id: string; by: string }[]; open: string[] }
+  /** After the last critique round: whether the targeted exchange fires on the clashes still open. */
+  | { step: 'decision'; decision: Round2Decision }
   | { step: 'targeted'; exchange: TargetedExchange }
   | { step: 'map'; result: TensionMapOutcome };
 

@@ -92,7 +92,7 @@ describe('the tension map stage', () => {
     ]);
     expect(stored.calls.filter((c) => c.stage === 'targeted').map((c) => c.agentId).sort()).toEqual(['a', 'b']);
     // The map model sees the exchange; the synthesizer sees the map.
-    expect(userText(of(seen, 'map')[0]!)).toContain('Targeted round on T1');
+    expect(userText(of(seen, 'map')[0]!)).toContain('Targeted exchange on T1');
     const synthesis = seen.find((r) => 'triggersToRevisit' in ((r.format as { properties?: object })?.properties ?? {}))!;
     expect(userText(synthesis)).toContain('Tension map (');
     expect(userText(synthesis)).toContain('"c claim 1" against d [C7] "d claim 1"');
@@ -262,7 +262,7 @@ describe('the tension map stage', () => {
 
     const md = renderMarkdown(stored);
     expect(md).toContain('## Tension map');
-    expect(md).toContain('| T1 | 9 | factual | a ↔ b | yes | yes | narrowed |');
+    expect(md).toContain('| T1 | 9 | factual | a ↔ b | yes | yes | narrowed in the targeted exchange, not resolved |');
     expect(md).toContain('### Targeted exchange on T1 (narrowed, not resolved)');
     const doc = debateDocument(stored) as { tensionMap: { map: { format: string; version: number; tensions: unknown[] }; round2: { turns: { prompt: string }[] } } };
     expect(doc.tensionMap.map).toMatchObject({ format: 'conclave.tension-map', version: 1 });
