@@ -18,3 +18,9 @@ export function placeText(stage: string, round: number): string {
   if (stage === 'claims' || stage === 'clash') return round === 0 ? 'the tension map, on the round-0 answers' : OWN_PLACE[stage]!;
   return OWN_PLACE[stage] ?? `round ${round}`;
 }
+
+/** A call named by its stage and place: "opening round 0", "targeted (the targeted exchange)", "review (review phase)". */
+export function callPlaceText(stage: string, round: number): string {
+  const place = placeText(stage, round);
+  return place.startsWith('round ') ? `${stage} ${place}` : `${stage} (${place})`;
+}
