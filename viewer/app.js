@@ -106,15 +106,20 @@
     return [row, detail];
   };
 
-  // The two-phase stream of the tension stage: claims, clashes (and whether Round 2 fires), the exchange, the map.
+  // The tension stage as it goes: claims, clashes (mapped on the round-0 answers in a debate), what each critique round settled, whether the targeted exchange fires, the exchange, the map.
   const tensionNote = (u) => {
     switch (u.step) {
       case 'claims':
         return `Tension map: ${u.claims.length} load-bearing claims from ${u.agents.length} agents; comparing ${u.pairs} pairs`;
       case 'clashes':
-        return `Tension map: ${u.tensions.length} tensions; ${u.decision.fire && u.decision.target ? `Round 2 triggered on ${u.decision.target.id}` : 'no targeted round'}`;
+        if (!u.decision) return `Tension map: ${u.tensions.length} clashes found on the round-${u.round ?? 0} answers`;
+        return `Tension map: ${u.tensions.length} tensions; ${u.decision.fire && u.decision.target ? `targeted exchange on ${u.decision.target.id}` : 'no targeted exchange'}`;
+      case 'settled':
+        return `Clashes after round ${u.round}: ${u.resolved.length ? `resolved ${u.resolved.map((r) => `${r.id} (${r.by} conceded)`).join(', ')}` : 'none resolved'}; open: ${u.open.join(', ') || 'none'}`;
+      case 'decision':
+        return u.decision.fire && u.decision.target ? `Targeted exchange on ${u.decision.target.id}, still open after the last round` : 'No targeted exchange: too few clashes still open';
       case 'targeted':
-        return `Round 2 on ${u.exchange.tensionId}: ${u.exchange.outcome}`;
+        return `Targeted exchange on ${u.exchange.tensionId}: ${u.exchange.outcome}`;
       case 'map':
         return u.result.status === 'ok' ? 'Tension map validated' : `Tension map failed: ${u.result.error}`;
       default:

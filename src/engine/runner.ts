@@ -32,6 +32,9 @@ import type {
 } from './events.js';
 import type { ProtocolStep } from './protocol-events.js';
 import type { ExtraStage, StageContext } from './stage.js';
+import { mapClashes, mapsTensions } from './stages/tensions.js';
+import { type ClashBoard, type ClashUpdate, type Tension, openClashesOf, settleClashes } from '../protocol/tensions.js';
+import { critiqueClashSection } from '../protocol/tension-prompts.js';
 import { type StructuredOutcome, parseReply } from './structured-call.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
 
@@ -137,6 +140,8 @@ export class Runner {
   readonly scheduler: DebateScheduler;
   readonly numCtx: Record<string, number>;
   readonly stages: ExtraStage[];
+  /** Clashes mapped on the round-0 answers (`mapClashes`); undefined until mapped, null when mapping failed. */
+  clashes: ClashBoard | null | undefined = undefined;
   readonly attachments: Attachment[];
   /** Tokens counted against `protocol.tokenBudget` (and counted without one). */
   readonly tally: TokenTally;
@@ -369,6 +374,7 @@ export class Runner {
     );
     const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
     for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
+    this.#settleClashes(round, turns);
     return turns;
   }
 
@@ -446,6 +452,7 @@ export class Runner {
     );
     const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
     for (const turn of turns) this.emit({ type: 'turn.finished', turn, at: this.now() });
+    this.#settleClashes(round, turns);
     return turns;
   }
 
@@ -468,8 +475,17 @@ export class Runner {
     const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: lean ? (t.position ?? '') : peerText(t) }));
     const options = this.callOptions(agent.model, agent.options, 'critique');
     const ownPosition = own?.status === 'ok' ? own.position : null;
-    const fixed = estimateMessagesTokens(critiqueMessages(this.question, agent.persona, round, ownPosition, []));
-    const fit = fitPeers(fixed, peers, this.agentPromptBudget(agent.model, options));
+    const budget = this.agentPromptBudget(agent.model, options);
+    // The open clashes this agent is a party to go in first; when they leave no room for the peers, they are left out.
+    let clashes: Tension[] = this.clashes ? openClashesOf(this.clashes.tensions, agent.id) : [];
+    let clashText = critiqueClashSection(agent.id, clashes);
+    let fit = fitPeers(estimateMessagesTokens(critiqueMessages(this.question, agent.persona, round, ownPosition, [], clashText)), peers, budget);
+    if (!fit && clashes.length) {
+      this.warn(`${agent.id}, round ${round}: its open clashes (${clashes.map((t) => t.id).join(', ')}) left out to fit num_ctx ${this.numCtx[agent.model]}`);
+      clashes = [];
+      clashText = '';
+      fit = fitPeers(estimateMessagesTokens(critiqueMessages(this.question, agent.persona, round, ownPosition, [])), peers, budget);
+    }
     if (!fit) {
       const error = `the prompt does not fit num_ctx ${this.numCtx[agent.model]} for ${agent.model} even with peers' answers shortened`;
       this.warn(`${agent.id}, round ${round}: ${error}`);
@@ -482,11 +498,12 @@ export class Runner {
       round,
       agentId: agent.id,
       model: agent.model,
-      messages: critiqueMessages(this.question, agent.persona, round, ownPosition, fit.peers),
+      messages: critiqueMessages(this.question, agent.persona, round, ownPosition, fit.peers, clashText),
       options,
       schema: critiqueSchemaFor(
         peers.map((p) => p.agentId),
         this.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
+        clashes.map((t) => t.id),
       ),
       truncation,
       material: { focus: `${agent.persona ?? ''}\n${ownPosition ?? ''}` },
@@ -545,33 +562,70 @@ export class Runner {
     });
   }
 
+  /** What an optional stage is given: the rounds so far, and a call road that schedules, records and validates. */
+  #stageContext(rounds: readonly TranscriptRound[]): StageContext {
+    return {
+      debateId: this.id,
+      question: this.question,
+      preset: this.preset,
+      rounds,
+      now: this.now,
+      signal: this.signal,
+      ...(this.clashes === undefined ? {} : { clashes: this.clashes }),
+      emit: (e) => this.emit(e),
+      call: (req) =>
+        this.call({
+          stage: req.stage,
+          round: req.round,
+          agentId: req.agentId,
+          model: req.model,
+          messages: req.messages,
+          options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
+          schema: req.schema,
+          ...(req.normalize ? { normalize: req.normalize } : {}),
+          ...(req.priority ? { priority: req.priority } : {}),
+          ...(req.onCall ? { onRecord: req.onCall } : {}),
+        }),
+    };
+  }
+
+  /**
+   * Maps the clashes on the answers of the last given round (a debate: round 0, before the first
+   * critique round) when the preset maps tensions. Each critique round then shows every agent the
+   * open clashes it is a party to, and settles those it concedes. Critique rounds already recorded
+   * (a resumed run) are settled again from their stored replies. A failure leaves no board.
+   */
+  async mapClashes(rounds: readonly TranscriptRound[]): Promise<void> {
+    if (!mapsTensions(this.preset) || this.interrupted()) return;
+    try {
+      this.clashes = await mapClashes(this.#stageContext(rounds.slice(0, 1)));
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      this.clashes = null;
+      this.warn(`mapping the clashes failed: ${errorMessage(err)}`);
+    }
+    for (const r of rounds.slice(1)) this.#settleClashes(r.round, r.turns);
+  }
+
+  /** After a critique round: the clashes a party conceded in it are resolved in that round. */
+  #settleClashes(round: number, turns: readonly TurnRecord[]): void {
+    const board = this.clashes;
+    if (!board || !board.tensions.some((t) => t.resolution === 'open')) return;
+    const updates = turns
+      .filter((t) => t.status === 'ok' && t.critique?.clashUpdates?.length)
+      .map((t) => ({ agentId: t.agentId, updates: t.critique!.clashUpdates as ClashUpdate[] }));
+    const settled = settleClashes(board.tensions, round, updates);
+    board.tensions = settled.tensions;
+    const open = board.tensions.filter((t) => t.resolution === 'open').map((t) => t.id);
+    this.emit({ type: 'tensions.update', update: { step: 'settled', round, resolved: settled.resolved, open }, at: this.now() });
+  }
+
   /** The optional stages (tension map, votes) over the given rounds; returns sections for the synthesizer. A failed stage is skipped with a warning. */
   async runStages(rounds: readonly TranscriptRound[]): Promise<string[]> {
     const sections: string[] = [];
     for (const stage of this.stages) {
       if (this.interrupted()) break;
-      const ctx: StageContext = {
-        debateId: this.id,
-        question: this.question,
-        preset: this.preset,
-        rounds,
-        now: this.now,
-        signal: this.signal,
-        emit: (e) => this.emit(e),
-        call: (req) =>
-          this.call({
-            stage: req.stage,
-            round: req.round,
-            agentId: req.agentId,
-            model: req.model,
-            messages: req.messages,
-            options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
-            schema: req.schema,
-            ...(req.normalize ? { normalize: req.normalize } : {}),
-            ...(req.priority ? { priority: req.priority } : {}),
-            ...(req.onCall ? { onRecord: req.onCall } : {}),
-          }),
-      };
+      const ctx = this.#stageContext(rounds);
       try {
         const output = await stage.run(ctx);
         sections.push(...(output.synthesisContext ?? []));

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ModelOptions, Preset } from '../config/preset-schema.js';
 import type { CallPriority } from '../protocol/budget.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
+import type { ClashBoard } from '../protocol/tensions.js';
 import type { CallRecord, ChatMessage, DebateEvent, Stage } from './events.js';
 import type { StructuredOutcome } from './structured-call.js';
 
@@ -36,6 +37,8 @@ export interface StageContext {
   emit(event: DebateEvent): void;
   now(): number;
   signal?: AbortSignal | undefined;
+  /** The clashes a debate mapped on its round-0 answers and carried through its critique rounds; undefined when it mapped none early. */
+  clashes?: ClashBoard | null;
 }
 
 export interface StageOutput {

@@ -15,6 +15,16 @@ export const openingSchema = z.strictObject({
   confidence: unit.describe('How sure you are, from 0 to 1.'),
 });
 
+/** The stances an agent may take on a clash it is a party to (critique rounds and the targeted exchange). */
+export const clashStances = ['maintain', 'narrow', 'concede'] as const;
+
+function clashUpdateShape(tensionId: z.ZodType<string>) {
+  return z.strictObject({
+    tension: tensionId.describe('Id of an open clash listed in the prompt, e.g. T1.'),
+    stance: z.enum(clashStances).describe('maintain: you still hold your claim; narrow: you hold less of it; concede: the other side is right.'),
+  });
+}
+
 /** Where an agent agrees or disagrees with a peer, `with` naming the peer. */
 function critiqueShape(peer: z.ZodType<string>) {
   return z.strictObject({
@@ -30,13 +40,27 @@ function critiqueShape(peer: z.ZodType<string>) {
 }
 
 /** The shape of any critique (stored turns, documents); calls use `critiqueSchemaFor`. */
-export const critiqueSchema = critiqueShape(z.string().min(1));
+export const critiqueSchema = critiqueShape(z.string().min(1)).extend({
+  /** The agent's stance on each open clash it was shown; absent when it was shown none. */
+  clashUpdates: z.array(clashUpdateShape(z.string().min(1))).optional(),
+});
 
 /**
  * The critique one agent is asked for: `with` is one of the peers it was shown.
  * `others` (the rest of the panel) stands in when no peer answer was usable.
+ * `clashIds`, the open clashes the agent is a party to, adds a required `clashUpdates`
+ * list (at most one entry per clash) whose ids are limited to them.
  */
-export const critiqueSchemaFor = memoSchema((peerIds: readonly string[], others: readonly string[] = []) => critiqueShape(idEnum(peerIds, others)));
+export const critiqueSchemaFor = memoSchema((peerIds: readonly string[], others: readonly string[] = [], clashIds: readonly string[] = []) =>
+  clashIds.length === 0
+    ? critiqueShape(idEnum(peerIds, others))
+    : critiqueShape(idEnum(peerIds, others)).extend({
+        clashUpdates: z
+          .array(clashUpdateShape(idEnum(clashIds)))
+          .max(clashIds.length)
+          .describe('Your stance on each open clash listed in the prompt.'),
+      }),
+);
 
 export const judgeSchema = z.strictObject({
   recommendation: unit.describe('Agreement on the central recommendation, 0 to 1.'),

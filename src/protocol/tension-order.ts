@@ -26,6 +26,8 @@ export interface RankedClash {
   type: ClashType;
   loadBearing: boolean;
   resolvable: boolean;
+  /** `open` until a side concedes in a critique round (or the targeted exchange settles it). */
+  resolution: string;
 }
 
 export interface Round2Rule {
@@ -46,9 +48,9 @@ export interface Round2DecisionOf<T extends RankedClash> {
   reason: string;
 }
 
-/** Load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
+/** Still open, load-bearing, not emphasis, and severe enough. Emphasis never qualifies, whatever its score. */
 export function qualifies(t: RankedClash, rule: Round2Rule): boolean {
-  return t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
+  return t.resolution === 'open' && t.loadBearing && t.type !== 'emphasis' && t.severity >= rule.minSeverity;
 }
 
 /**
@@ -59,7 +61,7 @@ export function qualifies(t: RankedClash, rule: Round2Rule): boolean {
 export function round2Decision<T extends RankedClash>(tensions: readonly T[], rule: Round2Rule = round2Defaults): Round2DecisionOf<T> {
   const qualifying = bySeverity(tensions.filter((t) => qualifies(t, rule)));
   const ids = qualifying.map((t) => t.id);
-  const need = `${rule.minClashes} load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
+  const need = `${rule.minClashes} open load-bearing factual or interpretive clash${rule.minClashes === 1 ? '' : 'es'} at severity ${rule.minSeverity} or more`;
   if (qualifying.length < rule.minClashes) {
     return { fire: false, qualifying: ids, target: null, reason: `${qualifying.length} of the needed ${need}` };
   }
@@ -68,3 +70,18 @@ export function round2Decision<T extends RankedClash>(tensions: readonly T[], ru
   return { fire: true, qualifying: ids, target, reason: `${qualifying.length} clashes meet the rule (${need}): ${ids.join(', ')}` };
 }
 
+
+/** How a clash stands, in words for every view: "open", "resolved in round 2 (architect conceded)", … */
+export function resolutionText(t: { resolution: string; resolvedInRound?: number | null | undefined; concededBy?: string | null | undefined }): string {
+  if (t.resolution === 'resolved' && t.resolvedInRound) return `resolved in round ${t.resolvedInRound}${t.concededBy ? ` (${t.concededBy} conceded)` : ''}`;
+  switch (t.resolution) {
+    case 'open':
+      return 'open';
+    case 'resolved':
+      return 'resolved in the targeted exchange';
+    case 'narrowed':
+      return 'narrowed in the targeted exchange, not resolved';
+    default:
+      return 'not resolved by the targeted exchange';
+  }
+}

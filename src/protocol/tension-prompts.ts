@@ -1,6 +1,6 @@
 import type { ChatMessage } from './records.js';
 import { clip, systemPrompt } from './prompts.js';
-import { type Claim, type Pair, SEVERITY_BANDS, type Tension, type TargetedExchange, type TensionMap, bySeverity } from './tensions.js';
+import { type Claim, type Pair, SEVERITY_BANDS, type Tension, type TargetedExchange, type TensionMap, bySeverity, resolutionText } from './tensions.js';
 
 /**
  * Prompt builders of the tension map: pure functions from debate state to messages.
@@ -111,11 +111,31 @@ export function targetedMessages(
 
 function tensionLine(t: Tension): string {
   const tags = [t.type, `severity ${t.severity}`, t.loadBearing ? 'load-bearing' : 'not load-bearing', t.resolvable ? 'resolvable with more information' : 'a matter of judgement'];
-  return `${t.id} (${tags.join(', ')}): ${t.agentA} [${t.claimAId}] "${clip(t.claimA, 300)}" against ${t.agentB} [${t.claimBId}] "${clip(t.claimB, 300)}"`;
+  const state = t.resolution === 'open' ? '' : ` [${resolutionText(t)}]`;
+  return `${t.id} (${tags.join(', ')}): ${t.agentA} [${t.claimAId}] "${clip(t.claimA, 300)}" against ${t.agentB} [${t.claimBId}] "${clip(t.claimB, 300)}"${state}`;
+}
+
+/**
+ * The part of a critique prompt that puts to an agent the open clashes it is a party to
+ * (found on the round-0 answers), asking for its stance on each in `clashUpdates`.
+ */
+export function critiqueClashSection(agentId: string, clashes: readonly Tension[]): string {
+  if (clashes.length === 0) return '';
+  const lines = ['Open clashes you are a party to (found by comparing the opening answers), most severe first:'];
+  for (const t of clashes) {
+    const mine = t.agentA === agentId;
+    lines.push(
+      `- ${t.id} (${t.type}, severity ${t.severity}): you hold "${clip(mine ? t.claimA : t.claimB, 300)}"; ${mine ? t.agentB : t.agentA} holds "${clip(mine ? t.claimB : t.claimA, 300)}"`,
+    );
+  }
+  lines.push(
+    'Engage these in your critique. For each, say in "clashUpdates" whether you "maintain" your claim, "narrow" it, or "concede" that the other side is right. Concede only if you are persuaded.',
+  );
+  return lines.join('\n');
 }
 
 function exchangeLines(x: TargetedExchange): string[] {
-  const lines = [`Targeted round on ${x.tensionId}: ${x.agents.join(' and ')} were each shown the other's claim.`];
+  const lines = [`Targeted exchange on ${x.tensionId}: ${x.agents.join(' and ')} were each shown the other's claim.`];
   for (const turn of x.turns) {
     if (turn.reply) lines.push(`- ${turn.agentId} (${turn.reply.stance}): ${clip(turn.reply.response, 500)} Now holds: "${clip(turn.reply.revisedClaim, 300)}"`);
     else lines.push(`- ${turn.agentId}: no usable answer (${turn.error ?? 'failed'})`);
@@ -155,7 +175,7 @@ export function mapMessages(
         '- "headline": one sentence on the state of play. Say it plainly; do not open with "it depends" or "both sides".',
         '- "consensus": claims that two or more panelists share, each {"claim", "supportingAgents" (panelist ids), "confidence" (0 to 1: how solid the agreement is), "loadBearing" (does it affect the conclusion)}.',
         '- "majorFindings": 3 to 5 substantive conclusions a decision-maker needs.',
-        '- "openQuestions": what is still unsettled, including every conflict the targeted round did not resolve.',
+        '- "openQuestions": what is still unsettled, including every open conflict and every conflict the targeted exchange did not resolve.',
         '- "confidence": one entry per panelist, {"agent", "confidence" (0 to 1: how well-founded that panelist\'s contribution is)}. Never one overall score.',
         'Reply with a JSON object with exactly those five fields.',
       ].join('\n'),
@@ -171,8 +191,7 @@ export function tensionSynthesisSection(map: TensionMap, exchange: TargetedExcha
   // A big panel can produce dozens of clashes; the synthesizer's context gets the ones that matter.
   const shown = bySeverity(map.tensions).slice(0, MAX_TENSIONS_FOR_SYNTHESIS);
   for (const t of shown) {
-    const status = t.resolution === 'open' ? '' : ` Targeted round: ${t.resolution}.`;
-    lines.push(`- ${tensionLine(t)} Weigh it: ${clip(t.recommendation, 300)}${status}`);
+    lines.push(`- ${tensionLine(t)} Weigh it: ${clip(t.recommendation, 300)}`);
   }
   const left = map.tensions.length - shown.length;
   if (left > 0) lines.push(`(${left} less severe tension${left === 1 ? '' : 's'} left out here; they are on the stored map.)`);

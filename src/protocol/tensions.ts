@@ -12,7 +12,7 @@ import { idEnum, memoSchema } from './grammar.js';
 
 import { bySeverity, type ClashType, clashTypes, type Round2DecisionOf, TENSION_MAP_FORMAT, TENSION_MAP_VERSION, typeRank } from './tension-order.js';
 
-export { bySeverity, type ClashType, clashTypes, qualifies, round2Decision, round2Defaults, type Round2Rule, TENSION_MAP_FORMAT, TENSION_MAP_VERSION } from './tension-order.js';
+export { bySeverity, type ClashType, clashTypes, qualifies, resolutionText, round2Decision, round2Defaults, type Round2Rule, TENSION_MAP_FORMAT, TENSION_MAP_VERSION } from './tension-order.js';
 
 /** Whether a map fires the targeted exchange, and on which tension. */
 export type Round2Decision = Round2DecisionOf<Tension>;
@@ -27,7 +27,11 @@ export const SEVERITY_BANDS: Readonly<Record<ClashType, { readonly min: number; 
 export const stances = ['maintain', 'narrow', 'concede'] as const;
 export type Stance = (typeof stances)[number];
 
-/** `open`: no targeted round on it. The others are the targeted round's outcome. */
+/**
+ * `open`: still standing and not yet put to a targeted exchange. `resolved`: one side conceded,
+ * in a critique round (`resolvedInRound`) or in the targeted exchange. `narrowed` and
+ * `unresolved` are the targeted exchange's other outcomes.
+ */
 export const resolutions = ['open', 'resolved', 'narrowed', 'unresolved'] as const;
 export type Resolution = (typeof resolutions)[number];
 export type Round2Outcome = Exclude<Resolution, 'open'>;
@@ -141,6 +145,10 @@ export const tensionSchema = z.strictObject({
   resolvable: z.boolean(),
   recommendation: z.string().min(1),
   resolution: z.enum(resolutions),
+  /** The critique round in which one side conceded (resolution `resolved`); absent or null otherwise. */
+  resolvedInRound: z.number().int().min(1).nullable().optional(),
+  /** The agent who conceded in that round. */
+  concededBy: z.string().min(1).nullable().optional(),
 });
 export type Tension = z.infer<typeof tensionSchema>;
 
@@ -436,6 +444,60 @@ export function round2Question(t: Tension): string {
   return `Which holds: ${t.agentA}'s claim that "${bare(t.claimA)}", or ${t.agentB}'s claim that "${bare(t.claimB)}"?`;
 }
 
+// ── Clashes carried through the critique rounds ─────────────────────────────
+
+/** Open clashes shown to one agent in a critique round, most severe first. */
+export const MAX_CLASHES_PER_AGENT = 5;
+
+/** The clashes still open that `agentId` is a party to, most severe first, at most `max`. */
+export function openClashesOf(tensions: readonly Tension[], agentId: string, max = MAX_CLASHES_PER_AGENT): Tension[] {
+  return bySeverity(tensions.filter((t) => t.resolution === 'open' && (t.agentA === agentId || t.agentB === agentId))).slice(0, max);
+}
+
+/** The clashes found on a set of answers, carried through the critique rounds until the map is drawn. */
+export interface ClashBoard {
+  /** The round whose answers the claims were read from (0 in a debate). */
+  round: number;
+  agents: string[];
+  claims: Claim[];
+  tensions: Tension[];
+  gaps: string[];
+  answerTokens: number;
+  pairsTotal: number;
+  pairsCompared: number;
+}
+
+/** What an agent says of an open clash it was shown, in its critique (`clashUpdates`). */
+export type ClashUpdate = { tension: string; stance: Stance };
+
+/**
+ * Settles the clashes after a critique round from what each party said: a clash is resolved
+ * in this round when either of its two agents concedes it (the rule of the targeted exchange).
+ * Updates naming a clash the agent is not party to, or a clash already settled, change nothing.
+ * Returns the tensions as they now stand and the clashes resolved in this round.
+ */
+export function settleClashes(
+  tensions: readonly Tension[],
+  round: number,
+  updates: readonly { agentId: string; updates: readonly ClashUpdate[] }[],
+): { tensions: Tension[]; resolved: { id: string; by: string }[] } {
+  const conceded = new Map<string, string>();
+  for (const { agentId, updates: list } of updates) {
+    for (const u of list) {
+      if (u.stance !== 'concede' || conceded.has(u.tension)) continue;
+      const t = tensions.find((x) => x.id === u.tension);
+      if (!t || t.resolution !== 'open' || (t.agentA !== agentId && t.agentB !== agentId)) continue;
+      conceded.set(u.tension, agentId);
+    }
+  }
+  const resolved = [...conceded].map(([id, by]) => ({ id, by }));
+  return {
+    tensions: tensions.map((t) => (conceded.has(t.id) ? { ...t, resolution: 'resolved' as const, resolvedInRound: round, concededBy: conceded.get(t.id)! } : t)),
+    resolved,
+  };
+}
+
+
 // ── The map draft from the model ────────────────────────────────────────────
 
 const HEDGED_OPENINGS = /^\s*(it depends|it all depends|both (sides|perspectives|views|positions|panelists|agents)|there are (good |valid )?(arguments|points|merits) on both|on the one hand|opinions (differ|vary))/i;
@@ -601,8 +663,12 @@ export function assembleTensionMap(input: {
 
 /** What the tension stage reports as it goes; the recorder stores each step, the renderer prints it. */
 export type TensionUpdate =
-  | { step: 'claims'; agents: string[]; claims: Claim[]; gaps: string[]; answerTokens: number; pairs: number; clashCalls: number }
-  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision }
+  | { step: 'claims'; agents: string[]; claims: Claim[]; gaps: string[]; answerTokens: number; pairs: number; clashCalls: number; round?: number }
+  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision | null; round?: number }
+  /** After a critique round: the clashes one side conceded in it. */
+  | { step: 'settled'; round: number; resolved: { id: string; by: string }[]; open: string[] }
+  /** After the last critique round: whether the targeted exchange fires on the clashes still open. */
+  | { step: 'decision'; decision: Round2Decision }
   | { step: 'targeted'; exchange: TargetedExchange }
   | { step: 'map'; result: TensionMapOutcome };
 

@@ -7,6 +7,7 @@ import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
 import { tensionMarkdown } from './tensions.js';
 import { materialMarkdown } from './material.js';
 import { votingMarkdown } from './voting.js';
+import { callPlaceText } from './place.js';
 
 /**
  * The whole debate as a Markdown document: card first, then every round's turns and scores.
@@ -101,13 +102,13 @@ export function renderMarkdown(stored: StoredDebate): string {
   const failedCalls = d.calls.filter((c) => c.status !== 'ok');
   if (failedCalls.length) {
     out.push('## Failed or repaired calls', '');
-    for (const c of failedCalls) out.push(`- ${c.stage} round ${c.round}, ${c.agentId} (attempt ${c.attempt}): ${c.status}: ${c.error ?? c.validationError}`);
+    for (const c of failedCalls) out.push(`- ${callPlaceText(c.stage, c.round)}, ${c.agentId} (attempt ${c.attempt}): ${c.status}: ${c.error ?? c.validationError}`);
     out.push('');
   }
   const normalized = d.calls.filter((c) => c.normalized?.length);
   if (normalized.length) {
     out.push('## Replies the engine normalised', '');
-    for (const c of normalized) out.push(`- ${c.stage} round ${c.round}, ${c.agentId}: ${c.normalized!.join('; ')}`);
+    for (const c of normalized) out.push(`- ${callPlaceText(c.stage, c.round)}, ${c.agentId}: ${c.normalized!.join('; ')}`);
     out.push('');
   }
   const thought = d.calls.filter((c) => c.thinking);

@@ -2,6 +2,7 @@ import type { DebateEvent } from '../engine/events.js';
 import { describeUses } from '../protocol/material.js';
 import type { StoredDebate } from '../store/store.js';
 import type { painter } from './style.js';
+import { callPlaceText } from './place.js';
 
 type Paint = ReturnType<typeof painter>;
 type Wrap = (text: string, width: number) => string[];
@@ -67,7 +68,7 @@ export function materialMarkdown(d: StoredDebate): string[] {
     const given = d.calls.filter((c) => c.material?.length);
     if (given.length) {
       out.push('What each agent call read of it:', '');
-      for (const c of given) out.push(`- ${c.stage} round ${c.round}, ${c.agentId}: ${describeUses(c.material!)}`);
+      for (const c of given) out.push(`- ${callPlaceText(c.stage, c.round)}, ${c.agentId}: ${describeUses(c.material!)}`);
       out.push('');
     }
   }

@@ -2,6 +2,7 @@ import type { DebateEvent, QualityRecord } from '../engine/events.js';
 import type { QualityAction } from '../protocol/quality.js';
 import { finalRatings, qualityKey } from '../store/quality.js';
 import type { StoredDebate } from '../store/store.js';
+import { placeText } from './place.js';
 import type { Paint } from './style.js';
 
 /**
@@ -16,7 +17,7 @@ const STAGE_NAME: Record<string, string> = { opening: 'answer', critique: 'criti
 
 function placeOf(r: QualityRecord): string {
   const what = STAGE_NAME[r.stage] ?? r.stage;
-  return r.stage === 'subanswer' ? `${what} ${r.round}` : `${what}, round ${r.round}`;
+  return r.stage === 'subanswer' ? `${what} ${r.round}` : `${what}, ${placeText(r.stage, r.round)}`;
 }
 
 function verdictOf(r: QualityRecord): string {

@@ -23,6 +23,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
   ].sort((a, b) => a - b);
   const answering = new Set<Stage>(['opening', 'critique', 'split', 'subanswer']);
   const decisions = d.budgetDecisions ?? [];
+  const tensions = tensionEvents(d);
   for (const round of rounds) {
     const roundSteps = steps.filter((s) => !unbound(s) && stepRound(s.step) === round);
     events.push({ type: 'round.started', round, at: d.createdAt });
@@ -41,6 +42,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
     for (const s of roundSteps.filter((x) => !opensRound(x.step))) events.push(step(s));
     const judgement = d.rounds.find((r) => r.round === round);
     if (judgement) events.push({ type: 'round.judged', judgement, at: d.createdAt });
+    for (const t of tensions.filter((x) => x.after === round)) events.push(t.event);
   }
   for (const s of steps.filter((x) => x.step.kind === 'champion')) events.push(step(s));
   // Decisions of no round that was replayed (the optional stages', the synthesis', a stop) come after the rounds.
@@ -49,7 +51,7 @@ export function storedEvents(d: StoredDebate): DebateEvent[] {
     const last = rounds.at(-1) ?? 0;
     events.push({ type: 'debate.exit', reason: d.exitReason, round: last, detail: exitDetail(d, d.exitReason, last), at: d.finishedAt ?? d.createdAt });
   }
-  events.push(...tensionEvents(d));
+  for (const t of tensions.filter((x) => x.after === null || !rounds.includes(x.after))) events.push(t.event);
   events.push(...votingEvents(d));
   if (d.synthesis) events.push({ type: 'synthesis.finished', result: d.synthesis, at: d.finishedAt ?? d.createdAt });
   events.push({

@@ -1,7 +1,7 @@
 import type { DebateEvent } from '../engine/events.js';
 import { clip } from '../protocol/prompts.js';
 import type { Round2Decision, Tension, TargetedExchange, TensionUpdate } from '../protocol/tensions.js';
-import { bySeverity, round2Decision, round2Defaults } from '../protocol/tension-order.js';
+import { bySeverity, resolutionText, round2Decision, round2Defaults } from '../protocol/tension-order.js';
 import type { StoredDebate } from '../store/store.js';
 import type { StoredTensionMap } from '../store/tensions.js';
 import type { Paint } from './style.js';
@@ -16,7 +16,7 @@ const OUTCOME_TEXT = { resolved: 'resolved', narrowed: 'narrowed, not resolved',
 
 function tags(t: Tension): string {
   const out = [t.loadBearing ? 'load-bearing' : 'not load-bearing', t.resolvable ? 'resolvable' : 'judgement call'];
-  if (t.resolution !== 'open') out.push(`targeted exchange: ${OUTCOME_TEXT[t.resolution]}`);
+  if (t.resolution !== 'open') out.push(resolutionText(t));
   return out.join(', ');
 }
 
@@ -49,9 +49,22 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
         lines.push(`        ${paint('magenta', t.agentA)}: ${clip(t.claimA, width - t.agentA.length)}`);
         lines.push(`        ${paint('magenta', t.agentB)}: ${clip(t.claimB, width - t.agentB.length)}`);
       }
-      lines.push(round2Line(update.decision, paint));
+      if (update.decision) lines.push(round2Line(update.decision, paint));
+      else if (update.tensions.length) lines.push(paint('dim', `  drawn on the round-${update.round ?? 0} answers; each critique round shows an agent the open clashes it is a party to`));
       break;
     }
+    case 'settled': {
+      const resolved = update.resolved.map((r) => `${r.id} (${r.by} conceded)`).join(', ');
+      lines.push(
+        `  ${paint('bold', 'clashes')} after round ${update.round}: ${resolved ? paint('green', `resolved ${resolved}`) : paint('dim', 'none resolved')}` +
+          paint('dim', ` · open: ${update.open.length ? update.open.join(', ') : 'none'}`),
+      );
+      break;
+    }
+    case 'decision':
+      lines.push(paint('bold', '\nTensions after the last round'));
+      lines.push(round2Line(update.decision, paint));
+      break;
     case 'targeted':
       lines.push(...exchangeLines(update.exchange, paint, width));
       break;
@@ -102,8 +115,18 @@ export function tensionLiveView(paint: Paint, columns: number): (event: DebateEv
   return (event) => (event.type === 'tensions.update' ? tensionLiveLines(event.update, paint, columns) : []);
 }
 
-/** The stored map as the stage reported it, step by step, for replays. */
-export function tensionEvents(d: StoredDebate): DebateEvent[] {
+/** The critique rounds after the clashes were mapped, in which they were settled. */
+function settledRounds(d: StoredDebate, t: StoredTensionMap): number[] {
+  const from = t.earlyRound ?? 0;
+  return d.rounds.map((r) => r.round).filter((r) => r > from);
+}
+
+/**
+ * The stored map as the stage reported it, step by step, for replays. Each event carries the
+ * round after whose judgement it happened (a debate maps its clashes after round 0 and settles
+ * them after each critique round), or null for the steps after the last round.
+ */
+export function tensionEvents(d: StoredDebate): { after: number | null; event: DebateEvent }[] {
   const t = d.tensions;
   if (!t) return [];
   const at = t.generatedAt ?? d.finishedAt ?? d.createdAt;
@@ -112,23 +135,39 @@ export function tensionEvents(d: StoredDebate): DebateEvent[] {
   const pairs = (t.agents.length * (t.agents.length - 1)) / 2;
   const updates: TensionUpdate[] = [];
   const claimGaps = t.gaps.filter((g) => g.startsWith('no claims'));
-  updates.push({ step: 'claims', agents: t.agents, claims: t.claims, gaps: claimGaps, answerTokens: t.review?.answerTokens ?? 0, pairs, clashCalls: Math.ceil(pairs / perCall) });
+  updates.push({ step: 'claims', agents: t.agents, claims: t.claims, gaps: claimGaps, answerTokens: t.review?.answerTokens ?? 0, pairs, clashCalls: Math.ceil(pairs / perCall), ...(t.earlyRound === null ? {} : { round: t.earlyRound }) });
+  const early = t.earlyRound !== null && d.rounds.some((r) => r.round > t.earlyRound!);
   if (t.agents.length >= 2 && (t.tensions.length > 0 || t.status !== 'incomplete')) {
-    const asDetected = t.tensions.map((x) => ({ ...x, resolution: 'open' as const }));
+    const asDetected = t.tensions.map((x) => ({ ...x, resolution: 'open' as const, resolvedInRound: null, concededBy: null }));
+    const openNow = t.tensions.map((x) => (x.resolvedInRound ? x : { ...x, resolution: 'open' as const }));
     let decision: Round2Decision =
       spec?.round2.enabled === false
-        ? { fire: false, qualifying: [], target: null, reason: 'the targeted round is switched off in the preset' }
-        : round2Decision(asDetected, spec?.round2 ?? round2Defaults);
+        ? { fire: false, qualifying: [], target: null, reason: 'the targeted exchange is switched off in the preset' }
+        : round2Decision(openNow, spec?.round2 ?? round2Defaults);
     if (t.exchange) {
       const target = asDetected.find((x) => x.id === t.exchange!.tensionId) ?? null;
       decision = { ...decision, fire: true, target, reason: t.exchange.reason };
     }
-    updates.push({ step: 'clashes', tensions: asDetected, gaps: t.gaps.filter((g) => !g.startsWith('no claims')), decision });
+    const gaps = t.gaps.filter((g) => !g.startsWith('no claims'));
+    if (early) {
+      updates.push({ step: 'clashes', tensions: asDetected, gaps, decision: null, round: t.earlyRound ?? 0 });
+      for (const round of settledRounds(d, t)) {
+        const resolved = t.tensions.filter((x) => x.resolvedInRound === round).map((x) => ({ id: x.id, by: x.concededBy ?? '?' }));
+        const open = t.tensions.filter((x) => !(x.resolvedInRound && x.resolvedInRound <= round)).map((x) => x.id);
+        updates.push({ step: 'settled', round, resolved, open });
+      }
+      if (t.status !== 'incomplete' || t.exchange) updates.push({ step: 'decision', decision });
+    } else {
+      updates.push({ step: 'clashes', tensions: asDetected, gaps, decision });
+    }
   }
   if (t.exchange) updates.push({ step: 'targeted', exchange: t.exchange });
   if (t.status === 'ok' && t.map) updates.push({ step: 'map', result: { status: 'ok', map: t.map } });
   if (t.status === 'failed') updates.push({ step: 'map', result: { status: 'failed', error: t.error ?? 'unknown error', gaps: t.gaps } });
-  return updates.map((update) => ({ type: 'tensions.update', update, at }));
+  return updates.map((update) => ({
+    after: update.step === 'settled' ? update.round : update.step === 'clashes' && early ? (update.round ?? 0) : update.step === 'claims' && early ? (t.earlyRound ?? 0) : null,
+    event: { type: 'tensions.update', update, at },
+  }));
 }
 
 /** The card's TENSION MAP section: headline, flag, tensions by severity with both claims, the targeted exchange, agreement. */
@@ -152,7 +191,10 @@ export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, w
     return lines;
   }
   const r2 = m.round2Target ? `; targeted exchange on ${m.round2Target.tensionId}: ${OUTCOME_TEXT[m.round2Target.outcome]}` : '';
-  lines.push('', paint('bold', `TENSION MAP (${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}, ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'}${r2})`));
+  const settled = m.tensions.filter((x) => x.resolvedInRound).length;
+  const inRounds = settled ? `; ${settled} resolved in the critique rounds` : '';
+  lines.push('', paint('bold', `TENSION MAP (${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}, ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'}${inRounds}${r2})`));
+  if (t.earlyRound !== null && d.rounds.some((r) => r.round > t.earlyRound!)) para(`Clashes mapped on the round-${t.earlyRound} answers, before the first critique round.`, '  ', 'dim');
   para(m.synthesis.headline, '  ');
   if (m.review.flagged) {
     lines.push(paint('yellow', '  ⚑ FLAGGED FOR HUMAN REVIEW'));
@@ -202,9 +244,9 @@ export function tensionMarkdown(d: StoredDebate): string[] {
   }
   const tensions = m?.tensions ?? t.tensions;
   if (tensions.length) {
-    out.push('### Tensions, most severe first', '', '| id | severity | type | agents | load-bearing | resolvable | targeted exchange |', '|---|---|---|---|---|---|---|');
+    out.push('### Tensions, most severe first', '', '| id | severity | type | agents | load-bearing | resolvable | how it stands |', '|---|---|---|---|---|---|---|');
     for (const x of tensions) {
-      out.push(`| ${x.id} | ${x.severity} | ${x.type} | ${x.agentA} ↔ ${x.agentB} | ${x.loadBearing ? 'yes' : 'no'} | ${x.resolvable ? 'yes' : 'no'} | ${x.resolution === 'open' ? '-' : x.resolution} |`);
+      out.push(`| ${x.id} | ${x.severity} | ${x.type} | ${x.agentA} ↔ ${x.agentB} | ${x.loadBearing ? 'yes' : 'no'} | ${x.resolvable ? 'yes' : 'no'} | ${resolutionText(x)} |`);
     }
     out.push('');
     for (const x of tensions) {

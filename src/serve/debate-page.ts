@@ -2,6 +2,7 @@ import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { exitText } from '../render/live.js';
+import { resolutionText } from '../protocol/tension-order.js';
 import { budgetSummary } from '../render/material.js';
 import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
@@ -162,8 +163,8 @@ ${m ? html`<p><strong>${m.synthesis.headline}</strong></p>` : html`<p class="err
 ${m?.review.flagged ? html`<div class="flagged"><strong>⚑ Flagged for human review.</strong><ul>${m.review.reasons.map((r) => html`<li>${r.detail}</li>`)}</ul></div>` : ''}
 ${
   tensions.length
-    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>targeted exchange</th></tr></thead><tbody>${tensions.map(
-        (x) => html`<tr class="tension-${x.type}"><td>${x.id}</td><td class="num">${x.severity}</td><td>${x.type}</td><td class="nowrap">${x.agentA} ↔ ${x.agentB}</td><td><p><span class="agent">${x.agentA}</span>: ${x.claimA}</p><p><span class="agent">${x.agentB}</span>: ${x.claimB}</p><p class="muted">Weigh it: ${x.recommendation}</p></td><td>${x.loadBearing ? 'yes' : 'no'}</td><td>${x.resolvable ? 'yes' : 'no'}</td><td>${x.resolution === 'open' ? '-' : x.resolution}</td></tr>`,
+    ? html`<table class="tensions"><thead><tr><th>id</th><th class="num">severity</th><th>type</th><th>agents</th><th>claims</th><th>load-bearing</th><th>resolvable</th><th>how it stands</th></tr></thead><tbody>${tensions.map(
+        (x) => html`<tr class="tension-${x.type}"><td>${x.id}</td><td class="num">${x.severity}</td><td>${x.type}</td><td class="nowrap">${x.agentA} ↔ ${x.agentB}</td><td><p><span class="agent">${x.agentA}</span>: ${x.claimA}</p><p><span class="agent">${x.agentB}</span>: ${x.claimB}</p><p class="muted">Weigh it: ${x.recommendation}</p></td><td>${x.loadBearing ? 'yes' : 'no'}</td><td>${x.resolvable ? 'yes' : 'no'}</td><td>${resolutionText(x)}</td></tr>`,
       )}</tbody></table>`
     : html`<p class="muted">No tensions were found between the agents' claims.</p>`
 }

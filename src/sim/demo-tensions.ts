@@ -197,3 +197,24 @@ export function demoTensionSynthesis(req: SimRequest, ids: readonly string[]): s
     failedAgents: [],
   });
 }
+
+/** Concessions the panel makes in the critique rounds: an agent holding `own` gives way to `other` in `round`. */
+const CONCESSIONS: { own: [number, number]; other: [number, number]; round: number }[] = [
+  // The emphasis clash goes first: both want the same layer.
+  { own: [0, 2], other: [2, 1], round: 1 },
+  // The pragmatist grants that the headroom is not measured yet.
+  { own: [0, 0], other: [2, 2], round: 2 },
+];
+
+/**
+ * An agent's stance on each open clash its critique prompt lists, from the concessions above;
+ * every other clash is maintained. Empty when the prompt lists none.
+ */
+export function demoClashUpdates(req: SimRequest, round: number): { tension: string; stance: 'maintain' | 'narrow' | 'concede' }[] {
+  const listed = [...lastUser(req).matchAll(/^- (T\d+) \([^)]*\): you hold "(.*)"; \S+ holds "(.*)"$/gm)];
+  const claim = ([a, c]: [number, number]): string | undefined => CLAIMS[a]?.[c];
+  return listed.map((m) => {
+    const concede = CONCESSIONS.some((x) => x.round === round && claim(x.own) === m[2] && claim(x.other) === m[3]);
+    return { tension: m[1]!, stance: concede ? 'concede' : 'maintain' };
+  });
+}

@@ -1,7 +1,7 @@
 import type { Preset } from '../config/preset-schema.js';
 import { synthesizerCandidates } from '../config/synthesizer.js';
 import { arithmeticReply } from './demo-arithmetic.js';
-import { demoClaims, demoClashes, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
+import { demoClaims, demoClashes, demoClashUpdates, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
 import { demoArtifact, demoFindings, demoObservations } from './demo-pipeline.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
@@ -157,6 +157,7 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
         })),
         updatedPosition: arch.updates[Math.max(0, step)],
         confidence: arch.confidence[Math.max(0, step)],
+        ...(keys.has('clashUpdates') ? { clashUpdates: demoClashUpdates(req, round) } : {}),
       });
     }
     if (keys.has('facts') && keys.has('caveats')) {

@@ -53,6 +53,8 @@ export const tensionClaims = sqliteTable(
     agentId: text('agent_id').notNull(),
     text: text('text').notNull(),
     source: text('source', { enum: tensionClaimSources }).notNull(),
+    /** The round whose answers the claim was read from (0 when a debate maps its clashes before the critique rounds); null in records made before. */
+    round: integer('round'),
   },
   (t) => [primaryKey({ columns: [t.debateId, t.claimId] })],
 );
@@ -78,6 +80,10 @@ export const tensionEntries = sqliteTable(
     resolvable: integer('resolvable', { mode: 'boolean' }).notNull(),
     recommendation: text('recommendation').notNull(),
     resolution: text('resolution', { enum: tensionResolutions }).notNull(),
+    /** The critique round in which one side conceded the clash; null when none did. */
+    resolvedInRound: integer('resolved_round'),
+    /** Who conceded it in that round. */
+    concededBy: text('conceded_by'),
   },
   (t) => [primaryKey({ columns: [t.debateId, t.tensionId] })],
 );

@@ -25,6 +25,8 @@ export interface StoredTensionMap {
   review: Review | null;
   gaps: string[];
   generatedAt: number | null;
+  /** The round whose answers the clashes were mapped on; null in records made before it was kept. */
+  earlyRound: number | null;
 }
 
 /** Either the store's database or a transaction on it. */
@@ -38,7 +40,7 @@ export function recordTensionUpdate(store: RecordWriter, debateId: string, updat
       store.use(`record the claims of debate \`${debateId}\``, (db) =>
         db.transaction((tx) => {
           tx.insert(tensionClaims)
-            .values(update.claims.map((c, ordinal) => ({ debateId, claimId: c.id, ordinal, agentId: c.agentId, text: c.text, source: c.source })))
+            .values(update.claims.map((c, ordinal) => ({ debateId, claimId: c.id, ordinal, agentId: c.agentId, text: c.text, source: c.source, round: update.round ?? null })))
             .run();
         }),
       );
@@ -52,6 +54,21 @@ export function recordTensionUpdate(store: RecordWriter, debateId: string, updat
             .run();
         }),
       );
+      return;
+    case 'settled':
+      if (update.resolved.length === 0) return;
+      store.use(`record the clashes settled in round ${update.round} of debate \`${debateId}\``, (db) =>
+        db.transaction((tx) => {
+          for (const r of update.resolved) {
+            tx.update(tensionEntries)
+              .set({ resolution: 'resolved', resolvedInRound: update.round, concededBy: r.by })
+              .where(and(eq(tensionEntries.debateId, debateId), eq(tensionEntries.tensionId, r.id)))
+              .run();
+          }
+        }),
+      );
+      return;
+    case 'decision':
       return;
     case 'targeted': {
       const x = update.exchange;
@@ -171,6 +188,7 @@ export function readTensionMap(db: Db, debateId: string): StoredTensionMap | nul
       resolvable: r.resolvable,
       recommendation: r.recommendation,
       resolution: r.resolution,
+      ...(r.resolvedInRound === null ? {} : { resolvedInRound: r.resolvedInRound, concededBy: r.concededBy }),
     })),
   );
   let exchange: TargetedExchange | null = null;
@@ -201,6 +219,7 @@ export function readTensionMap(db: Db, debateId: string): StoredTensionMap | nul
     };
   }
   const gaps = mapRow?.gapsJson ?? [];
+  const earlyRound = claimRows[0]?.round ?? null;
   if (!mapRow || mapRow.status === 'failed') {
     return {
       status: mapRow ? 'failed' : 'incomplete',
@@ -213,6 +232,7 @@ export function readTensionMap(db: Db, debateId: string): StoredTensionMap | nul
       review: null,
       gaps,
       generatedAt: mapRow?.generatedAt ?? null,
+      earlyRound,
     };
   }
   const review: Review = { flagged: mapRow.flagged, reasons: mapRow.reviewReasonsJson ?? [], answerTokens: mapRow.answerTokens ?? 0 };
@@ -239,7 +259,7 @@ export function readTensionMap(db: Db, debateId: string): StoredTensionMap | nul
     review,
     coverage: { pairsCompared: mapRow.pairsCompared ?? 0, pairsTotal: mapRow.pairsTotal ?? 0, gaps },
   };
-  return { status: 'ok', error: null, map, agents, claims, tensions, exchange, review, gaps, generatedAt: mapRow.generatedAt };
+  return { status: 'ok', error: null, map, agents, claims, tensions, exchange, review, gaps, generatedAt: mapRow.generatedAt, earlyRound };
 }
 
 /** How many debates have a tension map flagged for human review, and which of `among` they are. */

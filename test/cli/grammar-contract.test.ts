@@ -85,9 +85,9 @@ describe('the grammar is the contract', () => {
         expect(count('judge')).toBe(rounds);
         expect(count('synthesis')).toBe(1);
         expect(d.synthesis?.status).toBe('ok');
-        // A map needs claims from two agents: rejected answers make no claims.
-        const lastRound = d.turns.filter((t) => t.round === d.roundsCompleted);
-        if (lastRound.filter((t) => t.status === 'ok').length >= 2) expect(d.tensions?.status).toBe('ok');
+        // A map needs claims from two agents: rejected answers make no claims. A debate reads them from round 0.
+        const opening = d.turns.filter((t) => t.round === 0);
+        if (opening.filter((t) => t.status === 'ok').length >= 2) expect(d.tensions?.status).toBe('ok');
         else expect(d.tensions?.error).toMatch(/a map needs two or more/);
         expect(d.voting?.iterations[0]?.ballots.every((b) => b.parseStatus === 'ok')).toBe(true);
       } finally {

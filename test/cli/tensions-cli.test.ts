@@ -32,7 +32,7 @@ describe('tension maps in the CLI', () => {
     expect(r.stderr).toContain('Tension map · 3 agents · 9 load-bearing claims · 3 pairs in 1 clash call');
     expect(r.stderr).toContain('re-asking only pragmatist and architect about T1');
     expect(r.stderr).toContain('Targeted exchange · T1');
-    expect(r.stdout).toContain('TENSION MAP (4 tensions, 2 consensus zones; targeted exchange on T1: narrowed, not resolved)');
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('TENSION MAP (4 tensions, 2 consensus zones; 2 resolved in the critique rounds; targeted exchange on T1: narrowed, not resolved)');
     // "Round N" only ever names the N-th critique round (or round 0's independent answers).
     for (const m of `${r.stderr}\n${r.stdout}`.matchAll(/Round (\d+)[^\n]*/g)) expect(m[0]).toMatch(/^Round (0 · independent answers|[1-9]\d* · critique)/);
     const order = ['T1 factual 9/10', 'T2 interpretive 6/10', 'T3 interpretive 5/10', 'T4 emphasis 2/10'].map((t) => r.stdout.indexOf(t));

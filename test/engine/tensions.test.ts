@@ -92,7 +92,7 @@ describe('the tension map stage', () => {
     ]);
     expect(stored.calls.filter((c) => c.stage === 'targeted').map((c) => c.agentId).sort()).toEqual(['a', 'b']);
     // The map model sees the exchange; the synthesizer sees the map.
-    expect(userText(of(seen, 'map')[0]!)).toContain('Targeted round on T1');
+    expect(userText(of(seen, 'map')[0]!)).toContain('Targeted exchange on T1');
     const synthesis = seen.find((r) => 'triggersToRevisit' in ((r.format as { properties?: object })?.properties ?? {}))!;
     expect(userText(synthesis)).toContain('Tension map (');
     expect(userText(synthesis)).toContain('"c claim 1" against d [C7] "d claim 1"');
@@ -262,11 +262,91 @@ describe('the tension map stage', () => {
 
     const md = renderMarkdown(stored);
     expect(md).toContain('## Tension map');
-    expect(md).toContain('| T1 | 9 | factual | a ↔ b | yes | yes | narrowed |');
+    expect(md).toContain('| T1 | 9 | factual | a ↔ b | yes | yes | narrowed in the targeted exchange, not resolved |');
     expect(md).toContain('### Targeted exchange on T1 (narrowed, not resolved)');
     const doc = debateDocument(stored) as { tensionMap: { map: { format: string; version: number; tensions: unknown[] }; round2: { turns: { prompt: string }[] } } };
     expect(doc.tensionMap.map).toMatchObject({ format: 'conclave.tension-map', version: 1 });
     expect(doc.tensionMap.map.tensions).toHaveLength(3);
     expect(doc.tensionMap.round2.turns[0]!.prompt).toContain('Your claim: "a claim 1"');
+  });
+});
+
+describe('clashes in a debate with critique rounds', () => {
+  async function rounds(script: TensionScript, maxRounds = 2) {
+    const preset = testPreset(['a', 'b', 'c', 'd'], { tensions: {}, protocol: { maxRounds, callTimeoutSeconds: 10 } });
+    const responder = tensionResponder({ judge: [0.2], ...script });
+    sim = await startSimulator({ models: simModels(preset), respond: responder.respond });
+    store = openStore(':memory:');
+    const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store) });
+    return { seen: responder.seen, stored: store.getDebate(result.id) };
+  }
+  const clashes = [
+    { a: 'C1', b: 'C3', type: 'factual' as const, severity: 9 },
+    { a: 'C5', b: 'C7', type: 'factual' as const, severity: 8 },
+    { a: 'C2', b: 'C6', type: 'interpretive' as const, severity: 6 },
+  ];
+  const isCritique = (r: SimRequest): boolean => 'updatedPosition' in ((r.format as { properties?: object })?.properties ?? {});
+
+  it('maps the clashes on the round-0 answers, before the first critique round, and shows each agent the open clashes it is a party to', async () => {
+    const { seen, stored } = await rounds({ clashes });
+    const firstCritique = seen.findIndex(isCritique);
+    const clashCalls = of(seen, 'clash');
+    expect(clashCalls).toHaveLength(2);
+    expect(clashCalls.every((r) => seen.indexOf(r) < firstCritique)).toBe(true);
+    // Only the map itself is drawn after the rounds.
+    expect(seen.indexOf(of(seen, 'map')[0]!)).toBeGreaterThan(seen.findLastIndex(isCritique));
+    // The claims were read from the opening answers.
+    expect(of(seen, 'claims').every((r) => seen.indexOf(r) < firstCritique)).toBe(true);
+    expect(stored.calls.filter((c) => c.stage === 'claims' || (c.stage === 'clash' && c.agentId !== 'tension-map')).every((c) => c.round === 0)).toBe(true);
+    const toA = seen.find((r) => isCritique(r) && agentOf(r) === 'a')!;
+    expect(userText(toA)).toContain('Open clashes you are a party to');
+    expect(userText(toA)).toContain('- T1 (factual, severity 9): you hold "a claim 1"; b holds "b claim 1"');
+    expect(userText(toA)).toContain('- T3 (interpretive, severity 6)');
+    expect(userText(toA)).not.toContain('- T2 ');
+    // The schema limits a's stances to its own clashes.
+    const sent = (toA.format as { properties: { clashUpdates: { items: { properties: { tension: { enum: string[] } } } } } }).properties;
+    expect(sent.clashUpdates.items.properties.tension.enum.sort()).toEqual(['T1', 'T3']);
+  });
+
+  it('records the round in which a clash was resolved and stops showing it to its parties', async () => {
+    const { seen, stored } = await rounds({ clashes, concessions: { c: { 1: ['T2'] } } });
+    const t = stored.tensions!;
+    const byId = Object.fromEntries(t.map!.tensions.map((x) => [x.id, x]));
+    expect(byId.T2).toMatchObject({ resolution: 'resolved', resolvedInRound: 1, concededBy: 'c' });
+    expect(byId.T1!.resolvedInRound ?? null).toBeNull();
+    const round2ToC = seen.find((r) => isCritique(r) && agentOf(r) === 'c' && userText(r).includes('critique round 2'))!;
+    expect(userText(round2ToC)).not.toContain('- T2 ');
+    expect(renderMarkdown(stored)).toContain('| T2 | 8 | factual | c ↔ d | yes | yes | resolved in round 1 (c conceded) |');
+    const replayed = storedEvents(stored).filter((e) => e.type === 'tensions.update').map((e) => (e.type === 'tensions.update' ? e.update.step : ''));
+    expect(replayed).toEqual(['claims', 'clashes', 'settled', 'settled', 'decision', 'targeted', 'map']);
+  });
+
+  it('runs the targeted exchange only for a clash still open after the last round', async () => {
+    // T1 is conceded in round 1: the targeted exchange goes to T2, the worst clash still open.
+    const { seen, stored } = await rounds({ clashes, concessions: { b: { 1: ['T1'] } } });
+    expect(of(seen, 'targeted').map(agentOf).sort()).toEqual(['c', 'd']);
+    expect(stored.tensions!.exchange).toMatchObject({ tensionId: 'T2' });
+    // With only one clash still open the rule (two qualifying clashes) does not fire at all.
+    await sim?.close();
+    store?.close();
+    sim = null;
+    store = null;
+    const again = await rounds({ clashes, concessions: { b: { 1: ['T1'] }, d: { 2: ['T2'] } } });
+    expect(of(again.seen, 'targeted')).toHaveLength(0);
+    expect(again.stored.tensions!.map!.round2Target).toBeNull();
+  });
+
+  it('never calls the targeted exchange "Round 2" in the live view, the replay or the Markdown', async () => {
+    const { stored } = await rounds({ clashes });
+    let text = '';
+    const out = { write: (s: string) => ((text += s), true) } as unknown as NodeJS.WritableStream;
+    const live = liveRenderer(out, { color: false, live: false, columns: 120 });
+    for (const e of storedEvents(stored)) live(e);
+    expect(text).toContain('Targeted exchange · T1');
+    const md = renderMarkdown(stored);
+    for (const view of [text, md]) {
+      expect(view).not.toMatch(/Round 2[^\n]*targeted/i);
+      expect(view).not.toMatch(/targeted[^\n]*round 2/i);
+    }
   });
 });

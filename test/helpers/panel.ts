@@ -118,8 +118,11 @@ export function scriptedResponder(judgeScores: number[], override?: (req: SimReq
     switch (stageOf(req)) {
       case 'opening':
         return reply.opening(agent);
-      case 'critique':
-        return reply.critique(agent);
+      case 'critique': {
+        // A critique asked about open clashes lists none of them: every clash is left as it stands.
+        const asksClashes = 'clashUpdates' in ((req.format as { properties?: object }).properties ?? {});
+        return asksClashes ? JSON.stringify({ ...JSON.parse(reply.critique(agent)), clashUpdates: [] }) : reply.critique(agent);
+      }
       case 'judge':
         return reply.judge(judgeScores[Math.min(judgedRoundOf(req), judgeScores.length - 1)] ?? 0);
       case 'synthesis':

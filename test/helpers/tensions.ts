@@ -57,6 +57,8 @@ export interface TensionScript {
   opening?: (agent: string) => string;
   judge?: number[];
   clashOverride?: (req: SimRequest, attempt: number) => SimReply | undefined;
+  /** Clashes an agent concedes in its critique of a round, e.g. `{ b: { 1: ['T1'] } }`. */
+  concessions?: Record<string, Record<number, string[]>>;
 }
 
 export function tensionResponder(script: TensionScript) {
@@ -66,6 +68,14 @@ export function tensionResponder(script: TensionScript) {
     const agent = agentOf(req);
     if (stage === null && script.opening && agent && 'position' in ((req.format as { properties?: object })?.properties ?? {})) {
       return reply.opening(agent, script.opening(agent));
+    }
+    const props = (req.format as { properties?: object } | null)?.properties ?? {};
+    if (stage === null && agent && 'clashUpdates' in props) {
+      const round = Number(/critique round (\d+)/.exec(userText(req))?.[1] ?? 0);
+      const listed = [...userText(req).matchAll(/^- (T\d+) \(/gm)].map((m) => m[1]!);
+      const conceded = script.concessions?.[agent]?.[round] ?? [];
+      const base = JSON.parse(reply.critique(agent) as string) as object;
+      return JSON.stringify({ ...base, clashUpdates: listed.map((tension) => ({ tension, stance: conceded.includes(tension) ? 'concede' : 'maintain' })) });
     }
     switch (stage) {
       case 'claims': {

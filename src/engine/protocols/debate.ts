@@ -5,10 +5,13 @@ import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
 
 /**
- * The debate: every agent answers alone (round 0); then critique rounds, each agent reading
- * every peer's last position, with the judge scoring convergence after each round, until it
- * converges or the round limit is reached; then the optional stages; then the synthesis.
- * Calls: n + 1 for round 0 and its score, n + 1 per critique round, 1 for the synthesis.
+ * The debate: every agent answers alone (round 0); when the preset maps tensions, the clashes
+ * between those answers are mapped before anyone reads a peer; then critique rounds, each agent
+ * reading every peer's last position and the open clashes it is a party to, with the judge
+ * scoring convergence after each round, until it converges or the round limit is reached; then
+ * the optional stages (the targeted exchange on clashes still open, the map, votes); then the synthesis.
+ * Calls: n + 1 for round 0 and its score, the clash map (docs/tensions.md), n + 1 per critique
+ * round, 1 for the synthesis.
  */
 export const debate: Protocol = {
   kind: 'debate',
@@ -41,6 +44,9 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     rounds.push(current);
   }
   if (!current.judgement) current.judgement = await runner.judgeConvergence(current.round, current.turns);
+  // Clashes are found while they still stand: on the opening answers, before the first critique round.
+  await runner.mapClashes(rounds);
+  runner.checkpoint();
   let exit = exitDecision({ round: current.round, maxRounds, convergence: current.judgement.convergence, threshold });
 
   for (let round = current.round + 1; !exit; round++) {

@@ -2,6 +2,7 @@ import type { Preset, TensionsSpec } from '../../config/preset-schema.js';
 import { errorMessage } from '../../errors.js';
 import { clashMessages, claimsMessages, mapMessages, targetedMessages, tensionSynthesisSection } from '../../protocol/tension-prompts.js';
 import {
+  type ClashBoard,
   type RawClash,
   type Round2Decision,
   type Tension,
@@ -37,29 +38,44 @@ export function tensionModel(preset: Preset): string {
   return preset.tensions?.model ?? preset.judge.model;
 }
 
+/** Whether the preset maps tensions. */
+export function mapsTensions(preset: Preset): boolean {
+  return preset.tensions?.enabled === true;
+}
+
 /**
  * The tension map (seed 000): each agent's load-bearing claims, every pair of agents
- * compared in batched clash calls, a targeted round for the worst clash when the
- * rule fires, then the map, validated, with the false-consensus guard's verdict.
- * A map that cannot be drawn is recorded as failed; the debate goes on.
+ * compared in batched clash calls, a targeted exchange for the worst clash still open
+ * when the rule fires, then the map, validated, with the false-consensus guard's verdict.
+ * A debate maps the clashes on the round-0 answers (`mapClashes`, before the first
+ * critique round) and hands the board on in `ctx.clashes`; other protocols map their
+ * final answers here. A map that cannot be drawn is recorded as failed; the debate goes on.
  */
 export function tensionStage(): ExtraStage {
   return {
     name: 'tension map',
-    enabled: (preset) => preset.tensions?.enabled === true,
+    enabled: mapsTensions,
     models: (preset) => [tensionModel(preset)],
     run: (ctx) => runTensionStage(ctx),
   };
 }
 
-async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
+function reporter(ctx: StageContext): (update: TensionUpdate) => void {
+  return (update) => ctx.emit({ type: 'tensions.update', update, at: ctx.now() });
+}
+
+/**
+ * Steps 1 and 2 of the map on the last of `ctx.rounds`: claims, then clashes. Null when the
+ * run stopped, or when fewer than two agents gave claims (the map is then recorded as failed).
+ */
+export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> {
   const spec: TensionsSpec = ctx.preset.tensions!;
   const model = tensionModel(ctx.preset);
   const options = { temperature: 0, ...spec.options };
   const last = ctx.rounds.at(-1);
-  if (!last) return {};
+  if (!last) return null;
   const round = last.round;
-  const report = (update: TensionUpdate): void => ctx.emit({ type: 'tensions.update', update, at: ctx.now() });
+  const report = reporter(ctx);
   const stopped = (): boolean => ctx.signal?.aborted === true;
 
   // 1. Claims: from the structured answer when it lists them, else one call per agent.
@@ -95,11 +111,11 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
   const mapped = [...new Set(claims.map((c) => c.agentId))];
   const pairs = agentPairs(mapped);
   const batches = batchPairs(pairs, spec.pairsPerCall);
-  report({ step: 'claims', agents: mapped, claims, gaps: [...gaps], answerTokens: tokens, pairs: pairs.length, clashCalls: batches.length });
-  if (stopped()) return {};
+  report({ step: 'claims', agents: mapped, claims, gaps: [...gaps], answerTokens: tokens, pairs: pairs.length, clashCalls: batches.length, round });
+  if (stopped()) return null;
   if (mapped.length < 2) {
     report({ step: 'map', result: { status: 'failed', error: `claims came from ${mapped.length} agent(s); a map needs two or more`, gaps } });
-    return {};
+    return null;
   }
 
   // 2. Clashes: pairs in batches, each reply checked against the claims and pairs it was given.
@@ -131,14 +147,30 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
       gaps.push(`pairs ${batch.map(([a, b]) => `${a}–${b}`).join(', ')} not compared (${outcome.error})`);
     }
   }
-  let tensions: Tension[] = tensionsFromClashes(raw, byId, mapped);
+  const tensions: Tension[] = tensionsFromClashes(raw, byId, mapped);
+  report({ step: 'clashes', tensions, gaps: [...gaps], decision: null, round });
+  if (stopped()) return null;
+  return { round, agents: mapped, claims, tensions, gaps, answerTokens: tokens, pairsTotal: pairs.length, pairsCompared };
+}
+
+async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
+  const spec: TensionsSpec = ctx.preset.tensions!;
+  const model = tensionModel(ctx.preset);
+  const options = { temperature: 0, ...spec.options };
+  const report = reporter(ctx);
+  const stopped = (): boolean => ctx.signal?.aborted === true;
+  // A debate mapped its clashes on the round-0 answers; otherwise map the final answers now.
+  const board = ctx.clashes === undefined ? await mapClashes(ctx) : ctx.clashes;
+  if (!board || stopped()) return {};
+  const { agents: mapped, claims, gaps, answerTokens: tokens, pairsCompared } = board;
+  const round = ctx.rounds.at(-1)?.round ?? board.round;
+  let tensions = board.tensions;
+
+  // 3. Targeted exchange: only for a clash still open, and only its two agents, each facing the other's exact claim.
   const decision: Round2Decision = spec.round2.enabled
     ? round2Decision(tensions, spec.round2)
-    : { fire: false, qualifying: [], target: null, reason: 'the targeted round is switched off in the preset' };
-  report({ step: 'clashes', tensions, gaps: [...gaps], decision });
-  if (stopped()) return {};
-
-  // 3. Targeted round: only the two agents of the selected clash, each facing the other's exact claim.
+    : { fire: false, qualifying: [], target: null, reason: 'the targeted exchange is switched off in the preset' };
+  report({ step: 'decision', decision });
   let exchange: TargetedExchange | null = null;
   const target = decision.fire ? decision.target : null;
   if (target) {
@@ -179,7 +211,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     exchange,
     review,
     pairsCompared,
-    pairsTotal: pairs.length,
+    pairsTotal: board.pairsTotal,
     gaps,
   });
   const checked = parseTensionMap(map, { agents: ctx.preset.agents.map((a) => a.id), claimIds: claims.map((c) => c.id) });
