@@ -6,9 +6,9 @@ import { InputError } from '../errors.js';
 import type { DebateStatus } from '../engine/events.js';
 import { debateDocument } from '../render/document.js';
 import { debateListDocument } from '../render/list-document.js';
-import { jsonText } from '../render/inert.js';
+import { inert, jsonText } from '../render/inert.js';
 import type { StoredDebate } from '../store/store.js';
-import { cardBlock, endNote, errorResult, jsonBlock, keyParts, textResult, UNTRUSTED } from './results.js';
+import { cardBlock, endNote, errorResult, jsonBlock, keyParts, quoted, textResult, UNTRUSTED } from './results.js';
 import type { RunProgress } from './runs.js';
 import type { McpContext } from './server.js';
 
@@ -98,7 +98,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
           await waitForRun(run, ms, extra.signal, report);
           if (run.end === null) return runningResult(id, run.progress);
           const stored = ctx.store.getDebate(id);
-          return endedResult(stored, run.end.error ? `${run.end.error.message}${run.end.error.hint ? ` ${run.end.error.hint}` : ''}` : stored.error);
+          return endedResult(stored, run.end.error ? `${run.end.error.message}${run.end.error.hint ? `\nHint: ${run.end.error.hint}` : ''}` : stored.error);
         }
         const stored = await pollStored(ctx, id, ms, extra.signal, report);
         if (stored.status === 'running') return runningResult(id, storedProgress(stored), 'It runs in another process on the same database.');
@@ -185,7 +185,13 @@ function runningResult(id: string, p: RunProgress, note?: string): CallToolResul
 }
 
 function endedResult(d: StoredDebate, reason: string | null): CallToolResult {
-  return textResult(endNote(d, reason), cardBlock(d), jsonBlock(`the key parts of the JSON document of debate ${d.id}`, keyParts(d)));
+  return textResult(
+    endNote(d),
+    // The reason can quote what a model or a server sent back.
+    ...(reason ? [quoted(`why debate ${d.id} ended as it did, as Conclave recorded it (it can quote replies of models and servers)`, inert(reason))] : []),
+    cardBlock(d),
+    jsonBlock(`the key parts of the JSON document of debate ${d.id}`, keyParts(d)),
+  );
 }
 
 /** Resolves when the run ends, the time is up or the request is cancelled, reporting each change. */

@@ -81,9 +81,8 @@ export function jsonBlock(what: string, value: unknown): string {
 }
 
 /** What a debate's end means for the agent, said by Conclave (trusted). */
-export function endNote(d: StoredDebate, reason: string | null): string {
+export function endNote(d: StoredDebate): string {
   const lines = [`Debate ${d.id} has ended: ${d.status}${d.exitReason && d.exitReason !== d.status ? ` (${d.exitReason})` : ''}.`];
-  if (reason) lines.push(`Reason: ${inert(reason)}`);
   switch (d.status) {
     case 'completed':
       lines.push('Weigh the recommendation with its confidence and the minority positions; the full record is `conclave_show`, and `npx conclave verify ID` checks it has not changed.');

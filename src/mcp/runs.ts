@@ -104,7 +104,8 @@ export class RunRegistry {
       }),
     });
     this.#runs.set(id, run);
-    await Promise.race([recordedStart, run.settled]);
+    // Written before the id goes back (a lock held elsewhere can delay it), so every tool finds it.
+    await Promise.race([recordedStart.then(() => record.drain()).catch(() => undefined), run.settled]);
     if (run.end && !this.#exists(id)) {
       this.#runs.delete(id);
       throw run.end.error ?? new StoreError('NOT_RECORDED', `Debate ${id} ended before it was recorded.`);

@@ -18,6 +18,8 @@ let presetFile = '';
 let sim: SimHandle;
 /** While set, the judge of round 0 waits for it: a run stays running until a test lets it go on. */
 let gate: Promise<void> | null = null;
+/** While true, every opening fails with a 400 (not sent again), so a debate gets no usable answer. */
+let failOpenings = false;
 const preset = testPreset(['a', 'b'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 60 } });
 
 function hold(): () => void {
@@ -38,6 +40,7 @@ beforeAll(async () => {
     models: simModels(preset),
     tokenMs: 2,
     respond: async (req) => {
+      if (failOpenings && stageOf(req) === 'opening') return { error: 'the runner refused the request', status: 400 };
       if (stageOf(req) === 'judge' && judgedRoundOf(req) === 0 && gate) {
         await gate;
         return reply.judge(0.3);
@@ -210,12 +213,38 @@ describe('conclave mcp', () => {
         expect(text(r)).toContain('nope-123');
         expect(text(r)).toContain('Hint: ');
       }
+      const lacking = join(dir, 'lacking.json');
+      writeFileSync(lacking, JSON.stringify({ ...preset, judge: { model: 'absent:70b' } }));
+      const noModel = await call(client, 'conclave_start', { question: 'Q?', preset: lacking });
+      expect(noModel.isError).toBe(true);
+      expect(text(noModel)).toContain('absent:70b');
+      expect(text(noModel)).toContain('ollama pull absent:70b');
+
       const tooLong = await call(client, 'conclave_wait', { id: 'x', maxSeconds: 601 });
       expect(tooLong.isError).toBe(true);
 
       // Nothing was started by any of them, and the server still answers.
       expect(lastJson<unknown[]>(await call(client, 'conclave_list'))).toEqual([]);
     } finally {
+      await transport.close();
+    }
+  });
+
+  it('reports a debate that fails as ended, with its status and reason, not as a tool error', async () => {
+    const { client, transport } = await connect(join(dir, 'failing.db'));
+    failOpenings = true;
+    try {
+      const id = await startDebate(client);
+      const r = await call(client, 'conclave_wait', { id, maxSeconds: 120 });
+      expect(r.isError, text(r)).toBeFalsy();
+      expect(text(r)).toContain(`Debate ${id} has ended: failed (too_few_answers).`);
+      expect(r.content).toHaveLength(4);
+      expect(text(r)).toMatch(/why debate \S+ ended as it did[^\n]*\nBEGIN PANEL TEXT (\w+)\nThe debate \S+ failed: [\s\S]*\nEND PANEL TEXT \1\n/);
+      expect(text(r)).toContain('only 0 of 2 agents gave a usable answer in round 0');
+      expect(lastJson<{ status: string }>(r).status).toBe('failed');
+      expect(lastJson<unknown[]>(await call(client, 'conclave_list', { status: 'failed' }))).toHaveLength(1);
+    } finally {
+      failOpenings = false;
       await transport.close();
     }
   });
