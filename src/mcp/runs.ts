@@ -98,7 +98,7 @@ export class RunRegistry {
       settled: outcome.then(async (end) => {
         await record.drain().catch(() => undefined);
         run.end = gaveUp ? { status: this.#statusOf(id), error: gaveUp } : end;
-        this.#log(`${id} ended: ${run.end.status}${run.end.error ? ` (${run.end.error.message})` : ''}`);
+        this.#log(this.#exists(id) ? `${id} ended: ${run.end.status}${run.end.error ? ` (${run.end.error.message})` : ''}` : `${id} did not start: ${run.end.error?.message ?? 'no reason given'}`);
         started();
         notify();
       }),

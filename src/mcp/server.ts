@@ -66,7 +66,7 @@ export async function serveMcp(options: McpOptions, io: CliIO): Promise<number> 
     if (closing) return;
     closing = true;
     const running = runs.running().length;
-    log(`${why}${running ? `: stopping ${running} running debate${running === 1 ? '' : 's'}, which stay resumable` : ''}`);
+    log(`${why}${running ? `: stopping ${running} running debate${running === 1 ? '' : 's'}, kept resumable` : ''}`);
     try {
       await runs.interruptAll();
       await server.close().catch(() => undefined);
