@@ -6,6 +6,7 @@ import { hostsCommand } from './commands/hosts.js';
 import { importCommand } from './commands/import.js';
 import { keysCommand } from './commands/keys.js';
 import { listCommand } from './commands/list.js';
+import { mcpCommand } from './commands/mcp.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
 import { replayCommand } from './commands/replay.js';
@@ -91,6 +92,7 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .command(demoCommand(io, exit))
     .command(benchCommand(io, exit))
     .command(serveCommand(io, exit))
+    .command(mcpCommand(io, exit))
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
     .demandCommand(1, 'Name a command, e.g. `conclave run "question" --preset tech-decision`.')
     .strict()

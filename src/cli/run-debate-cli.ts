@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
 import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.js';
-import { type DebateResult, runDebate } from '../engine/run-debate.js';
+import { type DebateResult, type RunDebateOptions, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
 import { renderCard } from '../render/card.js';
@@ -98,7 +98,19 @@ export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-f
   return questionFromBytes(Buffer.concat(chunks));
 }
 
-export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
+/** A run checked and read before anything starts: what `runDebate` needs, bar the listeners. */
+export interface PreparedRun {
+  /** Lines that say what is attached and where the question goes; shown even with --quiet. */
+  header: string[];
+  /** The engine's options for this run, given the record it will be written to. */
+  options(store: Store): Omit<RunDebateOptions, 'recorder' | 'listeners' | 'signal'>;
+}
+
+/**
+ * Everything `run` checks before the first call: the question, the flags, the hosts, the
+ * preset with its overrides, and every attached file, read whole. Throws the CLI's errors.
+ */
+export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedRun> {
   const question = await questionOf(args, io);
   if (question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
@@ -120,7 +132,6 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const fromPreset = readPresetAttachments(preset.attach ?? [], dirname(loaded.source));
   const fromFlag = readAttachments(args.attach ?? [], io.cwd);
   const attachments = [...fromPreset, ...fromFlag];
-  // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
   const header = [
     ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
     ...fromFlag.map((a) => `Attached with --attach: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
@@ -128,16 +139,13 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
       ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${preset.hosts.map((h) => h.url).join(', ')} (--host or --hosts overrides it).`]
       : []),
   ];
-  if (header.length > 0) io.stderr.write(`${header.map((l) => inert(l)).join('\n')}\n`);
   const host = resolveHost(args.host, io.env);
-  const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
-
-  return driveFromCli(io, store, args, (common) =>
-    runDebate({
+  return {
+    header,
+    options: (store) => ({
       question,
       preset,
       host,
-      ...common,
       warnings: loaded.warnings,
       attachments,
       ...(numParallel === undefined ? {} : { numParallel }),
@@ -146,7 +154,15 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
       // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
       ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),
     }),
-  );
+  };
+}
+
+export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
+  const prepared = await prepareRun(args, io);
+  // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
+  if (prepared.header.length > 0) io.stderr.write(`${prepared.header.map((l) => inert(l)).join('\n')}\n`);
+  const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
+  return driveFromCli(io, store, args, (common) => runDebate({ ...prepared.options(store), ...common }));
 }
 
 /** What every run from the command line passes the engine: the recorder, the live view, Ctrl-C. */

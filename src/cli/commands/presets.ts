@@ -30,7 +30,8 @@ export function presetsCommand(io: CliIO, _exit: ExitCode): CommandModule<object
   };
 }
 
-function protocolLine(preset: Preset): string {
+/** One line on how a preset runs: its protocol and the models of its roles. */
+export function protocolLine(preset: Preset): string {
   const synth = preset.synthesizer.rotate ? `rotating over ${synthesizerCandidates(preset).join(', ')}` : (preset.synthesizer.model ?? '');
   switch (preset.protocol.kind) {
     case 'parallel':

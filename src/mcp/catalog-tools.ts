@@ -1,0 +1,79 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { protocolLine } from '../cli/commands/presets.js';
+import { loadHostsFile } from '../config/load-hosts.js';
+import { builtinPresetNames, loadPreset } from '../config/load-preset.js';
+import { synthesizerCandidates } from '../config/synthesizer.js';
+import { missingModels, presetModels } from '../engine/run-debate.js';
+import { errorMessage } from '../errors.js';
+import { Gateway } from '../ollama/gateway.js';
+import { resolveHost } from '../ollama/host.js';
+import { jsonText } from '../render/inert.js';
+import { guarded, textResult } from './results.js';
+import type { McpContext } from './context.js';
+
+/** conclave_presets and conclave_models. */
+export function registerCatalogTools(server: McpServer, ctx: McpContext): void {
+  server.registerTool(
+    'conclave_presets',
+    {
+      title: 'List Conclave presets',
+      description:
+        'List the built-in presets: name, description, protocol (debate, parallel, tournament, decompose, pipeline) and the models of the panel, judge and synthesizer. Pass a name to conclave_start.',
+      inputSchema: {},
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async () =>
+      guarded(async () => {
+        const presets = builtinPresetNames().map((name) => {
+          const { preset } = loadPreset(name, ctx.io.cwd);
+          return {
+            name,
+            description: preset.description ?? null,
+            protocol: preset.protocol.kind,
+            summary: protocolLine(preset),
+            agents: preset.agents.map((a) => ({ id: a.id, model: a.model, ...(a.role ? { role: a.role } : {}) })),
+            judge: preset.judge.model,
+            synthesizer: preset.synthesizer.rotate ? synthesizerCandidates(preset) : preset.synthesizer.model,
+            maxRounds: preset.protocol.maxRounds,
+            convergenceThreshold: preset.protocol.convergenceThreshold,
+            models: presetModels(preset),
+          };
+        });
+        return textResult(`${presets.length} built-in presets.`, jsonText(presets, 2));
+      }),
+  );
+
+  server.registerTool(
+    'conclave_models',
+    {
+      title: 'List the models of the Ollama hosts',
+      description:
+        'List the Ollama hosts this server runs debates on and the models each serves. With a preset, also the models that preset needs and which of them no host has (each fixed with `ollama pull MODEL`).',
+      inputSchema: { preset: z.string().optional().describe('A preset name or file to check against the hosts') },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) =>
+      guarded(async () => {
+        const preset = args.preset ? loadPreset(args.preset, ctx.io.cwd).preset : null;
+        const urls = ctx.hosts ? loadHostsFile(ctx.hosts, ctx.io.cwd).map((h) => resolveHost(h.url, ctx.io.env)) : [resolveHost(ctx.host, ctx.io.env)];
+        const hosts = await Promise.all(
+          urls.map(async (url) => {
+            try {
+              const models = await new Gateway(url).tags();
+              return { url, reachable: true, models };
+            } catch (err) {
+              return { url, reachable: false, error: errorMessage(err), models: [] };
+            }
+          }),
+        );
+        const served = hosts.flatMap((h) => h.models);
+        const check = preset ? { preset: preset.name, needs: presetModels(preset), missing: missingModels(preset, served) } : {};
+        const down = hosts.filter((h) => !h.reachable).length;
+        return textResult(
+          `${hosts.length} host${hosts.length === 1 ? '' : 's'}${down ? `, ${down} unreachable` : ''}; ${served.length} model${served.length === 1 ? '' : 's'} served.`,
+          jsonText({ hosts, ...check }, 2),
+        );
+      }),
+  );
+}
