@@ -1,7 +1,7 @@
 /**
- * `npm run docs:screenshots`: records three simulated debates in a temp database,
- * serves them with the viewer and photographs the list and a debate page into
- * docs/ with Debian's Chromium (CONCLAVE_CHROMIUM overrides the path).
+ * `npm run docs:screenshots`: records simulated runs of each protocol in a temp database,
+ * serves them with the viewer and photographs the list, a debate page and the page of each
+ * other protocol into docs/ with Debian's Chromium (CONCLAVE_CHROMIUM overrides the path).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,14 @@ import { openStoreReadOnly } from '../src/serve/store.js';
 const sink = () => ({ isTTY: false, columns: 100, write: () => true }) as unknown as NodeJS.WriteStream;
 const io: CliIO = { stdout: sink(), stderr: sink(), env: {}, cwd: process.cwd() };
 const db = join(mkdtempSync(join(tmpdir(), 'conclave-shots-')), 'record.db');
-for (const preset of ['cluster-vote', 'tech-decision', 'tension-map']) {
+/** The protocols besides the debate, each by a demo preset and the section its page leads with. */
+const OTHERS = [
+  { preset: 'code-review', file: 'viewer-pipeline.png', section: '#phases' },
+  { preset: 'decompose', file: 'viewer-decompose.png', section: '#decomposition' },
+  { preset: 'tournament', file: 'viewer-tournament.png', section: '#bracket' },
+  { preset: 'parallel', file: 'viewer-parallel.png', section: '#grid' },
+];
+for (const preset of ['cluster-vote', 'tech-decision', 'tension-map', ...OTHERS.map((o) => o.preset)]) {
   const code = await main(['demo', '--preset', preset, '--db', db, '--quiet', '--token-ms', '1'], io);
   if (code !== 0) throw new Error(`demo --preset ${preset} exited with ${code}`);
 }
@@ -39,7 +46,17 @@ try {
   const chart = await page.locator('#judge-chart').boundingBox();
   const height = chart ? Math.ceil(chart.y + chart.height + 16) : 1400;
   await page.screenshot({ path: packagePath('docs', 'viewer-debate.png'), fullPage: true, clip: { x: 0, y: 0, width: 1200, height } });
-  process.stderr.write(`Wrote docs/viewer-list.png and docs/viewer-debate.png\n`);
+  // Each other protocol from the top of its page to the end of its own section.
+  for (const other of OTHERS) {
+    await page.goto(`${url}/?preset=${other.preset}`);
+    await page.locator('#debates a').first().click();
+    const section = page.locator(other.section);
+    await section.waitFor();
+    const box = await section.boundingBox();
+    const bottom = box ? Math.ceil(box.y + box.height + 16) : 1400;
+    await page.screenshot({ path: packagePath('docs', other.file), fullPage: true, clip: { x: 0, y: 0, width: 1200, height: Math.min(bottom, 2400) } });
+  }
+  process.stderr.write(`Wrote docs/viewer-list.png, docs/viewer-debate.png and ${OTHERS.map((o) => `docs/${o.file}`).join(', ')}\n`);
 } finally {
   await browser.close();
   await viewer.close();

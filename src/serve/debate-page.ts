@@ -63,7 +63,7 @@ ${debaters.map(
     ),
   )}</tr>`,
 )}
-<tr class="judge-row"><th>judge</th>${rounds.map((r) => judgeCell(d.rounds.find((j) => j.round === r), r))}</tr>
+${d.preset.protocol.kind === 'debate' ? html`<tr class="judge-row"><th>judge</th>${rounds.map((r) => judgeCell(d.rounds.find((j) => j.round === r), r))}</tr>` : ''}
 </tbody>
 </table></div>`;
 }
@@ -109,13 +109,26 @@ export function judgeChart(d: StoredDebate): Html {
   );
 }
 
+/** The support roles each protocol calls; the others' rows are left out of its panel. */
+const SUPPORT_ROLES: Record<string, readonly string[]> = {
+  debate: ['judge', 'synthesizer'],
+  tournament: ['judge', 'synthesizer'],
+  parallel: ['synthesizer'],
+  decompose: [],
+  pipeline: [],
+};
+
 function panel(d: StoredDebate): Html {
+  const kind = d.preset.protocol.kind;
   // A pipeline's panel has roles of its own (lead, analyst, reviewer, filter), not debaters.
   const roleOf = (a: StoredDebate['agents'][number]): string =>
-    a.role === 'debater' && d.preset.protocol.kind === 'pipeline' ? (d.preset.agents.find((x) => x.id === a.id)?.role ?? 'reviewer') : a.role;
+    a.role === 'debater' && kind === 'pipeline' ? (d.preset.agents.find((x) => x.id === a.id)?.role ?? 'reviewer') : a.role;
+  // A judge or synthesizer the protocol never calls is not part of its panel, unless the record shows it was called.
+  const called = new Set(d.calls.map((c) => c.agentId));
+  const shown = d.agents.filter((a) => a.role === 'debater' || (SUPPORT_ROLES[kind]?.includes(a.role) ?? true) || called.has(a.id));
   return html`<table class="panel" id="panel">
 <thead><tr><th>id</th><th>role</th><th>model</th><th>cluster</th><th>digest</th><th>persona</th></tr></thead>
-<tbody>${d.agents.map(
+<tbody>${shown.map(
     (a) => html`<tr><td class="agent">${a.id}</td><td>${roleOf(a)}</td><td><code>${a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
   )}</tbody>
 </table>`;

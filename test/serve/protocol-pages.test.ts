@@ -24,6 +24,12 @@ async function pageOf(preset: string): Promise<string> {
 
 const judgeOnly = ['id="judge-chart"', 'No judge scores', 'rounds held', 'final convergence', 'agents converged'];
 
+/** The roles the page's panel table lists, in order. */
+function panelRoles(page: string): string[] {
+  const table = /<table class="panel" id="panel">([\s\S]*?)<\/table>/.exec(page)?.[1] ?? '';
+  return [...table.matchAll(/<tr><td class="agent">[^<]*<\/td><td>([^<]*)<\/td>/g)].map((m) => m[1]!);
+}
+
 describe('each protocol\'s page in the viewer', () => {
   it('shows a pipeline\'s roles, phases and report, and nothing of a debate', async () => {
     const page = await pageOf('code-review');
@@ -34,14 +40,18 @@ describe('each protocol\'s page in the viewer', () => {
     expect(page).toContain('id="review-report"');
     expect(page).not.toContain('id="grid"');
     for (const text of judgeOnly) expect(page).not.toContain(text);
+    // The pipeline calls neither the judge nor the synthesizer: they are not on its panel.
+    expect(panelRoles(page)).toEqual(['lead', 'analyst', 'reviewer', 'reviewer', 'filter']);
   }, 60_000);
 
   it.each([
-    ['tournament', 'id="bracket"'],
-    ['decompose', 'id="decomposition"'],
-  ])('shows a %s in its own terms, with no rounds grid and no judge scores', async (preset, own) => {
+    ['tournament', 'id="bracket"', ['judge', 'synthesizer']],
+    ['decompose', 'id="decomposition"', []],
+  ])('shows a %s in its own terms, with no rounds grid and no judge scores', async (preset, own, support) => {
     const page = await pageOf(preset);
     expect(page).toContain(own);
+    // The tournament's judge gives the verdicts; a decomposition is split and reassembled by a debater.
+    expect(panelRoles(page)).toEqual(['debater', 'debater', 'debater', ...support]);
     expect(page).not.toContain('id="grid"');
     for (const text of judgeOnly) expect(page).not.toContain(text);
   }, 60_000);
@@ -49,7 +59,8 @@ describe('each protocol\'s page in the viewer', () => {
   it('shows a parallel run\'s answers but no judge', async () => {
     const page = await pageOf('parallel');
     expect(page).toContain('<h2>Answers</h2>');
-    for (const text of ['id="judge-chart"', 'No judge scores', 'rounds held']) expect(page).not.toContain(text);
+    for (const text of ['id="judge-chart"', 'No judge scores', 'rounds held', 'class="judge-row"']) expect(page).not.toContain(text);
+    expect(panelRoles(page)).toEqual(['debater', 'debater', 'debater', 'synthesizer']);
   }, 60_000);
 
   it('puts a debate\'s recommendation near the top, before the panel and the rounds', async () => {
