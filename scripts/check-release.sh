@@ -46,4 +46,11 @@ offline conclave verify --all --db "$work/demo.db"
 engine=$(offline conclave show "$(offline conclave list --db "$work/demo.db" --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.parse(s)[0].id))')" --db "$work/demo.db" --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.parse(s).engineVersion))')
 echo "record engine version: $engine"
 [ "$engine" = "$version" ] || { echo "check-release: the record's engine version ($engine) is not the build's ($version)." >&2; exit 1; }
+echo "== conclave mcp (its SDK travels inside the bundle, not in node_modules)"
+hello='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"check-release","version":"1"}}}'
+reply=$(echo "$hello" | offline conclave mcp --db "$work/demo.db" 2>/dev/null)
+case "$reply" in
+  *'"serverInfo":{"name":"conclave"'*) echo "initialize answered" ;;
+  *) echo "check-release: conclave mcp did not answer the MCP handshake: $reply" >&2; exit 1 ;;
+esac
 echo "check-release: ok"

@@ -16,6 +16,44 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const name = `conclave-${manifest.version}-${process.platform}-${process.arch}`;
 const log = (line) => process.stderr.write(`release: ${line}\n`);
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Dependencies only the command line uses, which its bundle carries whole: the MCP SDK (for
+ * `conclave mcp` over stdio) would otherwise bring its HTTP server stack, about 90 packages, that
+ * nothing here runs.
+ */
+const CLI_ONLY = new Set(['@modelcontextprotocol/sdk']);
+
+/**
+ * The top-level folders under node_modules that the runtime dependencies reach, leaving out CLI_ONLY
+ * and what only they need. Each dependency is resolved from the package that needs it, as Node does.
+ */
+function runtimeFolders() {
+  const modules = join(root, 'node_modules');
+  const resolve = (dep, fromDir) => {
+    // fromDir is root or a package folder; look in its node_modules, then each enclosing one.
+    for (let dir = fromDir; ; ) {
+      const candidate = join(dir, 'node_modules', dep);
+      if (existsSync(join(candidate, 'package.json'))) return candidate;
+      if (dir === root) return null;
+      const up = dir.lastIndexOf(`${sep}node_modules${sep}`);
+      dir = up < 0 ? root : dir.slice(0, up);
+    }
+  };
+  const seen = new Set();
+  const visit = (dir) => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    const pkgJson = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    for (const dep of Object.keys({ ...pkgJson.dependencies, ...pkgJson.optionalDependencies })) {
+      if (dir === root && CLI_ONLY.has(dep)) continue;
+      const found = resolve(dep, dir);
+      if (found) visit(found);
+    }
+  };
+  visit(root);
+  // A nested package travels inside its top-level folder: keep the top-level folder.
+  return new Set([...seen].filter((dir) => dir !== root).map((dir) => relative(modules, dir).split(`${sep}node_modules${sep}`)[0].split(sep).join('/')));
+}
 
 // 1. A fresh build of the library and the bundled command line.
 log('building');
@@ -33,7 +71,10 @@ try {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line.startsWith(join(root, 'node_modules') + sep));
-  const topLevel = production.filter((path) => !relative(join(root, 'node_modules'), path).includes(`${sep}node_modules${sep}`));
+  const needed = runtimeFolders();
+  const topLevel = production
+    .filter((path) => !relative(join(root, 'node_modules'), path).includes(`${sep}node_modules${sep}`))
+    .filter((path) => needed.has(relative(join(root, 'node_modules'), path).split(sep).join('/')));
   for (const path of topLevel) cpSync(path, join(pkg, 'node_modules', relative(join(root, 'node_modules'), path)), { recursive: true, dereference: true });
   // The native module needs only its binary and its JavaScript: not the SQLite sources or object files.
   const sqlite = join(pkg, 'node_modules', 'better-sqlite3');
@@ -43,7 +84,8 @@ try {
   if (!existsSync(join(sqlite, 'build', 'Release', 'better_sqlite3.node'))) throw new Error('better-sqlite3 has no compiled binary in node_modules: run `npm ci` first.');
 
   // 4. A manifest that bundles those dependencies and builds nothing when installed.
-  const shipped = { ...manifest, bundleDependencies: Object.keys(manifest.dependencies), files: [...manifest.files, 'README.md'] };
+  const dependencies = Object.fromEntries(Object.entries(manifest.dependencies).filter(([dep]) => !CLI_ONLY.has(dep)));
+  const shipped = { ...manifest, dependencies, bundleDependencies: Object.keys(dependencies), files: [...manifest.files, 'README.md'] };
   delete shipped.devDependencies;
   delete shipped.scripts;
   writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
