@@ -583,6 +583,7 @@ export class Runner {
           options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
           schema: req.schema,
           ...(req.normalize ? { normalize: req.normalize } : {}),
+          ...(req.check ? { check: req.check } : {}),
           ...(req.priority ? { priority: req.priority } : {}),
           ...(req.onCall ? { onRecord: req.onCall } : {}),
         }),

@@ -19,6 +19,8 @@ export interface StageCallRequest<T> {
   schema: z.ZodType<T>;
   /** What the grammar cannot express, settled in place without a repair; a note per change. */
   normalize?: (value: T) => string[];
+  /** A fault in a valid reply worth the one repair (see StructuredCallSpec.check). */
+  check?: (value: T) => string | null;
   /** num_predict for this call (default: the preset's maxAnswerTokens). */
   maxTokens?: number;
   /** Under a token budget: `essential` calls always run (default: the agent's priority). */

@@ -21,6 +21,11 @@ export interface StructuredCallSpec<T> {
    * (drops a reference to nothing, fills a gap) and returns a note per change.
    */
   normalize?: (value: T) => string[];
+  /**
+   * A fault in what a valid reply says that is worth the one repair (a hedged headline): the
+   * problem, worded for the model, or null. A repaired reply is kept even if it still has it.
+   */
+  check?: (value: T) => string | null;
   truncation?: string | null;
   /** The number of the first request: 0, or 2 for a quality retry (its repair is then 3). */
   firstAttempt?: number;
@@ -60,6 +65,8 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
   let messages = spec.messages;
   let options = spec.options;
   let lastProblem = '';
+  /** A valid first reply sent back for a `check` fault, kept if the repair brings nothing usable. */
+  let fallback: { value: T } | null = null;
   const onProgress = hooks.onProgress;
   const first = spec.firstAttempt ?? 0;
   const think = spec.think === undefined ? {} : { think: spec.think };
@@ -104,29 +111,35 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       const { call, error } = failedCall(baseAt(startedAt), err, hooks.now());
       // Outside the try: a failure to record it is the record's, never the call's.
       hooks.onCall(call);
+      if (fallback) return { status: 'ok', value: fallback.value };
       return { status: 'failed', error: error.message, code: error.code };
     }
     const content = result.content;
     const parsed = readReply(content, result.thinking, spec.schema, spec.normalize, schemas.full);
+    // Only the first reply is checked: the repair's reply is kept whatever it says.
+    const fault = parsed.ok && attempt === first && spec.check ? spec.check(parsed.value) : null;
+    if (parsed.ok && fault) fallback = { value: parsed.value };
     const call: CallRecord = {
       ...baseAt(startedAt),
       raw: content,
       ...(result.thinking === '' ? {} : { thinking: result.thinking, thinkingTokens: result.thinkingTokens }),
       parsed: parsed.json,
-      status: parsed.ok ? 'ok' : 'invalid',
-      validationError: parsed.ok ? null : `${UNENFORCED} ${parsed.problem}`,
+      status: parsed.ok && !fault ? 'ok' : 'invalid',
+      validationError: !parsed.ok ? `${UNENFORCED} ${parsed.problem}` : fault ? `${UNMET} ${fault}` : null,
       ...(parsed.ok && parsed.notes.length ? { normalized: parsed.notes } : {}),
       error: null,
       metrics: result.metrics,
       finishedAt: hooks.now(),
     };
     hooks.onCall(call);
-    if (parsed.ok) return { status: 'ok', value: parsed.value };
-    lastProblem = parsed.problem;
-    messages = repairMessages(spec.messages, content, parsed.problem);
+    if (parsed.ok && !fault) return { status: 'ok', value: parsed.value };
+    lastProblem = parsed.ok ? fault! : parsed.problem;
+    messages = repairMessages(spec.messages, content, lastProblem);
     // A reply cut off at num_predict would be cut again by the same request: the repair gets twice the room.
     if (result.metrics.doneReason === 'length') options = { ...options, num_predict: 2 * Number(options.num_predict ?? 1024) };
   }
+  // A repair that went wrong leaves the first reply, valid but for the fault its call names.
+  if (fallback) return { status: 'ok', value: fallback.value };
   return { status: 'invalid', error: `invalid after one repair: ${lastProblem}` };
 }
 
@@ -164,6 +177,8 @@ export function lastJsonObject(text: string): string | null {
 
 /** Why a repair happens at all: a server that enforces `format` cannot send a reply that needs one. */
 export const UNENFORCED = 'The server did not enforce the JSON Schema sent as format:';
+/** Why a valid reply was sent back once: what it says breaks a rule the grammar cannot state. */
+export const UNMET = 'The reply is valid JSON but breaks a rule of the prompt:';
 
 type Parsed<T> = { ok: true; value: T; json: unknown; notes: string[] } | { ok: false; problem: string; json: unknown };
 

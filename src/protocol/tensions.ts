@@ -509,11 +509,17 @@ export function headlineProblem(headline: string): string | null {
   return null;
 }
 
+/** The hedge in a headline, worded for the repair request, or null when it commits. */
+export function hedgedHeadline(headline: string): string | null {
+  const problem = headlineProblem(headline);
+  return problem?.includes('hedges') ? problem : null;
+}
+
 /**
  * What the grammar cannot say about the map model's draft, settled in place with a
  * note per change: a panelist listed twice in a zone or rated twice is kept once, a
  * zone left with fewer than two panelists is dropped, a panelist without a rating is
- * noted, a hedged headline is noted, and a targeted round that did not resolve its
+ * noted, a headline that still hedges after its repair is noted, and a targeted round that did not resolve its
  * clash leaves its question open.
  */
 export function normalizeMapDraft(

@@ -146,6 +146,43 @@ describe('the tension map stage', () => {
     expect(stored.tensions!.map!.consensus).toEqual([]);
   });
 
+  it('sends a hedged headline back once, quoting the hedge, and keeps the committed one the repair brings', async () => {
+    // The repair request ends with the repair, not the panel: the first draft is answered again, mended.
+    let first: { headline: string } | null = null;
+    const { stored, seen } = await debate(['a', 'b', 'c'], {
+      clashes: [{ a: 'C1', b: 'C3', type: 'factual', severity: 9 }],
+      map: (req) => {
+        if (first) return JSON.stringify({ ...first, headline: 'The panel backs A; its cost is the open clash.' });
+        first = { ...(JSON.parse(mapReply(req)) as { headline: string }), headline: 'It depends on how the costs are weighed.' };
+        return JSON.stringify(first);
+      },
+    });
+    const mapCalls = stored.calls.filter((c) => c.agentId === 'tension-map');
+    expect(mapCalls.map((c) => [c.attempt, c.status])).toEqual([
+      [0, 'invalid'],
+      [1, 'ok'],
+    ]);
+    expect(mapCalls[0]!.validationError).toContain('hedges');
+    expect(userText(of(seen, 'map')[1]!)).toContain('"headline" hedges');
+    expect(stored.tensions!.map!.synthesis.headline).toBe('The panel backs A; its cost is the open clash.');
+  });
+
+  it('keeps a headline that still hedges after its one repair, noted on the call, and draws the map', async () => {
+    let first: string | null = null;
+    const { stored } = await debate(['a', 'b', 'c'], {
+      clashes: [{ a: 'C1', b: 'C3', type: 'factual', severity: 9 }],
+      map: (req) => (first ??= JSON.stringify({ ...(JSON.parse(mapReply(req)) as object), headline: 'Both perspectives have merit.' })),
+    });
+    const mapCalls = stored.calls.filter((c) => c.agentId === 'tension-map');
+    expect(mapCalls.map((c) => [c.attempt, c.status])).toEqual([
+      [0, 'invalid'],
+      [1, 'ok'],
+    ]);
+    expect(mapCalls[1]!.normalized!.join('\n')).toContain('headline kept as written although it hedges');
+    expect(stored.tensions!.status).toBe('ok');
+    expect(stored.tensions!.map!.synthesis.headline).toBe('Both perspectives have merit.');
+  });
+
   it('rejects a map naming an unknown agent (a server ignoring format), asks once more, then records the map as failed while the debate completes', async () => {
     const { stored, result } = await debate(['a', 'b', 'c'], {
       clashes: [{ a: 'C1', b: 'C3', type: 'factual', severity: 9 }],

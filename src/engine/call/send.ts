@@ -26,6 +26,7 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
         ...(req.think === undefined ? {} : { think: req.think }),
         schema: req.schema,
         ...(req.normalize ? { normalize: req.normalize } : {}),
+        ...(req.check ? { check: req.check } : {}),
         truncation: req.truncation ?? null,
         ...(firstAttempt ? { firstAttempt } : {}),
         timeoutMs: ctx.preset.protocol.callTimeoutSeconds * 1000,

@@ -21,6 +21,7 @@ import {
   falseConsensusReview,
   mapDraftSchemaFor,
   normalizeClashReply,
+  hedgedHeadline,
   normalizeMapDraft,
   numberClaims,
   parseTensionMap,
@@ -192,6 +193,8 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     options,
     schema: mapDraftSchemaFor(mapped),
     normalize: (d) => normalizeMapDraft(d, { agents: mapped, round2Outcome: exchange?.outcome ?? null, round2Question: exchange?.question ?? null }),
+    // A headline that hedges is sent back once; the repaired map is kept even if it still hedges, noted.
+    check: (d) => hedgedHeadline(d.headline),
     maxTokens: 1500,
   });
   if (stopped()) return {};
