@@ -658,7 +658,11 @@ export class Runner {
       this.emit({ type: 'synthesis.finished', result, at: this.now() });
       return result;
     }
-    const truncation = fit.clippedTo === null ? null : `each turn clipped to ${fit.clippedTo} characters to fit num_ctx ${this.numCtx[model]}`;
+    const cuts = [
+      ...(fit.reasoningTo === null ? [] : [fit.reasoningTo === 0 ? "round 0's reasoning left out" : `round 0's reasoning clipped to ${fit.reasoningTo} characters`]),
+      ...(fit.clippedTo === null ? [] : [`each turn clipped to ${fit.clippedTo} characters`]),
+    ];
+    const truncation = cuts.length ? `${cuts.join(', ')} to fit num_ctx ${this.numCtx[model]}` : null;
     return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed);
   }
 

@@ -5,6 +5,9 @@ import { type Synthesis, synthesisSchemaFor } from '../protocol/schemas.js';
 import type { ChatMessage, SynthesisRecord } from './events.js';
 import type { StructuredOutcome } from './structured-call.js';
 
+/** How far round 0's reasoning is clipped, in characters, before the positions are: 0 leaves it out. */
+const REASONING_STEPS = [1500, 600, 0];
+
 /** The agents without a usable answer in the last round, with the reason the engine knows. */
 export function failedAgentsOf(preset: Preset, last: TranscriptRound): { agent: string; reason: string }[] {
   return preset.agents
@@ -13,8 +16,9 @@ export function failedAgentsOf(preset: Preset, last: TranscriptRound): { agent: 
 }
 
 /**
- * The synthesizer's prompt for the transcript, each turn clipped harder until it fits
- * `budget` tokens. `messages` is null when even the most clipped transcript does not fit.
+ * The synthesizer's prompt for the transcript, fitted to `budget` tokens: round 0's reasoning is
+ * clipped, then left out, before the positions themselves are clipped harder and harder.
+ * `messages` is null when even the most clipped transcript does not fit.
  */
 export function fitSynthesisPrompt(
   question: string,
@@ -23,15 +27,22 @@ export function fitSynthesisPrompt(
   failed: { agent: string; reason: string }[],
   extraSections: string[],
   budget: number,
-): { messages: ChatMessage[] | null; clippedTo: number | null } {
+): { messages: ChatMessage[] | null; clippedTo: number | null; reasoningTo: number | null } {
   let perTurn = Infinity;
-  let messages = synthesisMessages(question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
+  const build = (reasoning: number) => synthesisMessages(question, renderTranscript(rounds, perTurn, reasoning), agentIds, failed, extraSections);
+  let messages = build(Infinity);
+  let reasoningTo: number | null = null;
+  for (const reasoning of REASONING_STEPS) {
+    if (estimateMessagesTokens(messages) <= budget) break;
+    reasoningTo = reasoning;
+    messages = build(reasoning);
+  }
   while (estimateMessagesTokens(messages) > budget && perTurn > 200) {
     perTurn = perTurn === Infinity ? 4000 : Math.floor(perTurn * 0.7);
-    messages = synthesisMessages(question, renderTranscript(rounds, perTurn), agentIds, failed, extraSections);
+    messages = build(0);
   }
-  if (estimateMessagesTokens(messages) > budget) return { messages: null, clippedTo: perTurn };
-  return { messages, clippedTo: perTurn === Infinity ? null : perTurn };
+  if (estimateMessagesTokens(messages) > budget) return { messages: null, clippedTo: perTurn, reasoningTo };
+  return { messages, clippedTo: perTurn === Infinity ? null : perTurn, reasoningTo };
 }
 
 /** The schema the synthesizer gets: panelist ids, the rounds held and the panel size bound its fields. */

@@ -115,7 +115,12 @@ export interface TranscriptRound {
   judgement: RoundJudgement | null;
 }
 
-export function renderTranscript(rounds: TranscriptRound[], maxCharsPerTurn = Infinity): string {
+/**
+ * The debate as the synthesizer reads it: per round, each agent's position and confidence; for
+ * round 0 the reasoning behind the answer (clipped to `maxReasoningChars`, left out at 0), and for
+ * the critique rounds where each agent agreed and disagreed with its peers.
+ */
+export function renderTranscript(rounds: TranscriptRound[], maxCharsPerTurn = Infinity, maxReasoningChars = Infinity): string {
   const parts: string[] = [];
   for (const r of rounds) {
     const score = r.judgement?.convergence;
@@ -127,10 +132,12 @@ export function renderTranscript(rounds: TranscriptRound[], maxCharsPerTurn = In
       }
       const text = clip(t.position, maxCharsPerTurn);
       const conf = t.confidence == null ? '' : ` (confidence ${t.confidence.toFixed(2)})`;
+      const reasoning = t.opening?.reasoning.trim() && maxReasoningChars > 0 ? `\n  reasoning: ${clip(t.opening.reasoning.trim(), Math.min(maxReasoningChars, maxCharsPerTurn))}` : '';
+      const agrees = t.critique?.agreements.length ? `\n  agrees: ${t.critique.agreements.map((a) => `${a.with} on ${clip(a.on, 160)}`).join('; ')}` : '';
       const dis = t.critique?.disagreements.length
         ? `\n  disagrees: ${t.critique.disagreements.map((d) => `${d.with} on ${clip(d.on, 160)} because ${clip(d.reason, 200)}`).join('; ')}`
         : '';
-      parts.push(`[${t.agentId}]${conf}\n${text}${dis}`);
+      parts.push(`[${t.agentId}]${conf}\n${text}${reasoning}${agrees}${dis}`);
     }
   }
   return parts.join('\n\n');

@@ -319,6 +319,37 @@ describe('runDebate', () => {
 });
 
 describe('the record of a run', () => {
+  it("gives the synthesizer round 0's reasoning and the agreements of the critique rounds", async () => {
+    const ids = ['a', 'b', 'c'];
+    const peerOf = (agent: string) => ids.find((id) => id !== agent)!;
+    const { run, seen } = await setup(ids, [0.1, 0.9], (req) => (stageOf(req) === 'critique' ? reply.critique(agentOf(req)!, undefined, [peerOf(agentOf(req)!)]) : undefined));
+    await run();
+    const prompt = seen.find((r) => stageOf(r) === 'synthesis')!.messages.at(-1)!.content;
+    for (const id of ids) expect(prompt).toContain(`reasoning: ${id} reasons`);
+    expect(prompt).toContain('agrees: b on A');
+    expect(prompt).toContain('agrees: a on A');
+  });
+
+  it("leaves round 0's reasoning out of a synthesis prompt that cannot hold it, says so on the record, and still synthesizes", async () => {
+    // About 1,700 simulated tokens of reasoning per agent: three overflow the synthesizer's num_ctx 4096.
+    const long = 'klmnopqrst'.repeat(600);
+    const ids = ['a', 'b', 'c'];
+    const { run, store, seen } = await setup(
+      ids,
+      [0.9],
+      (req) => (stageOf(req) === 'opening' ? JSON.stringify({ position: `${agentOf(req)} says A`, reasoning: `${agentOf(req)} ${long}`, confidence: 0.6 }) : undefined),
+      { synthesizer: { model: 'synth:1b', options: { num_ctx: 4096 } } },
+    );
+    const result = await run();
+    const stored = store.getDebate(result.id);
+    expect(stored.synthesis?.status).toBe('ok');
+    const call = stored.calls.find((c) => c.stage === 'synthesis')!;
+    expect(call.truncation).toMatch(/round 0's reasoning (left out|clipped to \d+ characters) to fit num_ctx 4096/);
+    const prompt = seen.find((r) => stageOf(r) === 'synthesis')!.messages.at(-1)!.content;
+    expect(prompt).toContain('a says A');
+    expect(prompt).not.toContain(long);
+  });
+
   it('survives closing the file and replays without any model server', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-'));
     const path = join(dir, 'record.db');
