@@ -5,6 +5,7 @@ import { qualityDocument } from './quality.js';
 import { tensionDocument } from './tensions.js';
 import { materialDocument } from './material.js';
 import { votingDocument } from './voting.js';
+import { placeText } from './place.js';
 
 /** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
 export const DOCUMENT_VERSION = 1;
@@ -63,6 +64,8 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       id: c.id,
       stage: c.stage,
       round: c.round,
+      // Where the call sits, in words: `round` alone would read a targeted call or a pipeline phase as a critique round.
+      place: placeText(c.stage, c.round),
       agentId: c.agentId,
       attempt: c.attempt,
       host: c.host,

@@ -7,8 +7,9 @@ const OWN_PLACE: Record<string, string> = { targeted: 'the targeted exchange', c
 
 /**
  * Where a call or a result sits, in words: "round 2" only for the second critique round (or
- * a round of answers); a pipeline's phases by name; the targeted exchange and the other
- * stages after the rounds by theirs.
+ * a round of answers); a pipeline's phases by name; a decomposition's sub-questions and a
+ * tournament's verdicts by their own numbers; the targeted exchange and the other stages
+ * after the rounds by theirs.
  */
 export function placeText(stage: string, round: number): string {
   if (PHASE_STAGES.has(stage)) {
@@ -16,6 +17,11 @@ export function placeText(stage: string, round: number): string {
     return phase ? `${phase} phase` : `phase ${round}`;
   }
   if (stage === 'claims' || stage === 'clash') return round === 0 ? 'the tension map, on the round-0 answers' : OWN_PLACE[stage]!;
+  // A decomposition numbers its calls by sub-question, a tournament by bracket round.
+  if (stage === 'split') return 'the split into sub-questions';
+  if (stage === 'subanswer') return `sub-question ${round}`;
+  if (stage === 'reassembly') return 'the reassembly';
+  if (stage === 'verdict') return `bracket round ${round}`;
   return OWN_PLACE[stage] ?? `round ${round}`;
 }
 

@@ -46,8 +46,16 @@ describe('tension maps in the CLI', () => {
     const show = await cli(['show', demoId, '--db', db]);
     expect(show.stdout).toContain('## Tension map');
     expect(show.stdout).toContain('### Targeted exchange on T1 (narrowed, not resolved)');
-    const json = JSON.parse((await cli(['export', demoId, '--db', db, '--format', 'json'])).stdout) as { tensionMap: { status: string; map: { round: number } } };
+    const json = JSON.parse((await cli(['export', demoId, '--db', db, '--format', 'json'])).stdout) as {
+      tensionMap: { status: string; map: { round: number } };
+      calls: { stage: string; round: number; place: string }[];
+    };
     expect(json.tensionMap).toMatchObject({ status: 'ok', map: { round: 2 } });
+    // The targeted calls keep the last round's number for order, and say where they are in words.
+    const targeted = json.calls.filter((c) => c.stage === 'targeted');
+    expect(targeted.length).toBeGreaterThan(0);
+    for (const c of targeted) expect(c.place).toBe('the targeted exchange');
+    for (const c of json.calls.filter((c) => c.stage === 'critique')) expect(c.place).toBe(`round ${c.round}`);
     const replay = await cli(['replay', demoId, '--db', db]);
     expect(replay.stdout).toContain('→ narrowed, not resolved');
     expect(replay.stdout).toContain('TENSION MAP');
