@@ -78,8 +78,8 @@
     const row = el(
       'tr',
       { class: `call call-${c.status}`, 'data-call-id': c.id },
-      num(c.id), el('td', null, c.stage), num(c.round), el('td', null, c.agentId), el('td', null, el('code', null, c.model)), num(c.attempt),
-      el('td', null, el('span', { class: `status status-${c.status}` }, c.status)),
+      num(c.id), el('td', null, c.stage), el('td', null, c.place ?? `round ${c.round}`), el('td', null, c.agentId), el('td', null, el('code', null, c.model)), num(c.attempt),
+      el('td', null, el('span', { class: `status status-${c.status}` }, c.status === 'aborted' ? 'cancelled' : c.status)),
       num(m.promptTokens), num(m.completionTokens), num(seconds(m.loadDurationNs)), num(seconds(m.totalDurationNs)),
       num(`+${((c.startedAt - start) / 1000).toFixed(1)} s`),
     );

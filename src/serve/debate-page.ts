@@ -2,6 +2,7 @@ import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { exitText } from '../render/live.js';
+import { placeText } from '../render/place.js';
 import { resolutionText } from '../protocol/tension-order.js';
 import { budgetSummary } from '../render/material.js';
 import { abstainingClusters } from '../render/voting.js';
@@ -298,7 +299,7 @@ function json(value: unknown): string {
 export function callRows(c: StoredCall, debateStart: number): Html {
   const m = c.metrics;
   return html`<tr class="call call-${c.status}" data-call-id="${c.id}">
-<td class="num">${c.id}</td><td>${c.stage}</td><td class="num">${c.round}</td><td>${c.agentId}</td><td><code>${c.model}</code></td><td class="num">${c.attempt}</td>
+<td class="num">${c.id}</td><td>${c.stage}</td><td>${placeText(c.stage, c.round)}</td><td>${c.agentId}</td><td><code>${c.model}</code></td><td class="num">${c.attempt}</td>
 <td><span class="status status-${c.status}">${c.status === 'aborted' ? 'cancelled' : c.status}</span></td>
 <td class="num">${m.promptTokens ?? '-'}</td><td class="num">${m.completionTokens ?? '-'}</td>
 <td class="num">${formatSeconds(m.loadDurationNs)}</td><td class="num">${formatSeconds(m.totalDurationNs)}</td>
@@ -315,11 +316,11 @@ ${c.thinking ? html`<details class="thinking"><summary>thinking: ${(c.thinkingTo
 </details></td></tr>`;
 }
 
-const CALL_HEADERS = ['#', 'stage', 'round', 'agent', 'model', 'attempt', 'status', 'prompt tok.', 'reply tok.', 'load', 'total', 'started'];
+const CALL_HEADERS = ['#', 'stage', 'place', 'agent', 'model', 'attempt', 'status', 'prompt tok.', 'reply tok.', 'load', 'total', 'started'];
 
 function callsTable(d: StoredDebate): Html {
   return html`<div class="scroll"><table class="calls" id="calls">
-<thead><tr>${CALL_HEADERS.map((h, i) => html`<th${i === 0 || i === 2 || i >= 7 || i === 5 ? html` class="num"` : ''}>${h}</th>`)}</tr></thead>
+<thead><tr>${CALL_HEADERS.map((h, i) => html`<th${i === 0 || i >= 7 || i === 5 ? html` class="num"` : ''}>${h}</th>`)}</tr></thead>
 <tbody>${d.calls.map((c) => callRows(c, d.createdAt))}</tbody>
 </table></div>`;
 }

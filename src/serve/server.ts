@@ -9,6 +9,7 @@ import { packagePath } from '../package-root.js';
 import { debateDocument } from '../render/document.js';
 import { jsonText } from '../render/inert.js';
 import { type DebateListEntry, debateListDocument } from '../render/list-document.js';
+import { placeText } from '../render/place.js';
 import { storedEvents } from '../render/replay.js';
 import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
 import type { StoredDebate, Store } from '../store/store.js';
@@ -235,7 +236,11 @@ export function createViewer(opts: ViewerOptions): Viewer {
   };
 
   const push = (w: Watcher, d: StoredDebate): void => {
-    for (const event of w.cursor.next(d)) w.res.write(`id: ${++w.seq}\ndata: ${JSON.stringify(event)}\n\n`);
+    for (const event of w.cursor.next(d)) {
+      // A call says where it sits in words, as the page's calls table does.
+      const sent = event.type === 'call.finished' ? { ...event, call: { ...event.call, place: placeText(event.call.stage, event.call.round) } } : event;
+      w.res.write(`id: ${++w.seq}\ndata: ${JSON.stringify(sent)}\n\n`);
+    }
     if (d.status !== 'running') {
       w.res.end('event: end\ndata: {}\n\n');
       watchers.delete(w);

@@ -63,6 +63,17 @@ describe('each protocol\'s page in the viewer', () => {
     expect(panelRoles(page)).toEqual(['debater', 'debater', 'debater', 'synthesizer']);
   }, 60_000);
 
+  it('names where each call sits in the calls table, never a round number for what is not a round', async () => {
+    const map = await pageOf('tension-map');
+    expect(map).toContain('<td>targeted</td><td>the targeted exchange</td>');
+    expect(map).toContain('<td>critique</td><td>round 1</td>');
+    expect(map).not.toMatch(/<td>targeted<\/td><td>round/);
+    const review = await pageOf('code-review');
+    expect(review).toContain('<td>review</td><td>review phase</td>');
+    const parts = await pageOf('decompose');
+    expect(parts).toContain('<td>subanswer</td><td>sub-question 1</td>');
+  }, 90_000);
+
   it('puts a debate\'s recommendation near the top, before the panel and the rounds', async () => {
     const page = await pageOf('tech-decision');
     expect(page.indexOf('class="recommendation"')).toBeGreaterThan(0);
