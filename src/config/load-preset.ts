@@ -1,12 +1,14 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { basename, extname, resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
 import { InputError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { type Preset, presetSchema } from './preset-schema.js';
 import { checkVotingPreset } from './voting-preset.js';
 import { FILE_LIMITS, readTextFile } from './read-file.js';
+import { expandAgentFiles } from './agent-files.js';
+export { formatIssues } from './zod-issues.js';
+import { formatIssues } from './zod-issues.js';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
@@ -65,7 +67,7 @@ export function loadPreset(nameOrPath: string, cwd = process.cwd()): LoadedPrese
       cause: err,
     });
   }
-  return { ...parsePreset(data, path), source: path };
+  return { ...parsePreset(expandAgentFiles(data, dirname(path)), path), source: path };
 }
 
 /** Validate preset data. Throws an InputError naming each bad field by its path. */
@@ -162,16 +164,4 @@ export function presetWarnings(preset: Preset): string[] {
     );
   }
   return warnings;
-}
-
-export function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path.length ? issue.path.join('.') : '(top level)';
-      if (issue.code === 'unrecognized_keys') {
-        return `  - ${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
-      }
-      return `  - ${path}: ${issue.message}`;
-    })
-    .join('\n');
 }

@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkCommandLine, main } from '../../src/cli/main.js';
 import { loadHostsFile } from '../../src/config/load-hosts.js';
+import { readAgentFile } from '../../src/config/agent-files.js';
 import { loadPreset, parsePreset } from '../../src/config/load-preset.js';
 import { parseSuite } from '../../src/bench/suite.js';
 import { packagePath } from '../../src/package-root.js';
@@ -14,7 +15,7 @@ import { capture, runCli } from '../helpers/cli.js';
 
 /**
  * Every fenced block in README.md and docs/ says what it is in its info string:
- * `sh` runs, `yaml preset` / `yaml preset-fragment` / `yaml hosts` / `yaml sim-script`
+ * `sh` runs, `markdown agent` / `yaml preset` / `yaml preset-fragment` / `yaml hosts` / `yaml sim-script`
  * and `jsonl suite` are validated by the code that reads them, `ts` is checked
  * against the library's exports, and `text` / `jsonc` are illustrations.
  */
@@ -25,7 +26,7 @@ interface Block {
   body: string;
 }
 
-const KNOWN = new Set(['sh', 'yaml preset', 'yaml preset-fragment', 'yaml hosts', 'yaml sim-script', 'jsonl suite', 'ts', 'text', 'jsonc']);
+const KNOWN = new Set(['sh', 'markdown agent', 'yaml preset', 'yaml preset-fragment', 'yaml hosts', 'yaml sim-script', 'jsonl suite', 'ts', 'text', 'jsonc']);
 
 function docFiles(): string[] {
   return ['README.md', ...readdirSync(packagePath('docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
@@ -106,6 +107,11 @@ describe('the docs', () => {
     merged.agents = (base.agents as { id: string }[]).map((a) => agents.find((f) => f.id === a.id) ?? a);
     expect(agents.every((f) => (base.agents as { id: string }[]).some((a) => a.id === f.id))).toBe(true);
     expect(() => parsePreset(merged, block.file)).not.toThrow();
+  });
+
+  it.each(of('markdown agent'))('%s is a valid agent file', (_where, block) => {
+    writeFileSync(join(dir, 'agent.md'), block.body);
+    expect(readAgentFile('agent.md', dir, 0)).toHaveProperty('persona');
   });
 
   it.each(of('yaml hosts'))('%s is a valid hosts file', (_where, block) => {
