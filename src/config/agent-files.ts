@@ -1,7 +1,6 @@
-import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../errors.js';
+import { insidePresetFolder, presetRoot } from './preset-folder.js';
 import { agentSchema } from './preset-schema.js';
 import { FILE_LIMITS, readTextFile } from './read-file.js';
 import { formatIssues } from './zod-issues.js';
@@ -22,7 +21,7 @@ export function expandAgentFiles(data: unknown, presetDir: string): unknown {
 
 /** The agent a Markdown file defines, checked field by field with the file named. */
 export function readAgentFile(given: string, presetDir: string, index: number): Record<string, unknown> {
-  const file = insidePresetFolder(given, presetDir, index);
+  const file = agentFilePath(given, presetDir, index);
   const text = readTextFile(file, {
     what: 'Agent file',
     code: 'AGENT_FILE',
@@ -62,35 +61,18 @@ function splitFrontMatter(text: string, file: string): { front: Record<string, u
   return { front: front as Record<string, unknown>, body: lines.slice(end + 1).join('\n').trim() };
 }
 
-/** The file's real path, refused when it is absolute, climbs out with `..` or links outside the preset's folder. */
-function insidePresetFolder(given: string, presetDir: string, index: number): string {
+/** The file's path, refused when it is not a .md path or lies outside the preset's folder. */
+function agentFilePath(given: string, presetDir: string, index: number): string {
   const where = `agents.${index}`;
   if (!given.toLowerCase().endsWith('.md')) {
     throw new InputError('INVALID_PRESET', `Preset agent ${where} is the text \`${given}\`: an agent is either a mapping of its fields or the path of a Markdown (.md) file.`, {
       hint: 'Write the agent inline (`- id: …`) or name its .md file relative to the preset.',
     });
   }
-  let root: string;
-  try {
-    root = realpathSync(presetDir);
-  } catch {
-    root = resolve(presetDir);
-  }
-  const outside = (why: string): InputError =>
+  const root = presetRoot(presetDir);
+  return insidePresetFolder(given, root, (why) =>
     new InputError('AGENT_FILE_OUTSIDE', `The preset's ${where} names \`${given}\`, ${why}: a preset may only read agent files inside its own folder (${root}).`, {
       hint: 'Move the file into the preset\'s folder, or a folder under it, and name it relative to the preset.',
-    });
-  if (isAbsolute(given) || /^[A-Za-z]:/.test(given)) throw outside('an absolute path');
-  if (given.split(/[\\/]/).includes('..')) throw outside('a path that climbs out with `..`');
-  const path = resolve(root, given);
-  let real = path;
-  try {
-    real = realpathSync(path);
-  } catch {
-    // A missing file is reported by the reader, with its own message.
-    return path;
-  }
-  const rel = relative(root, real);
-  if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) throw outside(`a link to ${real}, outside the preset's folder`);
-  return real;
+    }),
+  );
 }

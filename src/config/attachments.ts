@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { basename, isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import type { Attachment } from '../protocol/material.js';
+import { insidePresetFolder, presetRoot } from './preset-folder.js';
 import { FILE_LIMITS, readRegularFile } from './read-file.js';
 
 /** Largest file accepted as an attachment: 1 MiB, far more than any prompt can quote. */
@@ -103,28 +103,13 @@ function checkText(bytes: Buffer, path: string, kind: TextFileKind): string {
  * folder is refused, so a preset cannot send `/etc/passwd` or `~/.ssh` to a host.
  */
 export function readPresetAttachments(paths: readonly string[], presetDir: string): Attachment[] {
-  let root: string;
-  try {
-    root = realpathSync(presetDir);
-  } catch {
-    root = resolve(presetDir);
-  }
+  const root = presetRoot(presetDir);
   for (const given of paths) {
-    const outside = (why: string): InputError =>
+    insidePresetFolder(given, root, (why) =>
       new InputError('PRESET_ATTACHMENT_OUTSIDE', `The preset attaches \`${given}\`, ${why}: a preset may only attach files inside its own folder (${root}).`, {
         hint: 'Move the file into the preset\'s folder and name it relative to the preset, or attach it yourself with --attach.',
-      });
-    if (isAbsolute(given) || /^[A-Za-z]:/.test(given)) throw outside('an absolute path');
-    if (given.split(/[\\/]/).includes('..')) throw outside('a path that climbs out with `..`');
-    let real: string;
-    try {
-      real = realpathSync(resolve(root, given));
-    } catch {
-      // A missing file is reported by the reader, with its own message.
-      continue;
-    }
-    const rel = relative(root, real);
-    if (rel === '' || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) throw outside(`a link to ${real}, outside the preset's folder`);
+      }),
+    );
   }
   return readAttachments(paths, root);
 }
