@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { CallRecord } from '../engine/events.js';
 import { failedCall, parseReply } from '../engine/structured-call.js';
-import type { Gateway } from '../ollama/gateway.js';
+import type { ModelServer } from '../backend/types.js';
 import { repairMessages } from '../protocol/prompts.js';
 import { formatSchemaOf } from '../protocol/grammar.js';
 import { type ExtractMethod, extractAnswer } from './extract.js';
@@ -43,7 +43,7 @@ export interface AnswerOutcome {
  * reply that ignores the format but states its answer still counts), and
  * repaired once when nothing usable came back.
  */
-export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promise<AnswerOutcome> {
+export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Promise<AnswerOutcome> {
   const original = answerMessages(spec.item, spec.persona);
   const schema: z.ZodType<{ reasoning: string; answer: string | number }> = benchAnswerSchemaFor(spec.item.kind, spec.item.choices?.length ?? 0);
   const format = formatSchemaOf(schema);
@@ -59,6 +59,7 @@ export async function answerCall(gateway: Gateway, spec: AnswerCallSpec): Promis
       agentId: spec.agentId,
       attempt,
       host: gateway.host,
+      ...(gateway.api === 'openai' ? { api: 'openai' as const } : {}),
       model: spec.model,
       messages,
       options: spec.options,

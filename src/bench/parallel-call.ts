@@ -1,6 +1,6 @@
 import type { CallRecord } from '../engine/events.js';
 import { structuredCall } from '../engine/structured-call.js';
-import type { Gateway } from '../ollama/gateway.js';
+import type { ModelServer } from '../backend/types.js';
 import { renderTranscript, synthesisMessages } from '../protocol/prompts.js';
 import { synthesisSchema } from '../protocol/schemas.js';
 import type { StoredDebate } from '../store/store.js';
@@ -32,7 +32,7 @@ export interface ParallelCallSpec {
  * What the parallel protocol would have answered on this item: the debate's independent
  * answers (already paid for) and one synthesis over them, made here for real and charged.
  */
-export async function parallelSynthesis(gateway: Gateway, spec: ParallelCallSpec): Promise<ParallelCapture> {
+export async function parallelSynthesis(gateway: ModelServer, spec: ParallelCallSpec): Promise<ParallelCapture> {
   const round0 = spec.debate.turns.filter((t) => t.round === 0);
   const calls: CallRecord[] = [];
   const callIds: number[] = [];

@@ -7,8 +7,11 @@ import { recorder } from '../engine/recorder.js';
 import { presetModels, runDebate } from '../engine/run-debate.js';
 import type { ExtraStage } from '../engine/stage.js';
 import { DebateFailedError, HostError, InputError, InterruptedError, errorMessage } from '../errors.js';
-import { Gateway } from '../ollama/gateway.js';
+import { connect } from '../backend/connect.js';
+import type { ModelServer } from '../backend/types.js';
+import type { HostEntry } from '../config/preset-schema.js';
 import { normalizeHost } from '../ollama/host.js';
+import { gatherHostFacts, sameModel } from '../schedule/facts.js';
 import { SlotPool } from '../schedule/pool.js';
 import { isProcessAlive } from '../store/open.js';
 import {
@@ -43,6 +46,8 @@ export interface NewBenchOptions {
   items: SuiteItem[];
   presets: { preset: Preset; source: string }[];
   host: string;
+  /** A pool of hosts (Ollama and OpenAI-compatible) instead of the one `host`: each model is called where it is served. */
+  hosts?: HostEntry[];
   /** Seeds the bootstrap intervals of the report; default 0. */
   seed?: number;
   /** Use only the first N items of the suite. */
@@ -75,6 +80,10 @@ export interface ExecuteBenchOptions {
   runId: string;
   /** Overrides the host stored with the run (e.g. on a resume from another machine). */
   host?: string;
+  /** Overrides the hosts stored with the run. */
+  hosts?: HostEntry[];
+  /** Where API keys are read from; default process.env. */
+  env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   onProgress?: (progress: BenchProgress) => void;
   /** Optional debate stages; defaults to the built-in ones. */
@@ -135,7 +144,8 @@ export function createRun(opts: NewBenchOptions): string {
     presets,
     seed,
     itemLimit: opts.limit ?? null,
-    host: opts.host,
+    host: opts.hosts ? opts.hosts.map((h) => h.url).join(', ') : opts.host,
+    ...(opts.hosts ? { hosts: opts.hosts } : {}),
     concurrency,
     numParallel,
     engineVersion: ENGINE_VERSION,
@@ -185,10 +195,10 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
   const onAbort = (): void => controller.abort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) controller.abort();
-  const gateway = new Gateway(host);
   // One set of slots for every debate and baseline call, so --concurrency never oversubscribes a model.
   const models = [...new Set(todo.flatMap(({ snapshot }) => presetModels(snapshot.preset, opts.stages)))];
-  const pool = new SlotPool([{ url: normalizeHost(host), numParallel: run.numParallel, models }]);
+  const hosts = opts.hosts ?? (opts.host === undefined ? run.hosts : null) ?? null;
+  const { pool, servers } = hosts ? await poolOf(hosts, models, run.numParallel, opts.env) : singlePool(host, models, run.numParallel);
   const resumedFrom = done.size;
   let finished = done.size;
   let failure: unknown = null;
@@ -199,7 +209,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
       limit(async () => {
         if (controller.signal.aborted) return;
         try {
-          const trial = await runTrial({ store, runId, item, snapshot, host, gateway, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          const trial = await runTrial({ store, runId, item, snapshot, host, ...(hosts ? { hosts } : {}), servers, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
           finished += 1;
           opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, ...trial });
         } catch (err) {
@@ -224,7 +234,39 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
 }
 
 /** Call failures that say the server, not the model, failed: they stop the bench instead of scoring as wrong. */
-const OUTAGE_CODES = new Set(['HOST_UNREACHABLE', 'MODEL_MISSING']);
+const OUTAGE_CODES = new Set(['HOST_UNREACHABLE', 'MODEL_MISSING', 'KEY_REFUSED']);
+
+/** The one Ollama host of a run, with `numParallel` slots per model. */
+function singlePool(host: string, models: string[], numParallel: number): { pool: SlotPool; servers: Map<string, ModelServer> } {
+  const url = normalizeHost(host);
+  return { pool: new SlotPool([{ url, numParallel, models }]), servers: new Map([[url, connect({ url })]]) };
+}
+
+/**
+ * A pool of hosts: each model gets the slots of every host that serves it (an OpenAI-compatible
+ * server's own count, an Ollama host's from its entry or the run's --num-parallel). Hosts that
+ * do not answer are left out; a model no host serves stops the run before its first trial.
+ */
+async function poolOf(hosts: HostEntry[], models: string[], numParallel: number, env?: NodeJS.ProcessEnv): Promise<{ pool: SlotPool; servers: Map<string, ModelServer> }> {
+  const facts = await Promise.all(hosts.map((h) => gatherHostFacts(h, models, { version: false, ...(env ? { env } : {}) })));
+  const healthy = facts.filter((f) => f.ok);
+  const missing = models.filter((m) => !healthy.some((f) => f.models.some((t) => sameModel(t.name, m))));
+  if (healthy.length === 0 || missing.length > 0) {
+    const down = facts.filter((f) => !f.ok).map((f) => `${f.url} (${f.error})`);
+    throw new HostError(healthy.length === 0 ? (facts[0]?.errorCode ?? 'HOST_UNREACHABLE') : 'MODEL_MISSING', healthy.length === 0 ? `None of the bench's hosts answer: ${down.join('; ')}.` : `No host of the bench serves ${missing.map((m) => `\`${m}\``).join(', ')}${down.length ? ` (not answering: ${down.join('; ')})` : ''}.`, {
+      hint: 'Check the hosts file with `conclave models --hosts FILE`: it lists what each host serves.',
+    });
+  }
+  const servers = new Map(healthy.map((f) => [f.url, connect(hosts[facts.indexOf(f)]!, env)]));
+  const pool = new SlotPool(
+    healthy.map((f) => ({
+      url: f.url,
+      numParallel: f.api === 'openai' || f.numParallelSource === 'config' ? f.numParallel : numParallel,
+      models: models.filter((m) => f.models.some((t) => sameModel(t.name, m))),
+    })),
+  );
+  return { pool, servers };
+}
 
 interface TrialContext {
   store: Store;
@@ -232,7 +274,9 @@ interface TrialContext {
   item: SuiteItem;
   snapshot: BenchPresetSnapshot;
   host: string;
-  gateway: Gateway;
+  hosts?: HostEntry[];
+  /** A client per host URL of the pool. */
+  servers: Map<string, ModelServer>;
   pool: SlotPool;
   numParallel: number;
   signal: AbortSignal;
@@ -260,6 +304,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
       question: benchQuestion(item),
       preset,
       host: ctx.host,
+      ...(ctx.hosts ? { hosts: ctx.hosts } : {}),
       recorder: record,
       listeners: [onStart, vote.listener],
       signal: ctx.signal,
@@ -297,8 +342,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
     if (condition === 'sc') options.seed = (typeof agent.options?.seed === 'number' ? agent.options.seed : 0) + 1 + sample;
     return ctx.pool
-      .run(agent.model, () =>
-        answerCall(ctx.gateway, {
+      .run(agent.model, (host) =>
+        answerCall(ctx.servers.get(host)!, {
           item,
           agentId: agent.id,
           persona: agent.persona,
@@ -324,8 +369,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   if ((kind === 'debate' || kind === 'tournament') && !ctx.signal.aborted) {
     const model = debate.agents.find((a) => a.role === 'synthesizer')?.model ?? preset.synthesizer.model ?? '';
     const ctxSize = numCtx.get(model);
-    parallel = await ctx.pool.run(model, () =>
-      parallelSynthesis(ctx.gateway, {
+    parallel = await ctx.pool.run(model, (host) =>
+      parallelSynthesis(ctx.servers.get(host)!, {
         debate,
         question: benchQuestion(item),
         model,

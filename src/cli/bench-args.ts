@@ -10,6 +10,9 @@ export interface BenchRunArgs {
   'num-parallel'?: number;
   think?: ('on' | 'off')[];
   host?: string;
+  api?: 'ollama' | 'openai';
+  'api-key-env'?: string;
+  hosts?: string;
   db?: string;
   json?: boolean;
   quiet?: boolean;

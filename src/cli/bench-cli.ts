@@ -10,6 +10,7 @@ import { loadPreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
+import { singleHost } from './host-args.js';
 import { formatTable } from '../render/table.js';
 import { detectStyle } from '../render/style.js';
 import { defaultDbPath } from '../store/open.js';
@@ -58,6 +59,13 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     }
   }
 
+  // --hosts, or one OpenAI-compatible --host, makes a host list; a plain --host stays the single Ollama host it always was.
+  const hosts = args.hosts
+    ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
+    : args.api === 'openai'
+      ? [singleHost(args, io.env)]
+      : undefined;
+  if (hosts) (await import('../schedule/scheduler.js')).validateHostEntries(hosts);
   const store = await openDb(args.db, io);
   try {
     let runId: string;
@@ -78,7 +86,8 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
         suite,
         items,
         presets: loaded.map((l) => ({ preset: l.preset, source: l.source })),
-        host: resolveHost(args.host, io.env),
+        host: resolveHost(args.api === 'openai' ? undefined : args.host, io.env),
+        ...(hosts ? { hosts } : {}),
         ...(args.seed === undefined ? {} : { seed: args.seed }),
         ...(args.limit === undefined ? {} : { limit: args.limit }),
         ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
@@ -115,7 +124,8 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       await executeBench({
         store,
         runId,
-        ...(args.host !== undefined && args.resume !== undefined ? { host: resolveHost(args.host, io.env) } : {}),
+        ...(args.resume !== undefined && hosts ? { hosts } : args.host !== undefined && args.resume !== undefined ? { host: resolveHost(args.host, io.env) } : {}),
+        env: io.env,
         signal: controller.signal,
         ...(view ? { onProgress: (p) => view.update(p) } : {}),
       });

@@ -2,15 +2,15 @@ import { loadHostsFile } from '../config/load-hosts.js';
 import { loadPreset } from '../config/load-preset.js';
 import type { HostEntry } from '../config/preset-schema.js';
 import { HostError, InputError } from '../errors.js';
-import { resolveHost } from '../ollama/host.js';
+import { type HostArgs, singleHost } from './host-args.js';
 import { formatTable } from '../render/table.js';
+import { connect, serverUrl } from '../backend/connect.js';
 import { gatherHostFacts, probeParallel } from '../schedule/facts.js';
 import { DebateScheduler, validateHostEntries } from '../schedule/scheduler.js';
 import type { CliIO } from './io.js';
 import { inert, jsonText } from '../render/inert.js';
 
-export interface HostsCliArgs {
-  host?: string;
+export interface HostsCliArgs extends HostArgs {
   hosts?: string;
   'vram-gib'?: number;
   'num-parallel'?: number;
@@ -29,21 +29,22 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
     ? loadHostsFile(args.hosts, io.cwd)
     : [
         {
-          url: resolveHost(args.host, io.env),
+          ...singleHost(args, io.env),
           ...(args['vram-gib'] !== undefined ? { vramGiB: args['vram-gib'] } : {}),
           ...(args['num-parallel'] !== undefined ? { numParallel: args['num-parallel'] } : {}),
         },
       ];
   validateHostEntries(entries);
-  const facts = await Promise.all(entries.map((e) => gatherHostFacts(e)));
+  const facts = await Promise.all(entries.map((e) => gatherHostFacts(e, [], { env: io.env })));
 
   if (args.probe) {
     const results = [];
     for (const f of facts) {
-      if (!f.ok) throw new HostError('HOST_UNREACHABLE', `Cannot reach Ollama at ${f.url}: ${f.error}`, { hint: 'Start it with `ollama serve`.' });
+      if (!f.ok) throw new HostError(f.errorCode ?? 'HOST_UNREACHABLE', `Cannot reach ${f.url}: ${f.error}`, { hint: f.errorHint ?? 'Start it with `ollama serve`.' });
       const model = args.model ?? [...f.models].sort((a, b) => a.size - b.size)[0]?.name;
       if (!model) throw new InputError('NO_MODEL', `${f.url} has no models to probe with.`, { hint: 'Pull a small model, e.g. `ollama pull qwen2.5:0.5b`.' });
-      const r = await probeParallel(f.url, model, 4);
+      const entry = entries.find((e) => f.url === serverUrl(e));
+      const r = await probeParallel(connect(entry ?? { url: f.url, api: f.api }, io.env), model, 4);
       results.push({ url: f.url, ...r });
       if (!args.json) {
         writeOut(
@@ -80,9 +81,14 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
         writeOut(`${f.url}: unreachable (${f.error})\n\n`);
         continue;
       }
-      writeOut(
-        `${f.url} · Ollama ${f.version} · GPU ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB (${f.vramSource}) · ${f.numParallel} slot${f.numParallel === 1 ? '' : 's'} per model (${f.numParallelSource})\n`,
-      );
+      const slots = `${f.numParallel} slot${f.numParallel === 1 ? '' : 's'} per model (${f.numParallelSource})`;
+      if (f.api === 'openai') {
+        writeOut(`${f.url} · OpenAI-compatible${f.apiKeyEnv ? ` · key from $${f.apiKeyEnv}` : ''} · manages its own memory · ${slots}\n`);
+        writeOut(formatTable(['model', 'context'], f.models.map((m) => [m.name, f.details[m.name]?.contextLength ? String(f.details[m.name]!.contextLength) : '-'])));
+        writeOut('\n');
+        continue;
+      }
+      writeOut(`${f.url} · Ollama ${f.version} · GPU ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB (${f.vramSource}) · ${slots}\n`);
       writeOut(
         formatTable(
           ['model', 'size', 'context', 'KV/token', 'loaded', 'in VRAM'],

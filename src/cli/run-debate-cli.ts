@@ -9,6 +9,7 @@ import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.
 import { type DebateResult, type RunDebateOptions, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
+import { type HostArgs, singleHost } from './host-args.js';
 import { renderCard } from '../render/card.js';
 import { debateDocument } from '../render/document.js';
 import { liveRenderer } from '../render/live.js';
@@ -22,11 +23,10 @@ export function given(value: number): string {
   return Number.isNaN(value) ? 'something that is not a number' : String(value);
 }
 
-export interface RunCliArgs {
+export interface RunCliArgs extends HostArgs {
   question?: string;
   'question-file'?: string;
   preset: string;
-  host?: string;
   db?: string;
   'sign-key'?: string;
   'max-rounds'?: number;
@@ -122,8 +122,8 @@ export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedR
   // --hosts, or an explicit --host, replaces a host list written in the preset.
   const hosts = args.hosts
     ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
-    : args.host
-      ? [{ url: resolveHost(args.host, io.env), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
+    : args.host || args.api === 'openai'
+      ? [{ ...singleHost(args, io.env), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
       : undefined;
   const loaded = loadPreset(args.preset, io.cwd);
   const preset = applyOverrides(loaded.preset, args);
@@ -139,7 +139,7 @@ export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedR
       ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${preset.hosts.map((h) => h.url).join(', ')} (--host or --hosts overrides it).`]
       : []),
   ];
-  const host = resolveHost(args.host, io.env);
+  const host = hosts?.[0]?.url ?? resolveHost(args.host, io.env);
   return {
     header,
     options: (store) => ({

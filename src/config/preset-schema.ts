@@ -53,12 +53,19 @@ export const thinkSchema = z
 
 export const hostEntrySchema = z
   .strictObject({
-    url: z.string().min(1).describe('Ollama base URL, e.g. http://127.0.0.1:11434'),
-    vramGiB: z.number().positive().optional().describe('GPU memory of this host in GiB.'),
-    numParallel: z.number().int().positive().optional().describe('OLLAMA_NUM_PARALLEL of this server.'),
+    url: z.string().min(1).describe('Ollama base URL, e.g. http://127.0.0.1:11434; for `api: openai`, the API base ending in /v1, e.g. http://gpu-2:8000/v1'),
+    api: z.enum(['ollama', 'openai']).optional().describe('The API the server speaks: `ollama` (default) or `openai` (llama-server, vLLM, LM Studio, any OpenAI-compatible /v1).'),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable, e.g. VLLM_API_KEY')
+      .optional()
+      .describe('For `api: openai`: the environment variable holding the bearer key. The key itself is never written anywhere.'),
+    vramGiB: z.number().positive().optional().describe('GPU memory of this host in GiB (Ollama only: an OpenAI-compatible server manages its own).'),
+    numParallel: z.number().int().positive().optional().describe("Concurrent requests per model: OLLAMA_NUM_PARALLEL, llama-server's --parallel, vLLM's max_num_seqs."),
     maxLoadedModels: z.number().int().positive().optional().describe('OLLAMA_MAX_LOADED_MODELS of this server (Ollama: 3 per GPU).'),
   })
-  .describe('One Ollama server.');
+  .refine((h) => h.apiKeyEnv === undefined || h.api === 'openai', { message: 'apiKeyEnv is for `api: openai` servers (Ollama takes no key)', path: ['apiKeyEnv'] })
+  .describe('One model server: Ollama, or an OpenAI-compatible one.');
 
 export const agentSchema = z.strictObject({
   id: z.string().regex(idPattern, 'use letters, digits, `_`, `.` or `-` (at most 64)'),

@@ -52,6 +52,8 @@ export interface CallRecord {
   /** 0 for the first request, 1 for the repair request that quotes the validation error. */
   attempt: number;
   host: string;
+  /** The API of the server that answered: `openai` for an OpenAI-compatible one; absent for Ollama. */
+  api?: 'openai';
   model: string;
   messages: ChatMessage[];
   options: Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { synthesizerModel } from '../config/synthesizer.js';
 import { DebateFailedError, HostError, InputError } from '../errors.js';
-import { Gateway } from '../ollama/gateway.js';
+import { type ServerTarget, connect } from '../backend/connect.js';
 import { estimateMessagesTokens } from '../protocol/context.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
 import { sameModel } from '../schedule/facts.js';
@@ -13,8 +13,10 @@ export interface ResynthesizeOptions {
   store: Store;
   /** The debate's full id. */
   id: string;
-  /** Normalised Ollama base URL. */
-  host: string;
+  /** The server to synthesize on: an Ollama URL, or a target naming its API (an OpenAI-compatible one). */
+  host: string | ServerTarget;
+  /** Where its API key is read from (default process.env). */
+  env?: NodeJS.ProcessEnv;
   /** Another synthesizer model than the preset's. */
   model?: string;
   now?: () => number;
@@ -73,11 +75,11 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   const preset = d.preset;
   const writer = previous?.stage === 'reassembly' ? previous.model : synthesizerModel(preset);
   const model = opts.model ?? writer;
-  const gateway = new Gateway(opts.host);
+  const gateway = connect(typeof opts.host === 'string' ? { url: opts.host } : opts.host, opts.env);
   const tags = await gateway.tags();
   if (!tags.some((t) => sameModel(t.name, model))) {
-    throw new HostError('MODEL_MISSING', `Model \`${model}\` is not on ${opts.host}.`, {
-      hint: `Run \`ollama pull ${model}\` on that host, or pick another synthesizer with --model.`,
+    throw new HostError('MODEL_MISSING', `Model \`${model}\` is not on ${gateway.host}.`, {
+      hint: `${gateway.api === 'ollama' ? `Run \`ollama pull ${model}\` on that host` : 'Serve it from that server'}, or pick another synthesizer with --model.`,
     });
   }
 

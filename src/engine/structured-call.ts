@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { formatIssues } from '../config/load-preset.js';
-import { CallError, type ChatProgress, type Gateway } from '../ollama/gateway.js';
+import { CallError, type ChatProgress, type ModelServer } from '../backend/types.js';
 import { repairMessages } from '../protocol/prompts.js';
 import { withTransientRetry } from './call/retry.js';
 import { conformToSchema, formatSchemasOf } from '../protocol/grammar.js';
@@ -59,7 +59,7 @@ export type StructuredOutcome<T> =
  * grammar could not say everything); one repair request, quoting the problem, only
  * for a reply that is not JSON or breaks the schema sent.
  */
-export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
+export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
   const schemas = formatSchemasOf(spec.schema);
   const format = schemas.sent;
   let messages = spec.messages;
@@ -81,6 +81,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       agentId: spec.agentId,
       attempt,
       host: gateway.host,
+      ...(gateway.api === 'openai' ? { api: 'openai' as const } : {}),
       model: spec.model,
       messages,
       options: sentOptions,
@@ -90,7 +91,7 @@ export async function structuredCall<T>(gateway: Gateway, spec: StructuredCallSp
       startedAt: at,
     });
     const sent = messages;
-    let result: Awaited<ReturnType<Gateway['chat']>>;
+    let result: Awaited<ReturnType<ModelServer['chat']>>;
     try {
       // A request that failed for a passing reason is sent again as it was; each send is its own recorded call.
       result = await withTransientRetry(

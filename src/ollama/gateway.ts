@@ -1,85 +1,30 @@
 import { Ollama } from 'ollama';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
-import type { CallMetrics, ChatMessage } from '../engine/events.js';
-import { ConclaveError, HostError, errorMessage } from '../errors.js';
+import type { CallMetrics } from '../engine/events.js';
+import { HostError, errorMessage } from '../errors.js';
+import {
+  type CallControl,
+  CallError,
+  type ChatRequest,
+  type ChatResult,
+  type LoadedModel,
+  type ModelDetails,
+  type ModelServer,
+  type TagModel,
+} from '../backend/types.js';
 
-/** A failed model call. `code` tells the engine (and the user) what kind of failure it was. */
-export class CallError extends ConclaveError {
-  readonly status: number | null;
-  /** What arrived of the reply before the stream broke or ended without `done`; empty when nothing did. */
-  partial = '';
-  /** What arrived of the model's thinking before then. */
-  partialThinking = '';
-  constructor(code: CallErrorCode, message: string, options: { hint?: string; cause?: unknown; status?: number | null } = {}) {
-    super(code, message, { ...options, exitCode: 3 });
-    this.name = 'CallError';
-    this.status = options.status ?? null;
-  }
-}
-
-export type CallErrorCode =
-  | 'HOST_UNREACHABLE'
-  | 'MODEL_MISSING'
-  | 'HOST_BUSY'
-  | 'SERVER_ERROR'
-  | 'BAD_REQUEST'
-  | 'STREAM_ERROR'
-  | 'STREAM_INCOMPLETE'
-  | 'CALL_TIMEOUT'
-  | 'CALL_ABORTED';
-
-export interface ChatRequest {
-  model: string;
-  messages: ChatMessage[];
-  options?: Record<string, unknown>;
-  format?: Record<string, unknown> | 'json';
-  keepAlive?: string | number;
-  /** Ollama's `think`; left out, the model's own default. Never sent to a model without the `thinking` capability. */
-  think?: boolean | 'low' | 'medium' | 'high';
-}
-
-export interface ChatProgress {
-  tokens: number;
-  delta: string;
-}
-
-export interface ChatResult {
-  content: string;
-  /** The model's thinking (`message.thinking`), streamed before the content; empty when it did not think. */
-  thinking: string;
-  /** Stream chunks of thinking: one token each, as Ollama streams them (eval_count counts them with the answer). */
-  thinkingTokens: number;
-  metrics: CallMetrics;
-}
-
-export interface CallControl {
-  signal?: AbortSignal;
-  timeoutMs?: number;
-  onProgress?: (progress: ChatProgress) => void;
-}
-
-export interface TagModel {
-  name: string;
-  size: number;
-  digest: string;
-  parameterSize: string | null;
-  quantization: string | null;
-}
-
-export interface LoadedModel {
-  name: string;
-  size: number;
-  sizeVram: number;
-  expiresAt: string;
-  contextLength: number | null;
-}
-
-export interface ModelDetails {
-  contextLength: number | null;
-  capabilities: string[];
-  /** KV-cache bytes per token of context at f16, from the model's geometry; null when /api/show does not say. */
-  kvBytesPerToken: number | null;
-}
+export {
+  type CallControl,
+  CallError,
+  type CallErrorCode,
+  type ChatProgress,
+  type ChatRequest,
+  type ChatResult,
+  type LoadedModel,
+  type ModelDetails,
+  type ModelServer,
+  type TagModel,
+} from '../backend/types.js';
 
 /**
  * Ollama sends no headers until the first token exists, after queueing, loading and prompt
@@ -131,8 +76,9 @@ function leanResponse(status: number, headers: Record<string, string | string[] 
  * (non-streaming calls die on Node's 300 s headers timeout), has its own time limit,
  * and can be aborted before or after the first byte.
  */
-export class Gateway {
+export class Gateway implements ModelServer {
   readonly host: string;
+  readonly api = 'ollama' as const;
   private readonly client: Ollama;
 
   constructor(host: string) {

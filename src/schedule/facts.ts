@@ -1,25 +1,38 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { connect, serverUrl } from '../backend/connect.js';
+import type { Api, ModelServer } from '../backend/types.js';
 import type { HostEntry } from '../config/preset-schema.js';
 import { errorMessage } from '../errors.js';
 import { Gateway, type LoadedModel, type ModelDetails, type TagModel } from '../ollama/gateway.js';
-import { normalizeHost } from '../ollama/host.js';
+import { OpenAIGateway } from '../openai/gateway.js';
 
 const run = promisify(execFile);
 
 /** GPU memory assumed when neither the config nor nvidia-smi says: a common workstation card. */
 export const ASSUMED_VRAM_GIB = 16;
 
+/** Concurrent requests assumed for an OpenAI-compatible server that does not say: llama-server's default slot count. */
+export const ASSUMED_OPENAI_SLOTS = 4;
+
 export interface HostFacts {
   url: string;
+  /** The API the server speaks; an `openai` server owns its memory (no VRAM plan, no loads). */
+  api: Api;
+  /** The environment variable holding its key (the key itself is never kept here). */
+  apiKeyEnv?: string;
   ok: boolean;
   error: string | null;
+  /** The failure's code and hint when the host could not be used (HOST_UNREACHABLE, KEY_REFUSED, …). */
+  errorCode?: string;
+  errorHint?: string;
   version: string | null;
   models: TagModel[];
   loaded: LoadedModel[];
   details: Record<string, ModelDetails>;
   vramBytes: number;
-  vramSource: 'config' | 'nvidia-smi' | 'assumed';
+  /** `server`: an OpenAI-compatible server manages its own memory; vramBytes is then unbounded. */
+  vramSource: 'config' | 'nvidia-smi' | 'assumed' | 'server';
   numParallel: number;
   numParallelSource: 'config' | 'probe' | 'default';
   /** OLLAMA_MAX_LOADED_MODELS of the server: config, else Ollama's default of 3. */
@@ -77,12 +90,14 @@ async function probeLocalVram(): Promise<number | null> {
 export async function gatherHostFacts(
   entry: HostEntry,
   models: string[] = [],
-  opts: { vramProbe?: () => Promise<number | null>; version?: boolean } = {},
+  opts: { vramProbe?: () => Promise<number | null>; version?: boolean; env?: NodeJS.ProcessEnv } = {},
 ): Promise<HostFacts> {
-  const url = normalizeHost(entry.url);
-  const gateway = new Gateway(url);
+  const api = entry.api ?? 'ollama';
+  const url = serverUrl(entry);
   const base: HostFacts = {
     url,
+    api,
+    ...(entry.apiKeyEnv ? { apiKeyEnv: entry.apiKeyEnv } : {}),
     ok: false,
     error: null,
     version: null,
@@ -95,13 +110,15 @@ export async function gatherHostFacts(
     numParallelSource: entry.numParallel ? 'config' : 'default',
     maxLoaded: entry.maxLoadedModels ?? 3,
   };
+  if (api === 'openai') return openAIFacts(entry, base, models, opts.env);
+  const gateway = new Gateway(url);
   try {
     const [version, tags, loaded] = await Promise.all([opts.version === false ? null : gateway.version(), gateway.tags(), gateway.ps()]);
     base.version = version;
     base.models = tags;
     base.loaded = loaded;
   } catch (err) {
-    return { ...base, error: errorMessage(err) };
+    return { ...base, ...failure(err) };
   }
   const wanted = models.length ? models.filter((m) => base.models.some((t) => sameModel(t.name, m))) : base.models.map((m) => m.name);
   await Promise.all(
@@ -136,8 +153,7 @@ export interface ProbeResult {
  * Measure parallel slots: send `n` identical short requests at once and see how many
  * generate at the same time. With OLLAMA_NUM_PARALLEL=1 each waits for the previous one.
  */
-export async function probeParallel(url: string, model: string, n = 4, numCtx?: number): Promise<ProbeResult> {
-  const gateway = new Gateway(url);
+export async function probeParallel(gateway: ModelServer, model: string, n = 4, numCtx?: number): Promise<ProbeResult> {
   const options = { num_predict: 24, temperature: 0, ...(numCtx ? { num_ctx: numCtx } : {}) };
   // Load first, so loading time does not look like queueing.
   await gateway.chat({ model, messages: [{ role: 'user', content: 'Say OK.' }], options: { ...options, num_predict: 1 } });
@@ -154,4 +170,39 @@ export async function probeParallel(url: string, model: string, n = 4, numCtx?: 
   let overlap = 1;
   for (const s of spans) overlap = Math.max(overlap, spans.filter((o) => o.start <= s.start && o.end > s.start).length);
   return { model, requests: n, overlap };
+}
+
+/** An OpenAI-compatible server: its models from /v1/models, its slots from the config or the server; no VRAM, no loads. */
+async function openAIFacts(entry: HostEntry, base: HostFacts, models: string[], env?: NodeJS.ProcessEnv): Promise<HostFacts> {
+  const facts: HostFacts = { ...base, vramBytes: Number.POSITIVE_INFINITY, vramSource: 'server', maxLoaded: Number.POSITIVE_INFINITY, numParallel: entry.numParallel ?? ASSUMED_OPENAI_SLOTS };
+  // A key named but not set is the user's to fix before anything is asked: it throws.
+  const server = connect(entry, env) as OpenAIGateway;
+  try {
+    facts.version = await server.version();
+    const catalog = await server.catalog();
+    facts.models = catalog.map((m) => ({ name: m.name, size: 0, digest: '', parameterSize: null, quantization: null }));
+    for (const m of catalog) {
+      if (models.length && !models.some((wanted) => sameModel(wanted, m.name))) continue;
+      facts.details[m.name] = { contextLength: m.contextLength, capabilities: [], kvBytesPerToken: null };
+    }
+    if (entry.numParallel === undefined) {
+      const slots = await server.slots();
+      if (slots !== null) {
+        facts.numParallel = slots;
+        facts.numParallelSource = 'probe';
+      }
+    }
+  } catch (err) {
+    return { ...facts, ...failure(err) };
+  }
+  return { ...facts, ok: true };
+}
+
+function failure(err: unknown): Pick<HostFacts, 'error' | 'errorCode' | 'errorHint'> {
+  const e = err as { code?: unknown; hint?: unknown };
+  return {
+    error: errorMessage(err),
+    ...(typeof e?.code === 'string' ? { errorCode: e.code } : {}),
+    ...(typeof e?.hint === 'string' ? { errorHint: e.hint } : {}),
+  };
 }

@@ -10,11 +10,24 @@ export const DEFAULT_MAX_LOADED = 3;
 
 export interface PlanHost {
   url: string;
+  /** An `openai` server owns its memory: its models need no VRAM here and never load or evict. Default `ollama`. */
+  api?: 'ollama' | 'openai';
+  /** The environment variable holding an `openai` server's key: recorded by name so a resumed run finds it again. */
+  apiKeyEnv?: string;
   vramBytes: number;
   numParallel: number;
   /** Models this host has, with their size on disk. */
   models: Record<string, { sizeBytes: number; kvBytesPerToken: number | null }>;
   maxLoaded?: number;
+}
+
+/** A host as the plan records it: an OpenAI-compatible one with `api`, its key's variable by name, and vramBytes 0 (it manages its own). */
+export interface PlannedHost {
+  url: string;
+  vramBytes: number;
+  numParallel: number;
+  api?: 'openai';
+  apiKeyEnv?: string;
 }
 
 export interface PlanModel {
@@ -28,7 +41,8 @@ export interface PlanModel {
 }
 
 export interface SchedulePlan {
-  hosts: { url: string; vramBytes: number; numParallel: number }[];
+  /** `api` is left out for Ollama hosts (plans recorded before other servers existed read the same). */
+  hosts: PlannedHost[];
   models: PlanModel[];
   /** Debater models packed into sets that fit in VRAM together; a round runs one set after another. */
   groups: string[][];
@@ -63,17 +77,20 @@ const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(1)} GB`;
 export function planSchedule(hosts: PlanHost[], debaters: string[], support: string[], numCtx: Record<string, number>): SchedulePlan {
   const warnings: string[] = [];
   const all = [...new Set([...debaters, ...support])];
+  const ollama = hosts.filter((h) => (h.api ?? 'ollama') === 'ollama');
   const models: PlanModel[] = all.map((model) => {
     const serving = hosts.filter((h) => h.models[model]);
-    const info = serving[0]?.models[model];
+    // Memory is planned on the Ollama hosts that serve the model; a model served only by OpenAI-compatible servers needs none here.
+    const loading = serving.find((h) => (h.api ?? 'ollama') === 'ollama');
+    const info = loading?.models[model];
     const ctx = numCtx[model] ?? 4096;
-    const need = info ? vramNeed(info.sizeBytes, info.kvBytesPerToken, ctx, serving[0]!.numParallel) : 0;
+    const need = info ? vramNeed(info.sizeBytes, info.kvBytesPerToken, ctx, loading!.numParallel) : 0;
     return { model, numCtx: ctx, vramBytes: need, hosts: serving.map((h) => h.url), slots: serving.reduce((s, h) => s + h.numParallel, 0) };
   });
   const byName = new Map(models.map((m) => [m.model, m]));
-  // The tightest host decides whether models can share memory.
-  const vram = Math.min(...hosts.map((h) => h.vramBytes));
-  const maxLoaded = Math.min(...hosts.map((h) => h.maxLoaded ?? DEFAULT_MAX_LOADED));
+  // The tightest Ollama host decides whether models can share memory.
+  const vram = Math.min(...ollama.map((h) => h.vramBytes));
+  const maxLoaded = Math.min(...ollama.map((h) => h.maxLoaded ?? DEFAULT_MAX_LOADED));
 
   for (const m of models) {
     if (m.vramBytes > vram) {
@@ -99,7 +116,18 @@ export function planSchedule(hosts: PlanHost[], debaters: string[], support: str
     const named = extra.length === 0 ? 'The other models' : extra.length === 1 ? `\`${extra[0]}\`` : `${extra.slice(0, -1).map((m) => `\`${m}\``).join(', ')} and \`${extra.at(-1)}\``;
     warnings.push(`${named} ${extra.length === 1 ? 'does' : 'do'} not fit next to the panel: ${extra.length === 1 ? 'it is' : 'they are'} loaded after the panel's calls, evicting a panel model.`);
   }
-  return { hosts: hosts.map((h) => ({ url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel })), models, groups, allResident, maxLoaded, warnings };
+  return {
+    hosts: hosts.map((h) =>
+      h.api === 'openai'
+        ? { url: h.url, vramBytes: 0, numParallel: h.numParallel, api: 'openai' as const, ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
+        : { url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel },
+    ),
+    models,
+    groups,
+    allResident,
+    maxLoaded,
+    warnings,
+  };
 }
 
 /** First-fit decreasing into sets under the VRAM budget and the loaded-model cap; order within the input is kept per set. */

@@ -1,7 +1,9 @@
 import pLimit from 'p-limit';
 import type { HostEntry } from '../config/preset-schema.js';
 import { HostError, InputError } from '../errors.js';
-import { Gateway, type ModelDetails, type TagModel } from '../ollama/gateway.js';
+import { connect } from '../backend/connect.js';
+import type { ModelServer } from '../backend/types.js';
+import type { ModelDetails, TagModel } from '../ollama/gateway.js';
 import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
@@ -17,6 +19,11 @@ export { sameModel };
 
 export function validateHostEntries(entries: HostEntry[]): void {
   for (const [i, h] of entries.entries()) {
+    if (h.api === 'openai' && (h.vramGiB !== undefined || h.maxLoadedModels !== undefined)) {
+      throw new InputError('BAD_HOST_CONFIG', `Host ${i} (${h.url}) is an OpenAI-compatible server: it manages its own memory, so vramGiB and maxLoadedModels do not apply.`, {
+        hint: 'Leave them out for `api: openai`; give numParallel (llama-server --parallel, vLLM max_num_seqs) for its concurrency.',
+      });
+    }
     if (h.vramGiB !== undefined && !(h.vramGiB > 0)) {
       throw new InputError('BAD_HOST_CONFIG', `Host ${i} (${h.url}): vramGiB must be above 0; got ${h.vramGiB}.`, { hint: 'Give the GPU memory in GiB, e.g. vramGiB: 24.' });
     }
@@ -49,13 +56,15 @@ export interface ScheduleSetup {
    * added to its context need, so a call that thinks is not cut off by its own thinking.
    */
   thinkingRoom?: (capabilities: (model: string) => readonly string[] | null) => Record<string, number>;
+  /** Where API keys are read from (hosts entries' apiKeyEnv); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export class DebateScheduler {
   readonly plan: SchedulePlan;
   readonly numCtx: Record<string, number>;
   readonly strategy: Strategy;
-  private readonly gateways = new Map<string, Gateway>();
+  private readonly gateways = new Map<string, ModelServer>();
   private readonly pool: SlotPool;
   private readonly sequential = pLimit(1);
   /** Models in order of last use (most recent last): the basis for guessing what is still loaded. */
@@ -63,12 +72,12 @@ export class DebateScheduler {
   private readonly facts: HostFacts[];
   private rr = 0;
 
-  private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy, shared?: SlotPool) {
+  private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy, shared?: SlotPool, env?: NodeJS.ProcessEnv) {
     this.facts = facts;
     this.plan = plan;
     this.numCtx = numCtx;
     this.strategy = strategy;
-    for (const f of facts) this.gateways.set(f.url, new Gateway(f.url));
+    for (const f of facts) this.gateways.set(f.url, connect({ url: f.url, api: f.api, ...(f.apiKeyEnv ? { apiKeyEnv: f.apiKeyEnv } : {}) }, env));
     const unbounded = strategy === 'unbounded' ? 1_000_000 : 0;
     this.pool =
       shared && strategy === 'planned'
@@ -90,8 +99,13 @@ export class DebateScheduler {
   static async prepare(setup: ScheduleSetup): Promise<DebateScheduler> {
     validateHostEntries(setup.hosts);
     const wanted = [...new Set([...setup.debaters, ...setup.support])];
-    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted, { version: false })));
+    const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted, { version: false, ...(setup.env ? { env: setup.env } : {}) })));
     const healthy = gathered.filter((f) => f.ok);
+    // A refused key is named as such, not as a host that is down.
+    const refused = healthy.length === 0 ? gathered.find((f) => f.errorCode === 'KEY_REFUSED') : undefined;
+    if (refused) throw new HostError('KEY_REFUSED', refused.error ?? `${refused.url} refused the API key.`, refused.errorHint ? { hint: refused.errorHint } : {});
+    const openai = healthy.length === 0 && gathered.length === 1 && gathered[0]!.api === 'openai' ? gathered[0]! : undefined;
+    if (openai) throw new HostError(openai.errorCode ?? 'HOST_UNREACHABLE', openai.error ?? `Cannot reach ${openai.url}.`, openai.errorHint ? { hint: openai.errorHint } : {});
     if (healthy.length === 0) {
       const names = gathered.map((f) => f.url).join(', ');
       throw new HostError('HOST_UNREACHABLE', gathered.length === 1 ? `Cannot reach Ollama at ${names}.` : `None of the hosts answer: ${names}.`, {
@@ -105,8 +119,11 @@ export class DebateScheduler {
     if (missing.length > 0) {
       const list = missing.map((m) => `\`${m}\``).join(', ');
       const where = healthy.length === 1 ? healthy[0]!.url : `any of ${healthy.map((f) => f.url).join(', ')}`;
+      const pull = healthy.every((f) => f.api === 'ollama');
       throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.`, {
-        hint: `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`,
+        hint: pull
+          ? `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`
+          : `Pull it on an Ollama host or serve it from an OpenAI-compatible one (\`conclave models --hosts FILE\` lists what each serves), or change the preset.`,
       });
     }
     const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);
@@ -141,6 +158,8 @@ export class DebateScheduler {
     const plan = planSchedule(
       healthy.map((f) => ({
         url: f.url,
+        api: f.api,
+        ...(f.apiKeyEnv ? { apiKeyEnv: f.apiKeyEnv } : {}),
         vramBytes: f.vramBytes,
         numParallel: f.numParallel,
         maxLoaded: f.maxLoaded,
@@ -152,8 +171,8 @@ export class DebateScheduler {
       setup.support,
       numCtx,
     );
-    for (const f of healthy) if (f.vramSource === 'assumed') plan.warnings.push(`GPU memory of ${f.url} is unknown: assuming ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB. Pass --vram-gib or set vramGiB in the host config.`);
-    return new DebateScheduler(healthy, plan, numCtx, setup.strategy ?? 'planned', setup.pool);
+    for (const f of healthy) if (f.vramSource === 'assumed' && plan.models.some((m) => m.hosts.includes(f.url))) plan.warnings.push(`GPU memory of ${f.url} is unknown: assuming ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB. Pass --vram-gib or set vramGiB in the host config.`);
+    return new DebateScheduler(healthy, plan, numCtx, setup.strategy ?? 'planned', setup.pool, setup.env);
   }
 
   /** The model's capabilities as /api/show listed them (read once per model file, with the host facts); null when not reported. */
@@ -174,7 +193,7 @@ export class DebateScheduler {
   }
 
   /** Run one model call on a host that serves the model, within the model's slots. */
-  call<T>(model: string, fn: (gateway: Gateway) => Promise<T>): Promise<T> {
+  call<T>(model: string, fn: (gateway: ModelServer) => Promise<T>): Promise<T> {
     const dispatch = (): Promise<T> =>
       this.pool.run(model, (host) => {
         this.touch(model);
@@ -208,7 +227,7 @@ export class DebateScheduler {
   /** Whether `extra` fits in VRAM next to `models` on the tightest host. */
   private fitsWith(models: string[], extra: string): boolean {
     const need = (m: string): number => this.plan.models.find((x) => x.model === m)?.vramBytes ?? Number.POSITIVE_INFINITY;
-    const vram = Math.min(...this.plan.hosts.map((h) => h.vramBytes));
+    const vram = Math.min(...this.plan.hosts.filter((h) => h.api !== 'openai').map((h) => h.vramBytes));
     const set = [...new Set([...models, extra])];
     return set.length <= this.plan.maxLoaded && set.reduce((s, m) => s + need(m), 0) <= vram;
   }
@@ -222,7 +241,7 @@ export class DebateScheduler {
   /** Most recently used models that fit together: what Ollama most likely still holds (it evicts idle models, oldest first). */
   private residentGuess(): Set<string> {
     const need = (m: string): number => this.plan.models.find((x) => x.model === m)?.vramBytes ?? 0;
-    const vram = Math.min(...this.plan.hosts.map((h) => h.vramBytes));
+    const vram = Math.min(...this.plan.hosts.filter((h) => h.api !== 'openai').map((h) => h.vramBytes));
     const guess = new Set<string>();
     let used = 0;
     for (const m of [...this.recent].reverse()) {
@@ -233,11 +252,11 @@ export class DebateScheduler {
     return guess;
   }
 
-  /** An empty chat loads a model; same num_ctx as its real calls, or Ollama would reload it. */
+  /** An empty chat loads a model; same num_ctx as its real calls, or Ollama would reload it. A server that owns its memory has nothing to load. */
   private warm(model: string): void {
     this.touch(model);
     const host = this.plan.models.find((m) => m.model === model)?.hosts[0];
-    if (!host) return;
+    if (!host || this.gateways.get(host)!.api !== 'ollama') return;
     void this.gateways
       .get(host)!
       .warm(model, { num_ctx: this.numCtx[model] })

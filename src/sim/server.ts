@@ -11,6 +11,8 @@ import {
   type RunnerOptions,
   Scheduler,
 } from './scheduler.js';
+import { OpenAIRequestError, openAIError, openAIWire, toOllamaChat } from './openai.js';
+import { type Wire, ollamaWire, sendJson } from './wire.js';
 
 /** A model the simulator serves. */
 export interface SimModel {
@@ -89,6 +91,14 @@ export interface SimOptions {
   respond?: Responder;
   /** Reported by /api/version. Default '0.13.0'. */
   version?: string;
+  /**
+   * `ollama` (default): Ollama's API, with its OpenAI-compatible /v1 beside it, as Ollama serves.
+   * `openai`: only /v1 (and llama-server's `/props` with the slot count), as vLLM or llama-server
+   * serve: /v1/models gives each model's `max_model_len`, and /api answers 404.
+   */
+  api?: 'ollama' | 'openai';
+  /** When set, every /v1 request must carry `Authorization: Bearer <apiKey>` (vLLM's --api-key); else 401. */
+  apiKey?: string;
 }
 
 export interface SimModelCounters {
@@ -126,7 +136,6 @@ const DEFAULT_NUM_CTX = 4096;
 const DEFAULT_KEEP_ALIVE_MS = 5 * 60_000;
 // Ollama's "forever" is time.Now().Add(math.MaxInt64): about 292 years ahead.
 const FOREVER_MS = 292 * 365.25 * 24 * 3600_000;
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 type ReplyObject = Exclude<SimReply, string>;
 
@@ -164,12 +173,14 @@ class Simulator {
       const spec = toSpec(model);
       this.models.set(spec.canonical, spec);
     }
+    // A vLLM or llama-server process holds its models from start to end: nothing loads or evicts.
+    const resident = options.api === 'openai';
     this.scheduler = new Scheduler({
-      vramBytes: options.vramBytes ?? Number.POSITIVE_INFINITY,
+      vramBytes: resident ? Number.POSITIVE_INFINITY : (options.vramBytes ?? Number.POSITIVE_INFINITY),
       numParallel: Math.max(1, options.numParallel ?? 1),
-      maxLoadedModels: options.maxLoadedModels ?? 3,
+      maxLoadedModels: resident ? Math.max(1, options.models.length) : (options.maxLoadedModels ?? 3),
       maxQueue: options.maxQueue ?? 512,
-      loadMs: options.loadMs ?? 0,
+      loadMs: resident ? 0 : (options.loadMs ?? 0),
       defaultKeepAliveMs: DEFAULT_KEEP_ALIVE_MS,
     });
     for (const spec of this.models.values()) this.scheduler.stats(spec);
@@ -231,9 +242,10 @@ class Simulator {
         res.end();
         return;
       }
-      const status = error instanceof HttpError ? error.status : 500;
+      const status = error instanceof HttpError || error instanceof OpenAIRequestError ? error.status : 500;
       const message = error instanceof Error ? error.message : String(error);
-      sendJson(res, status, { error: message });
+      if ((req.url ?? '').startsWith('/v1/')) openAIError(res, status, message);
+      else sendJson(res, status, { error: message });
     }
   }
 
@@ -241,6 +253,11 @@ class Simulator {
     const path = new URL(req.url ?? '/', 'http://sim').pathname;
     const method = req.method ?? 'GET';
     const read = method === 'GET' || method === 'HEAD';
+    if (path.startsWith('/v1/')) return this.routeOpenAI(req, res, path, method, signal);
+    if (this.options.api === 'openai') {
+      if (path === '/props' && method === 'GET') return sendJson(res, 200, { total_slots: Math.max(1, this.options.numParallel ?? 1), model_path: [...this.models.keys()][0] ?? '' });
+      return openAIError(res, 404, `route ${method} ${path} not found`);
+    }
     if (path === '/' && read) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end(method === 'HEAD' ? undefined : 'Ollama is running');
@@ -251,14 +268,41 @@ class Simulator {
     if (path === '/api/ps' && method === 'GET') return sendJson(res, 200, this.ps());
     if (method === 'POST' && path === '/api/show') return sendJson(res, 200, this.show(await readBody(req, 'ShowRequest')));
     if (method === 'POST' && path === '/api/chat') {
-      return this.complete('chat', await readBody(req, 'ChatRequest'), res, signal);
+      return this.complete('chat', await readBody(req, 'ChatRequest'), ollamaWire(res), signal);
     }
     if (method === 'POST' && path === '/api/generate') {
-      return this.complete('generate', await readBody(req, 'GenerateRequest'), res, signal);
+      return this.complete('generate', await readBody(req, 'GenerateRequest'), ollamaWire(res), signal);
     }
     // Gin's answer for unknown routes and methods.
     res.writeHead(404, { 'Content-Type': 'text/plain' });
     res.end('404 page not found');
+  }
+
+  private async routeOpenAI(req: IncomingMessage, res: ServerResponse, path: string, method: string, signal: AbortSignal): Promise<void> {
+    if (this.options.apiKey !== undefined && req.headers.authorization !== `Bearer ${this.options.apiKey}`) {
+      return openAIError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
+    }
+    if (path === '/v1/models' && method === 'GET') {
+      const created = Math.floor(this.startedAt.getTime() / 1000);
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [...this.models.values()].map((spec) => ({
+          id: spec.canonical,
+          object: 'model',
+          created,
+          owned_by: this.options.api === 'openai' ? 'vllm' : 'library',
+          ...(this.options.api === 'openai' ? { max_model_len: spec.contextLength } : {}),
+        })),
+      });
+    }
+    if (path === '/v1/chat/completions' && method === 'POST') {
+      const { chat, includeUsage } = toOllamaChat(await readBody(req, 'ChatCompletionRequest'));
+      if (typeof chat.model === 'string' && !this.models.has(canonicalName(chat.model))) {
+        return openAIError(res, 404, `The model \`${chat.model}\` does not exist.`, 'model_not_found');
+      }
+      return this.complete('chat', chat, openAIWire(res, { includeUsage }), signal);
+    }
+    return openAIError(res, 404, `route ${method} ${path} not found`);
   }
 
   private lookup(name: string): ModelSpec {
@@ -341,7 +385,7 @@ class Simulator {
   private async complete(
     kind: 'chat' | 'generate',
     body: Record<string, unknown>,
-    res: ServerResponse,
+    wire: Wire,
     signal: AbortSignal,
   ): Promise<void> {
     const started = process.hrtime.bigint();
@@ -363,7 +407,7 @@ class Simulator {
       const spec = this.lookup(name);
       this.scheduler.countRequest(spec);
       this.scheduler.expire(spec);
-      return sendJson(res, 200, this.finalShape(kind, name, '', { done_reason: 'unload' }));
+      return wire.json(200, this.finalShape(kind, name, '', { done_reason: 'unload' }));
     }
 
     const spec = this.lookup(name);
@@ -410,7 +454,7 @@ class Simulator {
     try {
       const loadNs = attachment.queued ? Math.max(1, Number(scheduled - started)) : 0;
       if (loadOnly) {
-        return sendJson(res, 200, this.finalShape(kind, name, '', { done_reason: 'load' }));
+        return wire.json(200, this.finalShape(kind, name, '', { done_reason: 'load' }));
       }
       // Ollama checks format inside the runner's Completion, after the model is loaded.
       if (formatError !== undefined) throw new HttpError(500, formatError);
@@ -464,13 +508,13 @@ class Simulator {
       let sent = '';
       for (const piece of thinkingChunks) {
         if (!(await sleep(tokenMs, signal))) return;
-        if (stream) await writeLine(res, this.chunkShape(kind, name, '', piece));
+        if (stream) await wire.line(this.chunkShape(kind, name, '', piece));
       }
       for (let i = 0; i < limit; i++) {
         if (!(await sleep(tokenMs, signal))) return;
         const piece = chunks[i]!;
         sent += piece;
-        if (stream) await writeLine(res, this.chunkShape(kind, name, piece));
+        if (stream) await wire.line(this.chunkShape(kind, name, piece));
       }
       if (signal.aborted) return;
       const evalNs = Number(process.hrtime.bigint() - evalStart);
@@ -478,14 +522,13 @@ class Simulator {
       if (failAt !== undefined) {
         // After the first byte the status is already 200: the error becomes the last line.
         if (!stream) throw new HttpError(500, reply.error ?? 'error');
-        await writeLine(res, { error: reply.error });
-        res.end();
+        await wire.line({ error: reply.error });
+        wire.end();
         return;
       }
       if (reply.silentStop) {
-        if (!stream) return sendJson(res, 200, this.chunkShape(kind, name, sent));
-        if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
-        res.end();
+        if (!stream) return wire.json(200, this.chunkShape(kind, name, sent));
+        wire.cut();
         return;
       }
       const final = this.finalShape(kind, name, stream ? '' : sent, metrics(thinkingChunks.length + chunks.length, evalNs));
@@ -494,10 +537,10 @@ class Simulator {
           if (kind === 'chat') (final.message as Record<string, unknown>).thinking = thinkingChunks.join('');
           else final.thinking = thinkingChunks.join('');
         }
-        return sendJson(res, 200, final);
+        return wire.json(200, final);
       }
-      await writeLine(res, final);
-      res.end();
+      await wire.line(final);
+      wire.end();
     } finally {
       attachment.release();
     }
@@ -825,29 +868,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-function writeLine(res: ServerResponse, value: unknown): Promise<void> {
-  if (res.destroyed) return Promise.resolve();
-  // Headers go out with the first chunk, never earlier, as in Ollama.
-  if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
-  if (res.write(`${JSON.stringify(value)}\n`)) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  if (res.destroyed) return;
-  const body = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
 }
 
 function createdAt(): string {

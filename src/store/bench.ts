@@ -1,3 +1,4 @@
+import type { HostEntry } from '../config/preset-schema.js';
 import { hostname } from 'node:os';
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { SuiteItem } from '../bench/suite.js';
@@ -32,6 +33,8 @@ export interface NewBenchRun {
   seed: number;
   itemLimit: number | null;
   host: string;
+  /** A pool, or an OpenAI-compatible host: recorded so a resume runs on the same servers. */
+  hosts?: HostEntry[];
   concurrency: number;
   numParallel: number;
   engineVersion: string;
@@ -47,6 +50,7 @@ export interface BenchRunRecord {
   seed: number;
   itemLimit: number | null;
   host: string;
+  hosts: HostEntry[] | null;
   concurrency: number;
   numParallel: number;
   status: BenchRunStatus;
@@ -143,6 +147,7 @@ export function createBenchRun(store: Store, run: NewBenchRun): void {
             seed: run.seed,
             itemLimit: run.itemLimit,
             host: run.host,
+            hostsJson: run.hosts ?? null,
             concurrency: run.concurrency,
             numParallel: run.numParallel,
             status: 'running',
@@ -467,6 +472,7 @@ function toRunRecord(row: typeof benchRuns.$inferSelect): BenchRunRecord {
     seed: row.seed,
     itemLimit: row.itemLimit,
     host: row.host,
+    hosts: row.hostsJson ?? null,
     concurrency: row.concurrency,
     numParallel: row.numParallel,
     status: row.status,

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import type { Preset } from '../config/preset-schema.js';
+import type { HostEntry, Preset } from '../config/preset-schema.js';
 import { debates, modelCallColumns, modelCallMetricColumns } from './schema.js';
 
 // Type-only imports besides schema.ts: drizzle-kit loads the schema files on their own.
@@ -34,6 +34,8 @@ export const benchRuns = sqliteTable(
     seed: integer('seed').notNull(),
     itemLimit: integer('item_limit'),
     host: text('host').notNull(),
+    /** The host list the run was started with (--hosts, or one OpenAI-compatible --host): each entry's url, api, apiKeyEnv (a name, never a key) and slots. NULL: the single Ollama `host`. */
+    hostsJson: text('hosts_json', { mode: 'json' }).$type<HostEntry[]>(),
     concurrency: integer('concurrency').notNull(),
     numParallel: integer('num_parallel').notNull(),
     status: text('status', { enum: benchRunStatuses }).notNull(),

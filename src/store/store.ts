@@ -777,6 +777,7 @@ export function modelCallValues(call: CallRecord) {
     agentId: call.agentId,
     attempt: call.attempt,
     host: call.host,
+    api: call.api ?? null,
     model: call.model,
     messagesJson: call.messages,
     optionsJson: call.options,
@@ -808,7 +809,7 @@ export { canonicalJson };
 
 /** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
 export const CALL_COLUMNS = [
-  'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json',
+  'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'api', 'model', 'messages_json', 'options_json', 'format_json',
   'raw', 'parsed_json', 'status', 'validation_error', 'normalized_json', 'error', 'truncation', 'material_json', 'budget_json', 'prompt_tokens', 'completion_tokens',
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
   'finished_at', 'partial', 'think', 'thinking', 'thinking_tokens', 'prev_hash', 'hash',
@@ -854,6 +855,7 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
     agent_id: text(call.agentId),
     attempt: call.attempt,
     host: text(call.host),
+    api: call.api ?? null,
     model: text(call.model),
     messages_json: JSON.stringify(call.messages),
     options_json: JSON.stringify(call.options),
@@ -1004,6 +1006,7 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     agentId: r.agentId,
     attempt: r.attempt,
     host: r.host,
+    ...(r.api === 'openai' ? { api: 'openai' as const } : {}),
     model: r.model,
     messages: r.messagesJson,
     options: r.optionsJson,

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from '../bench-args.js';
 import { dbOption } from '../shared.js';
+import { apiOptions } from '../host-args.js';
 
 
 export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, object> {
@@ -23,7 +24,10 @@ export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, o
               .option('concurrency', { type: 'number', describe: 'Items in flight at once (default 1)' })
               .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
               .option('think', { choices: ['on', 'off'] as const, array: true, describe: 'Run each preset with thinking on or off for every role; `--think on --think off` compares both in one run' })
-              .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+              .option('host', { type: 'string', describe: 'Server URL: Ollama (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --api openai an OpenAI-compatible /v1 base' })
+              .options(apiOptions)
+              .option('hosts', { type: 'string', describe: 'YAML/JSON list of hosts (Ollama and OpenAI-compatible) to spread the calls over' })
+              .conflicts('host', 'hosts')
               .option('db', dbOption)
               .option('json', { type: 'boolean', describe: 'Print the full report as JSON on stdout at the end' })
               .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
+import { apiOptions } from '../host-args.js';
 
 interface HostsArgs {
   host?: string;
@@ -19,7 +20,8 @@ export function hostsCommand(io: CliIO, exit: ExitCode): CommandModule<object, H
     builder: (y) =>
       y
         .positional('probe', { type: 'string', choices: ['probe'], describe: 'Measure parallel slots with overlapping one-line requests' })
-        .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+        .option('host', { type: 'string', describe: 'Server URL: Ollama (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --api openai an OpenAI-compatible /v1 base' })
+        .options(apiOptions)
         .option('hosts', { type: 'string', describe: 'YAML/JSON list of hosts {url, vramGiB?, numParallel?}' })
         .option('vram-gib', { type: 'number', describe: 'GPU memory of --host in GiB' })
         .option('num-parallel', { type: 'number', describe: 'OLLAMA_NUM_PARALLEL of --host' })

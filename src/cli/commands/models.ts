@@ -1,9 +1,10 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { inert, jsonText } from '../../render/inert.js';
+import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
 
-interface ModelsArgs {
-  host?: string;
+interface ModelsArgs extends HostArgs {
+  hosts?: string;
   preset?: string;
   json?: boolean;
 }
@@ -11,46 +12,68 @@ interface ModelsArgs {
 export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, ModelsArgs> {
   return {
     command: 'models',
-    describe: 'List the models the host serves, and which models a preset needs that it lacks',
+    describe: 'List the models each host serves, and which models a preset needs that none of them has',
     builder: (y) =>
       y
-        .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
-        .option('preset', { alias: 'p', type: 'string', describe: 'Check this preset against the host' })
+        .option('host', { type: 'string', describe: 'Server URL: Ollama (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --api openai an OpenAI-compatible /v1 base' })
+        .options(apiOptions)
+        .option('hosts', { type: 'string', describe: 'YAML/JSON list of hosts (Ollama and OpenAI-compatible) to list together' })
+        .conflicts('host', 'hosts')
+        .option('preset', { alias: 'p', type: 'string', describe: 'Check this preset against the hosts' })
         .option('json', { type: 'boolean', describe: 'Print JSON' }),
     handler: async (args) => {
       const writeOut = (text: string): boolean => io.stdout.write(inert(text));
-      const { resolveHost } = await import('../../ollama/host.js');
-      const { Gateway, CallError } = await import('../../ollama/gateway.js');
+      const { connect } = await import('../../backend/connect.js');
+      const { CallError } = await import('../../backend/types.js');
       const { HostError } = await import('../../errors.js');
       const { missingModels, presetModels } = await import('../../engine/run-debate.js');
       const { loadPreset } = await import('../../config/load-preset.js');
+      const { validateHostEntries } = await import('../../schedule/scheduler.js');
       const preset = args.preset ? loadPreset(args.preset, io.cwd).preset : null;
-      const gateway = new Gateway(resolveHost(args.host, io.env));
-      let tags;
-      try {
-        tags = await gateway.tags();
-      } catch (err) {
-        if (err instanceof CallError) throw new HostError(err.code, err.message, { ...(err.hint ? { hint: err.hint } : {}), cause: err });
-        throw err;
-      }
+      const entries = args.hosts ? (await import('../../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : [singleHost(args, io.env)];
+      validateHostEntries(entries);
+      const servers = entries.map((e) => connect(e, io.env));
+      const listed = await Promise.all(
+        servers.map(async (server) => {
+          try {
+            return { server, tags: await server.tags(), error: null };
+          } catch (err) {
+            if (!(err instanceof CallError)) throw err;
+            // One host alone: its failure is the command's. In a list, the others are still worth listing.
+            if (servers.length === 1) throw new HostError(err.code, err.message, { ...(err.hint ? { hint: err.hint } : {}), cause: err });
+            return { server, tags: [], error: err };
+          }
+        }),
+      );
+      const tags = listed.flatMap((l) => l.tags);
       const missing = preset ? missingModels(preset, tags) : [];
+      const kind = (api: string): string => (api === 'openai' ? 'OpenAI-compatible' : 'Ollama');
       if (args.json) {
-        writeOut(`${jsonText({ host: gateway.host, models: tags, ...(preset ? { preset: preset.name, needs: presetModels(preset), missing } : {}) }, 2)}\n`);
+        const one = (l: (typeof listed)[number]) => ({ host: l.server.host, api: l.server.api, models: l.tags, ...(l.error ? { error: l.error.message } : {}) });
+        const hosts = args.hosts ? { hosts: listed.map(one) } : one(listed[0]!);
+        writeOut(`${jsonText({ ...hosts, ...(preset ? { preset: preset.name, needs: presetModels(preset), missing } : {}) }, 2)}\n`);
       } else {
         const { formatTable } = await import('../../render/table.js');
-        writeOut(`${gateway.host}\n`);
-        writeOut(
-          formatTable(
-            ['model', 'size', 'params', 'quant', 'digest'],
-            tags.map((t) => [t.name, `${(t.size / 1e9).toFixed(1)} GB`, t.parameterSize ?? '-', t.quantization ?? '-', t.digest.slice(0, 12)]),
-          ),
-        );
+        for (const [i, l] of listed.entries()) {
+          writeOut(`${i > 0 ? '\n' : ''}${l.server.host} · ${kind(l.server.api)}\n`);
+          if (l.error) {
+            writeOut(`  unavailable: ${l.error.message}\n`);
+            continue;
+          }
+          writeOut(
+            formatTable(
+              ['model', 'size', 'params', 'quant', 'digest'],
+              l.tags.map((t) => [t.name, t.size > 0 ? `${(t.size / 1e9).toFixed(1)} GB` : '-', t.parameterSize ?? '-', t.quantization ?? '-', t.digest === '' ? '-' : t.digest.slice(0, 12)]),
+            ),
+          );
+        }
         if (preset) {
           if (missing.length === 0) writeOut(`\nPreset ${preset.name}: all ${presetModels(preset).length} models are present.\n`);
-          else writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${missing.map((m) => `  ${m}    ollama pull ${m}`).join('\n')}\n`);
+          else if (servers.every((g) => g.api === 'ollama') && servers.length === 1) writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${missing.map((m) => `  ${m}    ollama pull ${m}`).join('\n')}\n`);
+          else writeOut(`\nPreset ${preset.name} needs models no host serves:\n${missing.map((m) => `  ${m}`).join('\n')}\n`);
         }
       }
-      if (missing.length > 0) exit.value = 3;
+      if (missing.length > 0 || listed.some((l) => l.error)) exit.value = 3;
     },
   };
 }

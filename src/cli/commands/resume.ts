@@ -2,11 +2,13 @@ import type { CommandModule } from 'yargs';
 import { IntegrityError, InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
+import type { HostEntry } from '../../config/preset-schema.js';
+import type { PlannedHost } from '../../schedule/plan.js';
+import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
 
-interface ResumeArgs {
+interface ResumeArgs extends HostArgs {
   'sign-key'?: string;
   id: string;
-  host?: string;
   db?: string;
   json?: boolean;
   quiet?: boolean;
@@ -19,7 +21,8 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
     builder: (y) =>
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
-        .option('host', { type: 'string', describe: 'Ollama server URL (default: the debate\'s own host, else OLLAMA_HOST)' })
+        .option('host', { type: 'string', describe: 'Server URL (default: the debate\'s own hosts, else OLLAMA_HOST)' })
+        .options(apiOptions)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON when it ends' })
@@ -48,11 +51,15 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
           });
         }
         // The hosts and slots the debate ran with, unless --host names another server.
-        const ran = (stored.plan as { hosts?: { url: string; vramBytes: number; numParallel: number }[] } | null)?.hosts ?? [];
+        const ran = (stored.plan as { hosts?: PlannedHost[] } | null)?.hosts ?? [];
         const slots = ran[0]?.numParallel;
-        const hosts = args.host
-          ? [{ url: resolveHost(args.host, io.env), ...(slots ? { numParallel: slots } : {}) }]
-          : ran.map((h) => ({ url: h.url, vramGiB: h.vramBytes / 2 ** 30, numParallel: h.numParallel }));
+        const hosts: HostEntry[] = args.host
+          ? [{ ...singleHost(args, io.env), ...(slots ? { numParallel: slots } : {}) }]
+          : ran.map((h) =>
+              h.api === 'openai'
+                ? { url: h.url, api: 'openai', numParallel: h.numParallel, ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
+                : { url: h.url, vramGiB: h.vramBytes / 2 ** 30, numParallel: h.numParallel },
+            );
         const host = hosts[0]?.url ?? resolveHost(undefined, io.env);
         if (!args.quiet) {
           const from = plan.point.fromRound < 0 ? 'from the start (no round was complete)' : `after round ${plan.point.fromRound}, reusing ${stored.calls.length} recorded calls`;

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { type CliIO, type ExitCode } from '../io.js';
 import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
+import { apiOptions } from '../host-args.js';
 
 interface RunArgs extends MaterialArgs {
   question?: string;
@@ -27,7 +28,8 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .positional('question', { type: 'string', describe: 'The question to debate; `-` reads it from standard input' })
         .option('question-file', { type: 'string', describe: 'Read the question from this UTF-8 text file' })
         .option('preset', { alias: 'p', type: 'string', demandOption: true, describe: 'Preset name (see `conclave presets`) or path to a YAML/JSON file' })
-        .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+        .option('host', { type: 'string', describe: 'Server URL: Ollama (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --api openai an OpenAI-compatible /v1 base' })
+        .options(apiOptions)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })

@@ -1,12 +1,12 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
+import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
 
-interface SynthesizeArgs {
+interface SynthesizeArgs extends HostArgs {
   'sign-key'?: string;
   id: string;
   model?: string;
-  host?: string;
   db?: string;
   json?: boolean;
   quiet?: boolean;
@@ -20,14 +20,14 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
         .option('model', { type: 'string', describe: "Synthesizer model (default: the preset's)" })
-        .option('host', { type: 'string', describe: 'Ollama URL (default: $OLLAMA_HOST, else http://127.0.0.1:11434)' })
+        .option('host', { type: 'string', describe: 'Server URL: Ollama (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --api openai an OpenAI-compatible /v1 base' })
+        .options(apiOptions)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { resynthesize } = await import('../../engine/resynthesize.js');
-      const { resolveHost } = await import('../../ollama/host.js');
       const { renderCard } = await import('../../render/card.js');
       const { debateDocument } = await import('../../render/document.js');
       const { detectStyle } = await import('../../render/style.js');
@@ -35,11 +35,13 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       try {
         const id = store.resolveId(args.id);
-        const host = resolveHost(args.host, io.env);
+        const target = singleHost(args, io.env);
+        const host = target.url;
         const { record, debate } = await resynthesize({
           store,
           id,
-          host,
+          host: target,
+          env: io.env,
           ...(args.model ? { model: args.model } : {}),
           onStart: (model, attempt) => {
             if (!args.quiet) io.stderr.write(`${attempt === 0 ? 'Synthesizing' : 'Asking again (the reply broke the schema)'}: debate ${id} with ${model} on ${host}…\n`);

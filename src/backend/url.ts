@@ -1,0 +1,28 @@
+import type { Api } from './types.js';
+import { InputError } from '../errors.js';
+import { normalizeHost } from '../ollama/host.js';
+
+/** The canonical URL of a server: Ollama's host form, or an OpenAI-compatible base ending in /v1. */
+export function serverUrl(target: { url: string; api?: Api }): string {
+  return (target.api ?? 'ollama') === 'openai' ? normalizeOpenAIBase(target.url) : normalizeHost(target.url);
+}
+
+/** http(s)://host[:port]/…/v1, without a trailing slash; a scheme defaults to http. */
+export function normalizeOpenAIBase(input: string): string {
+  let value = input.trim();
+  const hint = 'Give the base of its API, ending in /v1, e.g. http://gpu-2:8000/v1 for vLLM or http://127.0.0.1:8080/v1 for llama-server.';
+  if (value === '') throw new InputError('BAD_HOST', 'The OpenAI-compatible server URL is empty.', { hint });
+  if (!/^[a-z]+:\/\//i.test(value)) value = `http://${value}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InputError('BAD_HOST', `The OpenAI-compatible server URL \`${input}\` is not a valid URL.`, { hint });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError('BAD_HOST', `The server URL \`${input}\` uses ${url.protocol} ; only http and https are supported.`, { hint });
+  if (url.username || url.password) throw new InputError('BAD_HOST', `The server URL \`${url.host}\` carries credentials.`, { hint: 'Put the key in an environment variable and name it with apiKeyEnv: a URL is written to the record.' });
+  const path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/v1')) throw new InputError('BAD_HOST', `The OpenAI-compatible server URL \`${input}\` does not end in /v1.`, { hint });
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  return `${url.protocol}//${url.host}${path}`;
+}

@@ -1,0 +1,39 @@
+import type { Api } from '../backend/types.js';
+import { serverUrl } from '../backend/url.js';
+import type { HostEntry } from '../config/preset-schema.js';
+import { InputError } from '../errors.js';
+import { resolveHost } from '../ollama/host.js';
+
+/** `--api` and `--api-key-env`: what a single `--host` speaks, for the commands that take one. */
+export const apiOptions = {
+  api: {
+    choices: ['ollama', 'openai'] as const,
+    describe: 'The API of --host: ollama (default), or openai for an OpenAI-compatible server (llama-server, vLLM, LM Studio); its URL then ends in /v1',
+  },
+  'api-key-env': {
+    type: 'string',
+    describe: 'With --api openai: the environment variable that holds the server\'s API key (the key is never recorded)',
+  },
+} as const;
+
+export interface HostArgs {
+  host?: string;
+  api?: Api;
+  'api-key-env'?: string;
+}
+
+/** The one server `--host` (with `--api`, `--api-key-env`) names; an Ollama host falls back to OLLAMA_HOST, then the default. */
+export function singleHost(args: HostArgs, env: NodeJS.ProcessEnv): HostEntry {
+  const keyEnv = args['api-key-env'];
+  if (args.api !== 'openai') {
+    if (keyEnv !== undefined) throw new InputError('BAD_HOST_CONFIG', '--api-key-env is for OpenAI-compatible servers; Ollama takes no key.', { hint: 'Add `--api openai` if --host is such a server, or drop --api-key-env.' });
+    return { url: resolveHost(args.host, env) };
+  }
+  if (args.host === undefined) {
+    throw new InputError('BAD_HOST', '--api openai needs the server\'s URL in --host.', { hint: 'Pass e.g. `--host http://127.0.0.1:8080/v1` (llama-server) or `--host http://gpu-2:8000/v1` (vLLM).' });
+  }
+  if (keyEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
+    throw new InputError('BAD_HOST_CONFIG', `--api-key-env takes the name of an environment variable, not \`${keyEnv.length > 12 ? `${keyEnv.slice(0, 4)}…` : keyEnv}\`.`, { hint: 'Export the key (`export VLLM_API_KEY=…`) and pass `--api-key-env VLLM_API_KEY`.' });
+  }
+  return { url: serverUrl({ url: args.host, api: 'openai' }), api: 'openai', ...(keyEnv ? { apiKeyEnv: keyEnv } : {}) };
+}

@@ -1,0 +1,310 @@
+import { Agent, request as undiciRequest } from 'undici';
+import {
+  type CallControl,
+  CallError,
+  type ChatRequest,
+  type ChatResult,
+  type LoadedModel,
+  type ModelDetails,
+  type ModelServer,
+  type TagModel,
+} from '../backend/types.js';
+import type { CallMetrics } from '../engine/events.js';
+import { errorMessage } from '../errors.js';
+
+/** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+/** Ollama options that have an OpenAI-compatible field of their own; the rest (num_ctx, keep_alive, …) belong to the server's launch flags. */
+const OPTION_FIELDS: Readonly<Record<string, string>> = {
+  num_predict: 'max_tokens',
+  temperature: 'temperature',
+  top_p: 'top_p',
+  seed: 'seed',
+  stop: 'stop',
+  presence_penalty: 'presence_penalty',
+  frequency_penalty: 'frequency_penalty',
+};
+
+export interface OpenAIServerOptions {
+  /** The bearer key, read from the environment by the caller; never stored, logged or put in a message. */
+  apiKey?: string;
+  /** The environment variable the key came from, named in a refused key's message. */
+  apiKeyEnv?: string;
+}
+
+/**
+ * The only code that talks to an OpenAI-compatible server (llama.cpp's llama-server, vLLM,
+ * LM Studio, Ollama's own /v1): `host` is its base URL, ending in /v1. Every chat call streams
+ * with `stream_options.include_usage`, so tokens are counted as for Ollama; structured output is
+ * `response_format: {type: "json_schema"}`, the one shape all of them accept. The server owns its
+ * memory: there is nothing to load, evict or plan.
+ */
+export class OpenAIGateway implements ModelServer {
+  readonly host: string;
+  readonly api = 'openai' as const;
+  readonly #headers: Record<string, string>;
+  readonly #keyEnv: string | undefined;
+
+  constructor(host: string, options: OpenAIServerOptions = {}) {
+    this.host = host.replace(/\/+$/, '');
+    this.#headers = { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
+    this.#keyEnv = options.apiKeyEnv;
+  }
+
+  async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
+    const timeoutMs = control.timeoutMs ?? 600_000;
+    const call = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      call.abort(new Error('timeout'));
+    }, timeoutMs);
+    const onCallerAbort = (): void => call.abort(control.signal?.reason);
+    if (control.signal?.aborted) call.abort(control.signal.reason);
+    else control.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const started = process.hrtime.bigint();
+    let content = '';
+    let thinking = '';
+    let thinkingTokens = 0;
+    let tokens = 0;
+    try {
+      const res = await this.#send('POST', '/chat/completions', chatBody(request), call.signal);
+      if (res.statusCode >= 400) throw await this.#statusError(res.statusCode, await res.body.text(), request.model);
+      let finish: string | null = null;
+      let usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null = null;
+      let done = false;
+      for await (const data of serverSentData(res.body)) {
+        if (data === '[DONE]') {
+          done = true;
+          break;
+        }
+        const event = parseEvent(data);
+        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply: ${describeError(event.error)}`);
+        if (event.usage) usage = event.usage;
+        for (const choice of event.choices ?? []) {
+          const delta = choice.delta ?? {};
+          // vLLM and llama-server send a reasoning model's thinking as `reasoning_content`; Ollama's /v1 as `reasoning`.
+          const thought = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : typeof delta.reasoning === 'string' ? delta.reasoning : '';
+          if (thought !== '') {
+            thinking += thought;
+            thinkingTokens += 1;
+            tokens += 1;
+            control.onProgress?.({ tokens, delta: '' });
+          }
+          if (typeof delta.content === 'string' && delta.content !== '') {
+            content += delta.content;
+            tokens += 1;
+            control.onProgress?.({ tokens, delta: delta.content });
+          }
+          if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
+        }
+      }
+      if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
+      const count = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+      const metrics: CallMetrics = {
+        promptTokens: count(usage?.prompt_tokens),
+        completionTokens: count(usage?.completion_tokens),
+        totalDurationNs: Number(process.hrtime.bigint() - started),
+        loadDurationNs: null,
+        promptEvalDurationNs: null,
+        evalDurationNs: null,
+        doneReason: finish,
+      };
+      return { content, thinking, thinkingTokens, metrics };
+    } catch (err) {
+      const mapped = this.#mapError(err, request.model, { timedOut, aborted: control.signal?.aborted ?? false, timeoutMs });
+      mapped.partial = content;
+      mapped.partialThinking = thinking;
+      throw mapped;
+    } finally {
+      clearTimeout(timer);
+      control.signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  /** Nothing to load: the server loaded its models when it started. */
+  async warm(): Promise<void> {}
+
+  async version(): Promise<string> {
+    return 'OpenAI-compatible';
+  }
+
+  async tags(): Promise<TagModel[]> {
+    return (await this.catalog()).map((m) => ({ name: m.name, size: 0, digest: '', parameterSize: null, quantization: null }));
+  }
+
+  /** What /v1/models lists, with the context length where the server gives it (vLLM's `max_model_len`). */
+  async catalog(): Promise<{ name: string; contextLength: number | null }[]> {
+    return (await this.#models()).map((m) => ({ name: m.id, contextLength: typeof m.max_model_len === 'number' ? m.max_model_len : null }));
+  }
+
+  async ps(): Promise<LoadedModel[]> {
+    return [];
+  }
+
+  /** The context length where the server says it (vLLM's `max_model_len`); nothing else is known. */
+  async show(model: string): Promise<ModelDetails> {
+    const entry = (await this.#models()).find((m) => m.id === model);
+    if (!entry) throw this.#missing(model, 404);
+    return { contextLength: typeof entry.max_model_len === 'number' ? entry.max_model_len : null, capabilities: [], kvBytesPerToken: null };
+  }
+
+  /** llama-server's slot count (`GET /props` beside /v1); null where the server does not say. */
+  async slots(): Promise<number | null> {
+    try {
+      const res = await undiciRequest(`${this.host.replace(/\/v1$/, '')}/props`, { method: 'GET', headers: this.#headers, dispatcher, signal: AbortSignal.timeout(5000) });
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        return null;
+      }
+      const props = (await res.body.json()) as { total_slots?: unknown };
+      return typeof props.total_slots === 'number' && Number.isInteger(props.total_slots) && props.total_slots > 0 ? props.total_slots : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async #models(): Promise<{ id: string; max_model_len?: unknown }[]> {
+    try {
+      const res = await this.#send('GET', '/models', undefined, AbortSignal.timeout(30_000));
+      const text = await res.body.text();
+      if (res.statusCode >= 400) throw await this.#statusError(res.statusCode, text, null);
+      const list = JSON.parse(text) as { data?: unknown };
+      if (!Array.isArray(list.data)) throw new CallError('BAD_REQUEST', `${this.host}/models did not return a model list.`, { hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1.' });
+      return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown })?.id === 'string');
+    } catch (err) {
+      throw this.#mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
+    }
+  }
+
+  #send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal) {
+    return undiciRequest(`${this.host}${path}`, {
+      method,
+      headers: this.#headers,
+      body: body === undefined ? null : JSON.stringify(body),
+      signal,
+      dispatcher,
+    });
+  }
+
+  async #statusError(status: number, text: string, model: string | null): Promise<CallError> {
+    const message = describeError(safeJson(text)?.error ?? text);
+    if (status === 401 || status === 403) {
+      return new CallError('KEY_REFUSED', `${this.host} refused the API key (HTTP ${status}): ${message}`, {
+        hint: this.#keyEnv
+          ? `Set ${this.#keyEnv} to a key this server accepts (the hosts entry's apiKeyEnv names it).`
+          : 'This server wants a key: name the environment variable that holds it with `apiKeyEnv` in the hosts entry, or `--api-key-env NAME`.',
+        status,
+      });
+    }
+    if (status === 404 && model !== null) return this.#missing(model, status);
+    if (status === 429 || status === 503) return new CallError('HOST_BUSY', `${this.host} is busy: ${message}`, { hint: 'Lower the concurrency, or give the server more slots.', status });
+    if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${model ?? 'a request'}: ${message}`, { status });
+    return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${message}`, { status });
+  }
+
+  #missing(model: string, status: number): CallError {
+    return new CallError('MODEL_MISSING', `Model \`${model}\` is not served by ${this.host}.`, {
+      hint: 'Start the server with that model, or use a name from `conclave models --hosts FILE` (the ids its /v1/models lists).',
+      status,
+    });
+  }
+
+  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError {
+    if (err instanceof CallError) return err;
+    if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
+    if (ctx.timedOut) {
+      return new CallError('CALL_TIMEOUT', `${model ?? this.host} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
+        hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
+        cause: err,
+      });
+    }
+    const e = err as { code?: string; name?: string; cause?: { code?: string } };
+    const message = errorMessage(err);
+    if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
+    if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|socket|other side closed/i.test(`${message} ${e?.code ?? ''} ${e?.cause?.code ?? ''}`)) {
+      return new CallError('HOST_UNREACHABLE', `Cannot reach the OpenAI-compatible server at ${this.host}.`, {
+        hint: 'Start it (llama-server, vllm serve, LM Studio), or correct the url in the hosts entry: the base of its API, ending in /v1.',
+        cause: err,
+      });
+    }
+    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${message}`, { cause: err });
+  }
+}
+
+/** The request body: Ollama's options mapped to their OpenAI fields, the schema as `response_format`. */
+export function chatBody(request: ChatRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: request.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  for (const [option, value] of Object.entries(request.options ?? {})) {
+    const field = OPTION_FIELDS[option];
+    // num_predict -1 (no limit) has no OpenAI form: leave max_tokens out.
+    if (field && value !== undefined && !(option === 'num_predict' && typeof value === 'number' && value < 0)) body[field] = value;
+  }
+  if (request.format === 'json') body.response_format = { type: 'json_object' };
+  else if (request.format) body.response_format = { type: 'json_schema', json_schema: { name: 'reply', schema: request.format } };
+  // A thinking level is the one part of `think` these servers share (reasoning_effort); on or off has no common form.
+  if (request.think === 'low' || request.think === 'medium' || request.think === 'high') body.reasoning_effort = request.think;
+  return body;
+}
+
+interface StreamEvent {
+  choices?: { delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+  error?: unknown;
+}
+
+function parseEvent(data: string): StreamEvent {
+  const value = safeJson(data);
+  if (value === null) throw new CallError('STREAM_ERROR', `The server sent an event that is not JSON: ${data.slice(0, 120)}`);
+  return value as StreamEvent;
+}
+
+function safeJson(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function describeError(error: unknown): string {
+  if (typeof error === 'string') return error.trim().slice(0, 500) || 'no message';
+  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message.slice(0, 500);
+  return JSON.stringify(error)?.slice(0, 500) ?? 'no message';
+}
+
+/** The `data:` payloads of a Server-Sent Events stream, one per event, in order. */
+export async function* serverSentData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let data: string[] = [];
+  const lineOf = function* (line: string): Generator<string> {
+    if (line === '') {
+      if (data.length > 0) yield data.join('\n');
+      data = [];
+    } else if (line.startsWith('data:')) {
+      data.push(line.slice(line[5] === ' ' ? 6 : 5));
+    }
+    // Comments (`:`), `event:`, `id:` and `retry:` lines carry nothing a chat reply needs.
+  };
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let newline = buffer.indexOf('\n');
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline).replace(/\r$/, '');
+      buffer = buffer.slice(newline + 1);
+      yield* lineOf(line);
+      newline = buffer.indexOf('\n');
+    }
+  }
+  buffer += decoder.decode();
+  if (buffer !== '') yield* lineOf(buffer.replace(/\r$/, ''));
+  yield* lineOf('');
+}
