@@ -93,6 +93,7 @@
           'details',
           null,
           el('summary', null, `messages, reply and parsed JSON of call ${c.id}`),
+          el('p', { class: 'muted served' }, 'served by ', el('code', null, c.host), ` (${c.api === 'openai' ? 'OpenAI-compatible' : 'Ollama'} API)`),
           c.error ? el('p', { class: 'error' }, c.error) : null,
           c.validationError ? el('p', { class: 'error' }, `validation: ${c.validationError}`) : null,
           c.normalized && c.normalized.length ? [el('h4', null, 'normalized by the engine'), el('ul', null, c.normalized.map((n) => el('li', null, n)))] : null,

@@ -209,7 +209,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
       limit(async () => {
         if (controller.signal.aborted) return;
         try {
-          const trial = await runTrial({ store, runId, item, snapshot, host, ...(hosts ? { hosts } : {}), servers, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          const trial = await runTrial({ store, runId, item, snapshot, host, ...(hosts ? { hosts } : {}), ...(opts.env ? { env: opts.env } : {}), servers, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
           finished += 1;
           opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, ...trial });
         } catch (err) {
@@ -275,6 +275,7 @@ interface TrialContext {
   snapshot: BenchPresetSnapshot;
   host: string;
   hosts?: HostEntry[];
+  env?: NodeJS.ProcessEnv;
   /** A client per host URL of the pool. */
   servers: Map<string, ModelServer>;
   pool: SlotPool;
@@ -305,6 +306,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
       preset,
       host: ctx.host,
       ...(ctx.hosts ? { hosts: ctx.hosts } : {}),
+      ...(ctx.env ? { env: ctx.env } : {}),
       recorder: record,
       listeners: [onStart, vote.listener],
       signal: ctx.signal,

@@ -151,6 +151,7 @@ export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedR
       ...(numParallel === undefined ? {} : { numParallel }),
       ...(vramGiB === undefined ? {} : { vramGiB }),
       ...(hosts ? { hosts } : {}),
+      env: io.env,
       // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
       ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),
     }),

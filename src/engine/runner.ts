@@ -54,6 +54,8 @@ export interface RunDebateOptions {
   host: string;
   /** Several Ollama servers to spread the panel over, with their GPU memory and parallel slots. */
   hosts?: HostEntry[];
+  /** Where the hosts' API keys are read from (their apiKeyEnv); default process.env. */
+  env?: NodeJS.ProcessEnv;
   /** GPU memory of `host` in GiB, when known (else nvidia-smi for a local host, else an assumption). */
   vramGiB?: number;
   /** Listeners that must not fail silently (the recorder): an error here stops the debate. */
@@ -198,6 +200,7 @@ export class Runner {
       warn: (m) => early.push(m),
       questionTokens: estimateTokens(opts.question),
       thinkingRoom: (capabilities) => roomPerModel(thinkingRoles(preset, shape), preset, capabilities),
+      ...(opts.env ? { env: opts.env } : {}),
     });
     if (opts.signal?.aborted) throw new InterruptedError('Stopped before the debate started; nothing was recorded.');
     const capabilities = (model: string): readonly string[] | null => scheduler.capabilitiesOf(model);

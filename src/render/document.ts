@@ -69,6 +69,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
       agentId: c.agentId,
       attempt: c.attempt,
       host: c.host,
+      api: c.api ?? 'ollama',
       model: c.model,
       status: c.status,
       startedAt: new Date(c.startedAt).toISOString(),

@@ -8,6 +8,8 @@ import { tensionMarkdown } from './tensions.js';
 import { materialMarkdown } from './material.js';
 import { votingMarkdown } from './voting.js';
 import { callPlaceText } from './place.js';
+import { apiName, plannedHostText, servedBy } from './backends.js';
+import type { PlannedHost } from '../schedule/plan.js';
 
 /**
  * The whole debate as a Markdown document: card first, then every round's turns and scores.
@@ -86,11 +88,13 @@ export function renderMarkdown(stored: StoredDebate): string {
     }
   }
   const plan = d.plan as
-    | { hosts: { url: string; vramBytes: number; numParallel: number }[]; models: { model: string; numCtx: number; vramBytes: number; slots: number; hosts: string[] }[]; groups: string[][]; warnings: string[] }
+    | { hosts: PlannedHost[]; models: { model: string; numCtx: number; vramBytes: number; slots: number; hosts: string[] }[]; groups: string[][]; warnings: string[] }
     | null;
   if (plan?.models) {
     out.push('## Schedule', '');
-    for (const h of plan.hosts) out.push(`- Host ${h.url}: ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model`);
+    for (const h of plan.hosts) out.push(`- Host ${h.url}: ${plannedHostText(h)}`);
+    const served = servedBy(d.calls);
+    if (served.length > 0) out.push(`- Calls served: ${served.map((s) => `${s.host} (${apiName(s.api)}) ${s.calls}`).join(', ')}`);
     out.push('', '| model | num_ctx | VRAM need | calls in flight | hosts |', '|---|---|---|---|---|');
     for (const m of plan.models) out.push(`| \`${m.model}\` | ${m.numCtx} | ${(m.vramBytes / 1e9).toFixed(1)} GB | ${m.slots} | ${m.hosts.join(', ')} |`);
     out.push('', `Panel groups per round: ${plan.groups.map((g) => g.map((m) => `\`${m}\``).join(' + ')).join(', then ')}`, '');

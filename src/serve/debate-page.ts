@@ -9,6 +9,7 @@ import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
+import { apiName, plannedHostText } from '../render/backends.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -306,6 +307,7 @@ export function callRows(c: StoredCall, debateStart: number): Html {
 <td class="num">+${((c.startedAt - debateStart) / 1000).toFixed(1)} s</td>
 </tr>
 <tr class="call-detail" data-call-detail="${c.id}"><td colspan="12"><details><summary>messages, reply and parsed JSON of call ${c.id}</summary>
+<p class="muted served">served by <code>${c.host}</code> (${apiName(c.api)} API)</p>
 ${c.error ? html`<p class="error">${c.error}</p>` : ''}${c.validationError ? html`<p class="error">validation: ${c.validationError}</p>` : ''}${c.truncation ? html`<p class="muted">context: ${c.truncation}</p>` : ''}
 ${c.normalized?.length ? html`<h4>normalized by the engine</h4><ul>${c.normalized.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
 ${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${msg.content}</pre>`)}
@@ -339,7 +341,7 @@ function planSection(plan: unknown): Html {
   const raw = html`<details><summary>The plan as recorded (JSON)</summary><pre>${json(plan)}</pre></details>`;
   if (!Array.isArray(p.models) || !Array.isArray(p.hosts)) return html`<div id="plan">${raw}</div>`;
   return html`<div id="plan">
-<ul>${p.hosts.map((h) => html`<li>Host <code>${h.url}</code>: ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model</li>`)}</ul>
+<ul>${p.hosts.map((h) => html`<li>Host <code>${h.url}</code>: ${plannedHostText(h)}</li>`)}</ul>
 <table class="plan"><thead><tr><th>model</th><th class="num">num_ctx</th><th class="num">VRAM need</th><th class="num">calls in flight</th><th>hosts</th></tr></thead>
 <tbody>${p.models.map((m) => html`<tr><td><code>${m.model}</code></td><td class="num">${m.numCtx}</td><td class="num">${(m.vramBytes / 1e9).toFixed(1)} GB</td><td class="num">${m.slots}</td><td>${m.hosts.join(', ')}</td></tr>`)}</tbody></table>
 ${Array.isArray(p.groups) ? html`<p>Panel groups per round: ${p.groups.map((g) => g.join(' + ')).join(', then ')}${p.allResident ? '; every model stays loaded' : ''}.</p>` : ''}

@@ -99,6 +99,8 @@ export interface SimOptions {
   api?: 'ollama' | 'openai';
   /** When set, every /v1 request must carry `Authorization: Bearer <apiKey>` (vLLM's --api-key); else 401. */
   apiKey?: string;
+  /** Sees each /v1/chat/completions request as it arrived (body and Authorization header), before anything is checked. */
+  observe?: (request: { path: string; body: Record<string, unknown>; authorization: string | undefined }) => void;
 }
 
 export interface SimModelCounters {
@@ -279,6 +281,8 @@ class Simulator {
   }
 
   private async routeOpenAI(req: IncomingMessage, res: ServerResponse, path: string, method: string, signal: AbortSignal): Promise<void> {
+    const body = method === 'POST' ? await readBody(req, 'ChatCompletionRequest') : {};
+    if (path === '/v1/chat/completions') this.options.observe?.({ path, body, authorization: req.headers.authorization });
     if (this.options.apiKey !== undefined && req.headers.authorization !== `Bearer ${this.options.apiKey}`) {
       return openAIError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
     }
@@ -296,7 +300,7 @@ class Simulator {
       });
     }
     if (path === '/v1/chat/completions' && method === 'POST') {
-      const { chat, includeUsage } = toOllamaChat(await readBody(req, 'ChatCompletionRequest'));
+      const { chat, includeUsage } = toOllamaChat(body);
       if (typeof chat.model === 'string' && !this.models.has(canonicalName(chat.model))) {
         return openAIError(res, 404, `The model \`${chat.model}\` does not exist.`, 'model_not_found');
       }

@@ -68,7 +68,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
           io.stderr.write(`Resuming ${id} ${from}${partial}.\n\n`);
         }
         handedOver = true;
-        exit.value = await driveFromCli(io, store, args, (hooks) => resumeDebate(stored, { ...hooks, host, ...(hosts.length > 0 ? { hosts } : {}) }, plan), plan.point);
+        exit.value = await driveFromCli(io, store, args, (hooks) => resumeDebate(stored, { ...hooks, host, env: io.env, ...(hosts.length > 0 ? { hosts } : {}) }, plan), plan.point);
       } finally {
         if (!handedOver) store.close();
       }

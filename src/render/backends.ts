@@ -1,0 +1,32 @@
+import type { PlannedHost } from '../schedule/plan.js';
+
+/** Which servers answered a debate's calls: each host with its API and how many calls it served, in order of first use. */
+export interface ServedBy {
+  host: string;
+  api: 'ollama' | 'openai';
+  calls: number;
+}
+
+export function servedBy(calls: readonly { host: string; api?: 'openai' }[]): ServedBy[] {
+  const out = new Map<string, ServedBy>();
+  for (const c of calls) {
+    const api = c.api ?? 'ollama';
+    const key = `${api} ${c.host}`;
+    const row = out.get(key) ?? { host: c.host, api, calls: 0 };
+    row.calls += 1;
+    out.set(key, row);
+  }
+  return [...out.values()];
+}
+
+export function apiName(api: 'ollama' | 'openai' | undefined): string {
+  return api === 'openai' ? 'OpenAI-compatible' : 'Ollama';
+}
+
+/** One host of the plan in words: an Ollama host with its VRAM, an OpenAI-compatible one as managing its own memory. */
+export function plannedHostText(h: PlannedHost): string {
+  const slots = `${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model`;
+  return h.api === 'openai'
+    ? `OpenAI-compatible server${h.apiKeyEnv ? ` (key from $${h.apiKeyEnv})` : ''}: manages its own memory, ${slots}`
+    : `Ollama, ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${slots}`;
+}
