@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pLimit from 'p-limit';
@@ -192,6 +193,8 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
 
   // One failure (host gone, disk full) stops the other trials too; Ctrl-C arrives the same way.
   const controller = new AbortController();
+  // Every call in flight listens for the stop: with --concurrency that is more than Node's default warning threshold.
+  setMaxListeners(0, controller.signal);
   const onAbort = (): void => controller.abort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) controller.abort();

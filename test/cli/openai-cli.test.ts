@@ -195,4 +195,34 @@ describe('an OpenAI-compatible server from the CLI', () => {
     expect(calls.at(-1)!.stage).toBe('synthesis');
     expect(calls.at(-1)!.api).toBe('openai');
   });
+
+  it('sends a call again after a 5xx or a stream that breaks mid-reply, as for Ollama, recording each failed try', async () => {
+    const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
+    const demo = demoResponder(presets);
+    let calls = 0;
+    const flaky = await startSimulator({
+      api: 'openai',
+      models: simModelsFor(presets),
+      tokenMs: 1,
+      numParallel: 4,
+      respond: (req) => {
+        calls += 1;
+        if (calls === 1) return { error: 'runner process has terminated', status: 500 };
+        if (calls === 2) return { error: 'connection to the runner was lost', failAfterTokens: 3 };
+        return demo(req);
+      },
+    });
+    try {
+      const db = join(dir, 'flaky.db');
+      const run = await cli(['run', 'Is it worth it?', '--preset', 'parallel', '--host', `${flaky.url}/v1`, '--api', 'openai', '--db', db]);
+      expect(run.code).toBe(0);
+      const stored = new Database(db, { readonly: true });
+      const failed = stored.prepare("select error from calls where status = 'error' order by id").all() as { error: string }[];
+      stored.close();
+      expect(failed.map((f) => f.error.split(':')[0])).toEqual(['SERVER_ERROR', 'STREAM_ERROR']);
+      expect((await doc(idOf(run.stderr), db)).status).toBe('completed');
+    } finally {
+      await flaky.close();
+    }
+  });
 });
