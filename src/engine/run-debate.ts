@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Preset } from '../config/preset-schema.js';
 import { pickSynthesizer, synthesizerCandidates } from '../config/synthesizer.js';
 import { DebateFailedError, InterruptedError } from '../errors.js';
-import type { TagModel } from '../ollama/gateway.js';
+import type { TagModel } from '../backend/types.js';
 import { sameModel } from '../schedule/scheduler.js';
 import { protocolFor } from './protocols/index.js';
 import { type DebateResult, type RunDebateOptions, Runner } from './runner.js';

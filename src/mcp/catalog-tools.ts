@@ -6,7 +6,7 @@ import { builtinPresetNames, loadPreset } from '../config/load-preset.js';
 import { synthesizerCandidates } from '../config/synthesizer.js';
 import { missingModels, presetModels } from '../engine/run-debate.js';
 import { errorMessage } from '../errors.js';
-import { Gateway } from '../ollama/gateway.js';
+import { connect, serverUrl } from '../backend/connect.js';
 import { resolveHost } from '../ollama/host.js';
 import { jsonText } from '../render/inert.js';
 import { guarded, textResult } from './results.js';
@@ -47,21 +47,22 @@ export function registerCatalogTools(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     'conclave_models',
     {
-      title: 'List the models of the Ollama hosts',
+      title: 'List the models of the hosts',
       description:
-        'List the Ollama hosts this server runs debates on and the models each serves. With a preset, also the models that preset needs and which of them no host has (each fixed with `ollama pull MODEL`).',
+        'List the hosts this server runs debates on (Ollama, and OpenAI-compatible servers) and the models each serves. With a preset, also the models that preset needs and which of them no host has (each fixed with `ollama pull MODEL`).',
       inputSchema: { preset: z.string().optional().describe('A preset name or file to check against the hosts') },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) =>
       guarded(async () => {
         const preset = args.preset ? loadPreset(args.preset, ctx.io.cwd).preset : null;
-        const urls = ctx.hosts ? loadHostsFile(ctx.hosts, ctx.io.cwd).map((h) => resolveHost(h.url, ctx.io.env)) : [resolveHost(ctx.host, ctx.io.env)];
+        const entries = ctx.hosts ? loadHostsFile(ctx.hosts, ctx.io.cwd) : [{ url: resolveHost(ctx.host, ctx.io.env) }];
         const hosts = await Promise.all(
-          urls.map(async (url) => {
+          entries.map(async (entry) => {
+            const url = serverUrl(entry);
             try {
-              const models = await new Gateway(url).tags();
-              return { url, reachable: true, models };
+              const models = await connect(entry, ctx.io.env).tags();
+              return { url, ...(entry.api === 'openai' ? { api: 'openai' } : {}), reachable: true, models };
             } catch (err) {
               return { url, reachable: false, error: errorMessage(err), models: [] };
             }

@@ -12,19 +12,7 @@ import {
   type ModelServer,
   type TagModel,
 } from '../backend/types.js';
-
-export {
-  type CallControl,
-  CallError,
-  type CallErrorCode,
-  type ChatProgress,
-  type ChatRequest,
-  type ChatResult,
-  type LoadedModel,
-  type ModelDetails,
-  type ModelServer,
-  type TagModel,
-} from '../backend/types.js';
+import { callAbort, stoppedError } from '../backend/call-control.js';
 
 /**
  * Ollama sends no headers until the first token exists, after queueing, loading and prompt
@@ -87,18 +75,8 @@ export class Gateway implements ModelServer {
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
-    const timeoutMs = control.timeoutMs ?? 600_000;
-    // One controller per call, aborted by the time limit, by the caller's signal, or by the
-    // client's own signal (stream.abort()): plain listeners, cheaper than AbortSignal.any per call.
-    const call = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      call.abort(new Error('timeout'));
-    }, timeoutMs);
-    const onCallerAbort = (): void => call.abort(control.signal?.reason);
-    if (control.signal?.aborted) call.abort(control.signal.reason);
-    else control.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const abort = callAbort(control);
+    const call = abort.controller;
     // ollama-js takes no per-request signal, so a per-call client carries it into fetch.
     const client = new Ollama({
       host: this.host,
@@ -153,18 +131,13 @@ export class Gateway implements ModelServer {
       }
       throw new CallError('STREAM_INCOMPLETE', `${request.model} ended its reply without finishing.`);
     } catch (err) {
-      const mapped = this.mapError(err, request.model, {
-        timedOut,
-        aborted: control.signal?.aborted ?? false,
-        timeoutMs,
-      });
+      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
       // The text received so far is kept for the record, marked partial.
       mapped.partial = content;
       mapped.partialThinking = thinking;
       throw mapped;
     } finally {
-      clearTimeout(timer);
-      control.signal?.removeEventListener('abort', onCallerAbort);
+      abort.dispose();
     }
   }
 
@@ -243,13 +216,8 @@ export class Gateway implements ModelServer {
     ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number },
   ): CallError {
     if (err instanceof CallError) return err;
-    if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
-    if (ctx.timedOut) {
-      return new CallError('CALL_TIMEOUT', `${model ?? this.host} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
-        hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
-        cause: err,
-      });
-    }
+    const stopped = stoppedError(err, model ?? this.host, ctx);
+    if (stopped) return stopped;
     const e = err as { name?: string; status_code?: number; message?: string; cause?: { code?: string } };
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;

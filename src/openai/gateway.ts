@@ -11,6 +11,7 @@ import {
 } from '../backend/types.js';
 import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
+import { callAbort, stoppedError } from '../backend/call-control.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
@@ -53,16 +54,8 @@ export class OpenAIGateway implements ModelServer {
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
-    const timeoutMs = control.timeoutMs ?? 600_000;
-    const call = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      call.abort(new Error('timeout'));
-    }, timeoutMs);
-    const onCallerAbort = (): void => call.abort(control.signal?.reason);
-    if (control.signal?.aborted) call.abort(control.signal.reason);
-    else control.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const abort = callAbort(control);
+    const call = abort.controller;
     const started = process.hrtime.bigint();
     let content = '';
     let thinking = '';
@@ -113,13 +106,12 @@ export class OpenAIGateway implements ModelServer {
       };
       return { content, thinking, thinkingTokens, metrics };
     } catch (err) {
-      const mapped = this.#mapError(err, request.model, { timedOut, aborted: control.signal?.aborted ?? false, timeoutMs });
+      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
       mapped.partial = content;
       mapped.partialThinking = thinking;
       throw mapped;
     } finally {
-      clearTimeout(timer);
-      control.signal?.removeEventListener('abort', onCallerAbort);
+      abort.dispose();
     }
   }
 
@@ -213,13 +205,8 @@ export class OpenAIGateway implements ModelServer {
 
   #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError {
     if (err instanceof CallError) return err;
-    if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
-    if (ctx.timedOut) {
-      return new CallError('CALL_TIMEOUT', `${model ?? this.host} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
-        hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
-        cause: err,
-      });
-    }
+    const stopped = stoppedError(err, model ?? this.host, ctx);
+    if (stopped) return stopped;
     const e = err as { code?: string; name?: string; cause?: { code?: string } };
     const message = errorMessage(err);
     if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { connect, serverUrl } from '../backend/connect.js';
-import type { Api, ModelServer } from '../backend/types.js';
+import type { Api, LoadedModel, ModelDetails, ModelServer, TagModel } from '../backend/types.js';
 import type { HostEntry } from '../config/preset-schema.js';
 import { errorMessage } from '../errors.js';
-import { Gateway, type LoadedModel, type ModelDetails, type TagModel } from '../ollama/gateway.js';
+import { Gateway } from '../ollama/gateway.js';
 import { OpenAIGateway } from '../openai/gateway.js';
 
 const run = promisify(execFile);

@@ -3,7 +3,7 @@ import type { HostEntry } from '../config/preset-schema.js';
 import { HostError, InputError } from '../errors.js';
 import { connect } from '../backend/connect.js';
 import type { ModelServer } from '../backend/types.js';
-import type { ModelDetails, TagModel } from '../ollama/gateway.js';
+import type { ModelDetails, TagModel } from '../backend/types.js';
 import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';

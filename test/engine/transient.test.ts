@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isTransient, withTransientRetry } from '../../src/engine/call/retry.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
-import { CallError } from '../../src/ollama/gateway.js';
+import { CallError } from '../../src/backend/types.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CallError, Gateway } from '../../src/ollama/gateway.js';
+import { CallError } from '../../src/backend/types.js';
+import { Gateway } from '../../src/ollama/gateway.js';
 import { type SimHandle, type SimOptions, startSimulator } from '../../src/sim/index.js';
 
 let sim: SimHandle | undefined;

@@ -1,4 +1,4 @@
-import { CallError } from '../../ollama/gateway.js';
+import { CallError } from '../../backend/types.js';
 
 /**
  * Waits before each repeat of a request that failed for a passing reason: a runner that

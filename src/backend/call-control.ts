@@ -1,0 +1,48 @@
+import { type CallControl, CallError } from './types.js';
+
+/** A call's own abort, fired by its time limit or by the caller's signal. */
+export interface CallAbort {
+  readonly controller: AbortController;
+  readonly timeoutMs: number;
+  timedOut(): boolean;
+  /** Clears the timer and the listener on the caller's signal. */
+  dispose(): void;
+}
+
+/**
+ * One controller per call, aborted by the time limit or by the caller's signal: plain listeners,
+ * cheaper than AbortSignal.any per call. Default limit 600 s.
+ */
+export function callAbort(control: CallControl): CallAbort {
+  const timeoutMs = control.timeoutMs ?? 600_000;
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, timeoutMs);
+  const onCallerAbort = (): void => controller.abort(control.signal?.reason);
+  if (control.signal?.aborted) controller.abort(control.signal.reason);
+  else control.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  return {
+    controller,
+    timeoutMs,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      control.signal?.removeEventListener('abort', onCallerAbort);
+    },
+  };
+}
+
+/** The error of a call that was stopped or ran out of time, whatever it failed with; null when it was neither. */
+export function stoppedError(err: unknown, who: string, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError | null {
+  if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${who} was stopped.`, { cause: err });
+  if (ctx.timedOut) {
+    return new CallError('CALL_TIMEOUT', `${who} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
+      hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
+      cause: err,
+    });
+  }
+  return null;
+}
