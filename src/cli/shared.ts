@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Store } from '../store/store.js';
+import type { RecordReader } from '../store/reader.js';
 import type { CliIO } from './io.js';
 
 export const dbOption = {
@@ -20,6 +21,12 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
   const store = openStore(path, { readonly: options.readonly === true });
   store.signWith(signer);
   return store;
+}
+
+/** Opens an existing record for reading only, without loading drizzle: what `show`, `export`, `list`, `verify` and `replay` need. */
+export async function openRecordDb(db: string | undefined, io: CliIO): Promise<RecordReader> {
+  const { defaultDbPath, openRecord } = await import('../store/open-read.js');
+  return openRecord(db ? resolve(io.cwd, db) : defaultDbPath(io.env));
 }
 
 /** `--sign-key`: seals written by this command are signed with that Ed25519 private key (docs/record.md). */

@@ -1,56 +1,49 @@
-import type { RunResult } from 'better-sqlite3';
-import { asc, eq, sql } from 'drizzle-orm';
-import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { BudgetDecision } from '../engine/events.js';
 import type { Attachment } from '../protocol/material.js';
-import { attachments, budgetDecisions } from './schema-material.js';
+import type { TableReader } from './rows.js';
+import type { attachments, budgetDecisions } from './schema-material.js';
 import type { RecordWriter } from './writer.js';
 
-type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 /** Stores the files attached to a debate, whole, in one transaction. */
 export function recordAttachments(store: RecordWriter, debateId: string, files: readonly Attachment[]): void {
   if (files.length === 0) return;
-  store.use(`record the attachments of debate \`${debateId}\``, (db) =>
-    db.transaction((tx) => {
-      files.forEach((f, ordinal) => {
-        tx.insert(attachments).values({ debateId, ordinal, name: f.name, bytes: f.bytes, sha256: f.sha256, content: f.content }).run();
-      });
-    }),
-  );
+  store.use(`record the attachments of debate \`${debateId}\``, (_db, sqlite) => {
+    const insert = sqlite.prepare('insert into attachments (debate_id, ordinal, name, bytes, sha256, content) values (?, ?, ?, ?, ?, ?)');
+    sqlite.transaction(() => files.forEach((f, ordinal) => insert.run(debateId, ordinal, f.name, f.bytes, f.sha256, f.content)))();
+  });
 }
 
 export function recordBudgetDecision(store: RecordWriter, debateId: string, d: BudgetDecision, at: number): void {
-  store.use(`record a budget decision of debate \`${debateId}\``, (db) =>
-    db.transaction((tx) => {
-      const next = tx
-        .select({ n: sql<number>`coalesce(max(${budgetDecisions.seq}), -1) + 1` })
-        .from(budgetDecisions)
-        .where(eq(budgetDecisions.debateId, debateId))
-        .get();
-      tx.insert(budgetDecisions)
-        .values({ debateId, seq: next?.n ?? 0, kind: d.kind, stage: d.stage, round: d.round, agentId: d.agentId, detail: d.detail, used: d.used, limitTokens: d.limit, at })
-        .run();
-    }),
-  );
+  store.runPrepared(`record a budget decision of debate \`${debateId}\``, INSERT_DECISION, {
+    debate_id: debateId,
+    kind: d.kind,
+    stage: d.stage,
+    round: d.round,
+    agent_id: d.agentId,
+    detail: d.detail,
+    used: d.used,
+    limit_tokens: d.limit,
+    at,
+  });
 }
 
-export function readAttachments(db: Db, debateId: string): Attachment[] {
-  return db
-    .select()
-    .from(attachments)
-    .where(eq(attachments.debateId, debateId))
-    .orderBy(asc(attachments.ordinal))
-    .all()
-    .map((r) => ({ name: r.name, bytes: r.bytes, sha256: r.sha256, content: r.content }));
+// The next number in the debate's sequence and the row, in one statement.
+const INSERT_DECISION = `insert into budget_decisions (debate_id, seq, kind, stage, round, agent_id, detail, used, limit_tokens, at)
+  values (@debate_id, (select coalesce(max(seq), -1) + 1 from budget_decisions where debate_id = @debate_id), @kind, @stage, @round, @agent_id, @detail, @used, @limit_tokens, @at)`;
+
+export function readAttachments(read: TableReader): Attachment[] {
+  return read<typeof attachments.$inferSelect>('attachments', 'ordinal').map((r) => ({ name: r.name, bytes: r.bytes, sha256: r.sha256, content: r.content }));
 }
 
-export function readBudgetDecisions(db: Db, debateId: string): BudgetDecision[] {
-  return db
-    .select()
-    .from(budgetDecisions)
-    .where(eq(budgetDecisions.debateId, debateId))
-    .orderBy(asc(budgetDecisions.seq))
-    .all()
-    .map((r) => ({ kind: r.kind, stage: (r.stage as BudgetDecision['stage']) ?? null, round: r.round, agentId: r.agentId, detail: r.detail, used: r.used, limit: r.limitTokens }));
+export function readBudgetDecisions(read: TableReader): BudgetDecision[] {
+  return read<typeof budgetDecisions.$inferSelect>('budget_decisions', 'seq').map((r) => ({
+    kind: r.kind,
+    stage: (r.stage as BudgetDecision['stage']) ?? null,
+    round: r.round,
+    agentId: r.agentId,
+    detail: r.detail,
+    used: r.used,
+    limit: r.limitTokens,
+  }));
 }

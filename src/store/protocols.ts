@@ -1,8 +1,6 @@
-import type { RunResult } from 'better-sqlite3';
-import { asc, eq, sql } from 'drizzle-orm';
-import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { type ProtocolStep, stepRound } from '../engine/protocol-events.js';
-import { protocolSteps } from './schema-protocols.js';
+import type { TableReader } from './rows.js';
+import type { protocolSteps } from './schema-protocols.js';
 import type { RecordWriter } from './writer.js';
 
 /** A recorded protocol step, in the order it was reported. */
@@ -14,29 +12,22 @@ export interface StoredStep {
   at: number;
 }
 
-type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 export function recordProtocolStep(store: RecordWriter, debateId: string, step: ProtocolStep, afterCallId: number | null, at: number): void {
-  store.use(`record a ${step.kind} step of debate \`${debateId}\``, (db) =>
-    db.transaction((tx) => {
-      const next = tx
-        .select({ n: sql<number>`coalesce(max(${protocolSteps.seq}), -1) + 1` })
-        .from(protocolSteps)
-        .where(eq(protocolSteps.debateId, debateId))
-        .get();
-      tx.insert(protocolSteps)
-        .values({ debateId, seq: next?.n ?? 0, kind: step.kind, round: stepRound(step), bodyJson: step, afterCallId, at })
-        .run();
-    }),
-  );
+  store.runPrepared(`record a ${step.kind} step of debate \`${debateId}\``, INSERT_STEP, {
+    debate_id: debateId,
+    kind: step.kind,
+    round: stepRound(step),
+    body_json: JSON.stringify(step),
+    after_call_id: afterCallId,
+    at,
+  });
 }
 
-export function readProtocolSteps(db: Db, debateId: string): StoredStep[] {
-  return db
-    .select()
-    .from(protocolSteps)
-    .where(eq(protocolSteps.debateId, debateId))
-    .orderBy(asc(protocolSteps.seq))
-    .all()
-    .map((r) => ({ seq: r.seq, step: r.bodyJson, afterCallId: r.afterCallId, at: r.at }));
+// The next number in the debate's sequence and the row, in one statement.
+const INSERT_STEP = `insert into protocol_steps (debate_id, seq, kind, round, body_json, after_call_id, at)
+  values (@debate_id, (select coalesce(max(seq), -1) + 1 from protocol_steps where debate_id = @debate_id), @kind, @round, @body_json, @after_call_id, @at)`;
+
+export function readProtocolSteps(read: TableReader): StoredStep[] {
+  return read<typeof protocolSteps.$inferSelect>('protocol_steps', 'seq').map((r) => ({ seq: r.seq, step: r.bodyJson, afterCallId: r.afterCallId, at: r.at }));
 }

@@ -1,11 +1,8 @@
-import type { RunResult } from 'better-sqlite3';
-import { asc, eq } from 'drizzle-orm';
-import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import type { QualityRecord, Stage } from '../engine/events.js';
-import { resultQuality } from './schema-quality.js';
+import type { TableReader } from './rows.js';
+import type { resultQuality } from './schema-quality.js';
 import type { RecordWriter } from './writer.js';
 
-type Db = BaseSQLiteDatabase<'sync', RunResult>;
 
 /** Stores one quality rating; a later rating of the same result and try (a resumed run) replaces it. */
 export function recordQuality(store: RecordWriter, debateId: string, rating: QualityRecord, at: number): void {
@@ -27,14 +24,16 @@ const UPSERT_QUALITY = `insert into result_quality (debate_id, stage, round, age
   on conflict (debate_id, stage, round, agent_id, try) do update set score = excluded.score, action = excluded.action, reasons_json = excluded.reasons_json, at = excluded.at`;
 
 /** Every rating of a debate, by round, then agent, then try (calls of a round run at once, so time would not order them stably). */
-export function readQuality(db: Db, debateId: string): QualityRecord[] {
-  return db
-    .select()
-    .from(resultQuality)
-    .where(eq(resultQuality.debateId, debateId))
-    .orderBy(asc(resultQuality.round), asc(resultQuality.agentId), asc(resultQuality.stage), asc(resultQuality.try))
-    .all()
-    .map((r) => ({ stage: r.stage as Stage, round: r.round, agentId: r.agentId, try: r.try, score: r.score, action: r.action, reasons: r.reasonsJson }));
+export function readQuality(read: TableReader): QualityRecord[] {
+  return read<typeof resultQuality.$inferSelect>('result_quality', 'round, agent_id, stage, try').map((r) => ({
+    stage: r.stage as Stage,
+    round: r.round,
+    agentId: r.agentId,
+    try: r.try,
+    score: r.score,
+    action: r.action,
+    reasons: r.reasonsJson,
+  }));
 }
 
 /** The rating that counts for each result (its last try), keyed `stage/round/agent`. */

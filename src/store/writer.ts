@@ -12,3 +12,8 @@ export interface RecordWriter {
   /** Runs one prepared write (compiled once per store). */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void;
 }
+
+/** What a reader of the record needs: SQL run on the database, failures named. Both the Store and the read-only RecordReader give it. */
+export interface RecordReading {
+  read<T>(what: string, fn: (sqlite: BetterSqlite3.Database) => T): T;
+}

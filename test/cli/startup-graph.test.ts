@@ -4,7 +4,7 @@ import { packagePath } from '../../src/package-root.js';
 
 /**
  * What the everyday commands load before they run, from the bundle's import graph as esbuild
- * resolves it at build. A new import that drags zod, yargs or the engine into a plain `list`
+ * resolves it at build. A new import that drags zod, yargs, drizzle or the engine into a plain `list`
  * fails here, before it shows as start-up time (`npm run bench:startup`).
  */
 const staticImports = new Map<string, string[]>();
@@ -41,7 +41,7 @@ function heavyReached(from: string[]): string[] {
       queue.push(next);
     }
   }
-  const heavy = (path: string): boolean => /node_modules\/(zod|yargs|ollama|undici|yaml)\//.test(path) || path.startsWith('src/engine/runner');
+  const heavy = (path: string): boolean => /node_modules\/(zod|yargs|ollama|undici|yaml|drizzle-orm)\//.test(path) || path.startsWith('src/engine/runner');
   return [...seen].filter(([file]) => heavy(file)).map(([, path]) => path.join(' → '));
 }
 
@@ -50,9 +50,15 @@ describe('what an everyday command loads', () => {
     expect(heavyReached(['src/cli/entry.ts'])).toEqual([]);
   });
 
-  it.each(['list', 'show', 'export', 'verify'])('%s reads the record without zod, yargs or the engine', (command) => {
+  it.each(['list', 'show', 'export', 'verify'])('%s reads the record without zod, yargs, drizzle or the engine', (command) => {
     const file = `src/cli/commands/${command}.ts`;
     // The command's own lazy imports are its work: they load when it runs.
     expect(heavyReached([file, ...(lazyImports.get(file) ?? [])])).toEqual([]);
+  });
+
+  it('opens a record for reading without drizzle, which only an older record that needs upgrading loads', () => {
+    expect(lazyImports.get('src/cli/shared.ts')).toContain('src/store/open-read.ts');
+    expect(heavyReached(['src/store/open-read.ts'])).toEqual([]);
+    expect(heavyReached(['src/store/open.ts']).some((path) => path.includes('node_modules/drizzle-orm/'))).toBe(true);
   });
 });

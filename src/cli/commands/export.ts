@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { IntegrityError, InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openRecordDb } from '../shared.js';
 import { jsonText } from '../../render/inert.js';
 
 interface ExportArgs {
@@ -24,7 +24,7 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         .option('format', { alias: 'f', type: 'string', choices: ['md', 'json', 'bundle'], default: 'md', describe: 'Output format' })
         .option('out', { alias: 'o', type: 'string', describe: 'Write to this file instead of stdout' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io, { readonly: true });
+      const store = await openRecordDb(args.db, io);
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         let text: string;

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openRecordDb } from '../shared.js';
 import { inert, jsonText } from '../../render/inert.js';
 
 interface ListArgs {
@@ -25,7 +25,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
     handler: async (args) => {
       const writeOut = (text: string): boolean => io.stdout.write(inert(text));
       const writeErr = (text: string): boolean => io.stderr.write(inert(text));
-      const store = await openDb(args.db, io, { readonly: true });
+      const store = await openRecordDb(args.db, io);
       try {
         const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}), bench: args.bench ? ('only' as const) : ('hide' as const) };
         if (args.json) {
@@ -34,7 +34,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
           return;
         }
         const rows = store.listDebates(options);
-        const { flaggedTensionMaps } = await import('../../store/tensions.js');
+        const { flaggedTensionMaps } = await import('../../store/tensions-read.js');
         const flagged = flaggedTensionMaps(store, rows.map((r) => r.id));
         // Bench items (tens per bench run) would flood the list: they are counted, and listed with --bench.
         const hidden = args.bench ? 0 : store.benchDebateCount(args.status as 'completed' | undefined);

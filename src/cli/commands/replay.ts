@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openRecordDb } from '../shared.js';
 
 interface ReplayArgs {
   id: string;
@@ -18,7 +18,7 @@ export function replayCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         .option('db', dbOption)
         .option('delay', { type: 'number', default: 0, describe: 'Milliseconds to pause between events, to watch it unfold' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io, { readonly: true });
+      const store = await openRecordDb(args.db, io);
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         const { storedEvents } = await import('../../render/replay.js');

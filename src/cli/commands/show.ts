@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb } from '../shared.js';
+import { dbOption, openRecordDb } from '../shared.js';
 import { jsonText } from '../../render/inert.js';
 
 interface ShowArgs {
@@ -19,7 +19,7 @@ export function showCommand(io: CliIO, _exit: ExitCode): CommandModule<object, S
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print the versioned JSON document of the whole debate' }),
     handler: async (args) => {
-      const store = await openDb(args.db, io, { readonly: true });
+      const store = await openRecordDb(args.db, io);
       try {
         const debate = store.getDebate(store.resolveId(args.id));
         if (args.json) {

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { InputError, IntegrityError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption, openDb, validateBundleShape } from '../shared.js';
+import { dbOption, openDb, openRecordDb, validateBundleShape } from '../shared.js';
 import { resolve } from 'node:path';
 import type { Row, Verdict } from '../../store/chain.js';
 import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
@@ -78,7 +78,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         return;
       }
       const { inertLine, jsonText } = await import('../../render/inert.js');
-      const store = await openDb(args.db, io, { readonly: true });
+      const store = await openRecordDb(args.db, io);
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
         const broken: string[] = [];

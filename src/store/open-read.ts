@@ -1,0 +1,212 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { homedir, hostname } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { errorMessage, StoreError } from '../errors.js';
+import { packagePath } from '../package-root.js';
+import { VERSION } from '../version.js';
+import { RecordReader, storeErrorFrom } from './reader.js';
+
+/**
+ * Opening a record, the part that needs no drizzle: reading an existing record (what `show`,
+ * `export`, `list` and `verify` do), the checks every open makes, and the migrations journal.
+ * Applying migrations is in open.ts, loaded only when a record needs them.
+ */
+
+/** Opens an existing record for reading only, without touching the disk (see `openStore(path, { readonly: true })`). */
+export async function openRecord(path: string, options: { busyTimeoutMs?: number } = {}): Promise<RecordReader> {
+  const file = resolve(path);
+  try {
+    const sqlite = readonlyDatabase(file, options.busyTimeoutMs ?? 5000, () => {
+      throw new UpgradeNeeded();
+    });
+    return new RecordReader(sqlite, file);
+  } catch (err) {
+    // A record from an older Conclave: the migrations (and drizzle with them) are loaded to upgrade a copy in memory.
+    if (!(err instanceof UpgradeNeeded || (err as { cause?: unknown }).cause instanceof UpgradeNeeded)) throw err;
+    const { openStore } = await import('./open.js');
+    return openStore(file, { readonly: true, ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }) });
+  }
+}
+
+/** Thrown inside `readonlyDatabase` when an older record must be upgraded in memory first. */
+export class UpgradeNeeded extends Error {}
+
+/**
+ * An existing record opened for reading only. `upgrade` applies the migrations an older record
+ * lacks, to a copy in memory; it is called only then.
+ */
+export function readonlyDatabase(file: string, busyTimeoutMs: number, upgrade: (sqlite: Database.Database, file: string) => void): Database.Database {
+  checkNotDirectory(file);
+  if (!existsSync(file)) {
+    throw new StoreError('STORE_MISSING', `No database at ${file}; run a debate first or pass --db.`, {
+      hint: 'Run `conclave run "question" --preset NAME` to create it, or pass --db (or set CONCLAVE_DB) with the path of an existing database.',
+    });
+  }
+  let sqlite: Database.Database;
+  try {
+    // A database in use has its -wal and -shm beside it: share them, as SQLite
+    // requires for a consistent read. A closed one would get them created by a
+    // read-only connection, so read its bytes into memory instead.
+    if (existsSync(`${file}-wal`)) {
+      sqlite = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+      sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    } else {
+      sqlite = new Database(inMemoryImage(readFileSync(file)));
+    }
+  } catch (err) {
+    throw storeErrorFrom(err, `Could not open ${file}`, file);
+  }
+  try {
+    checkConclaveDatabase(sqlite, file, true);
+    // An older record is upgraded in a copy in memory, and a debate whose process died (kill -9
+    // leaves the -wal behind) is shown interrupted in one: the file itself is left as it is.
+    const pending = pendingMigrations(sqlite, file).length > 0;
+    if (!sqlite.memory && (pending || deadRunningDebates(sqlite).length > 0)) {
+      const image = inMemoryImage(sqlite.serialize());
+      sqlite.close();
+      sqlite = new Database(image);
+    }
+    if (pending) upgrade(sqlite, file);
+    sqlite.pragma('foreign_keys = ON');
+    // A private copy in memory can show dead debates as they are, without writing the file.
+    if (sqlite.memory) markInterruptedDebates(sqlite);
+  } catch (err) {
+    sqlite.close();
+    throw storeErrorFrom(err, `Could not open ${file}`, file);
+  }
+  return sqlite;
+}
+
+/** A database file's bytes as SQLite's in-memory backend accepts them: marked rollback-journal rather than WAL. */
+function inMemoryImage(bytes: Buffer): Buffer {
+  // Header bytes 18 and 19 are the file format's write and read versions: 2 means WAL.
+  if (bytes.length >= 100) {
+    if (bytes[18] === 2) bytes[18] = 1;
+    if (bytes[19] === 2) bytes[19] = 1;
+  }
+  return bytes;
+}
+
+export function checkNotDirectory(file: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(file).isDirectory();
+  } catch {
+    return;
+  }
+  if (isDirectory) {
+    throw new StoreError('STORE_IS_DIRECTORY', `${file} is a directory, not a database file.`, {
+      hint: `Pass --db (or set CONCLAVE_DB) with a file path, e.g. ${join(file, 'conclave.db')}.`,
+    });
+  }
+}
+
+/** A file that SQLite reads but that holds another program's tables is refused rather than migrated into. */
+export function checkConclaveDatabase(sqlite: Database.Database, file: string, readonly: boolean): void {
+  if (file === ':memory:') return;
+  const tables = sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[];
+  if (tables.some((t) => t.name === MIGRATIONS_TABLE)) return;
+  if (tables.length === 0 && !readonly) return;
+  throw new StoreError(
+    'STORE_NOT_CONCLAVE',
+    tables.length === 0
+      ? `${file} is not a Conclave database: it is an empty SQLite database.`
+      : `${file} is not a Conclave database: it is a SQLite database with other tables (${tables
+          .slice(0, 3)
+          .map((t) => `\`${t.name}\``)
+          .join(', ')}${tables.length > 3 ? ', …' : ''}).`,
+    { hint: 'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database, or of a new file for a fresh one.' },
+  );
+}
+
+/** `$CONCLAVE_DB`, else `$XDG_DATA_HOME/conclave/conclave.db`, else `~/.local/share/conclave/conclave.db`. */
+export function defaultDbPath(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.CONCLAVE_DB) return env.CONCLAVE_DB;
+  // The XDG spec says to ignore a relative XDG_DATA_HOME.
+  const dataHome = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  return join(dataHome, 'conclave', 'conclave.db');
+}
+
+interface JournalEntry {
+  when: number;
+  tag: string;
+}
+
+export const MIGRATIONS_TABLE = '__drizzle_migrations';
+
+
+/** Migrations this database lacks; refuses one written by a newer Conclave. */
+export function pendingMigrations(sqlite: Database.Database, file: string): JournalEntry[] {
+  const journal = readJournal(packagePath('migrations'));
+  const latest = Math.max(...journal.map((e) => e.when));
+  const applied = lastAppliedMigration(sqlite);
+  if (applied !== null && applied > latest) {
+    throw new StoreError('STORE_TOO_NEW', `${file} has a newer schema: it was written by a newer version of Conclave than this one (${VERSION}).`, {
+      hint: 'Upgrade Conclave, or pass --db (or set CONCLAVE_DB) with another database.',
+    });
+  }
+  return journal.filter((e) => applied === null || e.when > applied);
+}
+
+export function readJournal(folder: string): JournalEntry[] {
+  const journalFile = join(folder, 'meta', '_journal.json');
+  let entries: JournalEntry[] = [];
+  try {
+    const parsed = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries?: JournalEntry[] };
+    entries = parsed.entries ?? [];
+  } catch (err) {
+    throw new StoreError('STORE_MIGRATIONS_MISSING', `Could not read the database migrations at ${journalFile}: ${errorMessage(err)}.`, {
+      hint: 'The installation looks incomplete: reinstall Conclave (or run `npm ci` in a clone).',
+      cause: err,
+    });
+  }
+  if (entries.length === 0) {
+    throw new StoreError('STORE_MIGRATIONS_MISSING', `No database migrations listed in ${journalFile}.`, {
+      hint: 'The installation looks incomplete: reinstall Conclave (or run `npm ci` in a clone).',
+    });
+  }
+  return entries;
+}
+
+/** The journal timestamp of the newest migration applied to this database, or null for a new one. */
+export function lastAppliedMigration(sqlite: Database.Database): number | null {
+  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(MIGRATIONS_TABLE);
+  if (!table) return null;
+  const row = sqlite.prepare(`select max(created_at) as at from ${MIGRATIONS_TABLE}`).get() as { at: number | string | null };
+  return row.at === null ? null : Number(row.at);
+}
+
+/** Debates still `running` whose process on this machine has died. */
+function deadRunningDebates(sqlite: Database.Database): { id: string; pid: number | null }[] {
+  try {
+    return (sqlite.prepare("select id, pid from debates where status = 'running' and hostname = ?").all(hostname()) as { id: string; pid: number }[]).filter(
+      (d) => !isProcessAlive(d.pid),
+    );
+  } catch {
+    // A record too old to have these columns is upgraded in memory first.
+    return [];
+  }
+}
+
+/** Debates still `running` whose process on this machine has died were interrupted. */
+export function markInterruptedDebates(sqlite: Database.Database): void {
+  const dead = deadRunningDebates(sqlite);
+  if (dead.length === 0) return;
+  sqlite
+    .prepare("update debates set status = 'interrupted', exit_reason = 'interrupted', finished_at = ? where status = 'running' and id in (select value from json_each(?))")
+    .run(Date.now(), JSON.stringify(dead.map((d) => d.id)));
+}
+
+/** Whether a process with this pid exists on this machine (ours or another user's). */
+export function isProcessAlive(pid: number): boolean {
+  // kill(0) would signal our own process group: never a sign of life for a debate.
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
