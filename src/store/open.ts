@@ -1,19 +1,9 @@
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { errorMessage, StoreError } from '../errors.js';
-import { packagePath } from '../package-root.js';
-import {
-  checkConclaveDatabase,
-  checkNotDirectory,
-  lastAppliedMigration,
-  markInterruptedDebates,
-  pendingMigrations,
-  readJournal,
-  readonlyDatabase,
-} from './open-read.js';
+import { applyMigrations } from './migrate.js';
+import { checkConclaveDatabase, checkNotDirectory, markInterruptedDebates, readonlyDatabase } from './open-read.js';
 import { Store, storeErrorFrom } from './store.js';
 
 export { defaultDbPath, isProcessAlive, openRecord } from './open-read.js';
@@ -118,60 +108,9 @@ function configure(sqlite: Database.Database, file: string, memory: boolean, bus
 }
 
 
-function applyMigrations(sqlite: Database.Database, file: string, memory: boolean): void {
-  const folder = packagePath('migrations');
-  const journal = readJournal(folder);
-  const latest = Math.max(...journal.map((e) => e.when));
-  const applied = lastAppliedMigration(sqlite);
-  const pending = pendingMigrations(sqlite, file);
-  const first = pending[0];
-  if (first === undefined) return;
-
-  let backup: string | null = null;
-  if (applied !== null && !memory) {
-    // An upgrade of a database that holds debates: keep a copy from before it.
-    backup = `${file}.before-${first.tag}`;
-    if (!existsSync(backup)) sqlite.prepare('VACUUM INTO ?').run(backup);
-  }
-
-  // Drizzle runs migrations in one transaction, where `PRAGMA foreign_keys=OFF` in the
-  // SQL does nothing: a table rebuild would then cascade-delete child rows. So turn
-  // them off here, outside any transaction, and check the links afterwards.
-  sqlite.pragma('foreign_keys = OFF');
-  try {
-    try {
-      migrate(drizzle(sqlite), { migrationsFolder: folder });
-    } catch (err) {
-      // Another process may have applied the same migrations a moment earlier.
-      const now = lastAppliedMigration(sqlite);
-      if (now === null || now < latest) throw migrationError(err, file, backup);
-    }
-    const broken = sqlite.pragma('foreign_key_check') as { table: string; parent: string }[];
-    const example = broken[0];
-    if (example !== undefined) {
-      throw new StoreError(
-        'STORE_FOREIGN_KEYS',
-        `Migrating ${file} left ${broken.length} row(s) pointing at missing rows (e.g. in \`${example.table}\`, pointing at \`${example.parent}\`).`,
-        {
-          hint: `${backup ? `A copy from before the migration is at ${backup}. ` : ''}Please report this as a bug in Conclave.`,
-        },
-      );
-    }
-  } finally {
-    sqlite.pragma('foreign_keys = ON');
-  }
-}
 
 
 
-function migrationError(err: unknown, file: string, backup: string | null): StoreError {
-  const mapped = storeErrorFrom(err, `Could not upgrade ${file} to this version of Conclave`);
-  if (mapped.code !== 'STORE_FAILED') return mapped;
-  return new StoreError('STORE_MIGRATION_FAILED', mapped.message, {
-    hint: `${backup ? `A copy from before the upgrade is at ${backup}. ` : ''}Please report this as a bug in Conclave, with the message above.`,
-    cause: err,
-  });
-}
 
 
 

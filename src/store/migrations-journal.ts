@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { errorMessage, StoreError } from '../errors.js';
+import { packagePath } from '../package-root.js';
+import { VERSION } from '../version.js';
+
+/** The migrations journal (migrations/meta/_journal.json) and what a database has applied of it. */
+
+export interface JournalEntry {
+  when: number;
+  tag: string;
+}
+
+export const MIGRATIONS_TABLE = '__drizzle_migrations';
+
+/** Migrations this database lacks; refuses one written by a newer Conclave. */
+export function pendingMigrations(sqlite: Database.Database, file: string): JournalEntry[] {
+  const journal = readJournal(packagePath('migrations'));
+  const latest = Math.max(...journal.map((e) => e.when));
+  const applied = lastAppliedMigration(sqlite);
+  if (applied !== null && applied > latest) {
+    throw new StoreError('STORE_TOO_NEW', `${file} has a newer schema: it was written by a newer version of Conclave than this one (${VERSION}).`, {
+      hint: 'Upgrade Conclave, or pass --db (or set CONCLAVE_DB) with another database.',
+    });
+  }
+  return journal.filter((e) => applied === null || e.when > applied);
+}
+
+export function readJournal(folder: string): JournalEntry[] {
+  const journalFile = join(folder, 'meta', '_journal.json');
+  let entries: JournalEntry[] = [];
+  try {
+    const parsed = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries?: JournalEntry[] };
+    entries = parsed.entries ?? [];
+  } catch (err) {
+    throw new StoreError('STORE_MIGRATIONS_MISSING', `Could not read the database migrations at ${journalFile}: ${errorMessage(err)}.`, {
+      hint: 'The installation looks incomplete: reinstall Conclave (or run `npm ci` in a clone).',
+      cause: err,
+    });
+  }
+  if (entries.length === 0) {
+    throw new StoreError('STORE_MIGRATIONS_MISSING', `No database migrations listed in ${journalFile}.`, {
+      hint: 'The installation looks incomplete: reinstall Conclave (or run `npm ci` in a clone).',
+    });
+  }
+  return entries;
+}
+
+/** The journal timestamp of the newest migration applied to this database, or null for a new one. */
+export function lastAppliedMigration(sqlite: Database.Database): number | null {
+  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(MIGRATIONS_TABLE);
+  if (!table) return null;
+  const row = sqlite.prepare(`select max(created_at) as at from ${MIGRATIONS_TABLE}`).get() as { at: number | string | null };
+  return row.at === null ? null : Number(row.at);
+}
