@@ -1,4 +1,5 @@
 import type { AgentRole } from '../config/preset-schema.js';
+import type { Collision, MergedConstraint, StatedConstraint } from '../protocol/constraints.js';
 import type { SubQuestion } from '../protocol/decompose.js';
 import type { Finding, Observation } from '../protocol/pipeline.js';
 import { PHASE_ROUND, type PipelinePhase } from '../protocol/phases.js';
@@ -42,6 +43,17 @@ export type ProtocolStep =
       answer: string | null;
       confidence: number | null;
       reason: string | null;
+      /** The typed constraints and trade-offs the sub-answer stated, when it stated any. */
+      constraints?: StatedConstraint[];
+      tradeOffs?: string[];
+    }
+  | {
+      /** The panel's constraints merged, and the collisions the synthesis (or reassembly) was told to resolve. */
+      kind: 'constraints';
+      stage: 'synthesis' | 'reassembly';
+      constraints: MergedConstraint[];
+      collisions: Collision[];
+      tradeOffs: { agentId: string; tradeOff: string }[];
     }
   | { kind: 'phase'; phase: PipelinePhase; agents: { id: string; role: AgentRole }[] }
   | {

@@ -111,7 +111,8 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
       model,
       messages,
       options,
-      schema: synthesisSchemaOf(preset, round),
+      // The first prompt, asked again, lists the same collisions to resolve.
+      schema: synthesisSchemaOf(preset, round, previous ? collisionIdsOf(d) : []),
       timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
       ...(opts.signal ? { signal: opts.signal } : {}),
     },
@@ -164,4 +165,10 @@ function failedOf(d: StoredDebate, last: TranscriptRound | undefined): { agent: 
 /** num_ctx for a synthesizer the debate did not size: the prompt and the reply, in steps of 1024. */
 function contextFor(messages: ChatMessage[]): number {
   return Math.max(4096, Math.ceil((estimateMessagesTokens(messages) + REPLY_TOKENS) / 1024) * 1024);
+}
+
+/** The collisions the debate's synthesis (or reassembly) was told to resolve, from its recorded constraints step. */
+function collisionIdsOf(d: StoredDebate): string[] {
+  const step = [...(d.steps ?? [])].reverse().find((s) => s.step.kind === 'constraints')?.step;
+  return step?.kind === 'constraints' ? step.collisions.map((c) => c.id) : [];
 }

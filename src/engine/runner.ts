@@ -37,6 +37,7 @@ import { type ClashBoard, type ClashUpdate, type Tension, openClashesOf, settleC
 import { critiqueClashSection } from '../protocol/tension-prompts.js';
 import { type StructuredOutcome, parseReply } from './structured-call.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
+import { type StatedConstraint, constraintSection, mergeConstraints, statedInRounds } from '../protocol/constraints.js';
 
 /**
  * The runner's primitives: each makes its model calls through the scheduler (slots, plan,
@@ -655,7 +656,9 @@ export class Runner {
       .filter((id) => last.turns.find((t) => t.agentId === id)?.status !== 'ok')
       .map((id) => ({ agent: id, reason: last.turns.find((t) => t.agentId === id)?.error ?? 'no answer' }));
     const budget = this.promptBudget(model, options);
-    const fit = fitSynthesisPrompt(this.question, [...rounds], panel, failed, extraSections, budget);
+    const merge = this.mergeStated('synthesis', statedInRounds(rounds, panel));
+    const sections = merge?.section ? [...extraSections, merge.section] : extraSections;
+    const fit = fitSynthesisPrompt(this.question, [...rounds], panel, failed, sections, budget);
     if (!fit.messages) {
       const result: SynthesisRecord = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${this.numCtx[model]} for ${model}` };
       this.emit({ type: 'synthesis.finished', result, at: this.now() });
@@ -666,7 +669,22 @@ export class Runner {
       ...(fit.clippedTo === null ? [] : [`each turn clipped to ${fit.clippedTo} characters`]),
     ];
     const truncation = cuts.length ? `${cuts.join(', ')} to fit num_ctx ${this.numCtx[model]}` : null;
-    return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed);
+    return this.writeSynthesis('synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed, merge?.collisionIds);
+  }
+
+  /**
+   * Merges what the agents stated (typed constraints and trade-offs) with the user's constraints,
+   * records the merge as a step, and returns the prompt section and the collision ids the
+   * synthesis must resolve; null when no agent stated anything.
+   */
+  mergeStated(
+    stage: 'synthesis' | 'reassembly',
+    stated: { constraints: { author: string; constraint: StatedConstraint }[]; tradeOffs: { agentId: string; tradeOff: string }[] },
+  ): { section: string | null; collisionIds: string[] } | null {
+    if (stated.constraints.length === 0 && stated.tradeOffs.length === 0) return null;
+    const merge = mergeConstraints(stated.constraints, this.preset.constraints ?? []);
+    this.step({ kind: 'constraints', stage, constraints: merge.constraints, collisions: merge.collisions, tradeOffs: stated.tradeOffs });
+    return { section: constraintSection(merge), collisionIds: merge.collisions.map((c) => c.id) };
   }
 
   /**
@@ -683,6 +701,7 @@ export class Runner {
     budget: number,
     truncation: string | null,
     failed: { agent: string; reason: string }[],
+    collisionIds: string[] = [],
   ): Promise<SynthesisRecord> {
     let result: SynthesisRecord;
     if (estimateMessagesTokens(messages) > budget) {
@@ -692,6 +711,7 @@ export class Runner {
       const schema = synthesisSchemaFor(
         this.preset.agents.map((a) => a.id),
         round,
+        collisionIds,
       );
       const outcome = await this.call({ stage, round, agentId, model, messages, options, schema, truncation, priority: 'essential' });
       result = synthesisRecordOf(outcome, failed, model);

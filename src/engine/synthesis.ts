@@ -46,10 +46,11 @@ export function fitSynthesisPrompt(
 }
 
 /** The schema the synthesizer gets: panelist ids, the rounds held and the panel size bound its fields. */
-export function synthesisSchemaOf(preset: Preset, lastRound: number) {
+export function synthesisSchemaOf(preset: Preset, lastRound: number, collisionIds: readonly string[] = []) {
   return synthesisSchemaFor(
     preset.agents.map((a) => a.id),
     lastRound,
+    collisionIds,
   );
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage } from './records.js';
-import { systemPrompt, type PeerView } from './prompts.js';
+import { STATED_FIELDS, systemPrompt, type PeerView } from './prompts.js';
 
 /**
  * Hierarchical decomposition, pure parts: the split schema (built per call, bounded by the
@@ -89,7 +89,7 @@ export function subAnswerMessages(question: string, persona: string | null | und
         ...(inputs.length ? ['', 'Answers to the sub-questions yours depends on:', '', given] : []),
         '',
         'Answer your sub-question only, on your own.',
-        'Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1).',
+        `Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1)${STATED_FIELDS}.`,
       ].join('\n'),
     },
   ];
@@ -101,6 +101,7 @@ export function reassemblyMessages(
   answers: PeerView[],
   gaps: string[],
   panel: string[],
+  constraints: string | null = null,
 ): ChatMessage[] {
   const body = answers.map((p) => `${p.agentId}${p.shortened ? ' (shortened to fit)' : ''}\n${p.position}`).join('\n\n');
   return [
@@ -115,6 +116,7 @@ export function reassemblyMessages(
         '',
         body,
         ...(gaps.length ? ['', 'Sub-questions without an answer:', ...gaps.map((g) => `- ${g}`)] : []),
+        ...(constraints ? ['', constraints] : []),
         '',
         'Put the answers together into one answer to the question. Attribute points to the panelists who made them; where the parts conflict or leave a gap, say so rather than smoothing it over.',
         'Reply with a JSON object:',
@@ -123,6 +125,7 @@ export function reassemblyMessages(
         '- "confidence": {"level": "high" | "medium" | "low", "converged": how many panelists\' answers support the recommendation}.',
         '- "minorityPositions": for each answer that pulls against the recommendation, {"agent", "round" (its sub-question number), "argument", "whyItMatters"}.',
         '- "failedAgents": {"agent", "reason"} for each panelist whose part has no answer.',
+        ...(constraints?.includes('Collisions your answer must resolve') ? ['- "collisionResolutions": {"collision": its id, "resolution"} for each collision listed above.'] : []),
       ].join('\n'),
     },
   ];

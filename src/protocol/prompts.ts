@@ -1,5 +1,9 @@
 import type { ChatMessage, RoundJudgement, TurnRecord } from './records.js';
 
+/** The typed constraints and trade-offs an agent answer may add (src/protocol/constraints.ts). */
+export const STATED_FIELDS =
+  ', and, where they apply, "constraints" (what your answer requires, prohibits or prefers: a list of {"kind": "requires", "prohibits" or "prefers", "subject": what it is about in a few words, "detail": the constraint in a sentence}) and "tradeOffs" (the trade-offs your answer accepts, one line each)';
+
 /**
  * Prompt builders: pure functions from debate state to chat messages.
  * Wording is Conclave's own; every builder states the JSON shape it expects
@@ -30,7 +34,7 @@ export function openingMessages(question: string, persona: string | null | undef
         '',
         `Question: ${question}`,
         '',
-        'Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1).',
+        `Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1)${STATED_FIELDS}.`,
       ].join('\n'),
     },
   ];
@@ -75,7 +79,7 @@ export function critiqueMessages(
         '',
         ...(clashes ? [clashes, ''] : []),
         'Read them critically. Say where you agree with whom, where you disagree with whom and why (argue from substance, not from who said it), then give your updated position. Keep a point you still believe even if everyone else disagrees; change it if a peer showed you are wrong.',
-        `Reply with a JSON object: "agreements" (a list of {"with": peer id, "on": the point}), "disagreements" (a list of {"with": peer id, "on": the point, "reason": why}), "updatedPosition" (your position now, complete on its own), "confidence" (0 to 1)${clashes ? ', "clashUpdates" (a list of {"tension": clash id, "stance": "maintain", "narrow" or "concede"}, one per open clash listed)' : ''}. Peer ids: ${ids}.`,
+        `Reply with a JSON object: "agreements" (a list of {"with": peer id, "on": the point}), "disagreements" (a list of {"with": peer id, "on": the point, "reason": why}), "updatedPosition" (your position now, complete on its own), "confidence" (0 to 1)${clashes ? ', "clashUpdates" (a list of {"tension": clash id, "stance": "maintain", "narrow" or "concede"}, one per open clash listed)' : ''}${STATED_FIELDS}. Peer ids: ${ids}.`,
       ].join('\n'),
     },
   ];
@@ -175,6 +179,7 @@ export function synthesisMessages(
         '- "restsOn": the ids of the panelists whose final positions the recommendation rests on.',
         '- "minorityPositions": for each substantive dissent, {"agent", "round" (the round where it was argued best), "argument", "whyItMatters"}. Include dissents that were later abandoned if the risk they named is still real.',
         '- "failedAgents": {"agent", "reason"} for each panelist without a usable answer.',
+        ...(extraSections.some((section) => section.includes('Collisions your answer must resolve')) ? ['- "collisionResolutions": {"collision": its id, "resolution"} for each collision listed above.'] : []),
       ].join('\n'),
     },
   ];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { constraintKinds } from './constraints.js';
 import { boundedText, idEnum, memoSchema } from './grammar.js';
 
 /**
@@ -9,10 +10,24 @@ import { boundedText, idEnum, memoSchema } from './grammar.js';
 
 const unit = z.number().min(0).max(1);
 
+/** What an answer requires, prohibits or prefers, about one subject (src/protocol/constraints.ts merges them). */
+const constraintShape = z.strictObject({
+  kind: z.enum(constraintKinds),
+  subject: z.string().min(1).describe('What the constraint is about, as a short noun phrase, e.g. "the primary database".'),
+  detail: z.string().describe('The constraint in a sentence.'),
+});
+
+/** The typed constraints and trade-offs every agent answer may carry. */
+const stated = {
+  constraints: z.array(constraintShape).max(6).optional().describe('What your answer requires, prohibits or prefers, each about one subject.'),
+  tradeOffs: z.array(z.string().min(1)).max(4).optional().describe('The trade-offs your answer accepts, one line each.'),
+};
+
 export const openingSchema = z.strictObject({
   position: z.string().min(1).describe('Your answer to the question, stated plainly.'),
   reasoning: z.string().describe('The main reasons and evidence behind the answer.'),
   confidence: unit.describe('How sure you are, from 0 to 1.'),
+  ...stated,
 });
 
 /** The stances an agent may take on a clash it is a party to (critique rounds and the targeted exchange). */
@@ -36,6 +51,7 @@ function critiqueShape(peer: z.ZodType<string>) {
       .describe('Where you disagree with a peer: the peer id, the point, and why.'),
     updatedPosition: z.string().min(1).describe('Your position after reading the peers.'),
     confidence: unit.describe('How sure you are now, from 0 to 1.'),
+    ...stated,
   });
 }
 
@@ -69,6 +85,13 @@ export const judgeSchema = z.strictObject({
   rationale: boundedText(600).describe('One or two sentences on where they agree and differ.'),
 });
 
+function collisionResolutionShape(collision: z.ZodType<string>) {
+  return z.strictObject({
+    collision: collision.describe('Id of a collision listed in the prompt, e.g. C1.'),
+    resolution: z.string().min(1).describe('How the recommendation resolves it: the side it follows, or how it satisfies both.'),
+  });
+}
+
 function synthesisShape<R extends z.ZodType<string[] | undefined>>(agent: z.ZodType<string>, round: z.ZodType<number>, converged: z.ZodType<number>, restsOn: R) {
   return z.strictObject({
     recommendation: z.string().min(1),
@@ -92,17 +115,34 @@ function synthesisShape<R extends z.ZodType<string[] | undefined>>(agent: z.ZodT
 }
 
 /** The shape of any synthesis (stored, documents); calls use `synthesisSchemaFor`. */
-export const synthesisSchema = synthesisShape(z.string().min(1), z.number().int().min(0), z.number().int().min(0), z.array(z.string().min(1)).optional());
+export const synthesisSchema = synthesisShape(z.string().min(1), z.number().int().min(0), z.number().int().min(0), z.array(z.string().min(1)).optional()).extend({
+  /** How the synthesis resolved each collision of the panel's constraints; absent when there was none. */
+  collisionResolutions: z.array(collisionResolutionShape(z.string().min(1))).optional(),
+});
 
-/** The synthesis of one debate: panelist ids, rounds held (0..lastRound) and the panel size bound it. */
-export const synthesisSchemaFor = memoSchema((agentIds: readonly string[], lastRound: number) =>
-  synthesisShape(
+/**
+ * The synthesis of one debate: panelist ids, rounds held (0..lastRound) and the panel size bound it.
+ * `collisionIds`, the collisions of the merged constraints, adds a required `collisionResolutions`
+ * list whose ids are limited to them.
+ */
+export const synthesisSchemaFor = memoSchema((agentIds: readonly string[], lastRound: number, collisionIds: readonly string[] = []) => {
+  const shape = synthesisShape(
     idEnum(agentIds),
     z.number().int().min(0).max(Math.max(0, lastRound)),
     z.number().int().min(0).max(agentIds.length),
     z.array(idEnum(agentIds)).describe('Ids of the agents whose final positions the recommendation rests on.'),
-  ),
-);
+  );
+  // Typed as any synthesis: the resolutions are there exactly when collisions were listed.
+  return (collisionIds.length === 0
+    ? shape
+    : shape.extend({
+        collisionResolutions: z
+          .array(collisionResolutionShape(idEnum(collisionIds)))
+          .min(1)
+          .max(collisionIds.length)
+          .describe('For each collision listed in the prompt, how the recommendation resolves it.'),
+      })) as unknown as z.ZodType<Synthesis>;
+});
 
 export type Opening = z.infer<typeof openingSchema>;
 export type Critique = z.infer<typeof critiqueSchema>;

@@ -5,6 +5,7 @@ import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { kindOf, protocolCardLines, protocolFooter } from './protocols.js';
 import { qualityCardLines } from './quality.js';
+import { constraintCardLines } from './constraints.js';
 import { tensionCardLines } from './tensions.js';
 import { materialCardLines } from './material.js';
 import { votingCardLines } from './voting.js';
@@ -56,6 +57,7 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
     }
   }
   lines.push(...protocolCardLines(d, paint, width, wrap));
+  lines.push(...constraintCardLines(d, paint, width, wrap));
   lines.push(...tensionCardLines(d, paint, width, wrap));
   lines.push(...votingCardLines(d, paint, width, wrap));
   lines.push(...materialCardLines(d, paint, width, wrap));

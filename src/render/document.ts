@@ -6,6 +6,7 @@ import { tensionDocument } from './tensions.js';
 import { materialDocument } from './material.js';
 import { votingDocument } from './voting.js';
 import { placeText } from './place.js';
+import { constraintsView } from './constraints.js';
 
 /** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
 export const DOCUMENT_VERSION = 1;
@@ -57,6 +58,8 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     protocol: protocolDocument(d),
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
+    // The merged constraints and collisions the synthesis was given, each with its resolution; null when no agent stated any.
+    constraints: constraintsView(d),
     tensionMap: tensionDocument(d),
     ...materialDocument(d),
     quality: qualityDocument(d),

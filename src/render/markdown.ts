@@ -4,6 +4,7 @@ import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
 import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
+import { constraintMarkdown } from './constraints.js';
 import { tensionMarkdown } from './tensions.js';
 import { materialMarkdown } from './material.js';
 import { votingMarkdown } from './voting.js';
@@ -57,6 +58,7 @@ export function renderMarkdown(stored: StoredDebate): string {
   }
   out.push(...materialMarkdown(d));
   out.push(...protocolMarkdown(d));
+  out.push(...constraintMarkdown(d));
   out.push(...tensionMarkdown(d));
   const rating = ratingOf(d);
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);

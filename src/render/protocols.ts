@@ -97,6 +97,11 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
             : `  downgraded: ${step.agentId}/${step.observationId} was blocking with no evidence; kept as not blocking`,
         ),
       ];
+    case 'constraints':
+      return [
+        `  ${paint('dim', 'constraints:')} ${step.constraints.length} merged${step.collisions.length ? `, ${paint('yellow', `${step.collisions.length} collision${step.collisions.length === 1 ? '' : 's'}`)} for the ${step.stage} to resolve` : ', no collision'}`,
+        ...step.collisions.map((k) => paint('yellow', `    ${k.id} ${clip(`"${k.subject}": ${k.requires.authors.join(', ')} require${k.requires.authors.length === 1 ? 's' : ''} it, ${k.prohibits.authors.join(', ')} prohibit${k.prohibits.authors.length === 1 ? 's' : ''} it`)}`)),
+      ];
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [

@@ -10,6 +10,7 @@ import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText } from '../render/backends.js';
+import { collisionText, constraintText, constraintsView } from '../render/constraints.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -164,6 +165,18 @@ ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggers
 ${(d.preset.protocol.kind ?? 'debate') === 'debate' ? html`<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p><p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>` : ''}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
+</section>`;
+}
+
+function constraintSection(d: StoredDebate): Html {
+  const view = constraintsView(d);
+  if (!view) return html``;
+  return html`<section id="constraints" class="card">
+<h2>Constraints and trade-offs</h2>
+<p class="muted">Merged from what the agents stated, as the ${view.stage} was given them (the user's first).</p>
+<ul>${view.constraints.map((c) => html`<li>${constraintText(c)}</li>`)}</ul>
+${view.collisions.length ? html`<h3>Conflicts</h3><ul class="conflicts">${view.collisions.map((c) => html`<li><strong>${c.id}</strong> ${collisionText(c)}${c.userBinding ? ' (the user requires it)' : ''}<br><span class="${c.resolution ? 'muted' : 'error'}">${c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.'}</span></li>`)}</ul>` : ''}
+${view.tradeOffs.length ? html`<h3>Trade-offs</h3><ul>${view.tradeOffs.map((t) => html`<li>${t.agentId}: ${t.tradeOff}</li>`)}</ul>` : ''}
 </section>`;
 }
 
@@ -415,6 +428,7 @@ ${kind === 'debate' ? html`<h2>Judge</h2>
 ${judgeChart(d)}` : ''}
 ${kind === 'pipeline' ? phasesSection(d) : ''}
 ${protocolSection(d)}
+${constraintSection(d)}
 ${tensionSection(d)}
 ${votingSection(d)}
 ${kind === 'debate' || kind === 'parallel' ? '' : synthesisCard(d)}

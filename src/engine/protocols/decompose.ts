@@ -112,7 +112,16 @@ async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, in
   });
   if (outcome.status !== 'ok') return finish({ ...base, status: outcome.status === 'skipped' ? 'skipped' : 'failed', answer: null, confidence: null, reason: outcome.error });
   const answer = `${outcome.value.position}\nReasoning: ${outcome.value.reasoning}`;
-  return finish({ ...base, status: 'ok', answer, confidence: outcome.value.confidence, reason: null });
+  const { constraints, tradeOffs } = outcome.value;
+  return finish({
+    ...base,
+    status: 'ok',
+    answer,
+    confidence: outcome.value.confidence,
+    reason: null,
+    ...(constraints?.length ? { constraints } : {}),
+    ...(tradeOffs?.length ? { tradeOffs } : {}),
+  });
 }
 
 /** The decomposer reads every sub-answer (shortened evenly to fit) and writes the answer to the whole question. */
@@ -126,9 +135,16 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
   const gaps = parts.filter((p) => p.status !== 'ok').map((p) => `sub-question ${p.index} (${p.agentId}), ${p.status}: ${p.reason}`);
   const failed = parts.filter((p) => p.status !== 'ok').map((p) => ({ agent: p.agentId, reason: `sub-question ${p.index} ${p.status}: ${p.reason}` }));
   const budget = runner.promptBudget(lead.model, options);
-  const fixed = estimateMessagesTokens(reassemblyMessages(runner.question, lead.persona, [], gaps, panel));
+  // The parts' constraints are checked against each other before the answer is put together.
+  const ok = parts.filter((p) => p.status === 'ok');
+  const merge = runner.mergeStated('reassembly', {
+    constraints: ok.flatMap((p) => (p.constraints ?? []).map((constraint) => ({ author: `${p.agentId} (sub-question ${p.index})`, constraint }))),
+    tradeOffs: ok.flatMap((p) => (p.tradeOffs ?? []).map((tradeOff) => ({ agentId: `${p.agentId} (sub-question ${p.index})`, tradeOff }))),
+  });
+  const section = merge?.section ?? null;
+  const fixed = estimateMessagesTokens(reassemblyMessages(runner.question, lead.persona, [], gaps, panel, section));
   const fit = fitPeers(fixed, answers, budget) ?? { peers: answers, droppedChars: 0 };
   const truncation = fit.droppedChars > 0 ? `sub-answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[lead.model]}` : null;
-  const messages = reassemblyMessages(runner.question, lead.persona, fit.peers, gaps, panel);
-  return runner.writeSynthesis('reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed);
+  const messages = reassemblyMessages(runner.question, lead.persona, fit.peers, gaps, panel, section);
+  return runner.writeSynthesis('reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed, merge?.collisionIds);
 }

@@ -1,0 +1,81 @@
+import type { ProtocolStep } from '../engine/protocol-events.js';
+import type { Collision, MergedConstraint } from '../protocol/constraints.js';
+import type { StoredDebate } from '../store/reader.js';
+import type { Paint } from './style.js';
+
+type ConstraintsStep = Extract<ProtocolStep, { kind: 'constraints' }>;
+
+/** A collision with what the synthesis said of it: its resolution, or null when it gave none. */
+export interface CollisionView extends Collision {
+  resolution: string | null;
+}
+
+export interface ConstraintsView {
+  stage: ConstraintsStep['stage'];
+  constraints: MergedConstraint[];
+  collisions: CollisionView[];
+  tradeOffs: { agentId: string; tradeOff: string }[];
+}
+
+/** The merged constraints the synthesis (or reassembly) was given, with its resolution of each collision; null when no agent stated any. */
+export function constraintsView(d: StoredDebate): ConstraintsView | null {
+  const step = [...(d.steps ?? [])].reverse().find((s) => s.step.kind === 'constraints')?.step as ConstraintsStep | undefined;
+  if (!step) return null;
+  const resolutions = d.synthesis?.synthesis?.collisionResolutions ?? [];
+  return {
+    stage: step.stage,
+    constraints: step.constraints,
+    collisions: step.collisions.map((c) => ({ ...c, resolution: resolutions.find((r) => r.collision === c.id)?.resolution ?? null })),
+    tradeOffs: step.tradeOffs,
+  };
+}
+
+const who = (authors: readonly string[]): string => authors.map((a) => (a === 'user' ? 'the user' : a)).join(', ');
+
+/** One collision in words: who requires it and who prohibits it. */
+export function collisionText(c: Collision): string {
+  const verb = (authors: readonly string[], word: string): string => `${who(authors)} ${word}${authors.length === 1 && authors[0] !== 'user' ? 's' : ''}`;
+  const detail = (details: readonly string[]): string => (details.length ? ` (${details.join(' / ')})` : '');
+  return `"${c.subject}": ${verb(c.requires.authors, 'require')} it${detail(c.requires.details)}; ${verb(c.prohibits.authors, 'prohibit')} it${detail(c.prohibits.details)}`;
+}
+
+/** One merged constraint in words. */
+export function constraintText(c: MergedConstraint): string {
+  const detail = c.details.filter((x) => x !== c.subject);
+  return `${c.kind} ${c.subject} (${who(c.authors)})${detail.length ? `: ${detail.join(' / ')}` : ''}`;
+}
+
+/** The card's CONFLICTS section: each collision of the panel's constraints and how the synthesis resolved it. */
+export function constraintCardLines(d: StoredDebate, paint: Paint, width: number, wrap: (text: string, width: number) => string[]): string[] {
+  const view = constraintsView(d);
+  if (!view || view.collisions.length === 0) return [];
+  const lines = ['', paint('bold', `CONFLICTS (${view.collisions.length} between the constraints the agents stated; ${view.constraints.length} merged)`)];
+  for (const c of view.collisions) {
+    lines.push(...wrap(`${c.id} ${collisionText(c)}`, width - 4).map((l, i) => (i === 0 ? `  ${paint('yellow', l)}` : `    ${l}`)));
+    const how = c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.';
+    lines.push(...wrap(how, width - 4).map((l) => `    ${paint(c.resolution ? 'dim' : 'red', l)}`));
+    if (c.userBinding) lines.push(`    ${paint('dim', 'The user requires it: the user outranks the agents.')}`);
+  }
+  return lines;
+}
+
+/** The Markdown section of `show` and `export --format md` (of a debate whose strings are escaped already). */
+export function constraintMarkdown(d: StoredDebate): string[] {
+  const view = constraintsView(d);
+  if (!view) return [];
+  const out = ['## Constraints and trade-offs', '', `Merged from what the agents stated, as the ${view.stage} was given them (the user's first):`, ''];
+  for (const c of view.constraints) out.push(`- ${constraintText(c)}`);
+  if (view.collisions.length) {
+    out.push('', '### Conflicts', '');
+    for (const c of view.collisions) {
+      out.push(`- **${c.id}** ${collisionText(c)}${c.userBinding ? ' (the user requires it)' : ''}`);
+      out.push(`  - ${c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.'}`);
+    }
+  }
+  if (view.tradeOffs.length) {
+    out.push('', '### Trade-offs', '');
+    for (const t of view.tradeOffs) out.push(`- ${t.agentId}: ${t.tradeOff}`);
+  }
+  out.push('');
+  return out;
+}
