@@ -39,10 +39,11 @@ export interface RunCliArgs extends HostArgs {
   attach?: string[];
   'token-budget'?: number;
   constraint?: string[];
+  protocol?: Preset['protocol']['kind'];
 }
 
 /** Apply --max-rounds / --threshold / --token-budget / --constraint to a preset, validating them as the preset's own fields would be. */
-export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[] }): Preset {
+export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[]; protocol?: Preset['protocol']['kind'] }): Preset {
   const maxRounds = args['max-rounds'];
   const threshold = args.threshold;
   const tokenBudget = args['token-budget'];
@@ -59,10 +60,15 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
   if (threshold !== undefined && (!Number.isFinite(threshold) || threshold < 0 || threshold > 1)) {
     throw new InputError('BAD_FLAG', `--threshold must be a number from 0 to 1; got ${given(threshold)}.`);
   }
+  // An explicit --protocol wins over the preset's kind, `auto` included; the advisor goes with `auto`.
+  const { advisor, ...protocol } = preset.protocol;
+  const kind = args.protocol ?? preset.protocol.kind;
   return {
     ...preset,
     protocol: {
-      ...preset.protocol,
+      ...protocol,
+      kind,
+      ...(advisor !== undefined && kind === 'auto' ? { advisor } : {}),
       ...(maxRounds === undefined ? {} : { maxRounds }),
       ...(threshold === undefined ? {} : { convergenceThreshold: threshold }),
       ...(tokenBudget === undefined ? {} : { tokenBudget }),

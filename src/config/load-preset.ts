@@ -114,9 +114,11 @@ export function checkProtocolPreset(preset: Preset): string[] {
   const kind = preset.protocol.kind;
   if (!preset.synthesizer.rotate && !preset.synthesizer.model) errors.push('synthesizer.model: required unless synthesizer.rotate is true');
   if (preset.synthesizer.models && !preset.synthesizer.rotate) errors.push('synthesizer.models: only used with rotate: true; add it or remove the list');
+  if (preset.protocol.advisor !== undefined && kind !== 'auto') errors.push(`protocol.advisor: only used when protocol.kind is auto (it is ${kind})`);
   const decomposer = preset.protocol.decomposer;
   if (decomposer !== undefined) {
-    if (kind !== 'decompose') errors.push(`protocol.decomposer: only used when protocol.kind is decompose (it is ${kind})`);
+    // With `auto`, the decomposer waits for the advisor to choose decompose.
+    if (kind !== 'decompose' && kind !== 'auto') errors.push(`protocol.decomposer: only used when protocol.kind is decompose (it is ${kind})`);
     else if (!preset.agents.some((a) => a.id === decomposer)) {
       errors.push(`protocol.decomposer: \`${decomposer}\` is not an agent id (agents: ${preset.agents.map((a) => a.id).join(', ')})`);
     }
@@ -137,6 +139,8 @@ export function checkProtocolPreset(preset: Preset): string[] {
 function checkPipelineRoles(preset: Preset): string[] {
   const kind = preset.protocol.kind;
   const errors: string[] = [];
+  // With `auto`, roles wait for the advisor: they count only if it chooses a pipeline.
+  if (kind === 'auto') return errors;
   if (kind !== 'pipeline') {
     preset.agents.forEach((a, i) => {
       if (a.role !== undefined) errors.push(`agents.${i}.role: roles are only used when protocol.kind is pipeline (it is ${kind}); remove it or set protocol.kind: pipeline`);

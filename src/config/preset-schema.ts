@@ -95,9 +95,10 @@ export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', '
 
 export const protocolSchema = z.strictObject({
   kind: z
-    .enum(protocolKinds)
+    .enum([...protocolKinds, 'auto'])
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles.'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
+  advisor: z.string().min(1).optional().describe('auto: the model that classifies the question and chooses the protocol (default: the judge model).'),
   maxRounds: z.number().int().min(0).max(20).default(4).describe('Critique rounds after round 0.'),
   convergenceThreshold: z
     .number()

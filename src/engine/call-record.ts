@@ -26,7 +26,8 @@ export type Stage =
   | 'plan'
   | 'observe'
   | 'review'
-  | 'filter';
+  | 'filter'
+  | 'advice';
 
 /** Ollama's own counters from the final stream chunk (durations in nanoseconds). */
 export interface CallMetrics {

@@ -1,4 +1,5 @@
-import type { AgentRole } from '../config/preset-schema.js';
+import type { AgentRole, ProtocolKind } from '../config/preset-schema.js';
+import type { Advice } from '../protocol/advice.js';
 import type { Collision, MergedConstraint, StatedConstraint } from '../protocol/constraints.js';
 import type { SubQuestion } from '../protocol/decompose.js';
 import type { Finding, Observation } from '../protocol/pipeline.js';
@@ -46,6 +47,19 @@ export type ProtocolStep =
       /** The typed constraints and trade-offs the sub-answer stated, when it stated any. */
       constraints?: StatedConstraint[];
       tradeOffs?: string[];
+    }
+  | {
+      /** `protocol.kind: auto`: what the advisor chose, among which protocols, and what the run became. */
+      kind: 'advice';
+      model: string;
+      status: 'ok' | 'failed';
+      choices: ProtocolKind[];
+      advice: Advice | null;
+      /** The protocol run: the advice's, or `debate` when the advisor failed. */
+      chosen: ProtocolKind;
+      maxRounds: number;
+      tokenBudget: number | null;
+      error: string | null;
     }
   | {
       /** The panel's constraints merged, and the collisions the synthesis (or reassembly) was told to resolve. */

@@ -4,6 +4,7 @@ import { pickSynthesizer, synthesizerCandidates } from '../config/synthesizer.js
 import { DebateFailedError, InterruptedError } from '../errors.js';
 import type { TagModel } from '../backend/types.js';
 import { sameModel } from '../schedule/scheduler.js';
+import { adviseRun, advisorModel, asKind, protocolChoices } from './advisor.js';
 import { protocolFor } from './protocols/index.js';
 import { type DebateResult, type RunDebateOptions, Runner } from './runner.js';
 import type { ExtraStage } from './stage.js';
@@ -18,9 +19,14 @@ export function newDebateId(now: number): string {
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
-/** Every model a run with this preset may call: the panel, then what its protocol adds (judge, synthesizer candidates, stage models). */
+/** Every model a run with this preset may call: the panel, then what its protocol adds (judge, synthesizer candidates, stage models); with `auto`, the advisor and what any protocol it may choose adds. */
 export function presetModels(preset: Preset, stages: ExtraStage[] = builtinStages()): string[] {
-  const protocol = protocolFor(preset.protocol.kind);
+  const kind = preset.protocol.kind;
+  if (kind === 'auto') {
+    const each = protocolChoices(preset).flatMap((k) => presetModels(asKind(preset, k), stages));
+    return [...new Set([...preset.agents.map((a) => a.model), advisorModel(preset), ...each])].filter((m) => m !== '');
+  }
+  const protocol = protocolFor(kind);
   const enabled = stages.filter((s) => s.enabled(preset));
   const shape = protocol.shape(preset, enabled);
   const extra = shape.stages.flatMap((s) => s.models?.(preset) ?? []);
@@ -40,8 +46,11 @@ export function missingModels(preset: Preset, tags: TagModel[], stages?: ExtraSt
 export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   const now = opts.now ?? Date.now;
   const id = opts.id ?? newDebateId(now());
-  const { preset, choice } = pickSynthesizer(opts.preset, opts.synthesizerTurn ?? 0);
-  const protocol = protocolFor(preset.protocol.kind);
+  // `auto`: the advisor chooses the protocol before any panel call; its call and choice are recorded once the debate is.
+  const advised = opts.preset.protocol.kind === 'auto' ? await adviseRun(opts, id) : null;
+  const { preset, choice } = pickSynthesizer(advised?.preset ?? opts.preset, opts.synthesizerTurn ?? 0);
+  const kind = preset.protocol.kind === 'auto' ? 'debate' : preset.protocol.kind;
+  const protocol = protocolFor(kind);
   const stages = (opts.stages ?? builtinStages()).filter((s) => s.enabled(preset));
   const shape = protocol.shape(preset, stages);
   const synthesizes = shape.synthesisModels.includes(choice.model);
@@ -55,6 +64,10 @@ export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
     synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
     synthesizer: synthesizes && choice.rotate ? { kind: 'synthesizer', ...choice } : null,
   });
+  if (advised) {
+    for (const call of advised.calls) runner.emit({ type: 'call.finished', call });
+    runner.step(advised.step);
+  }
   try {
     return runner.complete(await protocol.run(runner, []));
   } catch (err) {

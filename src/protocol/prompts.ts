@@ -1,8 +1,7 @@
 import type { ChatMessage, RoundJudgement, TurnRecord } from './records.js';
 
 /** The typed constraints and trade-offs an agent answer may add (src/protocol/constraints.ts). */
-export const STATED_FIELDS =
-  ', and, where they apply, "constraints" (what your answer requires, prohibits or prefers: a list of {"kind": "requires", "prohibits" or "prefers", "subject": what it is about in a few words, "detail": the constraint in a sentence}) and "tradeOffs" (the trade-offs your answer accepts, one line each)';
+export const STATED_FIELDS = ', and if any apply, "constraints" ({"kind": "requires", "prohibits" or "prefers", "subject", "detail"} each) and "tradeOffs" (one line each)';
 
 /**
  * Prompt builders: pure functions from debate state to chat messages.

@@ -3,7 +3,7 @@ import { confidenceOf, confidenceText, modelConfidenceText, restsOnText } from '
 import { inertDeep } from './inert.js';
 import { exitText } from './live.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
-import { kindOf, protocolCardLines, protocolFooter } from './protocols.js';
+import { adviceLine, adviceOf, kindOf, protocolCardLines, protocolFooter } from './protocols.js';
 import { qualityCardLines } from './quality.js';
 import { constraintCardLines } from './constraints.js';
 import { tensionCardLines } from './tensions.js';
@@ -24,6 +24,8 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   lines.push(paint('bold', `━━ ${d.question}`));
   // The user's constraints: the answer below was asked under them.
   for (const c of d.preset.constraints ?? []) lines.push(`  ${paint('dim', 'constraint:')} ${c}`);
+  const advice = adviceOf(d);
+  if (advice) lines.push(...wrap(`protocol: ${adviceLine(advice)}`, width - 2).map((l) => `  ${paint('dim', l)}`));
   const s = d.synthesis?.synthesis;
   if (kindOf(d) === 'pipeline') {
     // The report (protocolCardLines) is the result; the synthesis record carries its verdict.

@@ -1,6 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { confidenceOf } from './confidence.js';
-import { protocolDocument } from './protocols.js';
+import { adviceOf, protocolDocument } from './protocols.js';
 import { qualityDocument } from './quality.js';
 import { tensionDocument } from './tensions.js';
 import { materialDocument } from './material.js';
@@ -58,6 +58,8 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     protocol: protocolDocument(d),
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
+    // `protocol.kind: auto`: what the advisor chose and why; null when the preset named the protocol.
+    advice: adviceOf(d),
     // The merged constraints and collisions the synthesis was given, each with its resolution; null when no agent stated any.
     constraints: constraintsView(d),
     tensionMap: tensionDocument(d),

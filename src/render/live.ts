@@ -4,7 +4,7 @@ import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, QualityRecord, Stage } from '../engine/events.js';
 import { inertDeep } from './inert.js';
 import { type TermStyle, painter } from './style.js';
-import { PROTOCOL_LABEL, protocolLiveView, roundTitle } from './protocols.js';
+import { PROTOCOL_LABEL, kindOf, protocolLiveView, roundTitle } from './protocols.js';
 import { qualityLiveLines } from './quality.js';
 import { tensionLiveView } from './tensions.js';
 import { materialLiveView } from './material.js';
@@ -30,6 +30,7 @@ const STAGE_LABEL: Record<Stage, string> = {
   refine: 'refining after the vote',
   verdict: 'judging a match',
   split: 'splitting the question',
+  advice: 'choosing the protocol',
   subanswer: 'answering a sub-question',
   reassembly: 'reassembling the answer',
   plan: 'writing the plan',
@@ -118,7 +119,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
           .filter((a) => a.role === 'debater')
           .map((a) => `${a.id} (${a.model})`)
           .join(', ');
-        kind = event.preset.protocol.kind ?? 'debate';
+        kind = kindOf(event);
         const protocol = kind === 'debate' ? '' : ` · ${PROTOCOL_LABEL[kind]}`;
         print(paint('bold', `Debate ${event.debateId}`) + paint('dim', ` · preset ${event.preset.name}${protocol} · ${event.host}`));
         print(`  ${paint('dim', 'question:')} ${event.question}`);

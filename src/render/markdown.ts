@@ -2,7 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
 import { markdownDeep } from './inert.js';
 import { exitText } from './live.js';
-import { kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
+import { adviceLine, adviceOf, kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
 import { constraintMarkdown } from './constraints.js';
 import { tensionMarkdown } from './tensions.js';
@@ -24,6 +24,7 @@ export function renderMarkdown(stored: StoredDebate): string {
     ...(d.preset.constraints ?? []).map((c) => `- Constraint: ${c}`),
     `- Debate: \`${d.id}\``,
     `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`), protocol: ${PROTOCOL_LABEL[kindOf(d)]}`,
+    ...(adviceOf(d) ? [`- Protocol chosen by the advisor: ${adviceLine(adviceOf(d)!)}`] : []),
     `- Status: ${d.status}${d.exitReason ? `, ${exitText(d.exitReason)}` : ''}`,
     `- Started: ${new Date(d.createdAt).toISOString()}`,
     ...(d.resumptions ?? []).map(

@@ -3,7 +3,7 @@ import { PHASE_ROUND } from '../protocol/phases.js';
 /** Stages that belong to a pipeline phase, whose stored round is the phase's number, not a critique round. */
 const PHASE_STAGES = new Set(['plan', 'observe', 'review', 'filter']);
 /** Stages that run after the last critique round, in a place of their own. */
-const OWN_PLACE: Record<string, string> = { targeted: 'the targeted exchange', clash: 'the tension map', claims: 'the tension map', synthesis: 'the synthesis' };
+const OWN_PLACE: Record<string, string> = { advice: 'the advice, before the panel', targeted: 'the targeted exchange', clash: 'the tension map', claims: 'the tension map', synthesis: 'the synthesis' };
 
 /**
  * Where a call or a result sits, in words: "round 2" only for the second critique round (or

@@ -14,7 +14,9 @@ import type { Paint } from './style.js';
  */
 
 export function kindOf(d: Pick<StoredDebate, 'preset'>): ProtocolKind {
-  return d.preset.protocol.kind ?? 'debate';
+  // A run resolves `auto` to the advisor's choice before the debate is recorded.
+  const kind = d.preset.protocol.kind ?? 'debate';
+  return kind === 'auto' ? 'debate' : kind;
 }
 
 export const PROTOCOL_LABEL: Record<ProtocolKind, string> = {
@@ -97,6 +99,10 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
             : `  downgraded: ${step.agentId}/${step.observationId} was blocking with no evidence; kept as not blocking`,
         ),
       ];
+    case 'advice':
+      return step.advice
+        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.advice.depth}, ${step.advice.pattern}${step.tokenBudget ? `, budget ${step.tokenBudget.toLocaleString('en-US')} tokens` : ''}): ${step.advice.reason}`))}`]
+        : [paint('yellow', `  advisor ${step.model} gave no usable advice (${clip(step.error ?? 'no reply')}): running ${step.chosen}`)];
     case 'constraints':
       return [
         `  ${paint('dim', 'constraints:')} ${step.constraints.length} merged${step.collisions.length ? `, ${paint('yellow', `${step.collisions.length} collision${step.collisions.length === 1 ? '' : 's'}`)} for the ${step.stage} to resolve` : ', no collision'}`,
@@ -336,4 +342,20 @@ function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   const limit = Math.max(30, max);
   return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+type AdviceStep = Extract<ProtocolStep, { kind: 'advice' }>;
+
+/** The advisor's choice, when the preset left the protocol to it (`protocol.kind: auto`). */
+export function adviceOf(d: Pick<StoredDebate, 'steps'>): AdviceStep | null {
+  return ((d.steps ?? []).find((s) => s.step.kind === 'advice')?.step as AdviceStep | undefined) ?? null;
+}
+
+/** The advice in one sentence: what was chosen, by which model, and why. */
+export function adviceLine(a: AdviceStep): string {
+  const budget = a.tokenBudget ? `, budget ${a.tokenBudget.toLocaleString('en-US')} tokens` : '';
+  if (!a.advice) return `${a.model} gave no usable advice (${a.error ?? 'no reply'}), so it ran as ${a.chosen}${budget}.`;
+  const depth = a.chosen === 'debate' ? `, at most ${a.maxRounds} critique round${a.maxRounds === 1 ? '' : 's'}` : '';
+  const domains = a.advice.domains.length ? `; domains: ${a.advice.domains.join(', ')}` : '';
+  return `${a.model} chose ${a.chosen} among ${a.choices.join(', ')} (${a.advice.depth}, ${a.advice.pattern}${depth}${budget}; parts: ${a.advice.parts}${domains}): ${a.advice.reason}`;
 }

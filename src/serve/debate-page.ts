@@ -11,6 +11,7 @@ import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView } from '../render/constraints.js';
+import { adviceLine, adviceOf } from '../render/protocols.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -171,7 +172,7 @@ ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f
 function constraintSection(d: StoredDebate): Html {
   const view = constraintsView(d);
   if (!view) return html``;
-  return html`<section id="constraints" class="card">
+  return html`<section id="stated-constraints" class="card">
 <h2>Constraints and trade-offs</h2>
 <p class="muted">Merged from what the agents stated, as the ${view.stage} was given them (the user's first).</p>
 <ul>${view.constraints.map((c) => html`<li>${constraintText(c)}</li>`)}</ul>
@@ -416,6 +417,7 @@ ${constraints.length ? html`<ul class="constraints" id="constraints">${constrain
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
 · host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>
 · <a href="/api/debates/${encodeURIComponent(d.id)}">JSON</a></p>
+${adviceOf(d) ? html`<p class="advice" id="advice">Protocol chosen by the advisor: ${adviceLine(adviceOf(d)!)}</p>` : ''}
 ${exitLine(d, exitDetail)}
 <ol id="live-log" class="live-log"></ol>
 ${kind === 'debate' || kind === 'parallel' ? synthesisCard(d) : ''}

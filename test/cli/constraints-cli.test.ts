@@ -90,7 +90,7 @@ describe('typed constraints from the CLI', () => {
     const store = openStore(db, { readonly: true });
     try {
       const page = debatePage(store.getDebate(id), null);
-      expect(page).toContain('<h2>Constraints and trade-offs</h2>');
+      expect(page).toContain('<section id="stated-constraints" class="card">');
       expect(page).toContain('<strong>C1</strong> &quot;The PostgreSQL database&quot;: alpha requires it');
     } finally {
       store.close();

@@ -40,8 +40,14 @@ function arbitraryServer(debate: () => number) {
   return (req: SimRequest): SimReply => {
     if (!req.format || typeof req.format !== 'object') return {};
     const seed = createHash('sha256').update(`${debate()}\u0000${JSON.stringify(req.messages)}\u0000${req.model}`).digest().readInt32BE(0);
-    const [value] = fc.sample(arbitraryOf(req.format as Record<string, unknown>, { long: false }), { seed, numRuns: 1 });
-    return JSON.stringify(value);
+    const arbitrary = arbitraryOf(req.format as Record<string, unknown>, { long: false });
+    // A position with no word in it is rejected by design (test/protocol/quality.test.ts), and two in one
+    // round 0 end the debate there; draw again for those, so every debate meets the stages after round 0.
+    for (let draw = 0; ; draw++) {
+      const [value] = fc.sample(arbitrary, { seed: seed + draw, numRuns: 1 });
+      const position = (value as { position?: unknown; updatedPosition?: unknown } | null)?.position ?? (value as { updatedPosition?: unknown } | null)?.updatedPosition;
+      if (typeof position !== 'string' || /[\p{L}\p{N}]/u.test(position) || draw >= 20) return JSON.stringify(value);
+    }
   };
 }
 

@@ -32,6 +32,10 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .options(apiOptions)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
+        .option('protocol', {
+          choices: ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'auto'] as const,
+          describe: "The protocol to run, over the preset's kind; auto lets the advisor model choose (docs/orchestration.md)",
+        })
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })
         .option('threshold', { type: 'number', describe: 'Convergence threshold for early exit, 0..1 (overrides the preset)' })
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
