@@ -182,7 +182,8 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
     note: `k=${input.samples.length}`,
   });
 
-  const kind = preset.protocol.kind ?? 'debate';
+  // The protocol the debate ran: with `auto`, the advisor's choice for this item.
+  const kind = debate.preset.protocol.kind ?? 'debate';
   results.push(
     kind === 'decompose' || kind === 'pipeline'
       ? unavailable('round0-vote', kind === 'pipeline' ? 'a review pipeline has no independent answers' : 'a decomposition has no independent answers')

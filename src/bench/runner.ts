@@ -370,7 +370,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   ]);
   // The parallel protocol from the debate's round 0: one more call, a synthesis over the independent answers.
   let parallel: ParallelCapture | null = null;
-  const kind = preset.protocol.kind ?? 'debate';
+  // The protocol the debate ran: with `auto`, the advisor's choice for this item.
+  const kind = debate.preset.protocol.kind ?? 'debate';
   if ((kind === 'debate' || kind === 'tournament') && !ctx.signal.aborted) {
     const model = debate.agents.find((a) => a.role === 'synthesizer')?.model ?? preset.synthesizer.model ?? '';
     const ctxSize = numCtx.get(model);

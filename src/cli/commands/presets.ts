@@ -40,6 +40,8 @@ export function protocolLine(preset: Preset): string {
       return `protocol: tournament  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'decompose':
       return `protocol: decompose  decomposer: ${preset.protocol.decomposer ?? preset.agents[0]?.id ?? ''}`;
+    case 'auto':
+      return `protocol: auto  advisor: ${preset.protocol.advisor ?? preset.judge.model}  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'pipeline':
       return `protocol: pipeline  roles: ${preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}  filter: ${preset.protocol.filterMode ?? 'list'}`;
     default:
