@@ -1,4 +1,5 @@
 import type { ChatMessage, RoundJudgement, TurnRecord } from './records.js';
+import { clip } from './clip.js';
 
 /** The typed constraints and trade-offs an agent answer may add (src/protocol/constraints.ts). */
 export const STATED_FIELDS = ', and if any apply, "constraints" ({"kind": "requires", "prohibits" or "prefers", "subject", "detail"} each) and "tradeOffs" (one line each)';
@@ -193,9 +194,4 @@ export function repairMessages(original: ChatMessage[], badReply: string, proble
       content: `That reply could not be used: ${problem}\nReply again with only the JSON object, with every required field filled in and nothing else.`,
     },
   ];
-}
-
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return `${text.slice(0, Math.max(0, max - 1)).trimEnd()}…`;
 }

@@ -1,5 +1,6 @@
 import type { ChatMessage } from './records.js';
-import { clip, systemPrompt } from './prompts.js';
+import { clip } from './clip.js';
+import { systemPrompt } from './prompts.js';
 import { type Claim, type Pair, SEVERITY_BANDS, type Tension, type TargetedExchange, type TensionMap, bySeverity, resolutionText } from './tensions.js';
 
 /**

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { boundedText } from './grammar.js';
 import type { ChatMessage } from './records.js';
-import { clip, systemPrompt } from './prompts.js';
+import { clip } from './clip.js';
+import { systemPrompt } from './prompts.js';
 import type { ContextualSuperposition, SuperpositionEntry } from './voting.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { StoredDebate } from '../store/store.js';
 import { confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
 import { inertDeep } from './inert.js';
-import { exitText } from './live.js';
+import { exitText } from './exit.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { adviceLine, adviceOf, kindOf, protocolCardLines, protocolFooter } from './protocols.js';
 import { qualityCardLines } from './quality.js';

@@ -1,5 +1,6 @@
 import type { PlanThinking } from '../schedule/plan.js';
 import { clipLine, visibleWidth, wrapLine } from './wrap.js';
+import { exitText } from './exit.js';
 import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, QualityRecord, Stage } from '../engine/events.js';
 import { inertDeep } from './inert.js';
@@ -226,31 +227,6 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
       clearBlock();
     },
   });
-}
-
-export function exitText(reason: string): string {
-  switch (reason) {
-    case 'converged':
-      return 'the panel converged';
-    case 'max_rounds':
-      return 'reached the round limit';
-    case 'too_few_answers':
-      return 'too few usable answers';
-    case 'answered':
-      return 'every agent answered';
-    case 'champion':
-      return 'the tournament has a champion';
-    case 'reassembled':
-      return 'the parts were reassembled';
-    case 'filtered':
-      return 'every phase ran, through the filter';
-    case 'interrupted':
-      return 'interrupted';
-    case 'budget':
-      return 'the token budget was spent';
-    default:
-      return reason;
-  }
 }
 
 function oneLine(text: string, max: number): string {

@@ -1,7 +1,7 @@
 import type { StoredDebate } from '../store/store.js';
 import { confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
 import { markdownDeep } from './inert.js';
-import { exitText } from './live.js';
+import { exitText } from './exit.js';
 import { adviceLine, adviceOf, kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
 import { constraintMarkdown } from './constraints.js';

@@ -1,5 +1,5 @@
 import type { DebateEvent } from '../engine/events.js';
-import { clip } from '../protocol/prompts.js';
+import { clip } from '../protocol/clip.js';
 import type { Round2Decision, Tension, TargetedExchange, TensionUpdate } from '../protocol/tensions.js';
 import { bySeverity, resolutionText, round2Decision, round2Defaults } from '../protocol/tension-order.js';
 import type { StoredDebate } from '../store/store.js';

@@ -1,7 +1,7 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
-import { exitText } from '../render/live.js';
+import { exitText } from '../render/exit.js';
 import { placeText } from '../render/place.js';
 import { resolutionText } from '../protocol/tension-order.js';
 import { budgetSummary } from '../render/material.js';

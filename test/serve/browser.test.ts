@@ -1,6 +1,6 @@
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exitText } from '../../src/render/live.js';
+import { exitText } from '../../src/render/exit.js';
 import type { SimRequest } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { StoredDebate } from '../../src/store/store.js';
