@@ -1,6 +1,6 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { Attachment } from '../protocol/material.js';
-import type { QualityAction } from '../protocol/quality.js';
+import type { QualityAction, QualityIndicators } from '../protocol/quality.js';
 import type { ChatMessage, ExitReason, RoundJudgement, TurnRecord } from '../protocol/records.js';
 import type { Synthesis } from '../protocol/schemas.js';
 import type { CallBudget, CallMetrics, CallRecord, Stage } from './call-record.js';
@@ -42,6 +42,8 @@ export interface QualityRecord {
   score: number;
   action: QualityAction;
   reasons: string[];
+  /** Whether the result stated trade-offs, and how many constraints (openings, critiques, sub-answers). */
+  indicators?: QualityIndicators;
 }
 
 

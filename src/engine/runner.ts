@@ -781,7 +781,7 @@ export class Runner {
 /** The quality hook of an answer in the opening's shape (an opening, a sub-answer); `retry` is its simplified request. */
 export function openingQuality(retry: ChatMessage[]): QualityHook<Opening> {
   return {
-    facts: (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }),
+    facts: (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence, tradeOffs: v.tradeOffs?.length ?? 0, constraints: v.constraints?.length ?? 0 }),
     retry,
     fromRetry: (o) => o,
   };
@@ -793,7 +793,7 @@ export function openingQuality(retry: ChatMessage[]): QualityHook<Opening> {
  */
 export function critiqueQuality(retry: ChatMessage[], peers: number): QualityHook<Critique> {
   return {
-    facts: (v) => ({ position: v.updatedPosition, confidence: v.confidence, peers, engaged: v.agreements.length + v.disagreements.length }),
+    facts: (v) => ({ position: v.updatedPosition, confidence: v.confidence, peers, engaged: v.agreements.length + v.disagreements.length, tradeOffs: v.tradeOffs?.length ?? 0, constraints: v.constraints?.length ?? 0 }),
     retry,
     fromRetry: (o) => ({ agreements: [], disagreements: [], updatedPosition: o.position, confidence: o.confidence }),
   };

@@ -13,6 +13,14 @@ export interface QualityRating {
   action: QualityAction;
   /** One line per rule that took points off, in the order of the rules; empty for a clean result. */
   reasons: string[];
+  /** What the result stated beside its answer (docs/orchestration.md); absent for a kind of result that states none. */
+  indicators?: QualityIndicators;
+}
+
+/** Seed 002's `has_trade_offs` and `constraint_count`: recorded with the rating, they take no points off. */
+export interface QualityIndicators {
+  hasTradeOffs: boolean;
+  constraintCount: number;
 }
 
 /** What a result says, read from its parsed value. */
@@ -26,6 +34,9 @@ export interface ResultFacts {
   /** For a critique: how many peers it was shown, and how many agreements and disagreements it wrote. */
   peers?: number;
   engaged?: number;
+  /** Trade-offs and constraints it stated; leave undefined for a kind of result whose schema has none. */
+  tradeOffs?: number;
+  constraints?: number;
 }
 
 /** How the call that produced the result went. */
@@ -75,9 +86,11 @@ export function rateResult(result: ResultFacts, call: CallFacts, retried = false
     reasons.push(`${reason} (−${points})`);
   };
 
+  const indicators: Pick<QualityRating, 'indicators'> =
+    result.tradeOffs === undefined && result.constraints === undefined ? {} : { indicators: { hasTradeOffs: (result.tradeOffs ?? 0) > 0, constraintCount: result.constraints ?? 0 } };
   const words = countWords(result.position, R.minWords);
   if (words === 0) {
-    return { score: 0, action: 'REJECT', reasons: ['the position has no words in it'] };
+    return { score: 0, action: 'REJECT', reasons: ['the position has no words in it'], ...indicators };
   }
   if (call.cutAtLimit) off(R.cutAtLimit, 'the reply was cut off at num_predict');
   if (words < R.minWords) off(R.shortPosition, `the position is ${words === 1 ? 'one word' : `${words} words`}`);
@@ -97,7 +110,7 @@ export function rateResult(result: ResultFacts, call: CallFacts, retried = false
     action = 'WARN';
     reasons.push('kept after its one retry');
   }
-  return { score, action, reasons };
+  return { score, action, reasons, ...indicators };
 }
 
 /** Words (runs of letters or digits) in `text`, counting no further than `enough`: huge text costs no more than short. */

@@ -15,13 +15,16 @@ export function recordQuality(store: RecordWriter, debateId: string, rating: Qua
     score: rating.score,
     action: rating.action,
     reasons_json: JSON.stringify(rating.reasons),
+    has_trade_offs: rating.indicators === undefined ? null : Number(rating.indicators.hasTradeOffs),
+    constraint_count: rating.indicators?.constraintCount ?? null,
     at,
   });
 }
 
-const UPSERT_QUALITY = `insert into result_quality (debate_id, stage, round, agent_id, try, score, action, reasons_json, at)
-  values (@debate_id, @stage, @round, @agent_id, @try, @score, @action, @reasons_json, @at)
-  on conflict (debate_id, stage, round, agent_id, try) do update set score = excluded.score, action = excluded.action, reasons_json = excluded.reasons_json, at = excluded.at`;
+const UPSERT_QUALITY = `insert into result_quality (debate_id, stage, round, agent_id, try, score, action, reasons_json, has_trade_offs, constraint_count, at)
+  values (@debate_id, @stage, @round, @agent_id, @try, @score, @action, @reasons_json, @has_trade_offs, @constraint_count, @at)
+  on conflict (debate_id, stage, round, agent_id, try) do update set score = excluded.score, action = excluded.action, reasons_json = excluded.reasons_json,
+    has_trade_offs = excluded.has_trade_offs, constraint_count = excluded.constraint_count, at = excluded.at`;
 
 /** Every rating of a debate, by round, then agent, then try (calls of a round run at once, so time would not order them stably). */
 export function readQuality(read: TableReader): QualityRecord[] {
@@ -33,6 +36,7 @@ export function readQuality(read: TableReader): QualityRecord[] {
     score: r.score,
     action: r.action,
     reasons: r.reasonsJson,
+    ...(r.hasTradeOffs === null ? {} : { indicators: { hasTradeOffs: r.hasTradeOffs, constraintCount: r.constraintCount ?? 0 } }),
   }));
 }
 

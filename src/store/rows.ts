@@ -19,7 +19,7 @@ export const DECODED_COLUMNS: Readonly<Record<string, { json?: readonly string[]
   tensions: { bool: ['load_bearing', 'resolvable'] },
   tension_maps: { json: ['major_findings_json', 'open_questions_json', 'confidence_json', 'review_reasons_json', 'gaps_json'], bool: ['flagged'] },
   protocol_steps: { json: ['body_json'] },
-  result_quality: { json: ['reasons_json'] },
+  result_quality: { json: ['reasons_json'], bool: ['has_trade_offs'] },
 };
 
 const camelNames = new Map<string, string>();

@@ -19,6 +19,9 @@ export const resultQuality = sqliteTable(
     score: integer('score').notNull(),
     action: text('action', { enum: qualityActions }).notNull(),
     reasonsJson: text('reasons_json', { mode: 'json' }).$type<string[]>().notNull(),
+    /** Seed 002's quality indicators (docs/orchestration.md); null for results that state none, and for older rows. */
+    hasTradeOffs: integer('has_trade_offs', { mode: 'boolean' }),
+    constraintCount: integer('constraint_count'),
     at: integer('at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.debateId, t.stage, t.round, t.agentId, t.try] })],

@@ -81,8 +81,10 @@ describe('typed constraints from the CLI', () => {
     expect(doc.constraints.stage).toBe('synthesis');
     expect(doc.constraints.collisions.map((c) => [c.id, c.requires.authors, c.resolution])).toEqual([['C1', ['alpha'], 'Stay on SQLite now and revisit C1 at 50 writers a second.']]);
     expect(doc.constraints.tradeOffs).toHaveLength(3);
-    // Recorded per turn.
+    // Recorded per turn, and rated: the seed's has_trade_offs and constraint_count.
     expect(doc.rounds[0]!.turns.find((t) => t.agentId === 'alpha')!.opening!.constraints).toEqual([STATING.alpha]);
+    const quality = (JSON.parse((await runCli(['show', id, '--db', db, '--json'], dir)).stdout) as { quality: { stage: string; agentId: string; indicators?: unknown }[] }).quality;
+    expect(quality.find((q) => q.stage === 'opening' && q.agentId === 'alpha')!.indicators).toEqual({ hasTradeOffs: true, constraintCount: 1 });
     const md = (await runCli(['show', id, '--db', db], dir)).stdout;
     expect(md).toContain('## Constraints and trade-offs');
     expect(md).toContain('- **C1** "The PostgreSQL database": alpha requires it');

@@ -85,3 +85,13 @@ describe('rateResult', () => {
     expect(rateResult(facts, clean)).toEqual(rateResult(facts, clean));
   });
 });
+
+describe('the seed\'s quality indicators', () => {
+  it('records whether a result stated trade-offs and how many constraints, taking no points off', () => {
+    expect(rateResult(opening({ tradeOffs: 2, constraints: 3 }), clean)).toEqual({ score: 100, action: 'PASS', reasons: [], indicators: { hasTradeOffs: true, constraintCount: 3 } });
+    expect(rateResult(opening({ tradeOffs: 0, constraints: 0 }), clean)).toEqual({ score: 100, action: 'PASS', reasons: [], indicators: { hasTradeOffs: false, constraintCount: 0 } });
+    // Kept on a rejected answer too, and absent for a kind of result that states none.
+    expect(rateResult(opening({ position: '…', tradeOffs: 1, constraints: 0 }), clean).indicators).toEqual({ hasTradeOffs: true, constraintCount: 0 });
+    expect(rateResult(opening(), clean)).not.toHaveProperty('indicators');
+  });
+});

@@ -35,7 +35,7 @@ export async function ratedResult<T>(ctx: CallContext, req: CallRequest<T>, once
       schema: openingSchema,
       ...(req.onRecord ? { onRecord: req.onRecord } : {}),
     };
-    const again = await rated(retryReq, 2, once, (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence }), true);
+    const again = await rated(retryReq, 2, once, (v) => ({ position: v.position, reasoning: v.reasoning, confidence: v.confidence, tradeOffs: v.tradeOffs?.length ?? 0, constraints: v.constraints?.length ?? 0 }), true);
     if (again.outcome.status === 'ok' && again.rating) {
       kept = { value: hook.fromRetry(again.outcome.value), rating: again.rating };
     } else {
