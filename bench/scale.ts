@@ -114,7 +114,7 @@ async function bench(n: number): Promise<{ makespan: number; bound: number; call
     await executeBench({ store, runId });
     const makespan = performance.now() - t0;
     // Every call the bench made, debates and baselines: each model's service time, spread over that model's slots in the pool.
-    const rows = store.use('read the calls', (_db, sqlite) =>
+    const rows = store.read('read the calls', (sqlite) =>
       sqlite.prepare('select model, finished_at - started_at as ms from calls union all select model, finished_at - started_at as ms from bench_calls').all(),
     ) as { model: string; ms: number }[];
     const work = new Map<string, number>();

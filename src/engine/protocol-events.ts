@@ -110,6 +110,15 @@ export type ProtocolStep =
 
 export type ProtocolStepKind = ProtocolStep['kind'];
 
+/** The last recorded step of a kind (a debate's `steps`), or null when there is none. */
+export function lastStep<K extends ProtocolStepKind>(steps: readonly { step: ProtocolStep }[] | undefined, kind: K): Extract<ProtocolStep, { kind: K }> | null {
+  for (let i = (steps?.length ?? 0) - 1; i >= 0; i--) {
+    const step = steps![i]!.step;
+    if (step.kind === kind) return step as Extract<ProtocolStep, { kind: K }>;
+  }
+  return null;
+}
+
 /** The step's round, for ordering in a replay: bracket rounds, sub-question numbers, 0 otherwise. */
 export function stepRound(step: ProtocolStep): number {
   switch (step.kind) {

@@ -6,6 +6,7 @@ import type { TranscriptRound } from '../protocol/prompts.js';
 import { sameModel } from '../schedule/facts.js';
 import type { StoredDebate, Store } from '../store/store.js';
 import type { ChatMessage, SynthesisRecord } from './events.js';
+import { lastStep } from './protocol-events.js';
 import { structuredCall } from './structured-call.js';
 import { failedAgentsOf, fitSynthesisPrompt, synthesisRecordOf, synthesisSchemaOf } from './synthesis.js';
 
@@ -169,6 +170,5 @@ function contextFor(messages: ChatMessage[]): number {
 
 /** The collisions the debate's synthesis (or reassembly) was told to resolve, from its recorded constraints step. */
 function collisionIdsOf(d: StoredDebate): string[] {
-  const step = [...(d.steps ?? [])].reverse().find((s) => s.step.kind === 'constraints')?.step;
-  return step?.kind === 'constraints' ? step.collisions.map((c) => c.id) : [];
+  return lastStep(d.steps, 'constraints')?.collisions.map((c) => c.id) ?? [];
 }

@@ -63,7 +63,7 @@ export class OpenAIGateway implements ModelServer {
     let tokens = 0;
     try {
       const res = await this.#send('POST', '/chat/completions', chatBody(request), call.signal);
-      if (res.statusCode >= 400) throw await this.#statusError(res.statusCode, await res.body.text(), request.model);
+      if (res.statusCode >= 400) throw this.#statusError(res.statusCode, await res.body.text(), request.model);
       let finish: string | null = null;
       let usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null = null;
       let done = false;
@@ -123,7 +123,7 @@ export class OpenAIGateway implements ModelServer {
   }
 
   async tags(): Promise<TagModel[]> {
-    return (await this.catalog()).map((m) => ({ name: m.name, size: 0, digest: '', parameterSize: null, quantization: null }));
+    return (await this.catalog()).map((m) => servedModel(m.name));
   }
 
   /** What /v1/models lists, with the context length where the server gives it (vLLM's `max_model_len`). */
@@ -161,7 +161,7 @@ export class OpenAIGateway implements ModelServer {
     try {
       const res = await this.#send('GET', '/models', undefined, AbortSignal.timeout(30_000));
       const text = await res.body.text();
-      if (res.statusCode >= 400) throw await this.#statusError(res.statusCode, text, null);
+      if (res.statusCode >= 400) throw this.#statusError(res.statusCode, text, null);
       const list = JSON.parse(text) as { data?: unknown };
       if (!Array.isArray(list.data)) throw new CallError('BAD_REQUEST', `${this.host}/models did not return a model list.`, { hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1.' });
       return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown })?.id === 'string');
@@ -180,7 +180,7 @@ export class OpenAIGateway implements ModelServer {
     });
   }
 
-  async #statusError(status: number, text: string, model: string | null): Promise<CallError> {
+  #statusError(status: number, text: string, model: string | null): CallError {
     const message = describeError(safeJson(text)?.error ?? text);
     if (status === 401 || status === 403) {
       return new CallError('KEY_REFUSED', `${this.host} refused the API key (HTTP ${status}): ${message}`, {
@@ -218,6 +218,11 @@ export class OpenAIGateway implements ModelServer {
     }
     return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${message}`, { cause: err });
   }
+}
+
+/** A model an OpenAI-compatible server lists: its id alone; size, digest and quantization are the server's own business. */
+export function servedModel(name: string): TagModel {
+  return { name, size: 0, digest: '', parameterSize: null, quantization: null };
 }
 
 /** The request body: Ollama's options mapped to their OpenAI fields, the schema as `response_format`. */

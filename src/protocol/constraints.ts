@@ -108,19 +108,31 @@ export function mergeConstraints(stated: readonly { author: string; constraint: 
   return { constraints: merged, collisions };
 }
 
+/** Authors in words: `user` is "the user". */
+function who(authors: readonly string[]): string {
+  return authors.map((a) => (a === USER_AUTHOR ? 'the user' : a)).join(', ');
+}
+
+/** One merged constraint in words, as the synthesizer reads it and every view shows it: `requires X (alpha): detail`. */
+export function constraintText(c: MergedConstraint): string {
+  const details = c.details.filter((d) => d !== c.subject);
+  return `${c.kind} ${c.subject} (${who(c.authors)})${details.length ? `: ${details.join(' / ')}` : ''}`;
+}
+
+/** One collision in words, as the synthesizer reads it and every view shows it: `"X": alpha requires it (…); beta prohibits it (…)`. */
+export function collisionText(k: Collision): string {
+  const detail = (details: readonly string[]): string => details.join(' / ') || 'no detail';
+  return `"${k.subject}": ${who(k.requires.authors)} requires it (${detail(k.requires.details)}); ${who(k.prohibits.authors)} prohibit${k.prohibits.authors.length === 1 ? 's' : ''} it (${detail(k.prohibits.details)})`;
+}
+
 /** The section of the synthesizer's (or reassembler's) prompt: the merged constraints, then each collision to resolve. */
 export function constraintSection(merge: ConstraintMerge): string | null {
   if (merge.constraints.length === 0) return null;
-  const who = (authors: readonly string[]): string => authors.map((a) => (a === USER_AUTHOR ? 'the user' : a)).join(', ');
   const lines = ['Constraints the answers stated, merged (the user\'s are binding and come first):'];
-  for (const c of merge.constraints) lines.push(`- ${c.kind} ${c.subject} (${who(c.authors)})${c.details.length && c.details[0] !== c.subject ? `: ${c.details.join(' / ')}` : ''}`);
+  for (const c of merge.constraints) lines.push(`- ${constraintText(c)}`);
   if (merge.collisions.length > 0) {
     lines.push('', 'Collisions your answer must resolve (one side requires what the other prohibits):');
-    for (const k of merge.collisions) {
-      lines.push(
-        `- ${k.id} on "${k.subject}": ${who(k.requires.authors)} requires it (${k.requires.details.join(' / ') || 'no detail'}); ${who(k.prohibits.authors)} prohibit${k.prohibits.authors.length === 1 ? 's' : ''} it (${k.prohibits.details.join(' / ') || 'no detail'}).${k.userBinding ? ' The user requires it: keep it.' : ''}`,
-      );
-    }
+    for (const k of merge.collisions) lines.push(`- ${k.id} on ${collisionText(k)}.${k.userBinding ? ' The user requires it: keep it.' : ''}`);
     lines.push('For each collision, say in "collisionResolutions" how the recommendation resolves it: which side it follows, or how it satisfies both.');
   }
   return lines.join('\n');

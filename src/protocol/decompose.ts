@@ -125,7 +125,6 @@ export function reassemblyMessages(
         '- "confidence": {"level": "high" | "medium" | "low", "converged": how many panelists\' answers support the recommendation}.',
         '- "minorityPositions": for each answer that pulls against the recommendation, {"agent", "round" (its sub-question number), "argument", "whyItMatters"}.',
         '- "failedAgents": {"agent", "reason"} for each panelist whose part has no answer.',
-        ...(constraints?.includes('Collisions your answer must resolve') ? ['- "collisionResolutions": {"collision": its id, "resolution"} for each collision listed above.'] : []),
       ].join('\n'),
     },
   ];

@@ -179,7 +179,6 @@ export function synthesisMessages(
         '- "restsOn": the ids of the panelists whose final positions the recommendation rests on.',
         '- "minorityPositions": for each substantive dissent, {"agent", "round" (the round where it was argued best), "argument", "whyItMatters"}. Include dissents that were later abandoned if the risk they named is still real.',
         '- "failedAgents": {"agent", "reason"} for each panelist without a usable answer.',
-        ...(extraSections.some((section) => section.includes('Collisions your answer must resolve')) ? ['- "collisionResolutions": {"collision": its id, "resolution"} for each collision listed above.'] : []),
       ].join('\n'),
     },
   ];

@@ -1,5 +1,5 @@
-import type { ProtocolStep } from '../engine/protocol-events.js';
-import type { Collision, MergedConstraint } from '../protocol/constraints.js';
+import { type ProtocolStep, lastStep } from '../engine/protocol-events.js';
+import { type Collision, type MergedConstraint, collisionText, constraintText } from '../protocol/constraints.js';
 import type { StoredDebate } from '../store/reader.js';
 import type { Paint } from './style.js';
 
@@ -19,7 +19,7 @@ export interface ConstraintsView {
 
 /** The merged constraints the synthesis (or reassembly) was given, with its resolution of each collision; null when no agent stated any. */
 export function constraintsView(d: StoredDebate): ConstraintsView | null {
-  const step = [...(d.steps ?? [])].reverse().find((s) => s.step.kind === 'constraints')?.step as ConstraintsStep | undefined;
+  const step = lastStep(d.steps, 'constraints');
   if (!step) return null;
   const resolutions = d.synthesis?.synthesis?.collisionResolutions ?? [];
   return {
@@ -28,21 +28,6 @@ export function constraintsView(d: StoredDebate): ConstraintsView | null {
     collisions: step.collisions.map((c) => ({ ...c, resolution: resolutions.find((r) => r.collision === c.id)?.resolution ?? null })),
     tradeOffs: step.tradeOffs,
   };
-}
-
-const who = (authors: readonly string[]): string => authors.map((a) => (a === 'user' ? 'the user' : a)).join(', ');
-
-/** One collision in words: who requires it and who prohibits it. */
-export function collisionText(c: Collision): string {
-  const verb = (authors: readonly string[], word: string): string => `${who(authors)} ${word}${authors.length === 1 && authors[0] !== 'user' ? 's' : ''}`;
-  const detail = (details: readonly string[]): string => (details.length ? ` (${details.join(' / ')})` : '');
-  return `"${c.subject}": ${verb(c.requires.authors, 'require')} it${detail(c.requires.details)}; ${verb(c.prohibits.authors, 'prohibit')} it${detail(c.prohibits.details)}`;
-}
-
-/** One merged constraint in words. */
-export function constraintText(c: MergedConstraint): string {
-  const detail = c.details.filter((x) => x !== c.subject);
-  return `${c.kind} ${c.subject} (${who(c.authors)})${detail.length ? `: ${detail.join(' / ')}` : ''}`;
 }
 
 /** The card's CONFLICTS section: each collision of the panel's constraints and how the synthesis resolved it. */
@@ -79,3 +64,5 @@ export function constraintMarkdown(d: StoredDebate): string[] {
   out.push('');
   return out;
 }
+
+export { collisionText, constraintText };

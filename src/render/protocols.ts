@@ -1,6 +1,6 @@
 import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent } from '../engine/events.js';
-import type { ProtocolStep } from '../engine/protocol-events.js';
+import { type ProtocolStep, lastStep } from '../engine/protocol-events.js';
 import type { StoredDebate } from '../store/store.js';
 import type { Finding, Observation } from '../protocol/pipeline.js';
 import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/phases.js';
@@ -348,7 +348,7 @@ type AdviceStep = Extract<ProtocolStep, { kind: 'advice' }>;
 
 /** The advisor's choice, when the preset left the protocol to it (`protocol.kind: auto`). */
 export function adviceOf(d: Pick<StoredDebate, 'steps'>): AdviceStep | null {
-  return ((d.steps ?? []).find((s) => s.step.kind === 'advice')?.step as AdviceStep | undefined) ?? null;
+  return lastStep(d.steps, 'advice');
 }
 
 /** The advice in one sentence: what was chosen, by which model, and why. */

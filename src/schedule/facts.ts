@@ -5,7 +5,7 @@ import type { Api, LoadedModel, ModelDetails, ModelServer, TagModel } from '../b
 import type { HostEntry } from '../config/preset-schema.js';
 import { errorMessage } from '../errors.js';
 import { Gateway } from '../ollama/gateway.js';
-import { OpenAIGateway } from '../openai/gateway.js';
+import { type OpenAIGateway, servedModel } from '../openai/gateway.js';
 
 const run = promisify(execFile);
 
@@ -180,7 +180,7 @@ async function openAIFacts(entry: HostEntry, base: HostFacts, models: string[], 
   try {
     facts.version = await server.version();
     const catalog = await server.catalog();
-    facts.models = catalog.map((m) => ({ name: m.name, size: 0, digest: '', parameterSize: null, quantization: null }));
+    facts.models = catalog.map((m) => servedModel(m.name));
     for (const m of catalog) {
       if (models.length && !models.some((wanted) => sameModel(wanted, m.name))) continue;
       facts.details[m.name] = { contextLength: m.contextLength, capabilities: [], kvBytesPerToken: null };

@@ -101,11 +101,9 @@ export class DebateScheduler {
     const wanted = [...new Set([...setup.debaters, ...setup.support])];
     const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted, { version: false, ...(setup.env ? { env: setup.env } : {}) })));
     const healthy = gathered.filter((f) => f.ok);
-    // A refused key is named as such, not as a host that is down.
-    const refused = healthy.length === 0 ? gathered.find((f) => f.errorCode === 'KEY_REFUSED') : undefined;
-    if (refused) throw new HostError('KEY_REFUSED', refused.error ?? `${refused.url} refused the API key.`, refused.errorHint ? { hint: refused.errorHint } : {});
-    const openai = healthy.length === 0 && gathered.length === 1 && gathered[0]!.api === 'openai' ? gathered[0]! : undefined;
-    if (openai) throw new HostError(openai.errorCode ?? 'HOST_UNREACHABLE', openai.error ?? `Cannot reach ${openai.url}.`, openai.errorHint ? { hint: openai.errorHint } : {});
+    // A refused key, or the failure of a lone OpenAI-compatible server, is reported as the server said it, not as a host that is down.
+    const own = healthy.length > 0 ? undefined : (gathered.find((f) => f.errorCode === 'KEY_REFUSED') ?? (gathered.length === 1 && gathered[0]!.api === 'openai' ? gathered[0] : undefined));
+    if (own) throw new HostError(own.errorCode ?? 'HOST_UNREACHABLE', own.error ?? `Cannot reach ${own.url}.`, own.errorHint ? { hint: own.errorHint } : {});
     if (healthy.length === 0) {
       const names = gathered.map((f) => f.url).join(', ');
       throw new HostError('HOST_UNREACHABLE', gathered.length === 1 ? `Cannot reach Ollama at ${names}.` : `None of the hosts answer: ${names}.`, {
@@ -252,11 +250,11 @@ export class DebateScheduler {
     return guess;
   }
 
-  /** An empty chat loads a model; same num_ctx as its real calls, or Ollama would reload it. A server that owns its memory has nothing to load. */
+  /** An empty chat loads a model; same num_ctx as its real calls, or Ollama would reload it. A server that owns its memory loads nothing (its `warm` does nothing). */
   private warm(model: string): void {
     this.touch(model);
     const host = this.plan.models.find((m) => m.model === model)?.hosts[0];
-    if (!host || this.gateways.get(host)!.api !== 'ollama') return;
+    if (!host) return;
     void this.gateways
       .get(host)!
       .warm(model, { num_ctx: this.numCtx[model] })
