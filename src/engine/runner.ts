@@ -675,13 +675,14 @@ export class Runner {
   /**
    * Merges what the agents stated (typed constraints and trade-offs) with the user's constraints,
    * records the merge as a step, and returns the prompt section and the collision ids the
-   * synthesis must resolve; null when no agent stated anything.
+   * synthesis must resolve; null when neither the user nor any agent stated anything. The
+   * user's constraints reach the synthesizer even when no agent restated them.
    */
   mergeStated(
     stage: 'synthesis' | 'reassembly',
     stated: { constraints: { author: string; constraint: StatedConstraint }[]; tradeOffs: { agentId: string; tradeOff: string }[] },
   ): { section: string | null; collisionIds: string[] } | null {
-    if (stated.constraints.length === 0 && stated.tradeOffs.length === 0) return null;
+    if (stated.constraints.length === 0 && stated.tradeOffs.length === 0 && (this.preset.constraints ?? []).length === 0) return null;
     const merge = mergeConstraints(stated.constraints, this.preset.constraints ?? []);
     this.step({ kind: 'constraints', stage, constraints: merge.constraints, collisions: merge.collisions, tradeOffs: stated.tradeOffs });
     return { section: constraintSection(merge), collisionIds: merge.collisions.map((c) => c.id) };

@@ -3,7 +3,8 @@
  * engine merges them across the panel (and across a decomposition's sub-answers): the same
  * constraint stated twice is one, with both authors; one side requiring what another prohibits,
  * on the same subject, is a collision the synthesis must resolve. The user's `--constraint`
- * texts join as `requires` from `user`, and outrank every agent. Pure: no I/O.
+ * texts join from `user` (a "never …" text prohibits, a "prefer …" text prefers, any other
+ * requires), and a user's hard constraint outranks every agent. Pure: no I/O.
  */
 
 export const constraintKinds = ['requires', 'prohibits', 'prefers'] as const;
@@ -33,8 +34,10 @@ export interface Collision {
   key: string;
   requires: { authors: string[]; details: string[] };
   prohibits: { authors: string[]; details: string[] };
-  /** True when the user's own constraint is the requirement: the user outranks the agents. */
+  /** True when the user's own constraint is one side: the user outranks the agents. */
   userBinding: boolean;
+  /** Which side the user holds when `userBinding` (absent in records made before the user could prohibit: then `requires`). */
+  userSide?: 'requires' | 'prohibits';
 }
 
 export interface ConstraintMerge {
@@ -68,12 +71,27 @@ export function subjectKey(subject: string): string {
   return [...new Set(words)].sort().join(' ');
 }
 
-/** Merges the constraints each author stated; `user` texts are `requires` whose subject is the text itself. */
+/** Leading words that turn a user's constraint into a prohibition, or into a (soft) preference. */
+const PROHIBIT_LEAD = /^(?:never|no|not|avoid|without|must not|mustn't|do not|don't|does not|doesn't|shall not|cannot|can't|should not|shouldn't)\s+/i;
+const PREFER_LEAD = /^(?:prefer(?:ably)?|ideally|preferably|if possible,?)\s+/i;
+
+/**
+ * A user's `--constraint` text as a typed constraint: "never X", "no X", "avoid X", "do not X"
+ * prohibit X; "prefer X", "ideally X" prefer X (soft: it never collides); any other text
+ * requires itself. The detail keeps the text as the user wrote it.
+ */
+export function userConstraint(text: string): StatedConstraint {
+  const trimmed = text.trim();
+  const prohibit = PROHIBIT_LEAD.exec(trimmed);
+  if (prohibit && trimmed.length > prohibit[0].length) return { kind: 'prohibits', subject: trimmed.slice(prohibit[0].length), detail: trimmed };
+  const prefer = PREFER_LEAD.exec(trimmed);
+  if (prefer && trimmed.length > prefer[0].length) return { kind: 'prefers', subject: trimmed.slice(prefer[0].length), detail: trimmed };
+  return { kind: 'requires', subject: trimmed, detail: trimmed };
+}
+
+/** Merges the constraints each author stated; `user` texts are read by `userConstraint`. */
 export function mergeConstraints(stated: readonly { author: string; constraint: StatedConstraint }[], userTexts: readonly string[] = []): ConstraintMerge {
-  const all = [
-    ...userTexts.map((text) => ({ author: USER_AUTHOR, constraint: { kind: 'requires' as const, subject: text, detail: text } })),
-    ...stated,
-  ];
+  const all = [...userTexts.map((text) => ({ author: USER_AUTHOR, constraint: userConstraint(text) })), ...stated];
   const merged: MergedConstraint[] = [];
   const order: string[] = [];
   for (const { author, constraint } of all) {
@@ -94,13 +112,16 @@ export function mergeConstraints(stated: readonly { author: string; constraint: 
     const requires = merged.find((m) => m.key === key && m.kind === 'requires');
     const prohibits = merged.find((m) => m.key === key && m.kind === 'prohibits');
     if (!requires || !prohibits) continue;
+    const userRequires = requires.authors.includes(USER_AUTHOR);
+    const userProhibits = prohibits.authors.includes(USER_AUTHOR);
     collisions.push({
       id: `C${collisions.length + 1}`,
       subject: requires.subject,
       key,
       requires: { authors: requires.authors, details: requires.details },
       prohibits: { authors: prohibits.authors, details: prohibits.details },
-      userBinding: requires.authors.includes(USER_AUTHOR),
+      userBinding: userRequires || userProhibits,
+      ...(userRequires || userProhibits ? { userSide: userRequires ? ('requires' as const) : ('prohibits' as const) } : {}),
     });
   }
   // The user's first, then in order of first mention.
@@ -132,10 +153,15 @@ export function constraintSection(merge: ConstraintMerge): string | null {
   for (const c of merge.constraints) lines.push(`- ${constraintText(c)}`);
   if (merge.collisions.length > 0) {
     lines.push('', 'Collisions your answer must resolve (one side requires what the other prohibits):');
-    for (const k of merge.collisions) lines.push(`- ${k.id} on ${collisionText(k)}.${k.userBinding ? ' The user requires it: keep it.' : ''}`);
+    for (const k of merge.collisions) lines.push(`- ${k.id} on ${collisionText(k)}.${k.userBinding ? ` ${userRuling(k)}` : ''}`);
     lines.push('For each collision, say in "collisionResolutions" how the recommendation resolves it: which side it follows, or how it satisfies both.');
   }
   return lines.join('\n');
+}
+
+/** What a collision the user is party to requires of the answer: the user's side wins. */
+export function userRuling(k: Collision): string {
+  return (k.userSide ?? 'requires') === 'requires' ? 'The user requires it: keep it.' : 'The user prohibits it: leave it out.';
 }
 
 /** What a turn may state: an opening's or a critique's constraints and trade-offs. */

@@ -77,26 +77,53 @@ export function clashMessages(question: string, claims: readonly Claim[], pairs:
   ];
 }
 
-/** The targeted question to one of the two agents of a clash: engage the other's exact claim. */
+/**
+ * How a targeted exchange frames a clash, by its type (seed 000): a factual clash is settled by
+ * evidence, an interpretive one by showing which reading the shared facts support better, an
+ * emphasis one by saying what the weighting depends on. Only a factual clash is put as two
+ * claims that cannot both be true, so a judgement call is never argued as if it were a fact.
+ */
+const CLASH_FRAMES: Record<Tension['type'], { conflict: (opponent: string) => string; engage: string; outcomes: string }> = {
+  factual: {
+    conflict: (o) => `cannot be true at the same time as one of ${o}'s, and the conclusion turns on which of them holds.`,
+    engage: 'say what in it is right or wrong and why, with the evidence or reasoning that decides the point',
+    outcomes: 'If their claim holds, concede it; if part of it holds, narrow your claim to what survives; keep yours only if you can show where theirs fails.',
+  },
+  interpretive: {
+    conflict: (o) => `reads the same facts differently from one of ${o}'s: you draw different conclusions from them, and the conclusion turns on which reading is sounder.`,
+    engage: 'say which facts you both accept, where your readings part, and why yours fits those facts better or worse than theirs',
+    outcomes: 'If their reading is sounder, concede; if each holds under different conditions, narrow your claim to the conditions where yours holds; keep yours only if you can show why their reading fits the facts worse. A difference of judgement that no evidence settles is worth saying so.',
+  },
+  emphasis: {
+    conflict: (o) => `weighs the same concern differently from one of ${o}'s: you agree on what matters but not on how much.`,
+    engage: 'say what your weighting depends on (the situation, the risk, the cost) and when theirs would be the right one',
+    outcomes: 'If their weighting fits this question better, concede; if it depends on the situation, narrow your claim to when yours applies; keep yours only if you can show why this question calls for it. This is a matter of judgement: do not present it as settled fact.',
+  },
+};
+
+/** The targeted question to one of the two agents of a clash: engage the other's exact claim, framed by the clash's type. */
 export function targetedMessages(
   question: string,
   persona: string | null | undefined,
   t: Tension,
   agentId: string,
+  userConstraints: readonly string[] = [],
 ): { messages: ChatMessage[]; ownClaim: string; opposingClaim: string; opponentId: string } {
   const mine = agentId === t.agentA;
   const ownClaim = mine ? t.claimA : t.claimB;
   const opposingClaim = mine ? t.claimB : t.claimA;
   const opponentId = mine ? t.agentB : t.agentA;
+  const frame = CLASH_FRAMES[t.type];
   const prompt = [
     `Question under debate: ${question}`,
+    ...(userConstraints.length ? ['', 'The user set these constraints; they outrank any panelist\'s view:', ...userConstraints.map((c) => `- ${c}`)] : []),
     '',
-    `Reviewing the panel showed that one of your claims cannot be true at the same time as one of ${opponentId}'s, and the conclusion turns on which of them holds.`,
+    `Reviewing the panel showed that one of your claims ${frame.conflict(opponentId)}`,
     '',
     `Your claim: "${ownClaim}"`,
     `${opponentId}'s claim: "${opposingClaim}"`,
     '',
-    `Engage ${opponentId}'s claim head on: say what in it is right or wrong and why, with the evidence or reasoning that decides the point. Do not simply repeat your position. If their claim holds, concede it; if part of it holds, narrow your claim to what survives; keep yours only if you can show where theirs fails.`,
+    `Engage ${opponentId}'s claim head on: ${frame.engage}. Do not simply repeat your position. ${frame.outcomes}`,
     'Reply with a JSON object: "response" (your engagement with their claim), "stance" ("maintain", "narrow" or "concede"), "revisedClaim" (your claim as you hold it now), "confidence" (0 to 1).',
   ].join('\n');
   return {

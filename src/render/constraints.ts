@@ -1,5 +1,5 @@
 import { type ProtocolStep, lastStep } from '../engine/protocol-events.js';
-import { type Collision, type MergedConstraint, collisionText, constraintText } from '../protocol/constraints.js';
+import { type Collision, type MergedConstraint, collisionText, constraintText, userRuling } from '../protocol/constraints.js';
 import type { StoredDebate } from '../store/reader.js';
 import type { Paint } from './style.js';
 
@@ -17,7 +17,7 @@ export interface ConstraintsView {
   tradeOffs: { agentId: string; tradeOff: string }[];
 }
 
-/** The merged constraints the synthesis (or reassembly) was given, with its resolution of each collision; null when no agent stated any. */
+/** The merged constraints the synthesis (or reassembly) was given, with its resolution of each collision; null when neither the user nor any agent stated any. */
 export function constraintsView(d: StoredDebate): ConstraintsView | null {
   const step = lastStep(d.steps, 'constraints');
   if (!step) return null;
@@ -39,7 +39,7 @@ export function constraintCardLines(d: StoredDebate, paint: Paint, width: number
     lines.push(...wrap(`${c.id} ${collisionText(c)}`, width - 4).map((l, i) => (i === 0 ? `  ${paint('yellow', l)}` : `    ${l}`)));
     const how = c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.';
     lines.push(...wrap(how, width - 4).map((l) => `    ${paint(c.resolution ? 'dim' : 'red', l)}`));
-    if (c.userBinding) lines.push(`    ${paint('dim', 'The user requires it: the user outranks the agents.')}`);
+    if (c.userBinding) lines.push(`    ${paint('dim', `${userRuling(c)} The user outranks the agents.`)}`);
   }
   return lines;
 }
@@ -53,7 +53,7 @@ export function constraintMarkdown(d: StoredDebate): string[] {
   if (view.collisions.length) {
     out.push('', '### Conflicts', '');
     for (const c of view.collisions) {
-      out.push(`- **${c.id}** ${collisionText(c)}${c.userBinding ? ' (the user requires it)' : ''}`);
+      out.push(`- **${c.id}** ${collisionText(c)}${c.userBinding ? ` (${userWords(c)})` : ''}`);
       out.push(`  - ${c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.'}`);
     }
   }
@@ -63,6 +63,11 @@ export function constraintMarkdown(d: StoredDebate): string[] {
   }
   out.push('');
   return out;
+}
+
+/** The short note beside a collision the user is party to, in Markdown and the viewer. */
+export function userWords(c: Collision): string {
+  return (c.userSide ?? 'requires') === 'requires' ? 'the user requires it' : 'the user prohibits it';
 }
 
 export { collisionText, constraintText };

@@ -60,7 +60,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     voting: votingDocument(d),
     // `protocol.kind: auto`: what the advisor chose and why; null when the preset named the protocol.
     advice: adviceOf(d),
-    // The merged constraints and collisions the synthesis was given, each with its resolution; null when no agent stated any.
+    // The merged constraints and collisions the synthesis was given, each with its resolution; null when neither the user nor any agent stated any.
     constraints: constraintsView(d),
     tensionMap: tensionDocument(d),
     ...materialDocument(d),

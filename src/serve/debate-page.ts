@@ -10,7 +10,7 @@ import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText } from '../render/backends.js';
-import { collisionText, constraintText, constraintsView } from '../render/constraints.js';
+import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf } from '../render/protocols.js';
 
 /**
@@ -176,7 +176,7 @@ function constraintSection(d: StoredDebate): Html {
 <h2>Constraints and trade-offs</h2>
 <p class="muted">Merged from what the agents stated, as the ${view.stage} was given them (the user's first).</p>
 <ul>${view.constraints.map((c) => html`<li>${constraintText(c)}</li>`)}</ul>
-${view.collisions.length ? html`<h3>Conflicts</h3><ul class="conflicts">${view.collisions.map((c) => html`<li><strong>${c.id}</strong> ${collisionText(c)}${c.userBinding ? ' (the user requires it)' : ''}<br><span class="${c.resolution ? 'muted' : 'error'}">${c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.'}</span></li>`)}</ul>` : ''}
+${view.collisions.length ? html`<h3>Conflicts</h3><ul class="conflicts">${view.collisions.map((c) => html`<li><strong>${c.id}</strong> ${collisionText(c)}${c.userBinding ? ` (${userWords(c)})` : ''}<br><span class="${c.resolution ? 'muted' : 'error'}">${c.resolution ? `Resolved: ${c.resolution}` : 'The synthesis did not say how it resolves this.'}</span></li>`)}</ul>` : ''}
 ${view.tradeOffs.length ? html`<h3>Trade-offs</h3><ul>${view.tradeOffs.map((t) => html`<li>${t.agentId}: ${t.tradeOff}</li>`)}</ul>` : ''}
 </section>`;
 }

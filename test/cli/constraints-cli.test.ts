@@ -116,6 +116,30 @@ describe('typed constraints from the CLI', () => {
     expect(run.stdout).toContain('CONFLICTS (1 between');
   });
 
+  it("hands the user's --constraint to the synthesizer even when no agent restates it, and a \"never …\" constraint overrules an agent that requires the thing", async () => {
+    const { file, preset } = presetFile('constraints-user-only', {});
+    const responder = scriptedResponder([0.95]);
+    sim = await startSimulator({ models: simModels(preset), respond: responder.respond });
+    const db = join(dir, 'user-only.db');
+    const run = await runCli(['run', 'Q?', '--preset', file, '--host', sim.url, '--db', db, '--constraint', 'Runs without a network connection'], dir);
+    expect(run.code).toBe(0);
+    const synthesis = responder.seen.find((r) => stageOf(r) === 'synthesis')!;
+    expect(synthesis.messages.at(-1)!.content).toContain('requires Runs without a network connection (the user)');
+
+    const { file: file2, preset: preset2 } = presetFile('constraints-user-never', {});
+    const stating = { alpha: STATING.alpha };
+    const responder2 = panelResponder(stating);
+    await sim.close();
+    sim = await startSimulator({ models: simModels(preset2), respond: responder2.respond });
+    const run2 = await runCli(['run', 'Should we move the record to PostgreSQL?', '--preset', file2, '--host', sim.url, '--db', db, '--constraint', 'never a PostgreSQL database'], dir);
+    expect(run2.code).toBe(0);
+    const synthesis2 = responder2.seen.find((r) => stageOf(r) === 'synthesis')!;
+    const prompt = synthesis2.messages.at(-1)!.content;
+    expect(prompt).toContain('prohibits a PostgreSQL database (the user): never a PostgreSQL database');
+    expect(prompt).toContain('The user prohibits it: leave it out.');
+    expect(run2.stdout).toContain('The user prohibits it: leave it out. The user outranks the agents.');
+  });
+
   it('leaves a debate whose agents state nothing as it was: no section, no step, no resolutions asked', async () => {
     const { file, preset } = presetFile('constraints-none', {});
     const responder = scriptedResponder([0.95]);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseReply } from '../../src/engine/structured-call.js';
-import { type StatedConstraint, USER_AUTHOR, constraintKinds, constraintSection, mergeConstraints, statedInRounds, subjectKey } from '../../src/protocol/constraints.js';
+import { type StatedConstraint, USER_AUTHOR, constraintKinds, constraintSection, mergeConstraints, statedInRounds, subjectKey, userConstraint } from '../../src/protocol/constraints.js';
 import { formatSchemaOf } from '../../src/protocol/grammar.js';
 import { openingSchema, synthesisSchemaFor } from '../../src/protocol/schemas.js';
 import { arbitraryOf } from '../helpers/schema-arbitrary.js';
@@ -51,6 +51,26 @@ describe('merging the panel constraints', () => {
     const section = constraintSection(merge)!;
     expect(section).toContain('- C1 on "PostgreSQL database": architect, skeptic requires it (Move to PostgreSQL within the year / Plan the move now); pragmatist prohibits it (No new database server to run).');
     expect(section).toContain('"collisionResolutions"');
+  });
+
+  it("reads a user's \"never …\" as a prohibition and \"prefer …\" as a soft preference, and any other text as a requirement", () => {
+    expect(userConstraint('never send data off the machine')).toEqual({ kind: 'prohibits', subject: 'send data off the machine', detail: 'never send data off the machine' });
+    expect(userConstraint('Do not add a database server')).toMatchObject({ kind: 'prohibits', subject: 'add a database server' });
+    expect(userConstraint('No cloud services')).toMatchObject({ kind: 'prohibits', subject: 'cloud services' });
+    expect(userConstraint('prefer open-source tools')).toMatchObject({ kind: 'prefers', subject: 'open-source tools' });
+    expect(userConstraint('Budget under 10k EUR')).toEqual({ kind: 'requires', subject: 'Budget under 10k EUR', detail: 'Budget under 10k EUR' });
+    // A bare lead word is not a constraint about nothing.
+    expect(userConstraint('never')).toMatchObject({ kind: 'requires', subject: 'never' });
+  });
+
+  it("lets a user's prohibition overrule an agent's requirement on the same subject, and tells the synthesizer which side wins", () => {
+    const merge = mergeConstraints([{ author: 'architect', constraint: c('requires', 'cloud services', 'Use a managed queue') }], ['No cloud services']);
+    expect(merge.constraints[0]).toMatchObject({ kind: 'prohibits', authors: [USER_AUTHOR] });
+    expect(merge.collisions).toHaveLength(1);
+    expect(merge.collisions[0]).toMatchObject({ userBinding: true, userSide: 'prohibits' });
+    expect(constraintSection(merge)).toContain('The user prohibits it: leave it out.');
+    // A user's preference is soft: it never collides with an agent's prohibition.
+    expect(mergeConstraints([{ author: 'architect', constraint: c('prohibits', 'open-source tools') }], ['prefer open-source tools']).collisions).toEqual([]);
   });
 
   it('puts the user constraints first, as requirements that outrank the agents', () => {

@@ -22,6 +22,7 @@ import {
   tensionsFromClashes,
   validateTensionMap,
 } from '../../src/protocol/tensions.js';
+import { targetedMessages } from '../../src/protocol/tension-prompts.js';
 
 let n = 0;
 function tension(overrides: Partial<Tension> = {}): Tension {
@@ -288,5 +289,22 @@ describe('claims and call counts', () => {
     expect(new Set(batches.flat().map(([a, b]) => `${a}|${b}`)).size).toBe(45);
     expect(mapCallCount(10, 5, { round2: true })).toEqual({ claims: 10, clashes: 9, targeted: 2, map: 1, total: 22 });
     expect(mapCallCount(3, 5)).toEqual({ claims: 3, clashes: 1, targeted: 0, map: 1, total: 5 });
+  });
+});
+
+describe('the targeted exchange', () => {
+  it('frames each clash by its type: only a factual clash is put as two claims that cannot both be true', () => {
+    const prompt = (type: Tension['type']) => targetedMessages('Q?', null, tension({ type }), 'a').messages.at(-1)!.content;
+    expect(prompt('factual')).toContain('cannot be true at the same time');
+    expect(prompt('interpretive')).not.toContain('cannot be true');
+    expect(prompt('interpretive')).toContain('reads the same facts differently');
+    expect(prompt('emphasis')).not.toContain('cannot be true');
+    expect(prompt('emphasis')).toContain('do not present it as settled fact');
+  });
+
+  it("puts the user's constraints before the clash, as outranking both panelists", () => {
+    const content = targetedMessages('Q?', null, tension(), 'b', ['Runs offline']).messages.at(-1)!.content;
+    expect(content).toContain("The user set these constraints; they outrank any panelist's view:\n- Runs offline");
+    expect(targetedMessages('Q?', null, tension(), 'b').messages.at(-1)!.content).not.toContain('The user set these constraints');
   });
 });

@@ -228,7 +228,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
 
 async function targetedTurn(ctx: StageContext, target: Tension, agentId: string, round: number): Promise<TargetedTurn> {
   const agent = ctx.preset.agents.find((a) => a.id === agentId)!;
-  const built = targetedMessages(ctx.question, agent.persona, target, agentId);
+  const built = targetedMessages(ctx.question, agent.persona, target, agentId, ctx.preset.constraints ?? []);
   const base = {
     agentId,
     opponentId: built.opponentId,
