@@ -40,7 +40,7 @@ export function readAgentFile(given: string, presetDir: string, index: number): 
 
 function invalid(file: string, problems: string[]): InputError {
   return new InputError('INVALID_AGENT_FILE', `Agent file ${file} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`, {
-    hint: 'Fix the fields named above in the file\'s front matter (between the --- lines); the body is the persona. The README's "Agents as Markdown files" shows an example.',
+    hint: 'Fix the fields named above in the file\'s front matter (between the --- lines); the body is the persona. The README section "Agents as Markdown files" shows an example.',
   });
 }
 
