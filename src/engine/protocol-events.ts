@@ -47,6 +47,8 @@ export type ProtocolStep =
       /** The typed constraints and trade-offs the sub-answer stated, when it stated any. */
       constraints?: StatedConstraint[];
       tradeOffs?: string[];
+      /** Set when the decomposer (`agentId`) answered in place of the assignee, whose call failed. */
+      fallback?: { failedAgent: string; failure: string };
     }
   | {
       /** `protocol.kind: auto`: what the advisor chose, among which protocols, and what the run became. */

@@ -95,6 +95,23 @@ export function subAnswerMessages(question: string, persona: string | null | und
   ];
 }
 
+/**
+ * The decomposer's fallback for a part whose assignee gave no usable answer (seed 002): the same
+ * sub-question, with the failure named, asked of the orchestrator so the parts after it can go
+ * on. Its answer is recorded as a fallback, never as the assignee's.
+ */
+export function fallbackMessages(question: string, persona: string | null | undefined, sub: SubQuestion, inputs: PeerView[], failedAgent: string, failure: string): ChatMessage[] {
+  const messages = subAnswerMessages(question, persona, sub, inputs);
+  const last = messages.at(-1)!;
+  const note = [
+    `${failedAgent}, who was assigned sub-question ${sub.index}, gave no usable answer (${failure}).`,
+    'You split the question, so give a fallback analysis of this part yourself: the parts after it depend on it.',
+    'Keep it to what you can support, and say in the reasoning what a full answer would still need to check.',
+    '',
+  ].join('\n');
+  return [...messages.slice(0, -1), { ...last, content: `${note}\n${last.content}` }];
+}
+
 export function reassemblyMessages(
   question: string,
   persona: string | null | undefined,

@@ -74,7 +74,7 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
         ...step.notes.map((n) => paint('yellow', `  note: ${n}`)),
       ];
     case 'subanswer':
-      if (step.status === 'ok') return [`    ${paint('magenta', `${step.index}. ${step.agentId}`)}: ${clip(step.answer ?? '')}`];
+      if (step.status === 'ok') return [`    ${paint('magenta', `${step.index}. ${step.agentId}`)}${step.fallback ? paint('yellow', ` (fallback: ${step.fallback.failedAgent} gave no usable answer)`) : ''}: ${clip(step.answer ?? '')}`];
       return [paint(step.status === 'skipped' ? 'yellow' : 'red', `    ${step.index}. ${step.agentId}: ${step.reason?.startsWith(step.status) ? step.reason : `${step.status} (${step.reason})`}`)];
     case 'phase':
       return [`  ${paint('dim', 'roles:')} ${step.agents.map((a) => `${a.id} (${a.role})`).join(', ')}`];
@@ -151,7 +151,7 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     lines.push('', paint('bold', `DECOMPOSITION (by ${split.decomposer})`));
     for (const s of split.subQuestions) {
       const part = steps.find((p): p is Extract<ProtocolStep, { kind: 'subanswer' }> => p.kind === 'subanswer' && p.index === s.index);
-      const state = !part ? 'not reached' : part.status === 'ok' ? `answered by ${part.agentId}` : `${part.status}: ${part.reason}`;
+      const state = !part ? 'not reached' : part.status === 'ok' ? answeredBy(part) : `${part.status}: ${part.reason}`;
       lines.push(...wrap(`${s.index}. ${s.question}${s.dependsOn.length ? ` (after ${s.dependsOn.join(', ')})` : ''}: ${state}`, width - 4).map((l, i) => (i === 0 ? `  ${l}` : `     ${l}`)));
     }
   }
@@ -271,7 +271,10 @@ export function protocolMarkdown(d: StoredDebate): string[] {
       out.push(`### ${s.index}. ${s.question}`, '', `Assigned to ${s.assignee}${s.dependsOn.length ? `; depends on ${s.dependsOn.join(', ')}` : ''}.`, '');
       const part = steps.find((p): p is Extract<ProtocolStep, { kind: 'subanswer' }> => p.kind === 'subanswer' && p.index === s.index);
       if (!part) out.push('_Not reached._', '');
-      else if (part.status === 'ok') out.push(`${part.answer}${part.confidence === null ? '' : ` (confidence ${part.confidence.toFixed(2)})`}`, '');
+      else if (part.status === 'ok') {
+        if (part.fallback) out.push(`_${answeredBy(part)}._`, '');
+        out.push(`${part.answer}${part.confidence === null ? '' : ` (confidence ${part.confidence.toFixed(2)})`}`, '');
+      }
       else out.push(`_${part.status}: ${part.reason}_`, '');
     }
   }
@@ -358,4 +361,9 @@ export function adviceLine(a: AdviceStep): string {
   const depth = a.chosen === 'debate' ? `, at most ${a.maxRounds} critique round${a.maxRounds === 1 ? '' : 's'}` : '';
   const domains = a.advice.domains.length ? `; domains: ${a.advice.domains.join(', ')}` : '';
   return `${a.model} chose ${a.chosen} among ${a.choices.join(', ')} (${a.advice.depth}, ${a.advice.pattern}${depth}${budget}; parts: ${a.advice.parts}${domains}): ${a.advice.reason}`;
+}
+
+/** Who answered a usable sub-question: its assignee, or the decomposer's fallback after the assignee failed. */
+export function answeredBy(part: Extract<ProtocolStep, { kind: 'subanswer' }>): string {
+  return part.fallback ? `fallback analysis by ${part.agentId}, after ${part.fallback.failedAgent} gave no usable answer (${part.fallback.failure})` : `answered by ${part.agentId}`;
 }

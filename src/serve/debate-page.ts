@@ -11,7 +11,7 @@ import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
-import { adviceLine, adviceOf } from '../render/protocols.js';
+import { adviceLine, adviceOf, answeredBy } from '../render/protocols.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -259,7 +259,7 @@ function protocolSection(d: StoredDebate): Html {
 ${split.notes.map((n) => html`<p class="muted">note: ${n}</p>`)}
 <table class="decomposition"><thead><tr><th class="num">#</th><th>sub-question</th><th>after</th><th>agent</th><th>answer</th></tr></thead><tbody>${split.subQuestions.map((s) => {
       const part = parts.find((x) => x.index === s.index);
-      return html`<tr><td class="num">${s.index}</td><td>${s.question}</td><td>${s.dependsOn.join(', ')}</td><td>${s.assignee}</td><td>${!part ? 'not reached' : part.status === 'ok' ? (part.answer ?? '') : `${part.status}: ${part.reason ?? ''}`}</td></tr>`;
+      return html`<tr><td class="num">${s.index}</td><td>${s.question}</td><td>${s.dependsOn.join(', ')}</td><td>${s.assignee}</td><td>${!part ? 'not reached' : part.status === 'ok' ? html`${part.fallback ? html`<em>${answeredBy(part)}:</em> ` : ''}${part.answer ?? ''}` : `${part.status}: ${part.reason ?? ''}`}</td></tr>`;
     })}</tbody></table></section>`);
   }
   const report = steps.find((s) => s.kind === 'report');

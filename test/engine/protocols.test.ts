@@ -10,6 +10,7 @@ import { InterruptedError } from '../../src/errors.js';
 import { debateDocument } from '../../src/render/document.js';
 import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { renderCard } from '../../src/render/card.js';
 import { storedEvents } from '../../src/render/replay.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import { plainStyle } from '../../src/render/style.js';
@@ -266,15 +267,38 @@ describe('decompose protocol', () => {
     expect(debate.calls.at(-1)).toMatchObject({ stage: 'reassembly', agentId: 'lead' });
   });
 
-  it('skips a sub-question whose dependency failed, with the reason, and tells the reassembly', async () => {
+  it("has the decomposer write a fallback for a failed part, marked as such, and runs the parts after it on that", async () => {
+    const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
+      if (stageOf(req) === 'split') return reply.split(parts);
+      if (stageOf(req) === 'subanswer' && subQuestionOf(req) === 1 && agentOf(req) !== 'lead') return { error: 'model crashed', status: 500 };
+      return undefined;
+    });
+    const result = await run();
+    const fallbackCall = seen.find((r) => stageOf(r) === 'subanswer' && agentOf(r) === 'lead')!;
+    expect(lastPrompt(fallbackCall)).toContain('x, who was assigned sub-question 1, gave no usable answer');
+    const answers = stepsOf(store, result.id).filter((s): s is Extract<ProtocolStep, { kind: 'subanswer' }> => s.kind === 'subanswer');
+    expect(answers.find((a) => a.index === 1)).toMatchObject({ status: 'ok', agentId: 'lead', fallback: { failedAgent: 'x' } });
+    expect(answers.map((a) => a.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    // Part 3 depends on part 1: it runs, with the fallback in its prompt.
+    expect(lastPrompt(seen.find((r) => stageOf(r) === 'subanswer' && subQuestionOf(r) === 3)!)).toContain('sub-question 1 (lead)');
+    const reassembly = lastPrompt(seen.at(-1)!);
+    expect(reassembly).toContain('Fallback analysis by lead (you), after x gave no usable answer');
+    const d = store.getDebate(result.id);
+    expect(renderMarkdown(d)).toContain('_fallback analysis by lead, after x gave no usable answer');
+    expect(renderCard(d, { ...plainStyle, columns: 200 })).toContain('fallback analysis by lead, after x gave no usable answer');
+    expect(debatePage(d, null)).toContain('<em>fallback analysis by lead, after x gave no usable answer');
+  });
+
+  it('skips a sub-question whose dependency failed and whose fallback failed too, with the reason, and tells the reassembly', async () => {
     const { run, seen, store } = await setup(['lead', 'x', 'y'], { kind: 'decompose' }, (req) => {
       if (stageOf(req) === 'split') return reply.split(parts);
       if (stageOf(req) === 'subanswer' && subQuestionOf(req) === 1) return { error: 'model crashed', status: 500 };
       return undefined;
     });
     const result = await run();
-    // Part 1's crashed runner is asked three times (one send, two resends); part 3, which needs it, never.
-    expect(seen.filter((r) => stageOf(r) === 'subanswer').map(subQuestionOf).sort()).toEqual([1, 1, 1, 2]);
+    // Part 1's crashed runner is asked three times (one send, two resends), then the decomposer's fallback as often; part 3, which needs it, never.
+    expect(seen.filter((r) => stageOf(r) === 'subanswer').map(subQuestionOf).sort()).toEqual([1, 1, 1, 1, 1, 1, 2]);
+    expect(stepsOf(store, result.id).find((s) => s.kind === 'subanswer' && s.index === 1)).toMatchObject({ status: 'failed', reason: expect.stringContaining('the fallback by lead failed too') });
     const answers = stepsOf(store, result.id).filter((s): s is Extract<ProtocolStep, { kind: 'subanswer' }> => s.kind === 'subanswer');
     expect(answers.find((a) => a.index === 3)).toMatchObject({ status: 'skipped', reason: expect.stringContaining('sub-question 1') });
     expect(answers.find((a) => a.index === 4)).toMatchObject({ status: 'skipped', reason: expect.stringContaining('sub-question 3') });

@@ -1,6 +1,6 @@
 import type { AgentSpec } from '../../config/preset-schema.js';
 import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
-import { blockedBy, planSubQuestions, reassemblyMessages, splitMessages, splitSchema, subAnswerMessages, type SubQuestion } from '../../protocol/decompose.js';
+import { blockedBy, fallbackMessages, planSubQuestions, reassemblyMessages, splitMessages, splitSchema, subAnswerMessages, type SubQuestion } from '../../protocol/decompose.js';
 import { type PeerView, type TranscriptRound, retryMessages } from '../../protocol/prompts.js';
 import { openingSchema } from '../../protocol/schemas.js';
 import type { ProtocolStep } from '../protocol-events.js';
@@ -14,9 +14,11 @@ type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
  * splits the question into sub-questions, each naming the earlier ones it depends on. The
  * other agents take them in turn. Independent sub-questions run at once; a dependent one
  * starts when its dependencies are answered, with their answers in its prompt (shortened to
- * fit its num_ctx), and is skipped, with the reason, when one of them failed. The decomposer
- * then reassembles the answer from every sub-answer. No judge and no synthesizer.
- * Calls: 1 split, k sub-answers (k ≤ protocol.maxSubQuestions), 1 reassembly.
+ * fit its num_ctx). When an assignee gives no usable answer, the decomposer writes a fallback
+ * analysis of that part, marked as such, and the parts after it run on that; a part is skipped,
+ * with the reason, only when a dependency has neither. The decomposer then reassembles the
+ * answer from every sub-answer. No judge and no synthesizer.
+ * Calls: 1 split, k sub-answers (k ≤ protocol.maxSubQuestions), 1 fallback per failed part, 1 reassembly.
  */
 export const decompose: Protocol = {
   kind: 'decompose',
@@ -65,7 +67,7 @@ async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<P
   const settled = new Map<number, Promise<SubAnswer>>();
   for (const sub of subQuestions) {
     const deps = sub.dependsOn.map((d) => settled.get(d)!);
-    settled.set(sub.index, Promise.all(deps).then((inputs) => answerPart(runner, sub, byId.get(sub.assignee)!, inputs)));
+    settled.set(sub.index, Promise.all(deps).then((inputs) => answerPart(runner, sub, byId.get(sub.assignee)!, inputs, lead)));
   }
   const parts = await Promise.all(settled.values());
   runner.checkpoint();
@@ -78,8 +80,12 @@ async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<P
   return { exitReason: 'reassembled', exitDetail: detail, rounds: [], synthesis };
 }
 
-/** One sub-question, answered by its assignee with its dependencies' answers; skipped when one of them has none. */
-async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, inputs: SubAnswer[]): Promise<SubAnswer> {
+/**
+ * One sub-question, answered by its assignee with its dependencies' answers; skipped when one of
+ * them has none. A failed answer gets the decomposer's fallback, unless the decomposer is the
+ * assignee or the run is stopping.
+ */
+async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, inputs: SubAnswer[], lead: AgentSpec): Promise<SubAnswer> {
   const base = { kind: 'subanswer' as const, index: sub.index, agentId: agent.id };
   const finish = (part: SubAnswer): SubAnswer => {
     runner.step(part);
@@ -110,18 +116,43 @@ async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, in
     material: { focus: sub.question },
     quality: openingQuality(retryMessages(subAnswerMessages(runner.question, agent.persona, sub, []))),
   });
-  if (outcome.status !== 'ok') return finish({ ...base, status: outcome.status === 'skipped' ? 'skipped' : 'failed', answer: null, confidence: null, reason: outcome.error });
-  const answer = `${outcome.value.position}\nReasoning: ${outcome.value.reasoning}`;
-  const { constraints, tradeOffs } = outcome.value;
-  return finish({
+  if (outcome.status === 'ok') return finish(answered(base, outcome.value));
+  const failure = outcome.error;
+  if (outcome.status === 'skipped' || lead.id === agent.id || runner.interrupted()) {
+    return finish({ ...base, status: outcome.status === 'skipped' ? 'skipped' : 'failed', answer: null, confidence: null, reason: failure });
+  }
+  runner.warn(`${agent.id}, sub-question ${sub.index}: no usable answer (${failure}); ${lead.id} writes a fallback analysis`);
+  const leadOptions = runner.callOptions(lead.model, lead.options, 'subanswer');
+  const fallback = await runner.call({
+    stage: 'subanswer',
+    round: sub.index,
+    agentId: lead.id,
+    model: lead.model,
+    messages: fallbackMessages(runner.question, lead.persona, sub, fit.peers, agent.id, failure),
+    options: leadOptions,
+    schema: openingSchema,
+    truncation,
+    material: { focus: sub.question },
+    quality: openingQuality(retryMessages(subAnswerMessages(runner.question, lead.persona, sub, []))),
+  });
+  if (fallback.status !== 'ok') {
+    return finish({ ...base, status: 'failed', answer: null, confidence: null, reason: `${failure}; the fallback by ${lead.id} failed too (${fallback.error})` });
+  }
+  return finish({ ...answered({ ...base, agentId: lead.id }, fallback.value), fallback: { failedAgent: agent.id, failure } });
+}
+
+/** A usable sub-answer as its step: the answer, its confidence and what it stated. */
+function answered(base: { kind: 'subanswer'; index: number; agentId: string }, value: { position: string; reasoning: string; confidence: number; constraints?: SubAnswer['constraints']; tradeOffs?: string[] }): SubAnswer {
+  const { constraints, tradeOffs } = value;
+  return {
     ...base,
     status: 'ok',
-    answer,
-    confidence: outcome.value.confidence,
+    answer: `${value.position}\nReasoning: ${value.reasoning}`,
+    confidence: value.confidence,
     reason: null,
     ...(constraints?.length ? { constraints } : {}),
     ...(tradeOffs?.length ? { tradeOffs } : {}),
-  });
+  };
 }
 
 /** The decomposer reads every sub-answer (shortened evenly to fit) and writes the answer to the whole question. */
@@ -131,7 +162,10 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
   const questionOf = (i: number): string => subs.find((s) => s.index === i)?.question ?? '';
   const answers: PeerView[] = parts
     .filter((p) => p.status === 'ok')
-    .map((p) => ({ agentId: `Sub-question ${p.index}: ${questionOf(p.index)}\nAnswered by ${p.agentId}:`, position: p.answer ?? '' }));
+    .map((p) => ({
+      agentId: `Sub-question ${p.index}: ${questionOf(p.index)}\n${p.fallback ? `Fallback analysis by ${p.agentId} (you), after ${p.fallback.failedAgent} gave no usable answer:` : `Answered by ${p.agentId}:`}`,
+      position: p.answer ?? '',
+    }));
   const gaps = parts.filter((p) => p.status !== 'ok').map((p) => `sub-question ${p.index} (${p.agentId}), ${p.status}: ${p.reason}`);
   const failed = parts.filter((p) => p.status !== 'ok').map((p) => ({ agent: p.agentId, reason: `sub-question ${p.index} ${p.status}: ${p.reason}` }));
   const budget = runner.promptBudget(lead.model, options);
