@@ -99,6 +99,12 @@ export const protocolSchema = z.strictObject({
     .default('debate')
     .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
   advisor: z.string().min(1).optional().describe('auto: the model that classifies the question and chooses the protocol (default: the judge model).'),
+  brief: z
+    .string()
+    .min(1)
+    .max(2000)
+    .optional()
+    .describe('What every agent and the synthesizer read about the question before answering it; `kind: auto` writes it from its advisor\'s classification (domains, parts, depth, pattern).'),
   maxRounds: z.number().int().min(0).max(20).default(4).describe('Critique rounds after round 0.'),
   convergenceThreshold: z
     .number()

@@ -2,7 +2,7 @@ import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/prese
 import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { type CallPriority, defaultPriority, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
-import { type Attachment, constraintsText } from '../protocol/material.js';
+import { type Attachment, standingText } from '../protocol/material.js';
 import { convergenceOf } from '../protocol/convergence.js';
 import { CallPath } from './call/path.js';
 import { reportRating } from './call/quality.js';
@@ -321,7 +321,7 @@ export class Runner {
 
   /** Tokens left for the rest of an agent's prompt once its share of material and the constraints are set aside. */
   agentPromptBudget(model: string, options: Record<string, unknown>): number {
-    return this.promptBudget(model, options) - materialReserve(this.attachments) - estimateTokens(constraintsText(this.preset.constraints ?? []));
+    return this.promptBudget(model, options) - materialReserve(this.attachments) - estimateTokens(standingText(this.preset.constraints ?? [], this.preset.protocol.brief));
   }
 
   /** Reports a decision of the token budget (recorded, shown live and on the card). */
@@ -657,7 +657,8 @@ export class Runner {
       .map((id) => ({ agent: id, reason: last.turns.find((t) => t.agentId === id)?.error ?? 'no answer' }));
     const budget = this.promptBudget(model, options);
     const merge = this.mergeStated('synthesis', statedInRounds(rounds, panel));
-    const sections = merge?.section ? [...extraSections, merge.section] : extraSections;
+    const brief = this.preset.protocol.brief ? [`How this question was framed before the panel started:\n${this.preset.protocol.brief}`] : [];
+    const sections = [...brief, ...extraSections, ...(merge?.section ? [merge.section] : [])];
     const fit = fitSynthesisPrompt(this.question, [...rounds], panel, failed, sections, budget);
     if (!fit.messages) {
       const result: SynthesisRecord = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${this.numCtx[model]} for ${model}` };
@@ -836,7 +837,7 @@ function clipTo(text: string, share: number): string {
 
 /** Tokens each model needs at most (prompt plus reply) in this run, and any num_ctx the preset fixes. */
 function contextNeeds(preset: Preset, question: string, shape: RunShape, extraModels: string[], material: number): { tokens: Record<string, number>; explicit: Record<string, number> } {
-  const constraints = estimateTokens(constraintsText(preset.constraints ?? []));
+  const constraints = estimateTokens(standingText(preset.constraints ?? [], preset.protocol.brief));
   const budgets = stageBudgets({
     agentCount: preset.agents.length,
     maxRounds: preset.protocol.maxRounds,

@@ -88,7 +88,28 @@ export function applyAdvice(preset: Preset, advice: Advice): Preset {
     if (advice.protocol === 'decompose') protocol.maxSubQuestions = Math.min(protocol.maxSubQuestions ?? 6, 3);
   }
   if (protocol.tokenBudget === undefined) protocol.tokenBudget = PATTERN_BUDGETS[advice.pattern];
+  // Seed 002 hands the classification to every prompt after it: the agents and the synthesizer read it as the run's brief.
+  protocol.brief = [preset.protocol.brief, adviceBrief(advice)].filter(Boolean).join('\n');
   return { ...preset, protocol };
+}
+
+const PARTS_TEXT: Readonly<Record<Advice['parts'], string>> = {
+  one: 'it is a single question',
+  independent: 'its parts stand alone',
+  dependent: 'its parts build on each other, so an answer must keep them consistent',
+};
+
+const PATTERN_TEXT: Readonly<Record<ExecutionPattern, string>> = {
+  'single-domain': 'it stays within one domain',
+  'multi-domain': 'it spans several domains, each with its own expertise',
+  'cross-system': 'it crosses several systems whose constraints must agree with each other',
+};
+
+/** The advisor's classification in words, as the agents and the synthesizer read it. */
+export function adviceBrief(advice: Advice): string {
+  const domains = advice.domains.length ? `It touches ${advice.domains.join(', ')}; ` : '';
+  const depth = advice.depth === 'deep' ? 'it is worth a thorough answer' : 'a concise answer is enough';
+  return `${domains}${PARTS_TEXT[advice.parts]}; ${PATTERN_TEXT[advice.pattern]}; ${depth}.`;
 }
 
 /** The advice in words: `debate (deep, multi-domain; budget 48,000 tokens): reason`. */

@@ -217,6 +217,15 @@ export function constraintsText(constraints: readonly string[]): string {
   return ['Constraints every answer must respect:', ...constraints.map((c) => `- ${c}`)].join('\n');
 }
 
+/**
+ * What stands before every agent's prompt, material aside: the run's brief (the advisor's
+ * classification, or the preset's own), then the user's constraints.
+ */
+export function standingText(constraints: readonly string[], brief: string | undefined): string {
+  const framing = brief ? `How this question was framed before the panel started:\n${brief}` : '';
+  return [framing, constraintsText(constraints)].filter((t) => t !== '').join('\n\n');
+}
+
 /** Tokens the whole material would take inline. */
 export function materialTokens(attachments: readonly Attachment[]): number {
   return attachments.reduce((s, a) => s + estimateTokens(a.content) + 40, 0);

@@ -63,6 +63,12 @@ describe('protocol.kind: auto', () => {
     };
     expect(doc.preset.protocol.kind).toBe('parallel');
     expect(doc.preset.protocol.tokenBudget).toBe(24_000);
+    // The classification reaches every agent and the synthesizer, and is sealed with the preset as run.
+    const brief = 'It touches storage, operations; it is a single question; it stays within one domain; a concise answer is enough.';
+    expect((doc.preset.protocol as { brief?: string }).brief).toBe(brief);
+    for (const r of responder.seen.filter((q) => stageOf(q) === 'opening' || stageOf(q) === 'synthesis')) {
+      expect(r.messages.map((m) => m.content).join('\n')).toContain(`How this question was framed before the panel started:\n${brief}`);
+    }
     expect(doc.advice).toMatchObject({ chosen: 'parallel', status: 'ok', advice: { reason: 'One clear question: independent answers merged are enough.' } });
     expect(doc.calls[0]).toMatchObject({ stage: 'advice', agentId: 'advisor', place: 'the advice, before the panel' });
     expect((await runCli(['show', id, '--db', db], dir)).stdout).toContain('- Protocol chosen by the advisor: advisor:1b chose parallel');

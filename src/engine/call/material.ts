@@ -1,5 +1,5 @@
 import { estimateMessagesTokens, estimateTokens } from '../../protocol/context.js';
-import { type Attachment, constraintsText, describeUses, materialFor, materialTokens, type MaterialUse } from '../../protocol/material.js';
+import { type Attachment, describeUses, materialFor, materialTokens, type MaterialUse, standingText } from '../../protocol/material.js';
 import type { ChatMessage } from '../../protocol/records.js';
 import type { CallContext } from './context.js';
 import type { CallRequest } from './request.js';
@@ -19,9 +19,9 @@ export interface Prompt {
   cut: string | null;
 }
 
-/** The call's messages with the constraints and the material inserted before its prompt, and what was inserted. */
+/** The call's messages with the brief, the constraints and the material inserted before its prompt, and what was inserted. */
 export function withMaterial(ctx: CallContext, req: CallRequest<unknown>): Prompt {
-  const constraints = constraintsText(ctx.preset.constraints ?? []);
+  const constraints = standingText(ctx.preset.constraints ?? [], ctx.preset.protocol.brief);
   if (!req.material || (ctx.attachments.length === 0 && constraints === '')) return { messages: req.messages, uses: [], cut: null };
   const persona = ctx.preset.agents.find((a) => a.id === req.agentId)?.persona;
   const pressure = ctx.tally.pressure();
@@ -41,9 +41,9 @@ export function withMaterial(ctx: CallContext, req: CallRequest<unknown>): Promp
   return { messages: insertBeforePrompt(req.messages, content), uses: material.uses, cut };
 }
 
-/** A retry's messages with the user's constraints (never its material) inserted before its prompt. */
+/** A retry's messages with the brief and the user's constraints (never its material) inserted before its prompt. */
 export function withConstraints(ctx: CallContext, messages: ChatMessage[]): ChatMessage[] {
-  const constraints = constraintsText(ctx.preset.constraints ?? []);
+  const constraints = standingText(ctx.preset.constraints ?? [], ctx.preset.protocol.brief);
   return constraints === '' ? messages : insertBeforePrompt(messages, constraints);
 }
 
