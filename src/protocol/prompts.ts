@@ -173,7 +173,7 @@ export function synthesisMessages(
         '',
         ...extraSections.flatMap((section) => [section, '']),
         'Reply with a JSON object:',
-        '- "recommendation": the answer the panel supports, stated so someone can act on it.',
+        '- "recommendation": the answer the panel\'s arguments support, concrete enough to act on. Where the panel is split on a point the answer depends on, say so in the recommendation and name what would decide it; do not smooth a disagreement into a consensus the transcript does not show.',
         '- "triggersToRevisit": conditions under which this answer should be reconsidered.',
         '- "confidence": {"level": "high" | "medium" | "low", "converged": how many panelists ended on the recommendation}.',
         '- "restsOn": the ids of the panelists whose final positions the recommendation rests on.',

@@ -108,3 +108,13 @@ describe('hosts', () => {
     expect(resolveHost('other:1', { OLLAMA_HOST: 'box:1234' })).toBe('http://other:1');
   });
 });
+
+describe('the synthesis prompt', () => {
+  it('asks for an answer to act on without inviting the synthesizer to smooth a split panel into a consensus', async () => {
+    const { synthesisMessages } = await import('../../src/protocol/prompts.js');
+    const prompt = synthesisMessages('Q?', 'transcript', ['a', 'b'], []).at(-1)!.content;
+    expect(prompt).not.toContain('stated so someone can act on it');
+    expect(prompt).toContain('Where the panel is split on a point the answer depends on, say so in the recommendation');
+    expect(prompt).toContain('do not smooth a disagreement into a consensus');
+  });
+});
