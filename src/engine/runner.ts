@@ -1,5 +1,5 @@
 import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
-import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
+import { DebateFailedError, HostError, InputError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { type CallPriority, defaultPriority, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { type Attachment, constraintsText } from '../protocol/material.js';
@@ -211,6 +211,7 @@ export class Runner {
     }
     scheduler.plan.thinking = planThinking(thinkingRoles(preset, shape), preset, capabilities);
     const runner = new Runner(opts, id, scheduler, shape.stages);
+    runner.checkPersonasFit();
     const digest = (model: string): string | null => scheduler.digestOf(model);
     const agents: AgentInfo[] = [
       ...preset.agents.map((a) => ({ id: a.id, model: a.model, persona: a.persona ?? null, cluster: a.cluster ?? null, role: 'debater' as const, digest: digest(a.model) })),
@@ -292,6 +293,24 @@ export class Runner {
                 : answer;
     // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
     return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: this.numCtx[model] };
+  }
+
+  /**
+   * Refuses, before anything is recorded, a panel whose agent's opening prompt (persona and
+   * question) cannot fit its model's num_ctx: the server would drop the start of it unsaid.
+   */
+  checkPersonasFit(): void {
+    for (const agent of this.preset.agents) {
+      const need = estimateMessagesTokens(openingMessages(this.question, agent.persona));
+      const room = this.agentPromptBudget(agent.model, this.callOptions(agent.model, agent.options, 'opening'));
+      if (need <= room) continue;
+      const persona = estimateTokens(agent.persona ?? '');
+      throw new InputError(
+        'PROMPT_TOO_LONG',
+        `Agent ${agent.id}'s opening prompt needs about ${need.toLocaleString('en-US')} tokens (its persona ${persona.toLocaleString('en-US')}), but ${agent.model} has room for ${Math.max(0, room).toLocaleString('en-US')} at num_ctx ${this.numCtx[agent.model] ?? 4096}: the server would silently drop the start of it.`,
+        { hint: persona > need / 2 ? `Shorten the persona of ${agent.id} to a few paragraphs, or give ${agent.model} a larger num_ctx (options.num_ctx) if the model supports it.` : 'Shorten the question and attach long text with --attach, or give the model a larger num_ctx (options.num_ctx).' },
+      );
+    }
   }
 
   /** Tokens left for the prompt of a call with these options. */
