@@ -185,7 +185,8 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
       attachments,
       ...(numParallel === undefined ? {} : { numParallel }),
       ...(vramGiB === undefined ? {} : { vramGiB }),
-      ...(hosts ? { hosts } : {}),
+      // A preset's own hosts passed the checks above: they are handed on, so the engine never falls back to the preset's list unchecked.
+      ...(hosts ? { hosts } : destinations.chosenBy === 'preset' ? { hosts: destinations.hosts } : {}),
       env: io.env,
       // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
       ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),

@@ -170,3 +170,20 @@ function safeUrl(h: { url: string; api?: HostEntry['api'] }): string {
 export function destinationUrls(hosts: readonly HostEntry[]): string {
   return hosts.map(safeUrl).join(', ');
 }
+
+/**
+ * The hosts a preset names, for an engine given no host list of its own: refused when one would
+ * be sent an API key from the environment and the caller has not consented. The command line's
+ * checks (`checkDestinations`) pass the hosts on explicitly; this catches every other road
+ * (a bench, a library caller) that would fall back to the preset's list.
+ */
+export function presetHostsFor(hosts: readonly HostEntry[] | undefined, trusted: boolean): HostEntry[] | undefined {
+  if (!hosts?.length) return undefined;
+  const keyed = hosts.find((h) => h.apiKeyEnv !== undefined);
+  if (keyed && !trusted) {
+    throw new InputError('PRESET_HOST_KEY', `The preset names its own server ${safeUrl(keyed)} and asks to send it the API key in $${keyed.apiKeyEnv}: a server named by a preset never receives a key from the environment without consent.`, {
+      hint: 'Name the servers yourself (--host or --hosts), or pass --trust-preset-hosts (trustPresetHosts: true in the library) if you trust every server the preset names.',
+    });
+  }
+  return [...hosts];
+}

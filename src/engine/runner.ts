@@ -1,4 +1,5 @@
 import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
+import { presetHostsFor } from '../config/trust.js';
 import { DebateFailedError, HostError, InputError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { type CallPriority, defaultPriority, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
@@ -55,6 +56,8 @@ export interface RunDebateOptions {
   host: string;
   /** Several Ollama servers to spread the panel over, with their GPU memory and parallel slots. */
   hosts?: HostEntry[];
+  /** Consent to send a preset's own `hosts:` the API keys they name (`run --trust-preset-hosts`); without it such a preset is refused. */
+  trustPresetHosts?: boolean;
   /** Where the hosts' API keys are read from (their apiKeyEnv); default process.env. */
   env?: NodeJS.ProcessEnv;
   /** GPU memory of `host` in GiB, when known (else nvidia-smi for a local host, else an assumption). */
@@ -188,7 +191,7 @@ export class Runner {
     const stageModels = shape.stages.flatMap((s) => s.models?.(preset) ?? []);
     const early: string[] = [];
     // An explicit host list wins over the preset's, which wins over the single host.
-    const hosts: HostEntry[] = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
+    const hosts: HostEntry[] = opts.hosts ?? presetHostsFor(preset.hosts, opts.trustPresetHosts === true) ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
     const needs = contextNeeds(preset, opts.question, shape, stageModels, materialReserve(opts.attachments ?? []));
     const scheduler = await DebateScheduler.prepare({
       hosts,

@@ -219,3 +219,20 @@ describe('an API key echoed by a server', () => {
     }
   });
 });
+
+describe('every other road to a preset\'s own hosts', () => {
+  it('refuses to send a key from the environment without consent, as a library caller or a bench would take it', async () => {
+    const { runDebate } = await import('../../src/engine/run-debate.js');
+    const { recorder } = await import('../../src/engine/recorder.js');
+    const { openStore } = await import('../../src/store/open.js');
+    const store = openStore(join(dir, 'library.db'));
+    seen.length = 0;
+    try {
+      const preset = { ...panel, hosts: [{ url: `${keyed.url}/v1`, api: 'openai' as const, apiKeyEnv: 'AWS_SECRET_ACCESS_KEY' }] };
+      await expect(runDebate({ question: 'Q?', preset, host: sim.url, env: { AWS_SECRET_ACCESS_KEY: KEY }, recorder: recorder(store), listeners: [] })).rejects.toThrow(/never receives a key from the environment without consent/);
+      expect(seen).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});
