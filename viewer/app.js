@@ -9,13 +9,30 @@
   const debateId = body.dataset.debate;
   const start = Number(body.dataset.start);
 
+  // Direction controls (overrides, embeddings, isolates, marks) reorder what a reader sees:
+  // each is written out as <U+XXXX> in an isolating element of its own, as the server's pages do.
+  const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+  const bidiName = (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`;
+  const textNodes = (text) => {
+    if (!BIDI.test(text)) return [document.createTextNode(text)];
+    return [...text].map((c) => {
+      if (!BIDI.test(c)) return document.createTextNode(c);
+      const bdi = document.createElement('bdi');
+      bdi.className = 'ctl';
+      bdi.textContent = bidiName(c);
+      return bdi;
+    });
+  };
+  const attrText = (v) => String(v).replace(new RegExp(BIDI.source, 'g'), bidiName);
+
   /** An element with attributes and children; strings become text nodes. */
   const el = (tag, attrs, ...children) => {
     const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, String(v));
+    for (const [k, v] of Object.entries(attrs || {})) if (v !== null && v !== undefined) node.setAttribute(k, attrText(v));
     for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
-      node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+      if (typeof child === 'string' || typeof child === 'number') node.append(...textNodes(String(child)));
+      else node.append(child);
     }
     return node;
   };

@@ -1,3 +1,4 @@
+import { bidiName, replaceBidi } from '../render/inert.js';
 import type { Condition } from './conditions.js';
 import type { BenchReport, ConditionStats, RoundAccuracy } from './report.js';
 import { type ReportTable, pct, reportTables, runSummaryLines } from './tables.js';
@@ -8,6 +9,11 @@ import { type ReportTable, pct, reportTables, runSummaryLines } from './tables.j
  */
 
 export function escapeHtml(text: string): string {
+  return replaceBidi(escapeMarkup(text), (c) => escapeMarkup(bidiName(c)));
+}
+
+/** Escapes the five characters that HTML gives meaning to, and nothing else. */
+export function escapeMarkup(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 

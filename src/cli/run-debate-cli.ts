@@ -1,5 +1,7 @@
 import { dirname } from 'node:path';
-import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readPresetAttachments, readQuestionFile } from '../config/attachments.js';
+import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readMcpAttachments, readPresetAttachments, readQuestionFile } from '../config/attachments.js';
+import { mcpPresetPath } from '../config/mcp-preset.js';
+import { checkDestinations, type Destinations, destinationUrls } from '../config/trust.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
 import { writeFileSync } from 'node:fs';
@@ -40,6 +42,18 @@ export interface RunCliArgs extends HostArgs {
   'token-budget'?: number;
   constraint?: string[];
   protocol?: Preset['protocol']['kind'];
+  'trust-preset-hosts'?: boolean;
+}
+
+/**
+ * Who asks for the run. The command line is the user; an MCP client is not: its attachments are
+ * read only under the server's `--allow-dir` folders, and its preset is a built-in or a file there.
+ */
+export interface RunAsker {
+  chooser: 'user' | 'mcp';
+  allowDirs?: readonly string[];
+  /** How the user consents to a preset's own servers here. */
+  consent?: string;
 }
 
 /** Apply --max-rounds / --threshold / --token-budget / --constraint to a preset, validating them as the preset's own fields would be. */
@@ -116,7 +130,7 @@ export interface PreparedRun {
  * Everything `run` checks before the first call: the question, the flags, the hosts, the
  * preset with its overrides, and every attached file, read whole. Throws the CLI's errors.
  */
-export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedRun> {
+export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = { chooser: 'user' }): Promise<PreparedRun> {
   const question = await questionOf(args, io);
   if (question.trim() === '') throw new InputError('EMPTY_QUESTION', 'The question is empty.', { hint: 'Pass the question in quotes: `conclave run "…" --preset NAME`.' });
   const numParallel = args['num-parallel'];
@@ -131,21 +145,36 @@ export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedR
     : args.host || args.api === 'openai'
       ? [{ ...singleHost(args, io.env), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
       : undefined;
+  const allowDirs = asker.allowDirs ?? [];
+  if (asker.chooser === 'mcp') mcpPresetPath(args.preset, io.cwd, allowDirs, io.env);
   const loaded = loadPreset(args.preset, io.cwd);
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);
   // Every file is read and checked before anything runs: the preset's relative to it, --attach relative to the working directory.
-  const fromPreset = readPresetAttachments(preset.attach ?? [], dirname(loaded.source));
-  const fromFlag = readAttachments(args.attach ?? [], io.cwd);
+  const fromPreset = readPresetAttachments(preset.attach ?? [], dirname(loaded.source), io.env);
+  const fromFlag = asker.chooser === 'mcp' ? readMcpAttachments(args.attach ?? [], io.cwd, allowDirs, io.env) : readAttachments(args.attach ?? [], io.cwd);
   const attachments = [...fromPreset, ...fromFlag];
+  const host = hosts?.[0]?.url ?? resolveHost(args.host, io.env);
+  // Who chose the servers, and so what may go to them: a preset's own hosts get no key and no foreign file without consent.
+  const destinations: Destinations = !hosts && preset.hosts?.length ? { hosts: preset.hosts, chosenBy: 'preset' } : { hosts: hosts ?? [{ url: host }], chosenBy: 'user' };
+  checkDestinations({
+    destinations,
+    presetSource: loaded.source,
+    foreignFiles: [...fromPreset, ...(asker.chooser === 'mcp' ? fromFlag : [])].map((a) => a.name),
+    trustPresetHosts: args['trust-preset-hosts'] === true,
+    env: io.env,
+    consent: asker.consent ?? '--trust-preset-hosts',
+  });
+  const to = destinationUrls(destinations.hosts);
+  const attachedWith = asker.chooser === 'mcp' ? 'Attached by the MCP client' : 'Attached with --attach';
   const header = [
-    ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
-    ...fromFlag.map((a) => `Attached with --attach: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)})`),
-    ...(!hosts && preset.hosts?.length
-      ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${preset.hosts.map((h) => h.url).join(', ')} (--host or --hosts overrides it).`]
+    ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)}), sent to ${to}`),
+    ...fromFlag.map((a) => `${attachedWith}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)}), sent to ${to}`),
+    ...destinations.hosts.filter((h) => h.apiKeyEnv !== undefined).map((h) => `The API key in $${h.apiKeyEnv} is sent to ${destinationUrls([h])} only${destinations.chosenBy === 'preset' ? `, a server the preset ${loaded.source} names` : ''}.`),
+    ...(destinations.chosenBy === 'preset'
+      ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${to} (--host or --hosts overrides it).`]
       : []),
   ];
-  const host = hosts?.[0]?.url ?? resolveHost(args.host, io.env);
   return {
     header,
     options: (store) => ({
@@ -156,7 +185,8 @@ export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedR
       attachments,
       ...(numParallel === undefined ? {} : { numParallel }),
       ...(vramGiB === undefined ? {} : { vramGiB }),
-      ...(hosts ? { hosts } : {}),
+      // A preset's own hosts passed the checks above: they are handed on, so the engine never falls back to the preset's list unchecked.
+      ...(hosts ? { hosts } : destinations.chosenBy === 'preset' ? { hosts: destinations.hosts } : {}),
       env: io.env,
       // A rotating synthesizer takes its turn from the record: one step per debate already held with the preset.
       ...(preset.synthesizer.rotate ? { synthesizerTurn: store.countDebatesWithPreset(preset.name) } : {}),

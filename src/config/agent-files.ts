@@ -1,8 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../errors.js';
-import { insidePresetFolder, presetRoot } from './preset-folder.js';
 import { agentSchema } from './preset-schema.js';
-import { FILE_LIMITS, readTextFile } from './read-file.js';
+import { FILE_LIMITS, readRegularFile } from './read-file.js';
+import { type Confinement, confinedGuard, confinedPath, realFolder } from './trust.js';
 import { formatIssues } from './zod-issues.js';
 
 /**
@@ -21,13 +21,15 @@ export function expandAgentFiles(data: unknown, presetDir: string): unknown {
 
 /** The agent a Markdown file defines, checked field by field with the file named. */
 export function readAgentFile(given: string, presetDir: string, index: number): Record<string, unknown> {
-  const file = agentFilePath(given, presetDir, index);
-  const text = readTextFile(file, {
+  const { file, confinement } = agentFilePath(given, presetDir, index);
+  const bytes = readRegularFile(file, {
     what: 'Agent file',
     code: 'AGENT_FILE',
     maxBytes: FILE_LIMITS.preset,
     hint: 'Name a Markdown file inside the preset\'s folder, relative to the preset.',
+    guard: confinedGuard(file, confinement),
   });
+  const text = agentText(bytes, file);
   const { front, body } = splitFrontMatter(text, file);
   if (typeof front.persona === 'string' && body !== '') {
     throw invalid(file, ['persona: given both in the front matter and as the body; keep one (the body is the usual place)']);
@@ -61,18 +63,34 @@ function splitFrontMatter(text: string, file: string): { front: Record<string, u
   return { front: front as Record<string, unknown>, body: lines.slice(end + 1).join('\n').trim() };
 }
 
-/** The file's path, refused when it is not a .md path or lies outside the preset's folder. */
-function agentFilePath(given: string, presetDir: string, index: number): string {
+/** The file as UTF-8 text, refused as an attachment would be when it holds NUL bytes or invalid UTF-8. */
+function agentText(bytes: Buffer, file: string): string {
+  const notText = (why: string) => new InputError('AGENT_FILE_NOT_TEXT', `Agent file ${file} is not a text file: ${why}.`, { hint: 'Write the agent file as UTF-8 Markdown text.' });
+  if (bytes.includes(0)) throw notText('it contains NUL bytes');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw notText('it is not valid UTF-8');
+  }
+}
+
+/** The file's path, refused when it is not a .md path or lies outside the preset's folder (or is hidden). */
+function agentFilePath(given: string, presetDir: string, index: number): { file: string; confinement: Confinement } {
   const where = `agents.${index}`;
   if (!given.toLowerCase().endsWith('.md')) {
     throw new InputError('INVALID_PRESET', `Preset agent ${where} is the text \`${given}\`: an agent is either a mapping of its fields or the path of a Markdown (.md) file.`, {
       hint: 'Write the agent inline (`- id: …`) or name its .md file relative to the preset.',
     });
   }
-  const root = presetRoot(presetDir);
-  return insidePresetFolder(given, root, (why) =>
-    new InputError('AGENT_FILE_OUTSIDE', `The preset's ${where} names \`${given}\`, ${why}: a preset may only read agent files inside its own folder (${root}).`, {
-      hint: 'Move the file into the preset\'s folder, or a folder under it, and name it relative to the preset.',
-    }),
-  );
+  const root = realFolder(presetDir);
+  const confinement: Confinement = {
+    chooser: 'preset',
+    roots: [root],
+    env: process.env,
+    refuse: (why) =>
+      new InputError('AGENT_FILE_OUTSIDE', `The preset's ${where} names \`${given}\`, ${why}: a preset may only read agent files inside its own folder (${root}), none of them hidden.`, {
+        hint: 'Move the file into the preset\'s folder, or a folder under it, and name it relative to the preset.',
+      }),
+  };
+  return { file: confinedPath(given, root, confinement), confinement };
 }

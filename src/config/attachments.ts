@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { basename, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 import type { Attachment } from '../protocol/material.js';
-import { insidePresetFolder, presetRoot } from './preset-folder.js';
-import { FILE_LIMITS, readRegularFile } from './read-file.js';
+import { FILE_LIMITS, type FileRules, readRegularFile } from './read-file.js';
+import { type Confinement, confinedGuard, confinedPath, realFolder, refusePrivateKey } from './trust.js';
 
 /** Largest file accepted as an attachment: 1 MiB, far more than any prompt can quote. */
 export const MAX_ATTACHMENT_BYTES = FILE_LIMITS.attachment;
@@ -13,12 +13,14 @@ export const MAX_ATTACHMENT_BYTES = FILE_LIMITS.attachment;
  * is not a regular file, is larger than 1 MiB, is not text (a NUL byte or invalid UTF-8), or holds only white space.
  * `base` resolves relative paths: the working directory for --attach, the preset's folder for `attach:`.
  */
-export function readAttachments(paths: readonly string[], base: string): Attachment[] {
+export function readAttachments(paths: readonly string[], base: string, confine?: (given: string) => Confinement): Attachment[] {
   const out: Attachment[] = [];
   const names = new Set<string>();
   for (const given of paths) {
-    const path = resolve(base, given);
-    const { content, bytes } = readKindFile(path, ATTACHMENT);
+    const c = confine?.(given);
+    const path = c ? confinedPath(given, base, c) : resolve(base, given);
+    const { content, bytes } = readKindFile(path, ATTACHMENT, c ? confinedGuard(path, c) : undefined);
+    if (c) refusePrivateKey(content, c);
     let name = basename(path);
     for (let n = 2; names.has(name); n++) name = `${basename(path)} (${n})`;
     names.add(name);
@@ -71,8 +73,8 @@ export function questionFromBytes(bytes: Buffer): string {
   return checkText(bytes, 'standard input', { ...QUESTION, noun: 'The question on', empty: 'Pipe the question in (`echo "…" | conclave run - --preset NAME`), or pass it as an argument.' }).trim();
 }
 
-function readKindFile(path: string, kind: TextFileKind): { content: string; bytes: Buffer } {
-  const bytes = readRegularFile(path, { what: kind.noun, code: kind.code, maxBytes: MAX_ATTACHMENT_BYTES, hint: `${kind.notFound} ${kind.notFile}`, tooLargeHint: kind.tooLarge });
+function readKindFile(path: string, kind: TextFileKind, guard?: FileRules['guard']): { content: string; bytes: Buffer } {
+  const bytes = readRegularFile(path, { what: kind.noun, code: kind.code, maxBytes: MAX_ATTACHMENT_BYTES, hint: `${kind.notFound} ${kind.notFile}`, tooLargeHint: kind.tooLarge, ...(guard ? { guard } : {}) });
   return { content: checkText(bytes, path, kind), bytes };
 }
 
@@ -99,17 +101,39 @@ function checkText(bytes: Buffer, path: string, kind: TextFileKind): string {
 
 /**
  * Reads a preset's `attach:` list: like `readAttachments`, but a shared preset may only attach
- * files inside its own folder. An absolute path, a `..` step or a symlink leading out of the
- * folder is refused, so a preset cannot send `/etc/passwd` or `~/.ssh` to a host.
+ * files inside its own folder, and none of them hidden (a dot-file or inside a dot-folder), a
+ * Conclave key file or a private key. An absolute path, a `..` step or a symlink leading out of
+ * the folder is refused, so a preset cannot send `/etc/passwd`, `.env` or `~/.ssh` to a host.
+ * The check is made on the opened file, which is what is read.
  */
-export function readPresetAttachments(paths: readonly string[], presetDir: string): Attachment[] {
-  const root = presetRoot(presetDir);
-  for (const given of paths) {
-    insidePresetFolder(given, root, (why) =>
-      new InputError('PRESET_ATTACHMENT_OUTSIDE', `The preset attaches \`${given}\`, ${why}: a preset may only attach files inside its own folder (${root}).`, {
+export function readPresetAttachments(paths: readonly string[], presetDir: string, env: NodeJS.ProcessEnv = process.env): Attachment[] {
+  const root = realFolder(presetDir);
+  return readAttachments(paths, root, (given) => ({
+    chooser: 'preset',
+    roots: [root],
+    env,
+    refuse: (why) =>
+      new InputError('PRESET_ATTACHMENT_OUTSIDE', `The preset attaches \`${given}\`, ${why}: a preset may only attach files inside its own folder (${root}), none of them hidden or a key.`, {
         hint: 'Move the file into the preset\'s folder and name it relative to the preset, or attach it yourself with --attach.',
       }),
-    );
-  }
-  return readAttachments(paths, root);
+  }));
+}
+
+/**
+ * Reads the files an MCP client attaches: only under the folders `conclave mcp --allow-dir`
+ * named (none by default), with the refusals of a preset's attachments.
+ */
+export function readMcpAttachments(paths: readonly string[], cwd: string, allowDirs: readonly string[], env: NodeJS.ProcessEnv = process.env): Attachment[] {
+  const roots = allowDirs.map((d) => realFolder(resolve(cwd, d)));
+  return readAttachments(paths, cwd, (given) => ({
+    chooser: 'mcp',
+    roots,
+    env,
+    refuse: (why) =>
+      new InputError('MCP_ATTACHMENT_REFUSED', `The attachment \`${given}\` is refused: ${why}.`, {
+        hint: roots.length === 0
+          ? 'Start the server with `conclave mcp --allow-dir DIR` to let clients attach files under DIR (hidden files and keys stay refused).'
+          : `Attach a file under ${roots.join(' or ')}, not hidden and not a key; start the server with another --allow-dir to widen it.`,
+      }),
+  }));
 }

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { InputError } from '../errors.js';
 
 /** What a reader accepts, and how it names the file in messages. */
@@ -12,6 +12,12 @@ export interface FileRules {
   hint: string;
   /** What to do with a file over the limit. */
   tooLargeHint?: string;
+  /**
+   * Called with the opened descriptor of a regular file before a byte is read: it may refuse the
+   * file by throwing. What it checks (where the file really is) is what is then read, so no
+   * swap of a path between the check and the read is possible.
+   */
+  guard?: (fd: number, stats: Stats) => void;
 }
 
 const MiB = 1024 * 1024;
@@ -48,6 +54,7 @@ export function readRegularFile(path: string, rules: FileRules): Buffer {
         hint: `Give the path of a regular file. ${rules.hint}`,
       });
     }
+    rules.guard?.(fd, st);
     if (st.size > rules.maxBytes) throw tooLarge(path, rules, st.size, false);
     const chunks: Buffer[] = [];
     let total = 0;

@@ -5,6 +5,7 @@ import { DebateScheduler } from '../schedule/scheduler.js';
 import type { CallRecord } from './call-record.js';
 import type { ProtocolStep } from './protocol-events.js';
 import type { RunDebateOptions } from './runner.js';
+import { presetHostsFor } from '../config/trust.js';
 import { structuredCall } from './structured-call.js';
 
 /** The advisor's model: `protocol.advisor`, else the judge's (small and already part of most panels). */
@@ -46,7 +47,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
   const model = advisorModel(preset);
   const choices = protocolChoices(preset);
   const now = opts.now ?? Date.now;
-  const hosts = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
+  const hosts = opts.hosts ?? presetHostsFor(preset.hosts, opts.trustPresetHosts === true) ?? [{ url: opts.host, ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
   const scheduler = await DebateScheduler.prepare({ hosts, debaters: [], support: [model], contextNeeds: { [model]: 4096 }, explicitNumCtx: {}, ...(opts.env ? { env: opts.env } : {}) });
   const calls: CallRecord[] = [];
   const outcome = await scheduler.call(model, (gateway) =>

@@ -1,5 +1,6 @@
 import type { AgentSpec, HostEntry, ModelOptions, Preset } from '../config/preset-schema.js';
-import { DebateFailedError, HostError, InterruptedError, StoreError, errorMessage } from '../errors.js';
+import { presetHostsFor } from '../config/trust.js';
+import { DebateFailedError, HostError, InputError, InterruptedError, StoreError, errorMessage } from '../errors.js';
 import { type CallPriority, defaultPriority, TokenTally } from '../protocol/budget.js';
 import { estimateMessagesTokens, estimateTokens, fitPeers, stageBudgets } from '../protocol/context.js';
 import { type Attachment, standingText } from '../protocol/material.js';
@@ -55,6 +56,8 @@ export interface RunDebateOptions {
   host: string;
   /** Several Ollama servers to spread the panel over, with their GPU memory and parallel slots. */
   hosts?: HostEntry[];
+  /** Consent to send a preset's own `hosts:` the API keys they name (`run --trust-preset-hosts`); without it such a preset is refused. */
+  trustPresetHosts?: boolean;
   /** Where the hosts' API keys are read from (their apiKeyEnv); default process.env. */
   env?: NodeJS.ProcessEnv;
   /** GPU memory of `host` in GiB, when known (else nvidia-smi for a local host, else an assumption). */
@@ -188,7 +191,7 @@ export class Runner {
     const stageModels = shape.stages.flatMap((s) => s.models?.(preset) ?? []);
     const early: string[] = [];
     // An explicit host list wins over the preset's, which wins over the single host.
-    const hosts: HostEntry[] = opts.hosts ?? preset.hosts ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
+    const hosts: HostEntry[] = opts.hosts ?? presetHostsFor(preset.hosts, opts.trustPresetHosts === true) ?? [{ url: opts.host, ...(opts.vramGiB ? { vramGiB: opts.vramGiB } : {}), ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
     const needs = contextNeeds(preset, opts.question, shape, stageModels, materialReserve(opts.attachments ?? []));
     const scheduler = await DebateScheduler.prepare({
       hosts,
@@ -211,6 +214,7 @@ export class Runner {
     }
     scheduler.plan.thinking = planThinking(thinkingRoles(preset, shape), preset, capabilities);
     const runner = new Runner(opts, id, scheduler, shape.stages);
+    runner.checkPersonasFit();
     const digest = (model: string): string | null => scheduler.digestOf(model);
     const agents: AgentInfo[] = [
       ...preset.agents.map((a) => ({ id: a.id, model: a.model, persona: a.persona ?? null, cluster: a.cluster ?? null, role: 'debater' as const, digest: digest(a.model) })),
@@ -292,6 +296,24 @@ export class Runner {
                 : answer;
     // num_ctx is fixed per model for the whole debate: a change forces Ollama to reload the model.
     return { num_predict: Math.round(numPredict), ...defaults, ...own, num_ctx: this.numCtx[model] };
+  }
+
+  /**
+   * Refuses, before anything is recorded, a panel whose agent's opening prompt (persona and
+   * question) cannot fit its model's num_ctx: the server would drop the start of it unsaid.
+   */
+  checkPersonasFit(): void {
+    for (const agent of this.preset.agents) {
+      const need = estimateMessagesTokens(openingMessages(this.question, agent.persona));
+      const room = this.agentPromptBudget(agent.model, this.callOptions(agent.model, agent.options, 'opening'));
+      if (need <= room) continue;
+      const persona = estimateTokens(agent.persona ?? '');
+      throw new InputError(
+        'PROMPT_TOO_LONG',
+        `Agent ${agent.id}'s opening prompt needs about ${need.toLocaleString('en-US')} tokens (its persona ${persona.toLocaleString('en-US')}), but ${agent.model} has room for ${Math.max(0, room).toLocaleString('en-US')} at num_ctx ${this.numCtx[agent.model] ?? 4096}: the server would silently drop the start of it.`,
+        { hint: persona > need / 2 ? `Shorten the persona of ${agent.id} to a few paragraphs, or give ${agent.model} a larger num_ctx (options.num_ctx) if the model supports it.` : 'Shorten the question and attach long text with --attach, or give the model a larger num_ctx (options.num_ctx).' },
+      );
+    }
   }
 
   /** Tokens left for the prompt of a call with these options. */

@@ -11,4 +11,7 @@ export interface McpContext {
   host: string | undefined;
   hosts: string | undefined;
   log: (line: string) => void;
+  /** `--allow-dir`: the only folders attachments and preset files may come from. */
+  allowDirs: readonly string[];
+  trustPresetHosts: boolean;
 }

@@ -29,7 +29,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
       title: 'Start a Conclave debate',
       description:
         'Start a debate between local Ollama models on a question, with a preset (see conclave_presets). Returns the debate id at once; the debate goes on in the server. ' +
-        'Then call conclave_wait with the id until it has ended. Attachments are text files every agent reads (paths on the server machine; relative ones resolve against the server\'s working directory). ' +
+        'Then call conclave_wait with the id until it has ended. Attachments are text files every agent reads (paths on the server machine; relative ones resolve against the server\'s working directory), only under the folders the server was started with (`--allow-dir`; none by default), never hidden files or keys. ' +
         'Constraints are stated in every agent prompt. tokenBudget bounds the prompt plus reply tokens of the whole run (from 1000).',
       inputSchema: {
         question: z.string().describe('The question to debate, in full'),
@@ -54,8 +54,10 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
             ...(args.tokenBudget === undefined ? {} : { 'token-budget': args.tokenBudget }),
             ...(ctx.host === undefined ? {} : { host: ctx.host }),
             ...(ctx.hosts === undefined ? {} : { hosts: ctx.hosts }),
+            'trust-preset-hosts': ctx.trustPresetHosts,
           },
           ctx.io,
+          { chooser: 'mcp', allowDirs: ctx.allowDirs, consent: '`conclave mcp --trust-preset-hosts`' },
         );
         for (const line of prepared.header) ctx.log(line);
         const id = await ctx.runs.start(prepared);

@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CliIO } from '../cli/io.js';
 import { openDb } from '../cli/shared.js';
 import { loadHostsFile } from '../config/load-hosts.js';
@@ -11,6 +10,7 @@ import { registerCatalogTools } from './catalog-tools.js';
 import { registerDebateTools } from './debate-tools.js';
 import type { McpContext } from './context.js';
 import { RunRegistry } from './runs.js';
+import { LineTransport } from './transport.js';
 
 export interface McpOptions {
   db?: string;
@@ -19,6 +19,10 @@ export interface McpOptions {
   /** A hosts file (YAML/JSON list) to spread panels over, as `run --hosts`. */
   hosts?: string;
   signKey?: string;
+  /** Folders whose files clients may attach (`--allow-dir`); none by default. */
+  allowDirs?: string[];
+  /** `--trust-preset-hosts`: a preset's own servers may receive their key and attached files. */
+  trustPresetHosts?: boolean;
 }
 
 const INSTRUCTIONS =
@@ -40,14 +44,15 @@ export async function serveMcp(options: McpOptions, io: CliIO): Promise<number> 
   else resolveHost(options.host, io.env);
   const store = await openDb(options.db, io, options.signKey ? { signKey: options.signKey } : {});
   const runs = new RunRegistry(store, io.env, log);
-  const ctx: McpContext = { store, runs, io: quiet, host: options.host, hosts: options.hosts, log };
+  const ctx: McpContext = { store, runs, io: quiet, host: options.host, hosts: options.hosts, log, allowDirs: options.allowDirs ?? [], trustPresetHosts: options.trustPresetHosts === true };
   const server = new McpServer({ name: 'conclave', title: 'Conclave', version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   registerDebateTools(server, ctx);
   registerCatalogTools(server, ctx);
 
   const stdin = io.stdin ?? process.stdin;
   const stdout = io.stdout;
-  const transport = new StdioServerTransport(stdin as Readable, stdout);
+  const transport = new LineTransport(stdin as Readable, stdout, log);
+  server.server.onerror = (err) => log(`protocol error: ${err.message}`);
   let finish!: (code: number) => void;
   const finished = new Promise<number>((resolve) => (finish = resolve));
   let closing = false;

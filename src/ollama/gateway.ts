@@ -13,6 +13,7 @@ import {
   type TagModel,
 } from '../backend/types.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
+import { serverText } from '../backend/server-text.js';
 
 /**
  * Ollama sends no headers until the first token exists, after queueing, loading and prompt
@@ -221,7 +222,7 @@ export class Gateway implements ModelServer {
     const e = err as { name?: string; status_code?: number; message?: string; cause?: { code?: string } };
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;
-      const text = e.message ?? '';
+      const text = serverText(e.message ?? '');
       if (status === 404) {
         return new CallError('MODEL_MISSING', `Model \`${model}\` is not on ${this.host}.`, {
           hint: `Run \`ollama pull ${model}\` on that host.`,
@@ -251,7 +252,7 @@ export class Gateway implements ModelServer {
       });
     }
     // A line `{"error": ...}` inside a 200 stream: the model failed mid-reply.
-    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${message}`, { cause: err });
+    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${serverText(message)}`, { cause: err });
   }
 }
 

@@ -11,6 +11,7 @@ import {
 } from '../backend/types.js';
 import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
+import { serverText, withoutSecrets } from '../backend/server-text.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
@@ -46,11 +47,19 @@ export class OpenAIGateway implements ModelServer {
   readonly api = 'openai' as const;
   readonly #headers: Record<string, string>;
   readonly #keyEnv: string | undefined;
+  /** Removed from every text the server sends back before it reaches a message or the record. */
+  readonly #secrets: string[];
 
   constructor(host: string, options: OpenAIServerOptions = {}) {
     this.host = host.replace(/\/+$/, '');
     this.#headers = { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
     this.#keyEnv = options.apiKeyEnv;
+    this.#secrets = options.apiKey ? [options.apiKey] : [];
+  }
+
+  /** Server text for a message: the key removed, on one line, clipped. */
+  #said(error: unknown): string {
+    return serverText(describeError(error), this.#secrets);
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
@@ -72,8 +81,8 @@ export class OpenAIGateway implements ModelServer {
           done = true;
           break;
         }
-        const event = parseEvent(data);
-        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply: ${describeError(event.error)}`);
+        const event = parseEvent(data, this.#secrets);
+        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply: ${this.#said(event.error)}`);
         if (event.usage) usage = event.usage;
         for (const choice of event.choices ?? []) {
           const delta = choice.delta ?? {};
@@ -104,11 +113,12 @@ export class OpenAIGateway implements ModelServer {
         evalDurationNs: null,
         doneReason: finish,
       };
-      return { content, thinking, thinkingTokens, metrics };
+      // A server that echoes its key in a reply does not get it into the record either.
+      return { content: withoutSecrets(content, this.#secrets), thinking: withoutSecrets(thinking, this.#secrets), thinkingTokens, metrics };
     } catch (err) {
       const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
-      mapped.partial = content;
-      mapped.partialThinking = thinking;
+      mapped.partial = withoutSecrets(content, this.#secrets);
+      mapped.partialThinking = withoutSecrets(thinking, this.#secrets);
       throw mapped;
     } finally {
       abort.dispose();
@@ -181,7 +191,7 @@ export class OpenAIGateway implements ModelServer {
   }
 
   #statusError(status: number, text: string, model: string | null): CallError {
-    const message = describeError(safeJson(text)?.error ?? text);
+    const message = this.#said(safeJson(text)?.error ?? text);
     if (status === 401 || status === 403) {
       return new CallError('KEY_REFUSED', `${this.host} refused the API key (HTTP ${status}): ${message}`, {
         hint: this.#keyEnv
@@ -208,7 +218,7 @@ export class OpenAIGateway implements ModelServer {
     const stopped = stoppedError(err, model ?? this.host, ctx);
     if (stopped) return stopped;
     const e = err as { code?: string; name?: string; cause?: { code?: string } };
-    const message = errorMessage(err);
+    const message = serverText(errorMessage(err), this.#secrets);
     if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
     if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|socket|other side closed/i.test(`${message} ${e?.code ?? ''} ${e?.cause?.code ?? ''}`)) {
       return new CallError('HOST_UNREACHABLE', `Cannot reach the OpenAI-compatible server at ${this.host}.`, {
@@ -251,9 +261,9 @@ interface StreamEvent {
   error?: unknown;
 }
 
-function parseEvent(data: string): StreamEvent {
+function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
   const value = safeJson(data);
-  if (value === null) throw new CallError('STREAM_ERROR', `The server sent an event that is not JSON: ${data.slice(0, 120)}`);
+  if (value === null) throw new CallError('STREAM_ERROR', `The server sent an event that is not JSON: ${serverText(data, secrets, 120)}`);
   return value as StreamEvent;
 }
 
@@ -267,9 +277,9 @@ function safeJson(text: string): Record<string, unknown> | null {
 }
 
 function describeError(error: unknown): string {
-  if (typeof error === 'string') return error.trim().slice(0, 500) || 'no message';
-  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message.slice(0, 500);
-  return JSON.stringify(error)?.slice(0, 500) ?? 'no message';
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
+  return JSON.stringify(error) ?? 'no message';
 }
 
 /** The `data:` payloads of a Server-Sent Events stream, one per event, in order. */

@@ -14,15 +14,37 @@ const SHORT_ESCAPE = /\u001b[\u0020-\u002f]*[\u0030-\u007e]/g;
 // What is left: C0 controls except tab and newline, DEL, and C1 controls.
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+// Direction controls: embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069), and the
+// marks (U+200E, U+200F, U+061C). They reorder what a reader sees, so `tpecca TON od` after U+202E
+// reads as `do NOT accept`; every view shows them as visible text instead.
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const ANY_BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+
+/** How a direction control is shown: `<U+202E>`. */
+export function bidiName(c: string): string {
+  return `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/** The text with every direction control written out visibly as `<U+XXXX>`, so it reorders nothing. */
+export function visibleBidi(text: string): string {
+  return ANY_BIDI.test(text) ? text.replace(BIDI, bidiName) : text;
+}
+
+/** Each direction control of the text, replaced by what `replace` makes of it (e.g. an isolated HTML element). */
+export function replaceBidi(text: string, replace: (c: string) => string): string {
+  return ANY_BIDI.test(text) ? text.replace(BIDI, replace) : text;
+}
 
 /**
  * The text with every control character and escape sequence removed, except newline
  * and tab. A whole sequence goes when it is complete; of an unterminated one only
- * the control characters go, so its text stays visible and inert.
+ * the control characters go, so its text stays visible and inert. Direction controls
+ * are written out as `<U+202E>`.
  */
 export function inert(text: string): string {
-  if (!ANY_CONTROL.test(text)) return text;
-  return text.replace(STRING_SEQUENCE, '').replace(CSI_SEQUENCE, '').replace(SHORT_ESCAPE, '').replace(CONTROL, '');
+  const shown = visibleBidi(text);
+  if (!ANY_CONTROL.test(shown)) return shown;
+  return shown.replace(STRING_SEQUENCE, '').replace(CSI_SEQUENCE, '').replace(SHORT_ESCAPE, '').replace(CONTROL, '');
 }
 
 /** `inert` on one line: newlines and tabs become spaces, so a stored value cannot start a line of its own. */
@@ -79,9 +101,9 @@ function isPlainObject(value: object): boolean {
 }
 
 /**
- * JSON for a terminal or a pipe: as JSON.stringify, with DEL and the C1 controls
- * (which JSON.stringify leaves raw) written as \u escapes. Parses to the same value.
+ * JSON for a terminal or a pipe: as JSON.stringify, with DEL, the C1 controls (which
+ * JSON.stringify leaves raw) and the direction controls written as \u escapes. Parses to the same value.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

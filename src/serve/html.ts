@@ -1,4 +1,5 @@
-import { escapeHtml } from '../bench/html.js';
+import { escapeHtml, escapeMarkup } from '../bench/html.js';
+import { bidiName, replaceBidi } from '../render/inert.js';
 
 /**
  * Markup built by the `html` template: interpolated values are escaped unless they
@@ -13,17 +14,26 @@ export class Html {
 
 type Part = Html | string | number | boolean | null | undefined | readonly Part[];
 
-function renderPart(part: Part): string {
+/** A direction control in page text: written out, in an element of its own that isolates it. */
+const isolatedBidi = (c: string): string => `<bdi class="ctl" title="a direction control character, shown instead of applied">${escapeMarkup(bidiName(c))}</bdi>`;
+
+function renderPart(part: Part, inText: boolean): string {
   if (part instanceof Html) return part.value;
-  if (Array.isArray(part)) return part.map(renderPart).join('');
+  if (Array.isArray(part)) return part.map((p) => renderPart(p, inText)).join('');
   if (part === null || part === undefined || part === false || part === true) return '';
-  return escapeHtml(String(part));
+  // In an attribute or the title no element can stand: the control is written out as text there.
+  return inText ? replaceBidi(escapeMarkup(String(part)), isolatedBidi) : escapeHtml(String(part));
+}
+
+/** Whether a value placed after this markup lands in element text (not an attribute value, nor the title). */
+function isTextContext(before: string): boolean {
+  return !/=\s*["']?[^"'<>]*$/.test(before.slice(-200)) && !/<title>[^<]*$/.test(before.slice(-200));
 }
 
 export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
   let out = strings[0] ?? '';
   values.forEach((value, i) => {
-    out += renderPart(value) + (strings[i + 1] ?? '');
+    out += renderPart(value, isTextContext(out)) + (strings[i + 1] ?? '');
   });
   return new Html(out);
 }

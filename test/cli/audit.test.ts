@@ -300,10 +300,12 @@ describe('runs against the simulator', () => {
     writeFileSync(join(folder, 'notes.md'), '# Notes\n\nA is cheaper.\n');
     writeFileSync(join(dir, 'mine.md'), 'My own notes.\n');
     const file = presetIn(folder, { attach: ['notes.md'], hosts: [{ url: sim.url }] });
-    const r = await cli(['run', 'Q?', '--preset', file, '--attach', 'mine.md', '--db', join(dir, 'header.db'), '--quiet']);
+    // A preset's file goes to the preset's own host only with the user's consent.
+    const r = await cli(['run', 'Q?', '--preset', file, '--attach', 'mine.md', '--db', join(dir, 'header.db'), '--quiet', '--trust-preset-hosts']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain(`Attached by the preset ${file}: notes.md`);
-    expect(r.stderr).toContain('Attached with --attach: mine.md');
+    expect(r.stderr).toMatch(new RegExp(`Attached by the preset .*: notes\\.md \\(.*\\), sent to ${sim.url.replace(/\./g, '\\.')}`));
+    expect(r.stderr).toContain(`Attached with --attach: mine.md`);
+    expect(r.stderr).toContain(`, sent to ${sim.url}`);
     expect(r.stderr).toContain(`names its own hosts: the question and attachments go to ${sim.url}`);
   });
 

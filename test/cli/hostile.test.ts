@@ -6,11 +6,12 @@ import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/i
 import { runCli } from '../helpers/cli.js';
 import { agentOf, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
-// Set the window title, clear the screen, colour, a C1 CSI, a DCS, HTML and Markdown that would link or break a table.
+// Set the window title, clear the screen, colour, a C1 CSI, a DCS, HTML and Markdown that would link or break a table,
+// then direction controls that make `tpecca TON od` read `do NOT accept` and an isolate left open.
 const HOSTILE =
   'A \u001b]0;pwned\u0007 \u001b[2J \u001b[31mred\u001b[0m \u009b31mc1 \u001bPdcs\u001b\\ <script>alert(1)</script> ' +
-  '<img src=x onerror=alert(1)> a|b `tick` [link](javascript:alert(1))';
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+  '<img src=x onerror=alert(1)> a|b `tick` [link](javascript:alert(1)) \u202etpecca TON od\u202c \u2067open \u200f';
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 let dir = '';
 let db = '';
@@ -79,8 +80,10 @@ describe('hostile model output', () => {
     // The text itself is kept, only its controls go.
     expect(r.stderr).toContain('a (confidence 0.60, quality 100): a: A red c1 <script>alert(1)</script>');
     // Lines fit the terminal: a long one wraps at a space, so read it with its line breaks undone.
-    expect(r.stderr.replace(/\n +/g, ' ')).toContain('failed on model-2:1b: runner crashed: A   red c1  <script>');
+    expect(r.stderr.replace(/\n +/g, ' ')).toContain('failed on model-2:1b: runner crashed: A red c1 <script>');
     expect(r.stdout).toContain('RECOMMENDATION\n  A red c1 <script>alert(1)</script>');
+    // Direction controls are shown, not applied.
+    expect(r.stdout).toContain('<U+202E>tpecca TON od<U+202C> <U+2067>open <U+200F>');
   });
 
   it('is inert in the JSON document, which parses back to the exact recorded text', async () => {
@@ -108,6 +111,7 @@ describe('hostile model output', () => {
     // The question heading and the failed call's server error are escaped too.
     expect(md).toMatch(/^# Q A {3}red c1 {2}&lt;script&gt;/);
     expect(md).toContain('runner crashed: A ');
+    expect(md).toContain('&lt;U+202E&gt;tpecca TON od&lt;U+202C&gt;');
   });
 
   it('is inert in replay, in list and in the error that quotes it', async () => {

@@ -57,7 +57,8 @@ afterAll(async () => {
 async function connect(db: string): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, 'mcp', '--db', db, '--host', sim.url],
+    // The test's folder holds its presets and attachments: the server may read it.
+    args: [BIN, 'mcp', '--db', db, '--host', sim.url, '--allow-dir', dir],
     cwd: dir,
     env: { PATH: process.env.PATH ?? '' },
     stderr: 'pipe',
@@ -295,7 +296,7 @@ describe('conclave mcp', () => {
 
   it('writes nothing but JSON-RPC messages on standard output, a whole debate long', async () => {
     const db = join(dir, 'raw.db');
-    const child = spawn(process.execPath, [BIN, 'mcp', '--db', db, '--host', sim.url], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'mcp', '--db', db, '--host', sim.url, '--allow-dir', dir], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let all = '';
     const waiting = new Map<number, (msg: { result?: CallToolResult }) => void>();

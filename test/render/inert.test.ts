@@ -60,3 +60,24 @@ describe('plain tables and JSON', () => {
     expect(JSON.parse(text)).toEqual({ s: 'a\u009b31m\u007f' });
   });
 });
+
+describe('direction controls', () => {
+  const REVERSED = 'do \u202etpecca TON od\u202c now \u2066iso\u2069 \u200e\u200f\u061c \u202a\u202b\u202d';
+
+  it('are written out visibly in terminal text, so `tpecca TON od` cannot read as `do NOT accept`', () => {
+    expect(inert(REVERSED)).toBe('do <U+202E>tpecca TON od<U+202C> now <U+2066>iso<U+2069> <U+200E><U+200F><U+061C> <U+202A><U+202B><U+202D>');
+    expect(inertDeep({ a: ['\u2067x'] })).toEqual({ a: ['<U+2067>x'] });
+  });
+
+  it('are written out and HTML-escaped in Markdown, in text and in table cells', () => {
+    expect(markdownText('a\u202eb')).toBe('a&lt;U+202E&gt;b');
+    expect(markdownCell('a\u2066b')).toBe('a&lt;U+2066&gt;b');
+  });
+
+  it('are \\u escapes in JSON, which parses back to the exact text', () => {
+    const text = jsonText({ s: REVERSED });
+    expect(text).not.toMatch(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    expect(text).toContain('\\u202etpecca');
+    expect(JSON.parse(text)).toEqual({ s: REVERSED });
+  });
+});

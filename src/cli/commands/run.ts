@@ -41,6 +41,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
         .option('vram-gib', { type: 'number', describe: 'GPU memory of the host in GiB (default: nvidia-smi for a local host, else assumed 16)' })
         .option('hosts', { type: 'string', describe: 'YAML/JSON list of Ollama hosts {url, vramGiB?, numParallel?} to spread the panel over' })
+        .option('trust-preset-hosts', { type: 'boolean', describe: "Let servers the preset names itself receive their API key from the environment and the preset's attachments" })
         .options(materialOptions)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
