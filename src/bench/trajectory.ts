@@ -1,10 +1,12 @@
-import type { CallRecord } from '../engine/call-record.js';
+import type { CallMetrics, CallRecord } from '../engine/call-record.js';
 import type { Recorded, Trajectory, Vote } from '../rules/trajectory.js';
 import type { CallCost } from '../rules/trajectory.js';
 import { type AnswerKind, answerKey } from './extract.js';
 
 /** What a recorded call cost: its tokens, and the server's total duration (else its wall time) as GPU time. */
-export function callCost(c: Pick<CallRecord, 'stage' | 'round' | 'agentId' | 'metrics' | 'startedAt' | 'finishedAt'>): CallCost {
+export function callCost(
+  c: Pick<CallRecord, 'stage' | 'round' | 'agentId' | 'startedAt' | 'finishedAt'> & { metrics: Pick<CallMetrics, 'promptTokens' | 'completionTokens' | 'totalDurationNs'> },
+): CallCost {
   return {
     stage: c.stage,
     round: c.round,
