@@ -6,7 +6,7 @@ import { inert, inertLine, jsonText } from '../render/inert.js';
 import { loadBenchData, resolveBenchRunId } from '../store/bench.js';
 import { benchTrialOf, readRescoreRecords } from '../store/rescore-read.js';
 import type { Store } from '../store/store.js';
-import type { RescoreArgs } from './commands/rescore.js';
+import type { RescoreArgs } from './bench-args.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 

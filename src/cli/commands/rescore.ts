@@ -1,13 +1,8 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
+import type { RescoreArgs } from '../bench-args.js';
 import { dbOption } from '../shared.js';
 
-export interface RescoreArgs {
-  target: string;
-  rule?: string[];
-  json?: boolean;
-  db?: string;
-}
 
 export function rescoreCommand(io: CliIO, exit: ExitCode): CommandModule<object, RescoreArgs> {
   return {
