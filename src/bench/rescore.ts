@@ -278,3 +278,11 @@ export function openTrajectory(debate: StoredDebate): Trajectory {
     calls: debate.calls.map(callCost),
   };
 }
+
+/** The rules no other rule beats on both counts: at least as accurate for no more tokens per item, and better on one. */
+export function paretoFront(figures: readonly RuleFigure[]): RuleFigure[] {
+  const points = figures.filter((f) => f.accuracy !== null && f.tokensPerItem !== null);
+  const dominated = (f: RuleFigure): boolean =>
+    points.some((g) => g !== f && g.accuracy! >= f.accuracy! && g.tokensPerItem! <= f.tokensPerItem! && (g.accuracy! > f.accuracy! || g.tokensPerItem! < f.tokensPerItem!));
+  return points.filter((f) => !dominated(f)).sort((a, b) => a.tokensPerItem! - b.tokensPerItem!);
+}
