@@ -96,6 +96,25 @@ describe('conclave rescore RUN', () => {
   });
 });
 
+describe('bench report', () => {
+  it('has a section of rules re-scored from the record in JSON, Markdown and HTML, with the chart and its Pareto front', async () => {
+    const json = await runCli(['bench', 'report', runId, '--format', 'json', '--db', db], dir);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as ReturnType<typeof buildReport>;
+    const final = report.rules!.rules.find((r) => r.rule === 'majority:final')!;
+    const condition = report.conditions.find((c) => c.condition === 'debate-vote')!;
+    expect(final.accuracy).toBe(condition.accuracy);
+    expect(report.rules!.best['test-panel']).not.toBeNull();
+    const md = await runCli(['bench', 'report', runId, '--db', db], dir);
+    expect(md.stdout).toMatch(/## Rules re-scored from the record/);
+    expect(md.stdout).toMatch(/best at equal or lower compute than its own scoring \(synthesizer/);
+    const html = await runCli(['bench', 'report', runId, '--format', 'html', '--db', db], dir);
+    const section = html.stdout.slice(html.stdout.indexOf('<h2 id="rules">'));
+    expect(section).toMatch(/<svg[^>]*aria-label="Accuracy against tokens per item for every rule"/);
+    expect(section).toMatch(/on the Pareto front/);
+  });
+});
+
 describe('conclave rescore ID', () => {
   it('gives each rule\'s stopping round and decision for one debate, graded as its bench item', async () => {
     const id = debateOf('i2');

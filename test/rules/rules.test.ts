@@ -278,3 +278,61 @@ describe('the rule set', () => {
     expect(names).not.toContain('stop:rounds=3');
   });
 });
+
+describe('the Pareto front of a run', () => {
+  it('keeps the rules no other rule beats on both accuracy and tokens', async () => {
+    const { paretoFront } = await import('../../src/bench/rescore.js');
+    const fig = (rule: string, accuracy: number | null, tokensPerItem: number | null) => ({ rule, accuracy, tokensPerItem }) as Parameters<typeof paretoFront>[0][number];
+    const front = paretoFront([fig('cheap', 0.6, 100), fig('dominated', 0.6, 200), fig('best', 0.9, 300), fig('tie-costlier', 0.9, 400), fig('middle', 0.7, 150), fig('none', null, null)]);
+    expect(front.map((f) => f.rule)).toEqual(['cheap', 'middle', 'best']);
+  });
+});
+
+describe('a debate asked outside a bench', () => {
+  const debate = (judgeParsed: unknown[]) =>
+    ({
+      agents: [
+        { id: 'a', role: 'debater' },
+        { id: 'b', role: 'debater' },
+        { id: 'c', role: 'debater' },
+        { id: 'judge', role: 'judge' },
+      ],
+      turns: [0, 1].flatMap((round) => ['a', 'b', 'c'].map((agentId) => ({ round, agentId }))),
+      calls: [
+        ...[0, 1].flatMap((round) => ['a', 'b', 'c'].map((agentId) => ({ stage: round === 0 ? 'opening' : 'critique', round, agentId, status: 'ok', parsed: {}, metrics: { promptTokens: 10, completionTokens: 1, totalDurationNs: null }, startedAt: 0, finishedAt: 1000 }))),
+        ...judgeParsed.map((parsed, round) => ({ stage: 'judge', round, agentId: 'judge', status: 'ok', parsed, metrics: { promptTokens: 5, completionTokens: 1, totalDurationNs: 2e9 }, startedAt: 0, finishedAt: 1 })),
+      ],
+      rounds: [
+        { round: 0, convergence: 0.5 },
+        { round: 1, convergence: 0.9 },
+      ],
+      synthesis: { status: 'ok', synthesis: { recommendation: 'Use Postgres' }, error: null },
+      voting: null,
+      preset: { protocol: { kind: 'debate', maxRounds: 1, convergenceThreshold: 0.85 } },
+      status: 'completed',
+      exitReason: 'converged',
+    }) as unknown as import('../../src/store/reader.js').StoredDebate;
+
+  it('counts the judge\'s stances, round by round', async () => {
+    const { openTrajectory } = await import('../../src/bench/rescore.js');
+    const t = openTrajectory(
+      debate([
+        { stances: [{ id: 'pg', summary: 'Postgres', agents: ['a'] }, { id: 'lite', summary: 'SQLite', agents: ['b', 'c'] }] },
+        { stances: [{ id: 'pg', summary: 'Postgres', agents: ['a', 'b', 'c'] }] },
+      ]),
+    );
+    expect(t.basis.kind).toBe('stances');
+    expect(decided('majority:round0', t).vote?.text).toBe('SQLite');
+    expect(decided('stop:unanimous', t)).toMatchObject({ stopRound: 1, vote: { text: 'Postgres' } });
+    expect(decided('synthesizer', t).vote?.text).toBe('Use Postgres');
+    // The judge's reported duration is its GPU time; the agents' calls have none, so their wall time counts.
+    expect(decided('stop:recorded', t).spent.gpuSeconds).toBeCloseTo(6 + 4, 6);
+  });
+
+  it('says the majority rules are unavailable when the judge recorded no stances', async () => {
+    const { openTrajectory } = await import('../../src/bench/rescore.js');
+    const t = openTrajectory(debate([{ recommendation: 0.5 }, { recommendation: 0.9 }]));
+    expect(decide('majority:final', t)).toMatchObject({ available: false, why: expect.stringMatching(/^unavailable: no stances recorded/) });
+    expect(decided('synthesizer', t).vote?.text).toBe('Use Postgres');
+  });
+});
