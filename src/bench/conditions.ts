@@ -7,6 +7,9 @@ import type { AnswerOutcome } from './answer-call.js';
 import type { ParallelCapture } from './parallel-call.js';
 import { answersMatch, extractAnswer } from './extract.js';
 import { majorityVote } from './stats.js';
+import { CLUSTER_VOTE, FINAL_MAJORITY, ROUND0_MAJORITY, SYNTHESIZER } from '../rules/aggregation.js';
+import type { Decision, Rule } from '../rules/trajectory.js';
+import { callCost, gradedTrajectory, singleAnswer } from './trajectory.js';
 import type { SuiteItem } from './suite.js';
 
 /**
@@ -184,25 +187,33 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
 
   // The protocol the debate ran: with `auto`, the advisor's choice for this item.
   const kind = debate.preset.protocol.kind ?? 'debate';
-  results.push(
-    kind === 'decompose' || kind === 'pipeline'
-      ? unavailable('round0-vote', kind === 'pipeline' ? 'a review pipeline has no independent answers' : 'a decomposition has no independent answers')
-      : debateCondition('round0-vote', majorityVote(roundAnswers(0), item.kind), callsWhere((c) => c.stage === 'opening')),
-  );
-  results.push(parallelCondition(kind, input.parallel ?? null, debate, (text) => readText(text, item).answer, right));
-  results.push(
-    debateCondition(
-      'debate-vote',
-      majorityVote(roundAnswers(roundsRun), item.kind),
-      callsWhere((c) => c.stage !== 'synthesis' && c.stage !== 'vote' && c.stage !== 'refine'),
-      debate.status === 'completed' || debate.status === 'unsynthesized' ? null : `debate ${debate.status}`,
-    ),
-  );
-
   const synthesis = debate.synthesis?.synthesis ?? null;
   const synthRead: Read = synthesis ? readText(synthesis.recommendation, item) : { status: 'error', answer: null, method: null };
+  const vote = input.vote;
+  // The debate's own conditions are rules over its trajectory, the very functions `conclave rescore` applies.
+  const trajectory = gradedTrajectory({
+    agents: agentIds,
+    protocol: kind,
+    maxRounds: debate.preset.protocol.maxRounds,
+    threshold: debate.preset.protocol.convergenceThreshold,
+    status: debate.status,
+    exitReason: debate.exitReason,
+    roundsRun,
+    kind: item.kind,
+    answer: (round, agentId) => reads.get(`${round}/${agentId}`)?.answer ?? null,
+    convergence: (round) => debate.rounds.find((r) => r.round === round)?.convergence ?? null,
+    synthesis: { recorded: true, vote: singleAnswer(synthRead.answer, item.kind), note: synthesis ? null : `no synthesis (${debate.synthesis?.error ?? debate.error ?? debate.status})` },
+    clusterVote: vote.available
+      ? { recorded: true, vote: vote.winnerText === null ? null : singleAnswer(readText(vote.winnerText, item).answer, item.kind), note: vote.note ?? (vote.winnerAgent ? `winner: ${vote.winnerAgent}` : null) }
+      : { recorded: false, why: vote.note ?? 'no cluster vote' },
+    calls: debate.calls.map(callCost),
+  });
+  const byRule = (condition: Condition, rule: Rule): BenchResultRow => resultOfDecision(condition, rule.decide(trajectory), right);
+  results.push(byRule('round0-vote', ROUND0_MAJORITY));
+  results.push(parallelCondition(kind, input.parallel ?? null, debate, (text) => readText(text, item).answer, right));
+  results.push(byRule('debate-vote', FINAL_MAJORITY));
   answers.push({ source: 'synthesis', round: roundsRun, slot: 'synthesizer', agentId: 'synthesizer', model: synthesizerModel(preset), ...synthRead, correct: right(synthRead.answer) });
-  results.push(debateCondition('debate-synth', synthRead.answer, debate.calls, synthesis ? null : `no synthesis (${debate.synthesis?.error ?? debate.error ?? debate.status})`));
+  results.push(byRule('debate-synth', SYNTHESIZER));
 
   const seen = new Set<string>();
   for (const minority of synthesis?.minorityPositions ?? []) {
@@ -215,20 +226,17 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
     answers.push({ source: 'minority', round: minority.round, slot: minority.agent, agentId: minority.agent, model: agent?.model ?? '', ...read, correct: right(read.answer) });
   }
 
-  const vote = input.vote;
-  const voteAnswer = vote.available && vote.winnerText !== null ? readText(vote.winnerText, item).answer : null;
-  results.push({
-    condition: 'cluster-vote',
-    variant: '',
-    available: vote.available,
-    answer: voteAnswer,
-    correct: vote.available && right(voteAnswer),
-    ...(vote.available ? spent(callsWhere((c) => c.stage !== 'synthesis')) : { calls: 0, promptTokens: 0, completionTokens: 0 }),
-    callIds: [],
-    note: vote.note ?? (vote.winnerAgent ? `winner: ${vote.winnerAgent}` : null),
-  });
+  results.push(byRule('cluster-vote', CLUSTER_VOTE));
 
   return { roundsRun, agentTurns: agentTurnCount(debate.calls), results, answers };
+}
+
+/** A bench result row from a rule's decision: the same answer, correctness and spend `rescore` reports. */
+export function resultOfDecision(condition: Condition, decision: Decision, right: (answer: string | null) => boolean): BenchResultRow {
+  if (!decision.available) return unavailable(condition, decision.why);
+  const answer = decision.vote?.text ?? null;
+  const { calls, promptTokens, completionTokens } = decision.spent;
+  return { condition, variant: '', available: true, answer, correct: right(answer), calls, promptTokens, completionTokens, callIds: [], note: decision.note };
 }
 
 function unavailable(condition: Condition, note: string): BenchResultRow {

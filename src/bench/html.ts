@@ -2,6 +2,7 @@ import { bidiName, replaceBidi } from '../render/inert.js';
 import type { Condition } from './conditions.js';
 import type { BenchReport, ConditionStats, RoundAccuracy } from './report.js';
 import { type ReportTable, pct, reportTables, runSummaryLines } from './tables.js';
+import { type RuleFigure, type RunRescore, paretoFront } from './rescore.js';
 
 /**
  * A self-contained HTML page of a bench report: inline CSS and hand-drawn SVG,
@@ -128,6 +129,53 @@ export function roundsChart(rows: RoundAccuracy[]): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Accuracy by round">${parts.join('')}</svg>`;
 }
 
+/**
+ * Accuracy against tokens per item for every re-scored rule, one colour per preset. Rules on the
+ * Pareto front (none is both more accurate and cheaper) are filled, joined by a line and named.
+ */
+export function rulesChart(r: RunRescore): string {
+  const figures = r.rules.filter((f) => f.accuracy !== null && f.tokensPerItem !== null);
+  const presets = r.run.presets;
+  const width = 820;
+  const left = 60;
+  const right = width - 30;
+  const top = 20;
+  const bottom = 320;
+  const height = bottom + 56 + presets.length * 22;
+  const maxTokens = Math.max(1, ...figures.map((f) => f.tokensPerItem!)) * 1.05;
+  const x = (t: number): number => left + ((right - left) * t) / maxTokens;
+  const y = (v: number): number => bottom - (bottom - top) * Math.max(0, Math.min(1, v));
+  const parts: string[] = [];
+  for (const tick of [0, 0.25, 0.5, 0.75, 1]) {
+    parts.push(`<line x1="${left}" x2="${right}" y1="${fmt(y(tick))}" y2="${fmt(y(tick))}" class="grid"/>`);
+    parts.push(`<text x="${left - 8}" y="${fmt(y(tick) + 4)}" text-anchor="end" class="tick">${tick * 100}%</text>`);
+  }
+  for (let i = 0; i <= 4; i++) {
+    const t = (maxTokens * i) / 4;
+    parts.push(`<text x="${fmt(x(t))}" y="${bottom + 18}" text-anchor="middle" class="tick">${Math.round(t)}</text>`);
+  }
+  parts.push(`<text x="${fmt((left + right) / 2)}" y="${bottom + 36}" text-anchor="middle" class="label">tokens per item (prompt + completion)</text>`);
+  presets.forEach((preset, i) => {
+    const color = SERIES_COLORS[i % SERIES_COLORS.length]!;
+    const mine = figures.filter((f) => f.preset === preset);
+    const front = paretoFront(mine);
+    const onFront = new Set<RuleFigure>(front);
+    if (front.length > 1) {
+      parts.push(`<polyline points="${front.map((f) => `${fmt(x(f.tokensPerItem!))},${fmt(y(f.accuracy!))}`).join(' ')}" fill="none" stroke="${color}" stroke-width="1.5" stroke-dasharray="4 3"/>`);
+    }
+    for (const f of mine) {
+      const title = `${preset}: ${f.rule}, ${pct(f.accuracy)} at ${Math.round(f.tokensPerItem!)} tokens/item (${f.n}/${f.items} items decided)${onFront.has(f) ? ', on the Pareto front' : ''}`;
+      parts.push(
+        `<circle cx="${fmt(x(f.tokensPerItem!))}" cy="${fmt(y(f.accuracy!))}" r="${onFront.has(f) ? 5 : 4}" fill="${onFront.has(f) ? color : '#fff'}" stroke="${color}" stroke-width="2"><title>${escapeHtml(title)}</title></circle>`,
+      );
+    }
+    for (const f of front) parts.push(`<text x="${fmt(x(f.tokensPerItem!) + 7)}" y="${fmt(y(f.accuracy!) - 7)}" class="label">${escapeHtml(f.rule)}</text>`);
+    const ly = bottom + 62 + i * 22;
+    parts.push(`<circle cx="${left + 8}" cy="${ly}" r="5" fill="${color}"/><text x="${left + 20}" y="${ly + 4}" class="label">${escapeHtml(preset)}: filled = Pareto front, hollow = dominated</text>`);
+  });
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="Accuracy against tokens per item for every rule">${parts.join('')}</svg>`;
+}
+
 function htmlTable(table: ReportTable): string {
   if (table.rows.length === 0) return `<p class="muted">${escapeHtml(table.empty ?? 'Nothing to show.')}</p>`;
   const th = table.headers.map((h, i) => `<th${table.numeric.includes(i) ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
@@ -161,7 +209,13 @@ export function renderBenchHtml(report: BenchReport): string {
   const section = (table: ReportTable, chart = ''): string =>
     `<h2 id="${escapeHtml(table.id.replace(/[^\w-]+/g, '-'))}">${escapeHtml(table.title)}</h2>\n<p class="legend">${escapeHtml(table.legend)}</p>\n${chart}<div class="scroll">${htmlTable(table)}</div>`;
   const body = tables.map((t) =>
-    t.id === 'accuracy' ? section(t, accuracyChart(report.conditions)) : t.id === 'rounds' && report.byRound.length > 0 ? section(t, roundsChart(report.byRound)) : section(t),
+    t.id === 'accuracy'
+      ? section(t, accuracyChart(report.conditions))
+      : t.id === 'rounds' && report.byRound.length > 0
+        ? section(t, roundsChart(report.byRound))
+        : t.id === 'rules' && report.rules
+          ? section(t, rulesChart(report.rules))
+          : section(t),
   );
   return `<!doctype html>
 <html lang="en">

@@ -4,6 +4,8 @@ import { CONDITION_LABELS, CONDITIONS, type Condition } from './conditions.js';
 import { answersMatch } from './extract.js';
 import { type FlipMatrix, bootstrapCI, flipMatrix, majorityVote, mean, pairedBootstrapDiff } from './stats.js';
 import type { SuiteItem } from './suite.js';
+import type { RescoreRecord } from '../store/rescore-read.js';
+import { type RunRescore, rescoreRun } from './rescore.js';
 
 /** Bumped when a field changes meaning or disappears; new fields do not bump it. */
 export const BENCH_REPORT_VERSION = 1;
@@ -155,11 +157,15 @@ export interface BenchReport {
   parseHealth: { answers: number; unparsed: number; rate: number | null; warning: string | null };
   models: ModelStats[];
   items: ItemRow[];
+  /** Every decision rule re-scored from the record (`conclave rescore`); absent when the report was built without the debates' records. */
+  rules?: RunRescore;
 }
 
 export interface ReportOptions {
   /** Bootstrap resamples; default 2000. */
   iterations?: number;
+  /** The debates' records (calls, judge rounds): with them the report re-scores every decision rule. */
+  records?: ReadonlyMap<string, RescoreRecord>;
 }
 
 const LEVEL = 0.95;
@@ -449,6 +455,7 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
     parseHealth: parseHealthOf(parseFailures),
     models,
     items,
+    ...(options.records ? { rules: rescoreRun(data, options.records, { iterations }) } : {}),
   };
 }
 

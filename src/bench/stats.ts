@@ -62,6 +62,24 @@ function resolveOptions(options: BootstrapOptions): Required<BootstrapOptions> {
   return { iterations, seed, level };
 }
 
+/** The last few resample sets drawn: a report bootstraps many conditions and rules over the same items and seed, which draw the same indices. */
+const drawn = new Map<string, readonly number[][]>();
+
+/** `iterations` resamples of n indices from an MT19937 seeded with `seed`, drawn once per (n, iterations, seed). */
+function resamples(n: number, iterations: number, seed: number): readonly number[][] {
+  const key = `${n}/${iterations}/${seed}`;
+  let sets = drawn.get(key);
+  if (sets === undefined) {
+    const random = new RandomState(seed);
+    const fresh: number[][] = [];
+    for (let r = 0; r < iterations; r++) fresh.push(random.randint(0, n, n));
+    sets = fresh;
+    if (drawn.size >= 4) drawn.delete(drawn.keys().next().value!);
+    drawn.set(key, sets);
+  }
+  return sets;
+}
+
 /**
  * Percentile bootstrap of a statistic over item indices: each resample draws
  * n indices with replacement (numpy-compatible `randint(0, n, size=n)` on an
@@ -70,11 +88,8 @@ function resolveOptions(options: BootstrapOptions): Required<BootstrapOptions> {
 function bootstrap(n: number, statistic: (indices: readonly number[]) => number, options: BootstrapOptions): Interval {
   const { iterations, seed, level } = resolveOptions(options);
   if (n === 0) return { low: Number.NaN, high: Number.NaN };
-  const random = new RandomState(seed);
   const stats: number[] = [];
-  for (let r = 0; r < iterations; r++) {
-    stats.push(statistic(random.randint(0, n, n)));
-  }
+  for (const indices of resamples(n, iterations, seed)) stats.push(statistic(indices));
   stats.sort((x, y) => x - y);
   const tail = (1 - level) / 2;
   return { low: quantile(stats, tail), high: quantile(stats, 1 - tail) };

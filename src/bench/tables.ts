@@ -1,5 +1,6 @@
 import type { BenchReport, ConditionStats } from './report.js';
 import type { FlipMatrix } from './stats.js';
+import type { RunRescore } from './rescore.js';
 
 /** One table of a report, rendered the same way by the Markdown and HTML writers. */
 export interface ReportTable {
@@ -138,6 +139,7 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
 
   const mark = (a: { answer: string | null; correct: boolean } | undefined): string =>
     a === undefined ? '–' : `${a.answer ?? '∅'} ${a.correct ? '✓' : '✗'}`;
+  if (report.rules) tables.push(rulesTable(report.rules));
   // One table per preset: each has its own agents, so its own columns.
   for (const preset of report.run.presets) {
     const rows = report.items.filter((i) => i.preset === preset.name);
@@ -157,6 +159,42 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
     });
   }
   return tables;
+}
+
+/** The best rule at no more tokens per item than the run's own scoring, per preset, in words. */
+export function bestRuleLines(r: RunRescore): string[] {
+  return r.run.presets.map((preset) => {
+    const best = r.best[preset];
+    const own = r.own[preset] ?? '–';
+    if (!best) return `${preset}: no rule decided every item at no more tokens per item than its own scoring (${own}).`;
+    return best.rule === own
+      ? `${preset}: its own scoring (${own}, ${pct(best.accuracy)} at ${num(best.tokensPerItem, 0)} tokens/item) is the best rule at its compute.`
+      : `${preset}: best at equal or lower compute than its own scoring (${own}, ${pct(best.ownAccuracy)} at ${num(best.ownTokensPerItem, 0)} tokens/item) is ${best.rule}, ${pct(best.accuracy)} at ${num(best.tokensPerItem, 0)} tokens/item.`;
+  });
+}
+
+export function rulesTable(r: RunRescore): ReportTable {
+  return {
+    id: 'rules',
+    title: 'Rules re-scored from the record',
+    legend: `Other stopping, aggregation and early-majority rules applied to the recorded answers, with no model called again (see docs/rescore.md). A rule that needs a round the debate never ran is unavailable on that item, not guessed; its accuracy covers only the items it decided. "vs own" is the paired difference against the run's own scoring. ${bestRuleLines(r).join(' ')}`,
+    headers: ['preset', 'rule', 'decided', 'accuracy', '95% CI', 'vs own', '95% CI', 'calls/item', 'tokens/item', 'GPU-s/item', 'note'],
+    numeric: [2, 3, 5, 7, 8, 9],
+    rows: r.rules.map((f) => [
+      f.preset,
+      f.rule,
+      `${f.n}/${f.items}`,
+      pct(f.accuracy),
+      interval(f.ciLow, f.ciHigh),
+      f.vsOwn === null ? '–' : points(f.vsOwn.diff),
+      f.vsOwn === null ? '–' : signedInterval(f.vsOwn.ciLow, f.vsOwn.ciHigh),
+      num(f.callsPerItem),
+      num(f.tokensPerItem, 0),
+      num(f.gpuSecondsPerItem, 2),
+      f.unavailable === null ? '' : `unavailable on ${f.items - f.n}: ${f.unavailable}`,
+    ]),
+    empty: 'No finished items to re-score.',
+  };
 }
 
 function protocolTerms(p: BenchReport['run']['presets'][number]): string {

@@ -42,3 +42,11 @@ export interface BenchListArgs {
   db?: string;
   json?: boolean;
 }
+
+/** `conclave rescore ID|RUN`. */
+export interface RescoreArgs {
+  target: string;
+  rule?: string[];
+  json?: boolean;
+  db?: string;
+}

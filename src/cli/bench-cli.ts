@@ -14,6 +14,7 @@ import { singleHost } from './host-args.js';
 import { formatTable } from '../render/table.js';
 import { detectStyle } from '../render/style.js';
 import { defaultDbPath } from '../store/open.js';
+import { readRescoreRecords } from '../store/rescore-read.js';
 import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './bench-args.js';
 import type { CliIO } from './io.js';
@@ -169,7 +170,10 @@ async function writeOut(text: string, out: string | undefined, io: CliIO): Promi
 export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Promise<number> {
   const store = await openDb(args.db, io, { readonly: true });
   try {
-    const report = buildReport(loadBenchData(store, resolveBenchRunId(store, args.run)));
+    const data = loadBenchData(store, resolveBenchRunId(store, args.run));
+    // The debates' calls and judge rounds, read without their messages: the rules section re-scores from them.
+    const records = readRescoreRecords(store, data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId])));
+    const report = buildReport(data, { records });
     const text = args.format === 'json' ? `${jsonText(report, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
     await writeOut(text, args.out, io);
     return 0;

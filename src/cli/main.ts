@@ -10,6 +10,7 @@ import { mcpCommand } from './commands/mcp.js';
 import { modelsCommand } from './commands/models.js';
 import { presetsCommand } from './commands/presets.js';
 import { replayCommand } from './commands/replay.js';
+import { rescoreCommand } from './commands/rescore.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
@@ -91,6 +92,7 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .command(simCommand(io, exit))
     .command(demoCommand(io, exit))
     .command(benchCommand(io, exit))
+    .command(rescoreCommand(io, exit))
     .command(serveCommand(io, exit))
     .command(mcpCommand(io, exit))
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })

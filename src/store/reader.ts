@@ -455,7 +455,7 @@ type SynthesisAttemptRow = typeof synthesisAttempts.$inferSelect;
 type AgentRow = typeof agents.$inferSelect;
 type CallRow = typeof calls.$inferSelect;
 type TurnRow = typeof turns.$inferSelect;
-type RoundRow = typeof rounds.$inferSelect;
+export type RoundRow = typeof rounds.$inferSelect;
 type SynthesisRow = typeof syntheses.$inferSelect;
 
 function toAgentInfo(r: AgentRow): AgentInfo {
@@ -517,7 +517,8 @@ function toTurnRecord(r: TurnRow): TurnRecord {
   };
 }
 
-function toRoundJudgement(r: RoundRow): RoundJudgement {
+/** A `rounds` row as every view reads it (the judge's axes and convergence on their 0–1 scale). */
+export function toRoundJudgement(r: RoundRow): RoundJudgement {
   const score: JudgeScore | null =
     r.recommendation !== null && r.facts !== null && r.caveats !== null && r.rationale !== null
       ? { recommendation: r.recommendation, facts: r.facts, caveats: r.caveats, rationale: r.rationale }

@@ -1,0 +1,152 @@
+import { type DebateRescore, type RunRescore, rescoreRun, rescoreTrajectory, openTrajectory, trialTrajectory } from '../bench/rescore.js';
+import { allRules } from '../rules/index.js';
+import { InputError, StoreError } from '../errors.js';
+import { formatTable } from '../render/table.js';
+import { inert, inertLine, jsonText } from '../render/inert.js';
+import { loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import { benchTrialOf, readRescoreRecords } from '../store/rescore-read.js';
+import type { Store } from '../store/store.js';
+import type { RescoreArgs } from './bench-args.js';
+import type { CliIO } from './io.js';
+import { openDb } from './shared.js';
+
+const pct = (x: number | null): string => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+const num = (x: number | null, digits = 1): string => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(digits));
+
+/** Which the target names: a bench run or a debate; both or neither is the user's to fix. */
+function resolveTarget(store: Store, target: string): { kind: 'run'; id: string } | { kind: 'debate'; id: string } {
+  const attempt = (f: () => string): string | StoreError => {
+    try {
+      return f();
+    } catch (err) {
+      if (err instanceof StoreError) return err;
+      throw err;
+    }
+  };
+  const run = attempt(() => resolveBenchRunId(store, target));
+  const debate = attempt(() => store.resolveId(target));
+  if (typeof run === 'string' && typeof debate === 'string') {
+    throw new InputError('RESCORE_AMBIGUOUS', `\`${target}\` names both bench run \`${run}\` and debate \`${debate}\`.`, { hint: 'Type more characters of the id you mean.' });
+  }
+  if (typeof run === 'string') return { kind: 'run', id: run };
+  if (typeof debate === 'string') return { kind: 'debate', id: debate };
+  // An ambiguous prefix says so; otherwise neither exists.
+  for (const err of [run, debate]) if (err.code.endsWith('AMBIGUOUS')) throw err;
+  throw new StoreError('RESCORE_NOT_FOUND', `There is no debate or bench run \`${target}\` in ${store.path}.`, {
+    hint: 'Run `conclave list` for debates or `conclave bench list` for bench runs.',
+  });
+}
+
+function checkRuleNames(names: readonly string[], maxRounds: number): void {
+  const known = allRules({ maxRounds }).map((r) => r.name);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0) {
+    throw new InputError('UNKNOWN_RULE', `No rule named ${unknown.map((n) => `\`${n}\``).join(', ')}.`, { hint: `Rules here: ${known.join(', ')}.` });
+  }
+}
+
+/** `conclave rescore ID|RUN`: reads the record, asks no server, writes nothing. */
+export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<number> {
+  const store = await openDb(args.db, io, { readonly: true });
+  try {
+    const names = (args.rule ?? []).map(String);
+    const target = resolveTarget(store, args.target);
+    if (target.kind === 'run') {
+      const data = loadBenchData(store, target.id);
+      checkRuleNames(names, Math.max(0, ...data.run.presets.map((p) => p.preset.protocol.maxRounds)));
+      const records = readRescoreRecords(store, data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId])));
+      const result = rescoreRun(data, records, { rules: names });
+      io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderRunRescore(result));
+      return 0;
+    }
+    const result = rescoreDebate(store, target.id, names);
+    io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderDebateRescore(result));
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+/** One debate: graded as its bench item when it was one, otherwise by the judge's stances. */
+export function rescoreDebate(store: Store, id: string, names: readonly string[]): DebateRescore {
+  const debate = store.getDebate(id);
+  checkRuleNames(names, debate.preset.protocol.maxRounds);
+  const head = {
+    id,
+    question: debate.question,
+    preset: debate.presetName,
+    protocol: debate.preset.protocol.kind ?? 'debate',
+    status: debate.status,
+    exitReason: debate.exitReason,
+    roundsRun: Math.max(0, ...debate.turns.map((t) => t.round)),
+    maxRounds: debate.preset.protocol.maxRounds,
+    threshold: debate.preset.protocol.convergenceThreshold,
+  };
+  const trial = benchTrialOf(store, id);
+  if (trial !== null) {
+    const data = loadBenchData(store, trial.runId);
+    const stored = data.trials.find((t) => t.debateId === id);
+    const item = data.items.find((i) => i.id === trial.itemId);
+    const snapshot = data.run.presets.find((p) => p.name === trial.preset);
+    if (stored && item && snapshot) {
+      const t = trialTrajectory(stored, item, snapshot.preset.agents.map((a) => a.id), readRescoreRecords(store, [id]).get(id));
+      return rescoreTrajectory(t, head, { runId: trial.runId, item }, names);
+    }
+  }
+  return rescoreTrajectory(openTrajectory(debate), head, null, names);
+}
+
+export function renderRunRescore(r: RunRescore): string {
+  const out: string[] = [inertLine(`Bench run ${r.run.id}: ${r.run.items} items, re-scored from the record (no model was called)`), ''];
+  for (const preset of r.run.presets) {
+    const rows = r.rules.filter((f) => f.preset === preset);
+    out.push(inertLine(`Preset ${preset} (own scoring: ${r.own[preset] ?? '–'})`));
+    out.push(
+      formatTable(
+        ['rule', 'n', 'accuracy', '95% CI', 'vs own', 'calls/item', 'tokens/item', 'GPU-s/item', 'note'],
+        rows.map((f) => [
+          f.rule,
+          `${f.n}/${f.items}`,
+          pct(f.accuracy),
+          f.ciLow === null ? '–' : `${pct(f.ciLow)}–${pct(f.ciHigh)}`,
+          f.vsOwn === null ? '–' : `${f.vsOwn.diff >= 0 ? '+' : ''}${(f.vsOwn.diff * 100).toFixed(1)} [${(f.vsOwn.ciLow * 100).toFixed(1)}, ${(f.vsOwn.ciHigh * 100).toFixed(1)}]`,
+          num(f.callsPerItem),
+          num(f.tokensPerItem, 0),
+          num(f.gpuSecondsPerItem, 2),
+          f.unavailable === null ? '' : `unavailable on ${f.items - f.n}: ${f.unavailable}`,
+        ]),
+      ),
+    );
+    const best = r.best[preset];
+    out.push(
+      best
+        ? inertLine(`Best at no more tokens than the own scoring: ${best.rule} (${pct(best.accuracy)} at ${best.tokensPerItem.toFixed(0)} tokens/item; own ${pct(best.ownAccuracy)} at ${num(best.ownTokensPerItem, 0)})`)
+        : 'No rule decided every item at no more tokens than the own scoring.',
+      '',
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export function renderDebateRescore(r: DebateRescore): string {
+  const d = r.debate;
+  const out = [
+    inertLine(`Debate ${d.id} (${d.preset}, ${d.protocol}): ${d.status}, ${d.exitReason ?? 'no exit'} after round ${d.roundsRun} of at most ${d.maxRounds}`),
+    r.item ? inertLine(`Bench item ${r.item.itemId} of run ${r.item.runId}, gold ${r.item.gold}`) : inertLine(`Counted by ${r.basis.kind === 'stances' ? "the judge's stances" : r.basis.why ?? r.basis.kind}`),
+    '',
+    formatTable(
+      ['rule', 'stops after', 'decides', 'right', 'calls', 'tokens', 'GPU-s', 'note'],
+      r.rules.map((x) => [
+        x.rule,
+        x.stopRound === null ? '–' : `round ${x.stopRound}`,
+        x.decision === null ? '–' : inert(x.decision.length > 60 ? `${x.decision.slice(0, 59)}…` : x.decision),
+        x.correct === null ? '' : x.correct ? 'yes' : 'no',
+        x.spent ? String(x.spent.calls) : '–',
+        x.spent ? String(x.spent.promptTokens + x.spent.completionTokens) : '–',
+        x.spent ? x.spent.gpuSeconds.toFixed(2) : '–',
+        x.why ?? x.note ?? '',
+      ]),
+    ),
+  ];
+  return `${out.join('\n')}\n`;
+}

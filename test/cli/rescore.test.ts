@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildReport } from '../../src/bench/report.js';
+import type { DebateRescore, RunRescore } from '../../src/bench/rescore.js';
+import { loadBenchData } from '../../src/store/bench.js';
+import { type BenchSetup, setupBench } from '../bench/fixture.js';
+import { runCli } from '../helpers/cli.js';
+
+let dir: string;
+let db: string;
+let bench: BenchSetup;
+let runId: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'conclave-rescore-'));
+  db = join(dir, 'bench.db');
+  bench = await setupBench({ dbPath: db });
+  runId = await bench.start();
+}, 120_000);
+
+afterAll(async () => {
+  await bench.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const debateOf = (itemId: string): string => loadBenchData(bench.store, runId).trials.find((t) => t.itemId === itemId)!.debateId!;
+
+describe('conclave rescore RUN', () => {
+  it('lists every rule with accuracy and compute, the recorded ones equal to the bench report\'s figures, without calling the server', async () => {
+    const requestsBefore = bench.sim.counters().requests;
+    const seenBefore = bench.seen.length;
+    const { code, stdout, stderr } = await runCli(['rescore', runId.slice(0, 12), '--json', '--db', db], dir);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const rescore = JSON.parse(stdout) as RunRescore;
+    expect(bench.sim.counters().requests).toBe(requestsBefore);
+    expect(bench.seen.length).toBe(seenBefore);
+
+    const names = rescore.rules.map((r) => r.rule);
+    expect(names).toEqual(expect.arrayContaining(['stop:recorded', 'stop:threshold@0.60', 'stop:rounds=0', 'stop:rounds=2', 'stop:unanimous', 'stop:settled', 'synthesizer', 'majority:final', 'majority:round0', 'majority:round=1', 'free-mad', 'cluster-vote', 'ems:panel', 'ems:reliability']));
+
+    const report = buildReport(loadBenchData(bench.store, runId));
+    for (const [rule, condition] of [['majority:final', 'debate-vote'], ['majority:round0', 'round0-vote'], ['synthesizer', 'debate-synth']] as const) {
+      const figure = rescore.rules.find((r) => r.rule === rule)!;
+      const stats = report.conditions.find((c) => c.condition === condition)!;
+      expect(figure.condition).toBe(condition);
+      expect({ n: figure.n, accuracy: figure.accuracy, ciLow: figure.ciLow, ciHigh: figure.ciHigh, callsPerItem: figure.callsPerItem, tokensPerItem: figure.tokensPerItem }).toEqual({
+        n: stats.n,
+        accuracy: stats.accuracy,
+        ciLow: stats.ciLow,
+        ciHigh: stats.ciHigh,
+        callsPerItem: stats.callsPerItem,
+        tokensPerItem: stats.tokensPerItem,
+      });
+    }
+    // The fixture's hand-worked outcomes: round-0 majority 3/4, final majority 3/4, the synthesizer 2/4.
+    expect(rescore.rules.find((r) => r.rule === 'majority:round0')!.correct).toBe(3);
+    expect(rescore.rules.find((r) => r.rule === 'synthesizer')!.correct).toBe(2);
+    expect(rescore.own['test-panel']).toBe('synthesizer');
+    // Two critique rounds ran only on i4; i1 stopped at round 0, i2 and i3 at round 1.
+    const twoRounds = rescore.rules.find((r) => r.rule === 'stop:rounds=2')!;
+    expect(twoRounds.n).toBe(1);
+    expect(twoRounds.unavailable).toMatch(/^needs round 2, which never ran/);
+    const gpu = rescore.rules.find((r) => r.rule === 'majority:final')!.gpuSecondsPerItem;
+    expect(gpu).toBeGreaterThan(0);
+  });
+
+  it('leaves every sealed debate verifying afterwards', async () => {
+    await runCli(['rescore', runId, '--db', db], dir);
+    const { code, stdout } = await runCli(['verify', '--all', '--db', db], dir);
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(/BROKEN/);
+  });
+
+  it('prints a table per preset naming the best rule at no more tokens than the run\'s own scoring', async () => {
+    const { code, stdout } = await runCli(['rescore', runId, '--db', db, '--rule', 'majority:round0', '--rule', 'synthesizer'], dir);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/majority:round0 +4\/4 +75\.0%/);
+    expect(stdout).not.toMatch(/free-mad/);
+    expect(stdout).toMatch(/Best at no more tokens than the own scoring: majority:round0/);
+  });
+
+  it('refuses an unknown rule, naming the rules there are', async () => {
+    const { code, stderr } = await runCli(['rescore', runId, '--db', db, '--rule', 'majority:round9'], dir);
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/No rule named `majority:round9`/);
+    expect(stderr).toMatch(/majority:round0/);
+  });
+
+  it('says when an id names neither a debate nor a bench run', async () => {
+    const { code, stderr } = await runCli(['rescore', 'zzz-nothing', '--db', db], dir);
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/no debate or bench run `zzz-nothing`/);
+  });
+});
+
+describe('bench report', () => {
+  it('has a section of rules re-scored from the record in JSON, Markdown and HTML, with the chart and its Pareto front', async () => {
+    const json = await runCli(['bench', 'report', runId, '--format', 'json', '--db', db], dir);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as ReturnType<typeof buildReport>;
+    const final = report.rules!.rules.find((r) => r.rule === 'majority:final')!;
+    const condition = report.conditions.find((c) => c.condition === 'debate-vote')!;
+    expect(final.accuracy).toBe(condition.accuracy);
+    expect(report.rules!.best['test-panel']).not.toBeNull();
+    const md = await runCli(['bench', 'report', runId, '--db', db], dir);
+    expect(md.stdout).toMatch(/## Rules re-scored from the record/);
+    expect(md.stdout).toMatch(/best at equal or lower compute than its own scoring \(synthesizer/);
+    const html = await runCli(['bench', 'report', runId, '--format', 'html', '--db', db], dir);
+    const section = html.stdout.slice(html.stdout.indexOf('<h2 id="rules">'));
+    expect(section).toMatch(/<svg[^>]*aria-label="Accuracy against tokens per item for every rule"/);
+    expect(section).toMatch(/on the Pareto front/);
+  });
+});
+
+describe('conclave rescore ID', () => {
+  it('gives each rule\'s stopping round and decision for one debate, graded as its bench item', async () => {
+    const id = debateOf('i2');
+    const { code, stdout, stderr } = await runCli(['rescore', id, '--json', '--db', db], dir);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const r = JSON.parse(stdout) as DebateRescore;
+    expect(r.debate.id).toBe(id);
+    expect(r.item).toEqual({ runId, itemId: 'i2', gold: '-5' });
+    const rule = (name: string) => r.rules.find((x) => x.rule === name)!;
+    // i2: round 0 is 5 −5 3, round 1 is −5 −5 3, the judge stopped after round 1 (0.2, then 0.9 ≥ 0.85).
+    expect(rule('stop:recorded')).toMatchObject({ stopRound: 1, decision: '-5', correct: true });
+    expect(rule('stop:rounds=0')).toMatchObject({ stopRound: 0, decision: '5', correct: false });
+    expect(rule('majority:round0')).toMatchObject({ stopRound: 0, decision: '5', correct: false });
+    expect(rule('stop:threshold@0.95')).toMatchObject({ available: false, stopRound: null, why: 'needs round 2, which never ran: the debate stopped after round 1 (converged)' });
+    expect(rule('ems:panel')).toMatchObject({ stopRound: 0, note: '3 of 3 agents called' });
+    expect(rule('synthesizer').spent!.calls).toBeGreaterThan(rule('stop:rounds=0').spent!.calls);
+  });
+});
