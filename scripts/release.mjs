@@ -112,16 +112,19 @@ try {
   const shipped = { ...manifest, dependencies, bundleDependencies: Object.keys(dependencies), files: [...manifest.files, 'README.md'] };
   delete shipped.devDependencies;
   delete shipped.scripts;
-  writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
 
   // For another Node line, better-sqlite3 is compiled again in the staged copy, for that line's ABI.
+  // npm rebuilds no bundled dependency, so the stage is a plain project while it does.
   const sqlite = join(pkg, 'node_modules', 'better-sqlite3');
   if (!target.own) {
     log(`compiling better-sqlite3 for node ${target.node} (ABI ${target.modules})${target.nodedir ? ` with the headers in ${target.nodedir}` : ''}`);
+    writeFileSync(join(pkg, 'package.json'), `${JSON.stringify({ name: 'conclave-release-stage', private: true, dependencies: { 'better-sqlite3': manifest.dependencies['better-sqlite3'] } })}\n`);
     const env = { ...process.env, PATH: `${dirname(target.binary)}${delimiter}${process.env.PATH ?? ''}` };
     if (target.nodedir) env.npm_config_nodedir = target.nodedir;
+    rmSync(join(sqlite, 'build'), { recursive: true, force: true });
     npm(['rebuild', 'better-sqlite3', '--no-audit', '--no-fund'], pkg, env);
   }
+  writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
   // The native module needs only its binary and its JavaScript: not the SQLite sources or object files.
   for (const leftover of ['deps', 'src', join('build', 'Release', 'obj'), join('build', 'Release', 'obj.target'), join('build', 'Release', '.deps'), join('build', 'deps'), join('build', 'Release', 'test_extension.node')]) {
     rmSync(join(sqlite, leftover), { recursive: true, force: true });
