@@ -17,19 +17,22 @@ function git(args) {
   }
 }
 
-export function buildInfo(kind) {
+/** `target`: the Node line, platform and architecture a release archive is built for, when not this Node's. */
+export function buildInfo(kind, target = {}) {
   const commit = git(['rev-parse', '--short=12', 'HEAD']);
   const dirty = commit !== null && git(['status', '--porcelain', '--untracked-files=no']) !== '';
-  const nodeMajor = process.versions.node.split('.')[0];
-  const where = `${process.platform}-${process.arch} node${nodeMajor}`;
+  const nodeMajor = target.node ?? process.versions.node.split('.')[0];
+  const platform = target.platform ?? process.platform;
+  const arch = target.arch ?? process.arch;
+  const where = `${platform}-${arch} node${nodeMajor}`;
   const at = commit ? `${commit}${dirty ? '-dirty' : ''}` : null;
   const label = kind === 'release' ? `release ${where}${at ? ` ${at}` : ''}` : `checkout ${at ?? 'without git'}`;
-  return { kind, label, commit, dirty, platform: process.platform, arch: process.arch, node: nodeMajor, builtAt: new Date().toISOString() };
+  return { kind, label, commit, dirty, platform, arch, node: nodeMajor, builtAt: new Date().toISOString() };
 }
 
-export function writeBuildInfo(dir, kind) {
+export function writeBuildInfo(dir, kind, target) {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'build-info.json'), `${JSON.stringify(buildInfo(kind), null, 2)}\n`);
+  writeFileSync(join(dir, 'build-info.json'), `${JSON.stringify(buildInfo(kind, target), null, 2)}\n`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) writeBuildInfo(join(root, 'dist'), 'checkout');

