@@ -12,6 +12,7 @@ import { type DebateListEntry, debateListDocument } from '../render/list-documen
 import { placeText } from '../render/place.js';
 import { storedEvents } from '../render/replay.js';
 import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import { readRescoreRecords } from '../store/rescore-read.js';
 import type { StoredDebate, Store } from '../store/store.js';
 import { debatePage } from './debate-page.js';
 import { EventCursor } from './events.js';
@@ -207,7 +208,9 @@ export function createViewer(opts: ViewerOptions): Viewer {
         if (isConclaveError(err) && err.code.startsWith('BENCH_RUN_')) throw new NotFound(err.message);
         throw err;
       }
-      const report = renderBenchHtml(buildReport(loadBenchData(store, runId)));
+      const data = loadBenchData(store, runId);
+      const records = readRescoreRecords(store, data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId])));
+      const report = renderBenchHtml(buildReport(data, { records }));
       // The report is one self-contained page with an inline stylesheet: allow exactly that one.
       const styles = [...report.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1] ?? '').digest('base64')}'`);
       sendHtml(res, 200, report, { 'content-security-policy': CSP.replace("style-src 'self'", `style-src 'self' ${styles.join(' ')}`) });
