@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TurnRecord } from './records.js';
 import { estimateTokens } from './context.js';
-import { idEnum, memoSchema } from './grammar.js';
+import { idEnum, memoSchema, percent } from './grammar.js';
 
 /**
  * Tension maps (seed 000) as pure functions over plain data: the schemas of what the
@@ -39,6 +39,7 @@ export type Round2Outcome = Exclude<Resolution, 'open'>;
 export const reviewCodes = ['long-answers-no-tensions', 'overconfident-on-contested', 'incomplete-coverage'] as const;
 export type ReviewCode = (typeof reviewCodes)[number];
 
+/** A confidence in the map document, on the engine's 0-to-1 scale; models write it as `percent()`. */
 const unit = z.number().min(0).max(1);
 const severitySchema = z.number().int().min(1).max(10);
 const clashTypeSchema = z.enum(clashTypes);
@@ -87,27 +88,27 @@ export const targetedReplySchema = z.strictObject({
   response: z.string().min(1).describe("Your engagement with the other panelist's claim."),
   stance: z.enum(stances),
   revisedClaim: z.string().min(1).describe('Your claim as you hold it now.'),
-  confidence: unit,
+  confidence: percent().describe('How sure you are now, from 0 to 100.'),
 });
 export type TargetedReply = z.infer<typeof targetedReplySchema>;
 
-function consensusZoneShape(agent: z.ZodType<string>) {
+function consensusZoneShape(agent: z.ZodType<string>, confidence: z.ZodType<number>) {
   return z.strictObject({
     claim: z.string().min(1),
     supportingAgents: z.array(agent).min(2),
-    confidence: unit,
+    confidence,
     loadBearing: z.boolean(),
   });
 }
 
-export const consensusZoneSchema = consensusZoneShape(z.string().min(1));
+export const consensusZoneSchema = consensusZoneShape(z.string().min(1), unit);
 export type ConsensusZone = z.infer<typeof consensusZoneSchema>;
 
 function mapDraftShape(agent: z.ZodType<string>, panel: number | null) {
-  const confidence = z.array(z.strictObject({ agent, confidence: unit }));
+  const confidence = z.array(z.strictObject({ agent, confidence: percent() }));
   return z.strictObject({
     headline: z.string().min(1),
-    consensus: z.array(consensusZoneShape(agent)),
+    consensus: z.array(consensusZoneShape(agent, percent())),
     majorFindings: z.array(z.string().min(1)).min(3).max(5),
     openQuestions: z.array(z.string().min(1)),
     confidence: panel === null ? confidence : confidence.max(panel),

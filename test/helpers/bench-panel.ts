@@ -63,12 +63,12 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
       case 'opening': {
         const answer = pick(script.rounds[agent]!, 0);
         if (script.answerInReasoning?.includes(agent)) {
-          return JSON.stringify({ position: 'The sum works out as shown below.', reasoning: position(answer), confidence: 0.7 });
+          return JSON.stringify({ position: 'The sum works out as shown below.', reasoning: position(answer), confidence: 70 });
         }
-        return JSON.stringify({ position: position(answer), reasoning: 'step by step', confidence: 0.7 });
+        return JSON.stringify({ position: position(answer), reasoning: 'step by step', confidence: 70 });
       }
       case 'critique':
-        return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: position(pick(script.rounds[agent]!, roundOf(req))), confidence: 0.7 });
+        return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: position(pick(script.rounds[agent]!, roundOf(req))), confidence: 70 });
       case 'judge': {
         const round = Number(/Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
         const v = pick(script.judge, round);
