@@ -180,3 +180,28 @@ export function idEnum(ids: readonly string[], fallback: readonly string[] = [])
   const list = [...new Set(ids.length ? ids : fallback)];
   return list.length ? z.enum(list as [string, ...string[]]) : z.string().min(1);
 }
+
+/**
+ * Where a JSON Schema declares an optional property before a required one, at any depth: llama.cpp's
+ * grammar writes every required property first, so the model would write them in another order than
+ * the one declared (a verdict before its reason). One line per object that does, empty when none.
+ */
+export function optionalBeforeRequired(schema: unknown, path = '$'): string[] {
+  if (Array.isArray(schema)) return schema.flatMap((s, i) => optionalBeforeRequired(s, `${path}[${i}]`));
+  if (!schema || typeof schema !== 'object') return [];
+  const node = schema as Json;
+  const found: string[] = [];
+  if (node.properties && typeof node.properties === 'object') {
+    const required = new Set(Array.isArray(node.required) ? node.required : []);
+    const names = Object.keys(node.properties as Json);
+    const firstOptional = names.findIndex((n) => !required.has(n));
+    const late = firstOptional < 0 ? [] : names.slice(firstOptional).filter((n) => required.has(n));
+    if (late.length) found.push(`${path}: optional ${names[firstOptional]} is declared before required ${late.join(', ')}`);
+    for (const [name, sub] of Object.entries(node.properties as Json)) found.push(...optionalBeforeRequired(sub, `${path}.${name}`));
+  }
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' || key === 'required' || key === 'enum' || key === 'const') continue;
+    if (value && typeof value === 'object') found.push(...optionalBeforeRequired(value, `${path}.${key}`));
+  }
+  return found;
+}
