@@ -41,7 +41,8 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
     }
     case 'clashes': {
       for (const g of update.gaps) lines.push(paint('yellow', `  ! ${g}`));
-      if (update.tensions.length === 0) lines.push(`  ${paint('dim', 'tensions:')} none found`);
+      if (update.malformed) lines.push(paint('yellow', `  ! ${droppedText(update.malformed)}: the map model named claims that could not be read, even after a repair`));
+      if (update.tensions.length === 0) lines.push(`  ${paint('dim', 'tensions:')} none found${update.malformed ? paint('yellow', ' (possible false consensus)') : ''}`);
       else lines.push(`  ${paint('bold', 'tensions')}, most severe first:`);
       for (const t of bySeverity(update.tensions)) {
         const colour = t.type === 'factual' ? 'red' : t.type === 'interpretive' ? 'yellow' : 'dim';

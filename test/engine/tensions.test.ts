@@ -271,6 +271,11 @@ describe('the tension map stage', () => {
     expect(card).toContain('possible false consensus');
     expect(renderMarkdown(stored)).toContain(`${2 * calls} clashes dropped as malformed`);
     expect(debatePage(stored, null)).toContain(`${2 * calls} clashes were dropped as malformed`);
+    let live = '';
+    const out = { write: (s: string) => ((live += s), true) } as unknown as NodeJS.WritableStream;
+    const view = liveRenderer(out, { color: false, live: false, columns: 120 });
+    for (const event of storedEvents(stored)) view(event);
+    expect(live).toContain(`${2 * calls} clashes dropped as malformed`);
   });
 
   it('compares every pair of a ten-agent panel once, in nine clash calls', async () => {
