@@ -17,6 +17,12 @@ export interface StructuredCallSpec<T> {
   /** Built for this call with everything known (peer ids, panel size, rounds held): it is sent as `format`. */
   schema: z.ZodType<T>;
   /**
+   * The schema sent as `format` when the grammar can hold more than `schema` reads with (a clash's
+   * claims from the two sides of a listed pair): a reply from a server that enforced it always reads;
+   * one from a server that did not is read with `schema`, and `normalize`/`check` name what is wrong.
+   */
+  format?: z.ZodType;
+  /**
    * What the grammar cannot express, settled without a repair: edits the value in place
    * (drops a reference to nothing, fills a gap) and returns a note per change.
    */
@@ -61,7 +67,7 @@ export type StructuredOutcome<T> =
  */
 export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
   const schemas = formatSchemasOf(spec.schema);
-  const format = schemas.sent;
+  const format = formatSchemasOf(spec.format ?? spec.schema).sent;
   let messages = spec.messages;
   let options = spec.options;
   let lastProblem = '';

@@ -57,10 +57,10 @@ export function claimsReplySchema(maxClaims: number) {
 }
 export type ClaimsReply = z.infer<ReturnType<typeof claimsReplySchema>>;
 
-function rawClashShape(claimId: z.ZodType<string>) {
+function rawClashShape(claimId: z.ZodType<string>, otherId: z.ZodType<string> = claimId) {
   return z.strictObject({
     claimA: claimId.describe('Id of a claim of the first panelist of the pair, e.g. C2.'),
-    claimB: claimId.describe('Id of a claim of the other panelist of the pair.'),
+    claimB: otherId.describe('Id of a claim of the other panelist of the pair.'),
     type: clashTypeSchema,
     severity: severitySchema.describe('factual 8-10, interpretive 4-7, emphasis 1-3.'),
     loadBearing: z.boolean().describe('Would settling it change a conclusion?'),
@@ -83,6 +83,17 @@ export type ClashReply = z.infer<typeof clashReplySchema>;
 
 /** One clash call's reply: claim ids limited to the claims of the agents in its pairs. */
 export const clashReplySchemaFor = memoSchema((claimIds: readonly string[]) => clashReplyShape(idEnum(claimIds)));
+
+/**
+ * What a clash call sends as `format`: each clash one of the listed pairs, `claimA` from one of its
+ * panelists and `claimB` from the other (either way round), so the grammar cannot pit two claims of
+ * one panelist, nor compare a pair it was not asked about. `sides` lists each pair's claim ids.
+ */
+export const clashFormatFor = memoSchema((sides: readonly (readonly [readonly string[], readonly string[]])[]) => {
+  const branches = sides.filter(([a, b]) => a.length && b.length).flatMap(([a, b]) => [rawClashShape(idEnum(a), idEnum(b)), rawClashShape(idEnum(b), idEnum(a))]);
+  const clash = branches.length >= 2 ? z.union(branches as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]) : (branches[0] ?? rawClashShape(z.string().min(1)));
+  return z.strictObject({ clashes: z.array(clash).describe('Real conflicts between the listed pairs; empty when there are none.') });
+});
 
 export const targetedReplySchema = z.strictObject({
   response: z.string().min(1).describe("Your engagement with the other panelist's claim."),

@@ -4,6 +4,7 @@ import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { formatSchemaOf, optionalBeforeRequired } from '../../src/protocol/grammar.js';
 import { critiqueSchemaFor, synthesisSchemaFor } from '../../src/protocol/schemas.js';
+import { clashFormatFor } from '../../src/protocol/tensions.js';
 import { voteSchema } from '../../src/protocol/vote-prompts.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
@@ -84,6 +85,14 @@ describe('the declared order of every schema is the order the grammar writes', (
     // The runs reached the stages whose order matters most.
     const seen = [...stages].join('\n');
     for (const field of ['rationale,recommendation,facts,caveats', 'reason,vote', 'updatedPosition', 'clashes', 'winner', 'subQuestions', 'observations', 'triggersToRevisit']) expect(seen).toContain(field);
+  }, 120_000);
+
+  it('holds a clash to a listed pair, one claim from each side, so the grammar cannot pit two claims of one panelist', () => {
+    const sent = formatSchemaOf(clashFormatFor([[['C1', 'C2'], ['C3']]])) as { properties: { clashes: { items: { anyOf: { properties: { claimA: { enum: string[] }; claimB: { enum: string[] } } }[] } } } };
+    expect(sent.properties.clashes.items.anyOf.map((b) => [b.properties.claimA.enum, b.properties.claimB.enum])).toEqual([
+      [['C1', 'C2'], ['C3']],
+      [['C3'], ['C1', 'C2']],
+    ]);
   });
 
   it('asks for the reason before the vote, and lets it be empty', () => {

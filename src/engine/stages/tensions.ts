@@ -17,6 +17,7 @@ import {
   bySeverity,
   claimsFromAnswer,
   claimsReplySchema,
+  clashFormatFor,
   clashReplySchemaFor,
   falseConsensusReview,
   mapDraftSchemaFor,
@@ -121,9 +122,9 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   }
 
   // 2. Clashes: pairs in batches, each reply checked against the claims and pairs it was given.
-  // The grammar holds claim ids to the batch's claims but cannot say which panelist each belongs to:
-  // a clash pitting two claims of one panelist, or a pair not asked about, is dropped, and the reply
-  // that had one is sent back once naming it. What the kept reply still drops is counted.
+  // The format sent holds each clash to a listed pair, one claim from each side. A server that did not
+  // enforce it may still pit two claims of one panelist, or a pair not asked about: such a clash is
+  // dropped, the reply is sent back once naming it, and what the kept reply still drops is counted.
   const byId = new Map(claims.map((c) => [c.id, c]));
   const dropped = new WeakMap<object, string[]>();
   const replies = await Promise.all(
@@ -137,6 +138,7 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
           messages: clashMessages(ctx.question, claims, batch),
           options,
           schema: clashReplySchemaFor(claimIdsOf(claims, batch)),
+          format: clashFormatFor(batch.map(([x, y]) => [claims.filter((c) => c.agentId === x).map((c) => c.id), claims.filter((c) => c.agentId === y).map((c) => c.id)] as const)),
           normalize: (reply) => {
             const notes = normalizeClashReply(reply, byId, batch);
             dropped.set(reply, notes);
