@@ -10,8 +10,8 @@ export interface CallAbort {
 }
 
 /**
- * One controller per call, aborted by the time limit or by the caller's signal: plain listeners,
- * cheaper than AbortSignal.any per call. Default limit 600 s.
+ * One controller per call, aborted by the time limit or by the caller's signal (through
+ * `whenAborted`, cheaper than AbortSignal.any per call). Default limit 600 s.
  */
 export function callAbort(control: CallControl): CallAbort {
   const timeoutMs = control.timeoutMs ?? 600_000;
@@ -21,17 +21,46 @@ export function callAbort(control: CallControl): CallAbort {
     timedOut = true;
     controller.abort(new Error('timeout'));
   }, timeoutMs);
-  const onCallerAbort = (): void => controller.abort(control.signal?.reason);
+  let forget = (): void => {};
   if (control.signal?.aborted) controller.abort(control.signal.reason);
-  else control.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  else if (control.signal) forget = whenAborted(control.signal, () => controller.abort(control.signal?.reason));
   return {
     controller,
     timeoutMs,
     timedOut: () => timedOut,
     dispose: () => {
       clearTimeout(timer);
-      control.signal?.removeEventListener('abort', onCallerAbort);
+      forget();
     },
+  };
+}
+
+const watchers = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Runs `fn` when `signal` aborts; returns the function that forgets it. A debate's calls all share
+ * its signal: one listener per signal fans out to them, so thirty votes in flight add no thirty
+ * listeners (Node warns past ten, in the middle of the output).
+ */
+export function whenAborted(signal: AbortSignal, fn: () => void): () => void {
+  let waiting = watchers.get(signal);
+  if (!waiting) {
+    const set = new Set<() => void>();
+    waiting = set;
+    watchers.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const f of [...set]) f();
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  waiting.add(fn);
+  const set = waiting;
+  return () => {
+    set.delete(fn);
   };
 }
 

@@ -2,7 +2,7 @@ import type { CallRecord } from '../engine/events.js';
 import { structuredCall } from '../engine/structured-call.js';
 import type { ModelServer } from '../backend/types.js';
 import { renderTranscript, synthesisMessages } from '../protocol/prompts.js';
-import { synthesisSchema } from '../protocol/schemas.js';
+import { synthesisSchemaFor } from '../protocol/schemas.js';
 import type { StoredDebate } from '../store/store.js';
 
 /** The `parallel` condition's own call: a synthesis over the debate's round 0 alone. */
@@ -51,7 +51,8 @@ export async function parallelSynthesis(gateway: ModelServer, spec: ParallelCall
       messages,
       options: spec.options,
       ...(spec.think === undefined ? {} : { think: spec.think }),
-      schema: synthesisSchema,
+      // The panel's ids and round 0 bound it, as in a debate: agent ids an enum, counts by the panel size.
+      schema: synthesisSchemaFor(ids, 0),
       timeoutMs: spec.timeoutMs,
       ...(spec.signal ? { signal: spec.signal } : {}),
     },

@@ -74,7 +74,7 @@ export interface CallRecord {
   validationError: string | null;
   /**
    * What the engine changed in a reply the schema allowed but the debate could not take as it
-   * was (a number clamped into range, a reference to no peer dropped), one note per change.
+   * was (a reference to no peer dropped, a clash between two claims of one panelist), one note per change.
    */
   normalized?: string[];
   error: string | null;

@@ -608,6 +608,7 @@ export class Runner {
           messages: req.messages,
           options: { ...this.callOptions(req.model, req.options, req.stage), ...(req.maxTokens ? { num_predict: req.maxTokens } : {}) },
           schema: req.schema,
+          ...(req.format ? { format: req.format } : {}),
           ...(req.normalize ? { normalize: req.normalize } : {}),
           ...(req.check ? { check: req.check } : {}),
           ...(req.priority ? { priority: req.priority } : {}),

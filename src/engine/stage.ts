@@ -17,6 +17,8 @@ export interface StageCallRequest<T> {
   options?: ModelOptions | undefined;
   /** Built for this call from what is known then (ids as enums, bounds): it is sent as `format`. */
   schema: z.ZodType<T>;
+  /** Sent as `format` instead of `schema` when the grammar can hold more than `schema` reads with. */
+  format?: z.ZodType;
   /** What the grammar cannot express, settled in place without a repair; a note per change. */
   normalize?: (value: T) => string[];
   /** A fault in a valid reply worth the one repair (see StructuredCallSpec.check). */

@@ -17,6 +17,12 @@ export interface StructuredCallSpec<T> {
   /** Built for this call with everything known (peer ids, panel size, rounds held): it is sent as `format`. */
   schema: z.ZodType<T>;
   /**
+   * The schema sent as `format` when the grammar can hold more than `schema` reads with (a clash's
+   * claims from the two sides of a listed pair): a reply from a server that enforced it always reads;
+   * one from a server that did not is read with `schema`, and `normalize`/`check` name what is wrong.
+   */
+  format?: z.ZodType;
+  /**
    * What the grammar cannot express, settled without a repair: edits the value in place
    * (drops a reference to nothing, fills a gap) and returns a note per change.
    */
@@ -61,7 +67,7 @@ export type StructuredOutcome<T> =
  */
 export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
   const schemas = formatSchemasOf(spec.schema);
-  const format = schemas.sent;
+  const format = formatSchemasOf(spec.format ?? spec.schema).sent;
   let messages = spec.messages;
   let options = spec.options;
   let lastProblem = '';
@@ -197,8 +203,8 @@ export function extractJson(text: string): unknown {
 }
 
 /**
- * Reads a reply: JSON, brought within the bounds the grammar could not enforce
- * (`full`, the whole generated JSON Schema), validated with zod, then normalised.
+ * Reads a reply: JSON, checked for numbers the grammar could not bound (`full`, the whole
+ * generated JSON Schema), validated with zod, then normalised.
  * A problem (worded for the repair request) means the server did not hold the model to the schema sent.
  */
 export function parseReply<T>(content: string, schema: z.ZodType<T>, normalize?: (value: T) => string[], full?: Record<string, unknown>): Parsed<T> {
@@ -208,12 +214,14 @@ export function parseReply<T>(content: string, schema: z.ZodType<T>, normalize?:
   } catch (err) {
     return { ok: false, problem: `it is not valid JSON (${(err as Error).message}).`, json: null };
   }
-  const conformed = conformToSchema(json, full ?? formatSchemasOf(schema).full);
-  const result = schema.safeParse(conformed.value);
+  // A number out of range or not finite is named as such, never brought into range (a 0-100 judge is not "1").
+  const { problems } = conformToSchema(json, full ?? formatSchemasOf(schema).full);
+  if (problems.length) return { ok: false, problem: `it has numbers outside what the schema allows:\n${problems.map((p) => `  - ${p}`).join('\n')}`, json };
+  const result = schema.safeParse(json);
   if (!result.success) {
     return { ok: false, problem: `it does not match the required fields:\n${formatIssues(result.error)}`, json };
   }
-  const notes = [...conformed.notes, ...(normalize?.(result.data) ?? [])];
+  const notes = normalize?.(result.data) ?? [];
   return { ok: true, value: result.data, json, notes };
 }
 

@@ -36,7 +36,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         preset: z.string().describe('A built-in preset name (conclave_presets lists them) or the path of a YAML/JSON preset file'),
         attach: z.array(z.string()).optional().describe('Paths of UTF-8 text files (1 MiB at most each) that every agent reads'),
         constraints: z.array(z.string()).optional().describe('Constraints stated in every agent prompt, never shortened'),
-        tokenBudget: z.number().int().optional().describe('Prompt plus reply tokens for the whole run, from 1000'),
+        tokenBudget: z.number().int().min(1000).optional().describe('Prompt plus reply tokens for the whole run, from 1000'),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },

@@ -89,7 +89,7 @@ export function subAnswerMessages(question: string, persona: string | null | und
         ...(inputs.length ? ['', 'Answers to the sub-questions yours depends on:', '', given] : []),
         '',
         'Answer your sub-question only, on your own.',
-        `Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1)${STATED_FIELDS}.`,
+        `Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a whole number from 0 to 100)${STATED_FIELDS}.`,
       ].join('\n'),
     },
   ];

@@ -13,8 +13,9 @@ import { z } from 'zod';
  * integer. It ignores bounds on a `number`, and it compiles `pattern` and a few
  * string `format`s into rules we do not want (an unanchored pattern is refused
  * as `invalid JSON schema in format`). So the schema sent keeps only what is
- * honoured, and what it cannot say (a number's range) is brought into range by
- * the engine, with a note, instead of costing a repair call.
+ * honoured. Every number the engine acts on is therefore an integer with bounds
+ * (`percent()` for scores), and the grammar writes required properties before
+ * optional ones, so no schema declares an optional property before a required one.
  */
 
 type Json = Record<string, unknown>;
@@ -31,7 +32,7 @@ const cache = new WeakMap<z.ZodType, FormatSchemas>();
 export function formatSchemasOf(schema: z.ZodType): FormatSchemas {
   const cached = cache.get(schema);
   if (cached) return cached;
-  const full = z.toJSONSchema(schema, { target: 'draft-7', unrepresentable: 'any' }) as Json;
+  const full = z.toJSONSchema(schema, { target: 'draft-7', unrepresentable: 'any', io: 'input' }) as Json;
   delete full.$schema;
   const schemas = { full, sent: onlyHonoured(full) as Json };
   cache.set(schema, schemas);
@@ -69,58 +70,55 @@ function onlyHonoured(node: unknown): unknown {
 }
 
 /**
- * Brings a reply the grammar allowed within what the full schema says where the
- * grammar could not: a number outside its range is clamped to the nearest bound
- * (a non-finite one, from an exponent too large, likewise). Returns the value
- * and a note per change. Values are copied only where something changed.
+ * Checks a reply against what the full schema says where the grammar could not: a number that is
+ * not finite (an exponent too large, such as `1e999`, reads as Infinity) or outside its range. It is
+ * never brought into range: a score of 41 on a 0-to-1 scale is not "1", it is a misreading. Each
+ * problem is worded for the repair request and names the field and the value.
  */
-export function conformToSchema(value: unknown, full: Json): { value: unknown; notes: string[] } {
-  const notes: string[] = [];
-  const result = walk(value, full, full, '', notes);
-  return { value: result, notes };
+export function conformToSchema(value: unknown, full: Json): { value: unknown; problems: string[] } {
+  const problems: string[] = [];
+  walk(value, full, full, '', problems);
+  return { value, problems };
 }
 
-function walk(value: unknown, schema: Json, root: Json, path: string, notes: string[]): unknown {
-  if (typeof schema.$ref === 'string') return walk(value, resolve(root, schema.$ref), root, path, notes);
+function walk(value: unknown, schema: Json, root: Json, path: string, problems: string[]): void {
+  if (typeof schema.$ref === 'string') return walk(value, resolve(root, schema.$ref), root, path, problems);
   const alternatives = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
   if (Array.isArray(alternatives)) {
-    // Only a number branch can need clamping; pick the first branch of the value's kind.
     const branch = alternatives.find((s) => kindMatches(value, s));
-    return branch ? walk(value, branch, root, path, notes) : value;
+    if (branch) walk(value, branch, root, path, problems);
+    return;
   }
-  if (typeof value === 'number' && schema.type === 'number') return clampNumber(value, schema, path, notes);
-  if (Array.isArray(value) && schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) {
-    let changed = false;
-    const out = value.map((item, i) => {
-      const next = walk(item, schema.items as Json, root, `${path}[${i}]`, notes);
-      if (next !== item) changed = true;
-      return next;
-    });
-    return changed ? out : value;
+  if (typeof value === 'number') return checkNumber(value, schema, path, problems);
+  if (Array.isArray(value)) {
+    if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) value.forEach((item, i) => walk(item, schema.items as Json, root, `${path}[${i}]`, problems));
+    return;
   }
-  if (value && typeof value === 'object' && !Array.isArray(value) && schema.properties && typeof schema.properties === 'object') {
-    let out: Json | null = null;
+  if (value && typeof value === 'object' && schema.properties && typeof schema.properties === 'object') {
     for (const [name, sub] of Object.entries(schema.properties as Json)) {
-      if (!(name in (value as Json))) continue;
-      const item = (value as Json)[name];
-      const next = walk(item, sub as Json, root, path ? `${path}.${name}` : name, notes);
-      if (next !== item) {
-        out ??= { ...(value as Json) };
-        out[name] = next;
-      }
+      if (name in (value as Json)) walk((value as Json)[name], sub as Json, root, path ? `${path}.${name}` : name, problems);
     }
-    return out ?? value;
   }
-  return value;
 }
 
-function clampNumber(value: number, schema: Json, path: string, notes: string[]): number {
+function checkNumber(value: number, schema: Json, path: string, problems: string[]): void {
+  const field = path || 'the reply';
+  if (!Number.isFinite(value)) {
+    problems.push(`${field} is not a finite number (JSON reads an exponent as large as 1e999 as ${value}); write a plain number${rangeOf(schema)}.`);
+    return;
+  }
   const min = typeof schema.minimum === 'number' ? schema.minimum : -Infinity;
   const max = typeof schema.maximum === 'number' ? schema.maximum : Infinity;
-  const clamped = Number.isNaN(value) ? min : Math.min(max, Math.max(min, value));
-  if (clamped === value || !Number.isFinite(clamped)) return value;
-  notes.push(`${path || 'the reply'} was ${value}, outside ${min} to ${max}; taken as ${clamped}`);
-  return clamped;
+  if (value < min || value > max) problems.push(`${field} is ${value}, outside its range${rangeOf(schema)}.`);
+}
+
+function rangeOf(schema: Json): string {
+  const min = schema.minimum;
+  const max = schema.maximum;
+  if (typeof min === 'number' && typeof max === 'number') return ` from ${min} to ${max}`;
+  if (typeof min === 'number') return ` from ${min} up`;
+  if (typeof max === 'number') return ` up to ${max}`;
+  return '';
 }
 
 function kindMatches(value: unknown, schema: Json): boolean {
@@ -163,8 +161,47 @@ export function boundedText(maxLength: number): z.ZodString {
   return z.string().meta({ maxLength });
 }
 
+/**
+ * A score the grammar can hold: an integer from 0 to 100 in the reply, read on the engine's own
+ * 0-to-1 scale. The JSON Schema sent is generated from the input side (`io: 'input'`), so the
+ * grammar sees the integer and its bounds; what the engine and the record see is the fraction.
+ */
+export function percent() {
+  return z
+    .number()
+    .int()
+    .min(0)
+    .max(100)
+    .transform((value) => value / 100);
+}
+
 /** A zod enum of ids; an empty list gets the fallback so the grammar always has an alternative. */
 export function idEnum(ids: readonly string[], fallback: readonly string[] = []): z.ZodType<string> {
   const list = [...new Set(ids.length ? ids : fallback)];
   return list.length ? z.enum(list as [string, ...string[]]) : z.string().min(1);
+}
+
+/**
+ * Where a JSON Schema declares an optional property before a required one, at any depth: llama.cpp's
+ * grammar writes every required property first, so the model would write them in another order than
+ * the one declared (a verdict before its reason). One line per object that does, empty when none.
+ */
+export function optionalBeforeRequired(schema: unknown, path = '$'): string[] {
+  if (Array.isArray(schema)) return schema.flatMap((s, i) => optionalBeforeRequired(s, `${path}[${i}]`));
+  if (!schema || typeof schema !== 'object') return [];
+  const node = schema as Json;
+  const found: string[] = [];
+  if (node.properties && typeof node.properties === 'object') {
+    const required = new Set(Array.isArray(node.required) ? node.required : []);
+    const names = Object.keys(node.properties as Json);
+    const firstOptional = names.findIndex((n) => !required.has(n));
+    const late = firstOptional < 0 ? [] : names.slice(firstOptional).filter((n) => required.has(n));
+    if (late.length) found.push(`${path}: optional ${names[firstOptional]} is declared before required ${late.join(', ')}`);
+    for (const [name, sub] of Object.entries(node.properties as Json)) found.push(...optionalBeforeRequired(sub, `${path}.${name}`));
+  }
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' || key === 'required' || key === 'enum' || key === 'const') continue;
+    if (value && typeof value === 'object') found.push(...optionalBeforeRequired(value, `${path}.${key}`));
+  }
+  return found;
 }

@@ -34,7 +34,7 @@ export function openingMessages(question: string, persona: string | null | undef
         '',
         `Question: ${question}`,
         '',
-        `Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a number from 0 to 1)${STATED_FIELDS}.`,
+        `Reply with a JSON object: "position" (your answer in a few sentences, concrete enough to act on), "reasoning" (the main reasons and facts behind it, and the caveats that matter), "confidence" (a whole number from 0 to 100)${STATED_FIELDS}.`,
       ].join('\n'),
     },
   ];
@@ -79,7 +79,7 @@ export function critiqueMessages(
         '',
         ...(clashes ? [clashes, ''] : []),
         'Read them critically. Say where you agree with whom, where you disagree with whom and why (argue from substance, not from who said it), then give your updated position. Keep a point you still believe even if everyone else disagrees; change it if a peer showed you are wrong.',
-        `Reply with a JSON object: "agreements" (a list of {"with": peer id, "on": the point}), "disagreements" (a list of {"with": peer id, "on": the point, "reason": why}), "updatedPosition" (your position now, complete on its own), "confidence" (0 to 1)${clashes ? ', "clashUpdates" (a list of {"tension": clash id, "stance": "maintain", "narrow" or "concede"}, one per open clash listed)' : ''}${STATED_FIELDS}. Peer ids: ${ids}.`,
+        `Reply with a JSON object: "agreements" (a list of {"with": peer id, "on": the point}), "disagreements" (a list of {"with": peer id, "on": the point, "reason": why}), "updatedPosition" (your position now, complete on its own), "confidence" (a whole number from 0 to 100)${clashes ? ', "clashUpdates" (a list of {"tension": clash id, "stance": "maintain", "narrow" or "concede"}, one per open clash listed)' : ''}${STATED_FIELDS}. Peer ids: ${ids}.`,
       ].join('\n'),
     },
   ];
@@ -102,12 +102,12 @@ export function judgeMessages(question: string, round: number, positions: PeerVi
         '',
         body,
         '',
-        'Score three things from 0 (complete disagreement) to 1 (complete agreement):',
+        'First give "rationale": one or two sentences on where they agree and where they still differ.',
+        'Then score three things as whole numbers from 0 (complete disagreement) to 100 (complete agreement):',
         '- "recommendation": do they recommend the same central course of action or answer?',
         '- "facts": do they rely on the same key supporting facts?',
         '- "caveats": do they name the same critical caveats and conditions?',
-        'Also give "rationale": one or two sentences on where they agree and where they still differ.',
-        'Reply with a JSON object with exactly those four fields.',
+        'Reply with a JSON object with exactly those four fields, in that order.',
       ].join('\n'),
     },
   ];

@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import { constraintKinds } from './constraints.js';
-import { boundedText, idEnum, memoSchema } from './grammar.js';
+import { boundedText, idEnum, memoSchema, percent } from './grammar.js';
 
 /**
  * What each model is asked to return. These zod schemas are the single source
  * of truth: the JSON Schema sent as Ollama's `format` is generated from them,
  * and every reply is validated with them.
+ *
+ * Two rules come from the grammar the server builds from that JSON Schema: a score is an integer
+ * with bounds (`percent()`, read as 0 to 1), since bounds on a `number` are not enforced; and no
+ * optional property comes before a required one, since the grammar writes every required property
+ * first, so the declared order is the order the model writes in.
  */
-
-const unit = z.number().min(0).max(1);
 
 /** What an answer requires, prohibits or prefers, about one subject (src/protocol/constraints.ts merges them). */
 const constraintShape = z.strictObject({
@@ -26,7 +29,7 @@ const stated = {
 export const openingSchema = z.strictObject({
   position: z.string().min(1).describe('Your answer to the question, stated plainly.'),
   reasoning: z.string().describe('The main reasons and evidence behind the answer.'),
-  confidence: unit.describe('How sure you are, from 0 to 1.'),
+  confidence: percent().describe('How sure you are, from 0 to 100.'),
   ...stated,
 });
 
@@ -40,9 +43,12 @@ function clashUpdateShape(tensionId: z.ZodType<string>) {
   });
 }
 
-/** Where an agent agrees or disagrees with a peer, `with` naming the peer. */
-function critiqueShape(peer: z.ZodType<string>) {
-  return z.strictObject({
+/**
+ * Where an agent agrees or disagrees with a peer, `with` naming the peer. A critique's clash
+ * updates, when asked for, come before the optional constraints and trade-offs.
+ */
+function critiqueFields(peer: z.ZodType<string>) {
+  return {
     agreements: z
       .array(z.strictObject({ with: peer, on: z.string().min(1) }))
       .describe('Where you agree with a peer: the peer id and the point.'),
@@ -50,15 +56,16 @@ function critiqueShape(peer: z.ZodType<string>) {
       .array(z.strictObject({ with: peer, on: z.string().min(1), reason: z.string().min(1) }))
       .describe('Where you disagree with a peer: the peer id, the point, and why.'),
     updatedPosition: z.string().min(1).describe('Your position after reading the peers.'),
-    confidence: unit.describe('How sure you are now, from 0 to 1.'),
-    ...stated,
-  });
+    confidence: percent().describe('How sure you are now, from 0 to 100.'),
+  };
 }
 
 /** The shape of any critique (stored turns, documents); calls use `critiqueSchemaFor`. */
-export const critiqueSchema = critiqueShape(z.string().min(1)).extend({
+export const critiqueSchema = z.strictObject({
+  ...critiqueFields(z.string().min(1)),
   /** The agent's stance on each open clash it was shown; absent when it was shown none. */
   clashUpdates: z.array(clashUpdateShape(z.string().min(1))).optional(),
+  ...stated,
 });
 
 /**
@@ -69,20 +76,23 @@ export const critiqueSchema = critiqueShape(z.string().min(1)).extend({
  */
 export const critiqueSchemaFor = memoSchema((peerIds: readonly string[], others: readonly string[] = [], clashIds: readonly string[] = []) =>
   clashIds.length === 0
-    ? critiqueShape(idEnum(peerIds, others))
-    : critiqueShape(idEnum(peerIds, others)).extend({
+    ? z.strictObject({ ...critiqueFields(idEnum(peerIds, others)), ...stated })
+    : z.strictObject({
+        ...critiqueFields(idEnum(peerIds, others)),
         clashUpdates: z
           .array(clashUpdateShape(idEnum(clashIds)))
           .max(clashIds.length)
           .describe('Your stance on each open clash listed in the prompt.'),
+        ...stated,
       }),
 );
 
+/** The judge gives its reasons, then scores each axis as an integer from 0 to 100 (read as 0 to 1). */
 export const judgeSchema = z.strictObject({
-  recommendation: unit.describe('Agreement on the central recommendation, 0 to 1.'),
-  facts: unit.describe('Agreement on the key supporting facts, 0 to 1.'),
-  caveats: unit.describe('Agreement on the critical caveats, 0 to 1.'),
   rationale: boundedText(600).describe('One or two sentences on where they agree and differ.'),
+  recommendation: percent().describe('Agreement on the central recommendation, 0 to 100.'),
+  facts: percent().describe('Agreement on the key supporting facts, 0 to 100.'),
+  caveats: percent().describe('Agreement on the critical caveats, 0 to 100.'),
 });
 
 function collisionResolutionShape(collision: z.ZodType<string>) {

@@ -85,3 +85,8 @@ export function resolutionText(t: { resolution: string; resolvedInRound?: number
       return 'not resolved by the targeted exchange';
   }
 }
+
+/** How many clashes were dropped as malformed, read from a map's review (0 for a map recorded before they were counted). */
+export function malformedClashesOf(review: { readonly reasons: readonly { readonly code: string; readonly count?: number | undefined }[] }): number {
+  return review.reasons.find((r) => r.code === 'malformed-clashes')?.count ?? 0;
+}

@@ -124,7 +124,7 @@ export function targetedMessages(
     `${opponentId}'s claim: "${opposingClaim}"`,
     '',
     `Engage ${opponentId}'s claim head on: ${frame.engage}. Do not simply repeat your position. ${frame.outcomes}`,
-    'Reply with a JSON object: "response" (your engagement with their claim), "stance" ("maintain", "narrow" or "concede"), "revisedClaim" (your claim as you hold it now), "confidence" (0 to 1).',
+    'Reply with a JSON object: "response" (your engagement with their claim), "stance" ("maintain", "narrow" or "concede"), "revisedClaim" (your claim as you hold it now), "confidence" (a whole number from 0 to 100).',
   ].join('\n');
   return {
     messages: [
@@ -201,10 +201,10 @@ export function mapMessages(
         '',
         'Write:',
         '- "headline": one sentence on the state of play. Say it plainly; do not open with "it depends" or "both sides".',
-        '- "consensus": claims that two or more panelists share, each {"claim", "supportingAgents" (panelist ids), "confidence" (0 to 1: how solid the agreement is), "loadBearing" (does it affect the conclusion)}.',
+        '- "consensus": claims that two or more panelists share, each {"claim", "supportingAgents" (panelist ids), "confidence" (a whole number from 0 to 100: how solid the agreement is), "loadBearing" (does it affect the conclusion)}.',
         '- "majorFindings": 3 to 5 substantive conclusions a decision-maker needs.',
         '- "openQuestions": what is still unsettled, including every open conflict and every conflict the targeted exchange did not resolve.',
-        '- "confidence": one entry per panelist, {"agent", "confidence" (0 to 1: how well-founded that panelist\'s contribution is)}. Never one overall score.',
+        '- "confidence": one entry per panelist, {"agent", "confidence" (a whole number from 0 to 100: how well-founded that panelist\'s contribution is)}. Never one overall score.',
         'Reply with a JSON object with exactly those five fields.',
       ].join('\n'),
     },

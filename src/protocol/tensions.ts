@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { TurnRecord } from './records.js';
 import { estimateTokens } from './context.js';
-import { idEnum, memoSchema } from './grammar.js';
+import { idEnum, memoSchema, percent } from './grammar.js';
 
 /**
  * Tension maps (seed 000) as pure functions over plain data: the schemas of what the
@@ -12,7 +12,7 @@ import { idEnum, memoSchema } from './grammar.js';
 
 import { bySeverity, type ClashType, clashTypes, type Round2DecisionOf, TENSION_MAP_FORMAT, TENSION_MAP_VERSION, typeRank } from './tension-order.js';
 
-export { bySeverity, type ClashType, clashTypes, qualifies, resolutionText, round2Decision, round2Defaults, type Round2Rule, TENSION_MAP_FORMAT, TENSION_MAP_VERSION } from './tension-order.js';
+export { bySeverity, type ClashType, clashTypes, malformedClashesOf, qualifies, resolutionText, round2Decision, round2Defaults, type Round2Rule, TENSION_MAP_FORMAT, TENSION_MAP_VERSION } from './tension-order.js';
 
 /** Whether a map fires the targeted exchange, and on which tension. */
 export type Round2Decision = Round2DecisionOf<Tension>;
@@ -36,9 +36,10 @@ export const resolutions = ['open', 'resolved', 'narrowed', 'unresolved'] as con
 export type Resolution = (typeof resolutions)[number];
 export type Round2Outcome = Exclude<Resolution, 'open'>;
 
-export const reviewCodes = ['long-answers-no-tensions', 'overconfident-on-contested', 'incomplete-coverage'] as const;
+export const reviewCodes = ['long-answers-no-tensions', 'overconfident-on-contested', 'incomplete-coverage', 'malformed-clashes'] as const;
 export type ReviewCode = (typeof reviewCodes)[number];
 
+/** A confidence in the map document, on the engine's 0-to-1 scale; models write it as `percent()`. */
 const unit = z.number().min(0).max(1);
 const severitySchema = z.number().int().min(1).max(10);
 const clashTypeSchema = z.enum(clashTypes);
@@ -56,10 +57,10 @@ export function claimsReplySchema(maxClaims: number) {
 }
 export type ClaimsReply = z.infer<ReturnType<typeof claimsReplySchema>>;
 
-function rawClashShape(claimId: z.ZodType<string>) {
+function rawClashShape(claimId: z.ZodType<string>, otherId: z.ZodType<string> = claimId) {
   return z.strictObject({
     claimA: claimId.describe('Id of a claim of the first panelist of the pair, e.g. C2.'),
-    claimB: claimId.describe('Id of a claim of the other panelist of the pair.'),
+    claimB: otherId.describe('Id of a claim of the other panelist of the pair.'),
     type: clashTypeSchema,
     severity: severitySchema.describe('factual 8-10, interpretive 4-7, emphasis 1-3.'),
     loadBearing: z.boolean().describe('Would settling it change a conclusion?'),
@@ -83,31 +84,42 @@ export type ClashReply = z.infer<typeof clashReplySchema>;
 /** One clash call's reply: claim ids limited to the claims of the agents in its pairs. */
 export const clashReplySchemaFor = memoSchema((claimIds: readonly string[]) => clashReplyShape(idEnum(claimIds)));
 
+/**
+ * What a clash call sends as `format`: each clash one of the listed pairs, `claimA` from one of its
+ * panelists and `claimB` from the other (either way round), so the grammar cannot pit two claims of
+ * one panelist, nor compare a pair it was not asked about. `sides` lists each pair's claim ids.
+ */
+export const clashFormatFor = memoSchema((sides: readonly (readonly [readonly string[], readonly string[]])[]) => {
+  const branches = sides.filter(([a, b]) => a.length && b.length).flatMap(([a, b]) => [rawClashShape(idEnum(a), idEnum(b)), rawClashShape(idEnum(b), idEnum(a))]);
+  const clash = branches.length >= 2 ? z.union(branches as unknown as [z.ZodType, z.ZodType, ...z.ZodType[]]) : (branches[0] ?? rawClashShape(z.string().min(1)));
+  return z.strictObject({ clashes: z.array(clash).describe('Real conflicts between the listed pairs; empty when there are none.') });
+});
+
 export const targetedReplySchema = z.strictObject({
   response: z.string().min(1).describe("Your engagement with the other panelist's claim."),
   stance: z.enum(stances),
   revisedClaim: z.string().min(1).describe('Your claim as you hold it now.'),
-  confidence: unit,
+  confidence: percent().describe('How sure you are now, from 0 to 100.'),
 });
 export type TargetedReply = z.infer<typeof targetedReplySchema>;
 
-function consensusZoneShape(agent: z.ZodType<string>) {
+function consensusZoneShape(agent: z.ZodType<string>, confidence: z.ZodType<number>) {
   return z.strictObject({
     claim: z.string().min(1),
     supportingAgents: z.array(agent).min(2),
-    confidence: unit,
+    confidence,
     loadBearing: z.boolean(),
   });
 }
 
-export const consensusZoneSchema = consensusZoneShape(z.string().min(1));
+export const consensusZoneSchema = consensusZoneShape(z.string().min(1), unit);
 export type ConsensusZone = z.infer<typeof consensusZoneSchema>;
 
 function mapDraftShape(agent: z.ZodType<string>, panel: number | null) {
-  const confidence = z.array(z.strictObject({ agent, confidence: unit }));
+  const confidence = z.array(z.strictObject({ agent, confidence: percent() }));
   return z.strictObject({
     headline: z.string().min(1),
-    consensus: z.array(consensusZoneShape(agent)),
+    consensus: z.array(consensusZoneShape(agent, percent())),
     majorFindings: z.array(z.string().min(1)).min(3).max(5),
     openQuestions: z.array(z.string().min(1)),
     confidence: panel === null ? confidence : confidence.max(panel),
@@ -152,7 +164,12 @@ export const tensionSchema = z.strictObject({
 });
 export type Tension = z.infer<typeof tensionSchema>;
 
-export const reviewReasonSchema = z.strictObject({ code: z.enum(reviewCodes), detail: z.string().min(1) });
+export const reviewReasonSchema = z.strictObject({
+  code: z.enum(reviewCodes),
+  detail: z.string().min(1),
+  /** `malformed-clashes`: how many clashes the map model wrote that could not be read. */
+  count: z.number().int().min(1).optional(),
+});
 export type ReviewReason = z.infer<typeof reviewReasonSchema>;
 
 export const reviewSchema = z.strictObject({
@@ -365,6 +382,15 @@ export function mapCallCount(agentCount: number, pairsPerCall: number, opts: { c
  * panelists of a pair the call listed against each other. Any other is dropped, with
  * a note; the rest of the reply stands.
  */
+/**
+ * The fault worth the one repair in a clash reply: the notes of the clashes `normalizeClashReply`
+ * dropped, worded for the model with the rule they broke; null when none was dropped.
+ */
+export function misnamedClashProblem(dropped: readonly string[]): string | null {
+  if (dropped.length === 0) return null;
+  return `${dropped.length} clash${dropped.length === 1 ? '' : 'es'} could not be read: ${dropped.join('; ')}. Each clash names one claim of each panelist of a listed pair ("claimA" from one, "claimB" from the other); reply again with every clash named that way, and leave out any that is not.`;
+}
+
 export function normalizeClashReply(reply: ClashReply, claims: ReadonlyMap<string, Claim>, pairs: readonly Pair[]): string[] {
   const asked = new Set(pairs.map(([a, b]) => pairKey(a, b)));
   const notes: string[] = [];
@@ -465,6 +491,8 @@ export interface ClashBoard {
   answerTokens: number;
   pairsTotal: number;
   pairsCompared: number;
+  /** Clashes the map model wrote that could not be read even after the repair (absent: none). */
+  malformedClashes?: number;
 }
 
 /** What an agent says of an open clash it was shown, in its critique (`clashUpdates`). */
@@ -576,14 +604,23 @@ export const guardDefaults: GuardRule = { longAnswerTokens: 800, maxConfidence: 
 /**
  * Flags a map for human review when it looks more settled than its inputs allow:
  * long answers with no tension at all; every agent rated above `maxConfidence`
- * while a factual or interpretive clash stands (a contested question); or pairs
- * that were never compared.
+ * while a factual or interpretive clash stands (a contested question); pairs
+ * that were never compared; or clashes the map model wrote but that could not be read.
  */
 export function falseConsensusReview(
-  input: { answerTokens: number; tensions: readonly Tension[]; confidence: Readonly<Record<string, number>>; gaps: readonly string[] },
+  input: { answerTokens: number; tensions: readonly Tension[]; confidence: Readonly<Record<string, number>>; gaps: readonly string[]; malformedClashes?: number },
   rule: GuardRule = guardDefaults,
 ): Review {
   const reasons: ReviewReason[] = [];
+  const malformed = input.malformedClashes ?? 0;
+  if (malformed > 0) {
+    const some = `${malformed} clash${malformed === 1 ? ' was' : 'es were'} dropped as malformed (a repair did not make ${malformed === 1 ? 'it' : 'them'} readable)`;
+    reasons.push({
+      code: 'malformed-clashes',
+      count: malformed,
+      detail: input.tensions.length === 0 ? `${some} and the map shows no tension: possible false consensus` : some,
+    });
+  }
   if (input.tensions.length === 0 && input.answerTokens > rule.longAnswerTokens) {
     reasons.push({
       code: 'long-answers-no-tensions',
@@ -670,7 +707,7 @@ export function assembleTensionMap(input: {
 /** What the tension stage reports as it goes; the recorder stores each step, the renderer prints it. */
 export type TensionUpdate =
   | { step: 'claims'; agents: string[]; claims: Claim[]; gaps: string[]; answerTokens: number; pairs: number; clashCalls: number; round?: number }
-  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision | null; round?: number }
+  | { step: 'clashes'; tensions: Tension[]; gaps: string[]; decision: Round2Decision | null; round?: number; malformed?: number }
   /** After a critique round: the clashes one side conceded in it. */
   | { step: 'settled'; round: number; resolved: { id: string; by: string }[]; open: string[] }
   /** After the last critique round: whether the targeted exchange fires on the clashes still open. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boundedText } from './grammar.js';
+import { boundedText, percent as percentScore } from './grammar.js';
 import type { ChatMessage } from './records.js';
 import { clip } from './clip.js';
 import { systemPrompt } from './prompts.js';
@@ -13,15 +13,16 @@ import type { ContextualSuperposition, SuperpositionEntry } from './voting.js';
 /** Positions are clipped to this many characters in vote and refinement prompts, and for the synthesizer. */
 export const MAX_ARTIFACT_CHARS = 2400;
 
-// Not strict: a small model that adds a field still cast a readable vote.
+// Not strict: a small model that adds a field still cast a readable vote. `reason` is required, so
+// the grammar has the model write it before the vote (it writes required fields first); it may be empty.
 export const voteSchema = z.object({
-  reason: boundedText(400).optional().describe('One sentence on why, from your perspective.'),
+  reason: boundedText(400).describe('One sentence on why, from your perspective.'),
   vote: z.enum(['YES', 'NO']).describe('YES to endorse the position, NO otherwise.'),
 });
 
 export const refineSchema = z.strictObject({
   refinedPosition: z.string().min(1).describe('Your refined position, complete on its own.'),
-  confidence: z.number().min(0).max(1).describe('How sure you are now, from 0 to 1.'),
+  confidence: percentScore().describe('How sure you are now, from 0 to 100.'),
 });
 
 export type VoteReply = z.infer<typeof voteSchema>;
@@ -49,7 +50,7 @@ export function voteMessages(question: string, persona: string | null | undefine
         REVIEW_CLOSE,
         '',
         'Judge it from your own perspective and expertise: would you back this position, argument and all, as part of the panel\'s answer? A position can differ from yours and still deserve a YES if its reasoning holds; a popular position deserves a NO if you think it is wrong or unsafe.',
-        'Reply with a JSON object: "reason" (one sentence) and "vote" ("YES" to endorse it, "NO" otherwise).',
+        'Reply with a JSON object: first "reason" (one sentence), then "vote" ("YES" to endorse it, "NO" otherwise).',
       ].join('\n'),
     },
   ];
@@ -75,7 +76,7 @@ export function refineMessages(
         ...commonGround.map((text, i) => `(${i + 1}) ${clip(text, MAX_ARTIFACT_CHARS)}`),
         '',
         'Refine your position. Build on the common ground where you accept it, keep the points you still hold and say why, and drop what did not stand up. The result must make sense to someone who has not read the debate.',
-        'Reply with a JSON object: "refinedPosition" (your refined position) and "confidence" (0 to 1).',
+        'Reply with a JSON object: "refinedPosition" (your refined position) and "confidence" (a whole number from 0 to 100).',
       ].join('\n'),
     },
   ];

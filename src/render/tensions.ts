@@ -1,7 +1,7 @@
 import type { DebateEvent } from '../engine/events.js';
 import { clip } from '../protocol/clip.js';
 import type { Round2Decision, Tension, TargetedExchange, TensionUpdate } from '../protocol/tensions.js';
-import { bySeverity, resolutionText, round2Decision, round2Defaults } from '../protocol/tension-order.js';
+import { bySeverity, malformedClashesOf, resolutionText, round2Decision, round2Defaults } from '../protocol/tension-order.js';
 import type { StoredDebate } from '../store/store.js';
 import type { StoredTensionMap } from '../store/tensions.js';
 import type { Paint } from './style.js';
@@ -41,7 +41,8 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
     }
     case 'clashes': {
       for (const g of update.gaps) lines.push(paint('yellow', `  ! ${g}`));
-      if (update.tensions.length === 0) lines.push(`  ${paint('dim', 'tensions:')} none found`);
+      if (update.malformed) lines.push(paint('yellow', `  ! ${droppedText(update.malformed)}: the map model named claims that could not be read, even after a repair`));
+      if (update.tensions.length === 0) lines.push(`  ${paint('dim', 'tensions:')} none found${update.malformed ? paint('yellow', ' (possible false consensus)') : ''}`);
       else lines.push(`  ${paint('bold', 'tensions')}, most severe first:`);
       for (const t of bySeverity(update.tensions)) {
         const colour = t.type === 'factual' ? 'red' : t.type === 'interpretive' ? 'yellow' : 'dim';
@@ -79,7 +80,7 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
       lines.push(
         paint(
           'dim',
-          `    ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'} · ${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'} · ${m.synthesis.openQuestions.length} open question${m.synthesis.openQuestions.length === 1 ? '' : 's'} · pairs compared ${m.coverage.pairsCompared}/${m.coverage.pairsTotal}`,
+          `    ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'} · ${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}${malformedClashesOf(m.review) ? ` · ${droppedText(malformedClashesOf(m.review))}` : ''} · ${m.synthesis.openQuestions.length} open question${m.synthesis.openQuestions.length === 1 ? '' : 's'} · pairs compared ${m.coverage.pairsCompared}/${m.coverage.pairsTotal}`,
         ),
       );
       if (m.review.flagged) lines.push(paint('yellow', `  ⚑ flagged for human review: ${m.review.reasons.map((x) => x.detail).join('; ')}`));
@@ -193,7 +194,9 @@ export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, w
   const r2 = m.round2Target ? `; targeted exchange on ${m.round2Target.tensionId}: ${OUTCOME_TEXT[m.round2Target.outcome]}` : '';
   const settled = m.tensions.filter((x) => x.resolvedInRound).length;
   const inRounds = settled ? `; ${settled} resolved in the critique rounds` : '';
-  lines.push('', paint('bold', `TENSION MAP (${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}, ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'}${inRounds}${r2})`));
+  const malformed = malformedClashesOf(m.review);
+  const dropped = malformed ? `, ${droppedText(malformed)}` : '';
+  lines.push('', paint('bold', `TENSION MAP (${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}${dropped}, ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'}${inRounds}${r2})`));
   if (t.earlyRound !== null && d.rounds.some((r) => r.round > t.earlyRound!)) para(`Clashes mapped on the round-${t.earlyRound} answers, before the first critique round.`, '  ', 'dim');
   para(m.synthesis.headline, '  ');
   if (m.review.flagged) {
@@ -238,7 +241,7 @@ export function tensionMarkdown(d: StoredDebate): string[] {
       out.push('');
     }
     out.push(
-      `Map version ${m.version}, drawn ${m.round === 2 ? 'after a targeted round' : 'without a targeted round'}; ${m.coverage.pairsCompared} of ${m.coverage.pairsTotal} agent pairs compared; answers about ${m.review.answerTokens} tokens.`,
+      `Map version ${m.version}, drawn ${m.round === 2 ? 'after a targeted round' : 'without a targeted round'}; ${m.coverage.pairsCompared} of ${m.coverage.pairsTotal} agent pairs compared${malformedClashesOf(m.review) ? `; ${droppedText(malformedClashesOf(m.review))}` : ''}; answers about ${m.review.answerTokens} tokens.`,
       '',
     );
   }
@@ -303,4 +306,9 @@ export function tensionDocument(d: StoredDebate): Record<string, unknown> | null
     round2: t.exchange,
     gaps: t.gaps,
   };
+}
+
+/** How a view says that clashes were dropped because they could not be read: "2 clashes dropped as malformed". */
+export function droppedText(count: number): string {
+  return `${count} clash${count === 1 ? '' : 'es'} dropped as malformed`;
 }

@@ -3,7 +3,7 @@ import { confidenceOf, confidenceText, modelConfidenceText } from '../render/con
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { exitText } from '../render/exit.js';
 import { placeText } from '../render/place.js';
-import { resolutionText } from '../protocol/tension-order.js';
+import { malformedClashesOf, resolutionText } from '../protocol/tension-order.js';
 import { budgetSummary } from '../render/material.js';
 import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
@@ -197,6 +197,7 @@ ${
       )}</tbody></table>`
     : html`<p class="muted">No tensions were found between the agents' claims.</p>`
 }
+${m && malformedClashesOf(m.review) ? html`<p class="error">${malformedClashesOf(m.review)} clash${malformedClashesOf(m.review) === 1 ? ' was' : 'es were'} dropped as malformed: the map model named claims that could not be read, even after a repair.</p>` : ''}
 ${
   t.exchange
     ? html`<h3>Targeted exchange on ${t.exchange.tensionId} (${t.exchange.outcome})</h3>

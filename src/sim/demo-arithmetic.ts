@@ -92,7 +92,7 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
   if (!p) return null;
   const prompt = req.messages.at(-1)?.content ?? '';
   if (keys.has('position')) {
-    return JSON.stringify({ position: stated(solve(req.model, p, 'opening')), reasoning: 'Multiplications first, then left to right.', confidence: 0.7 });
+    return JSON.stringify({ position: stated(solve(req.model, p, 'opening')), reasoning: 'Multiplications first, then left to right.', confidence: 70 });
   }
   if (keys.has('updatedPosition')) {
     const round = Number(/critique round (\d+)/.exec(prompt)?.[1] ?? 1);
@@ -111,12 +111,13 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
     } else if (own === null) {
       next = solve(req.model, p, 'retry', round);
     }
-    return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: stated(next), confidence: 0.75 });
+    return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: stated(next), confidence: 75 });
   }
   if (keys.has('caveats')) {
     const answers = [...prompt.matchAll(/\[[\w.-]+\](?: \(shortened\))?\n(.*)/g)].map((m) => numberIn(m[1]!));
     const agree = majority(answers).count / Math.max(1, answers.length);
-    return JSON.stringify({ recommendation: agree, facts: agree, caveats: agree, rationale: `${Math.round(agree * 100)}% give the same figure.` });
+    const percent = Math.round(agree * 100);
+    return JSON.stringify({ rationale: `${percent}% give the same figure.`, recommendation: percent, facts: percent, caveats: percent });
   }
   if (keys.has('triggersToRevisit')) {
     const lastRound = prompt.split('## Round').at(-1) ?? '';

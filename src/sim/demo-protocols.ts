@@ -39,17 +39,17 @@ const SUB_ANSWERS: Record<number, { position: string; reasoning: string; confide
   1: {
     position: 'Today the tool sees a handful of writers; SQLite in WAL mode handles well over a hundred small writes per second on one disk, so the limit is far off.',
     reasoning: 'Write volume grows with users, not data size; at the current growth rate the team is more than a year from 50 sustained writers per second.',
-    confidence: 0.8,
+    confidence: 80,
   },
   2: {
     position: 'A migration now costs about two weeks; it grows with every feature that leans on SQLite-specific SQL and with the data to move.',
     reasoning: 'Most of the cost is in the data-access code, not in moving rows; a thin repository layer keeps it flat.',
-    confidence: 0.74,
+    confidence: 74,
   },
   3: {
     position: 'Stay on SQLite now, add a repository layer with portable SQL, and move once writers pass about 50 per second or a second service needs the data.',
     reasoning: 'The load answer leaves ample headroom, and the cost answer shows the move stays cheap only if the data access is kept portable.',
-    confidence: 0.82,
+    confidence: 82,
   },
 };
 

@@ -81,20 +81,20 @@ const TARGETED = [
       'The growth claim assumes the current trend continues, but the write rate has been flat for months and WAL mode sustains several hundred small writes per second on ordinary disks. Growth would have to be about tenfold to reach one writer\'s limit within a year.',
     stance: 'maintain',
     revisedClaim: "SQLite in WAL mode handles the tool's write load now and for any growth short of roughly tenfold.",
-    confidence: 0.74,
+    confidence: 74,
   },
   {
     response:
       'Fair point that the write rate is flat today. My claim rests on the planned second service, which would roughly triple writes; that still leaves SQLite in range, so I narrow it to the case where that service ships with its own write path.',
     stance: 'narrow',
     revisedClaim: 'Write load outgrows one SQLite writer only if the planned second service ships with its own write path.',
-    confidence: 0.62,
+    confidence: 62,
   },
   {
     response: 'The disagreement turns on coupling rather than on data size; I keep my reading but accept that it should be checked against the code.',
     stance: 'maintain',
     revisedClaim: 'Migration cost is driven mainly by coupling, which should be checked in the code.',
-    confidence: 0.7,
+    confidence: 70,
   },
 ];
 
@@ -156,8 +156,8 @@ export function demoMap(req: SimRequest): string {
   return JSON.stringify({
     headline: 'The panel agrees to stay on SQLite behind a data-access layer, but splits on whether write load will outgrow it within a year.',
     consensus: [
-      { claim: 'Put a typed data-access layer with portable SQL in front of SQLite now.', supportingAgents: pick(0, 1, 2), confidence: 0.85, loadBearing: true },
-      { claim: 'Rehearse the migration once so that a later move is not rushed.', supportingAgents: pick(1, 2), confidence: 0.7, loadBearing: false },
+      { claim: 'Put a typed data-access layer with portable SQL in front of SQLite now.', supportingAgents: pick(0, 1, 2), confidence: 85, loadBearing: true },
+      { claim: 'Rehearse the migration once so that a later move is not rushed.', supportingAgents: pick(1, 2), confidence: 70, loadBearing: false },
     ].filter((z) => z.supportingAgents.length >= 2),
     majorFindings: [
       'No one argues for migrating this week; the split is about timing and triggers.',
@@ -167,7 +167,7 @@ export function demoMap(req: SimRequest): string {
     openQuestions: narrowed
       ? ['Will the planned second service bring its own write path, and when?', 'What is the measured peak of concurrent writes?']
       : ['What is the measured peak of concurrent writes?'],
-    confidence: ids.map((agent, i) => ({ agent, confidence: [0.72, 0.6, 0.68][i % 3] })),
+    confidence: ids.map((agent, i) => ({ agent, confidence: [72, 60, 68][i % 3] })),
   });
 }
 

@@ -31,13 +31,13 @@ export const CLUSTER_ARCHETYPES: ClusterArchetype[] = [
     opening: {
       position: 'Move to Postgres this quarter, while the database is still small enough to copy over in an afternoon.',
       reasoning: 'Each month of growth makes the move longer and riskier. Postgres also brings streaming replication, point-in-time recovery and real roles.',
-      confidence: 0.7,
+      confidence: 70,
     },
     updates: [
       'Plan the move to Postgres now but time it by measured load: rehearse the migration once, then switch when sustained writers pass about 50 per second.',
       'Prepare the Postgres move now and switch on a measured trigger: rehearse the migration once this quarter, keep the scripts tested in CI, and cut over when sustained writers pass about 50 per second or a second service needs the data.',
     ],
-    confidence: [0.72, 0.8],
+    confidence: [72, 80],
     refined: 'Keep SQLite today behind a typed data-access layer, rehearse the Postgres migration once this quarter with its scripts tested in CI, and cut over when sustained writers pass about 50 per second or a second service needs the data.',
     endorsedBy: [N, Y, N, Y, Y, Y],
     refinedEndorsedBy: [N, Y, Y, Y, Y, Y],
@@ -47,13 +47,13 @@ export const CLUSTER_ARCHETYPES: ClusterArchetype[] = [
     opening: {
       position: 'Migrate now: two prospects in the sales pipeline require a managed, replicated database before they sign.',
       reasoning: 'Enterprise security reviews ask how the data is replicated and backed up. A single SQLite file is a hard answer to give, and the deals are worth more than the hosting.',
-      confidence: 0.68,
+      confidence: 68,
     },
     updates: [
       'Migrate within two quarters so that enterprise security reviews stop blocking deals; a load threshold is the wrong trigger for a sales requirement.',
       'Migrate within two quarters: enterprise customers ask for a managed, replicated database in their security reviews, and that demand will not wait for a load threshold.',
     ],
-    confidence: [0.7, 0.74],
+    confidence: [70, 74],
     refined: 'Keep SQLite behind a typed data-access layer with a rehearsed migration, and bring the cut-over forward as soon as a signed customer contract requires a managed, replicated database.',
     endorsedBy: [Y, N, Y, N, N, N],
     refinedEndorsedBy: [Y, N, Y, Y, Y, N],
@@ -63,13 +63,13 @@ export const CLUSTER_ARCHETYPES: ClusterArchetype[] = [
     opening: {
       position: 'Migrate now so that analytics can query live data with standard tools instead of copying the SQLite file around.',
       reasoning: 'Analysts copy the database file nightly and query stale data. Postgres would let them use read replicas and the BI tools they already know.',
-      confidence: 0.66,
+      confidence: 66,
     },
     updates: [
       'Migrate now and retire SQLite at once; running both during a transition doubles the work.',
       'Migrate everything to Postgres in one cut-over this month and delete the SQLite code path; a transition period with both stores is wasted effort.',
     ],
-    confidence: [0.7, 0.76],
+    confidence: [70, 76],
     refined: 'Stay on SQLite until the measured trigger, give analytics a nightly read-only copy in the meantime, and migrate in one rehearsed cut-over when the trigger is reached.',
     endorsedBy: [N, N, N, N, N, N],
     refinedEndorsedBy: [Y, Y, N, Y, N, Y],
@@ -79,13 +79,13 @@ export const CLUSTER_ARCHETYPES: ClusterArchetype[] = [
     opening: {
       position: 'Stay on SQLite. One file is easy to back up and restore, and a Postgres server is one more thing to be paged for at night.',
       reasoning: 'The current load is far below what SQLite in WAL mode handles. A database server adds patching, connection limits, failover and monitoring.',
-      confidence: 0.75,
+      confidence: 75,
     },
     updates: [
       'Stay on SQLite for now and put a data-access layer in front of it so that a later move is contained.',
       'Stay on SQLite for now and put a typed data-access layer in front of it, so that moving to Postgres later is a contained change rather than a rewrite.',
     ],
-    confidence: [0.78, 0.84],
+    confidence: [78, 84],
     refined: 'Stay on SQLite for now behind a typed data-access layer, rehearse the Postgres migration once, and cut over on a measured trigger: about 50 sustained writers per second, or a second service that needs the data.',
     endorsedBy: [Y, Y, N, N, Y, Y],
     refinedEndorsedBy: [Y, Y, Y, N, Y, Y],
@@ -95,13 +95,13 @@ export const CLUSTER_ARCHETYPES: ClusterArchetype[] = [
     opening: {
       position: 'Stay on SQLite: a managed Postgres instance with a replica costs more per year than all of the tool\'s hosting today.',
       reasoning: 'The tool earns nothing extra from Postgres until a customer pays for it. The money is better spent on the features on the roadmap.',
-      confidence: 0.72,
+      confidence: 72,
     },
     updates: [
       'Stay on SQLite and revisit the question at the next budget review.',
       'Stay on SQLite until the cost is justified: revisit at the next budget review, and migrate only when a customer contract pays for the managed database.',
     ],
-    confidence: [0.74, 0.78],
+    confidence: [74, 78],
     refined: 'Stay on SQLite behind a typed data-access layer, rehearse the migration once, and cut over on the measured trigger or when a customer contract pays for the managed database, whichever comes first.',
     endorsedBy: [N, N, N, Y, N, Y],
     refinedEndorsedBy: [Y, Y, N, Y, N, Y],
@@ -111,13 +111,13 @@ export const CLUSTER_ARCHETYPES: ClusterArchetype[] = [
     opening: {
       position: 'Stay on SQLite; nobody on the team has run Postgres in production, and learning it during an incident is the worst way to learn it.',
       reasoning: 'Operating skill matters more than the engine. The team knows SQLite\'s failure modes and has restored it from backup before.',
-      confidence: 0.7,
+      confidence: 70,
     },
     updates: [
       'Stay on SQLite until someone on the team can operate Postgres.',
       'Stay on SQLite, and before any move train one engineer in Postgres operations and write and test the restore runbook.',
     ],
-    confidence: [0.72, 0.76],
+    confidence: [72, 76],
     refined: 'Stay on SQLite behind a typed data-access layer; before the measured trigger is reached, train one engineer in Postgres operations and test the restore runbook, then cut over.',
     endorsedBy: [Y, N, N, Y, N, N],
     refinedEndorsedBy: [Y, Y, N, Y, Y, N],
@@ -186,5 +186,5 @@ export function demoRefine(req: SimRequest, agentIndex: number, clustered: boole
   const prompt = req.messages.at(-1)?.content ?? '';
   const own = between(prompt, 'Your position at this point:\n', '\n\n') ?? 'Stay on SQLite for now.';
   const arch = clustered ? CLUSTER_ARCHETYPES[agentIndex % CLUSTER_ARCHETYPES.length] : undefined;
-  return JSON.stringify({ refinedPosition: arch?.refined ?? own, confidence: 0.82 });
+  return JSON.stringify({ refinedPosition: arch?.refined ?? own, confidence: 82 });
 }

@@ -29,44 +29,44 @@ const ARCHETYPES: Archetype[] = [
     opening: {
       position: 'Stay on SQLite. At this size the operational simplicity of one file beats scaling headroom the tool does not need.',
       reasoning: 'The tool has a handful of writers; SQLite in WAL mode handles well over a hundred writes per second. Postgres adds a server to run, back up and patch.',
-      confidence: 0.72,
+      confidence: 72,
     },
     updates: [
       'Stay on SQLite for now, and add a thin typed data-access layer so a later move is cheap. I accept the point that the move should be planned, not rushed.',
       'Stay on SQLite with a typed data-access layer; migrate once sustained concurrent writers pass about 50 per second or a second service needs the data.',
     ],
-    confidence: [0.78, 0.84],
+    confidence: [78, 84],
   },
   {
     opening: {
       position: 'Migrate to Postgres now, while the data is small and the migration is cheap.',
       reasoning: 'Migrations get harder as data and features grow; a rushed migration under load is the expensive case. Postgres also gives roles, replication and richer types.',
-      confidence: 0.66,
+      confidence: 66,
     },
     updates: [
       'Migrate when concurrent writers exceed about 50 per second, not today; but set the trigger now and rehearse the migration once so it is not rushed.',
       'Stay on SQLite until a clear trigger (about 50 sustained writers per second, or a second service reading the data), with a rehearsed migration path ready.',
     ],
-    confidence: [0.7, 0.8],
+    confidence: [70, 80],
   },
   {
     opening: {
       position: 'Stay on SQLite but put an abstraction layer in front of it now, so that a move to Postgres later is a configuration change rather than a rewrite.',
       reasoning: 'The deciding factor is the cost of a future migration, not today\'s load. A repository layer and portable SQL keep both options open.',
-      confidence: 0.75,
+      confidence: 75,
     },
     updates: [
       'Stay on SQLite with a repository layer and portable SQL; define the triggers for migrating in writing.',
       'Stay on SQLite with a repository layer; revisit when writers exceed about 50 per second or Postgres-only features are needed.',
     ],
-    confidence: [0.8, 0.86],
+    confidence: [80, 86],
   },
 ];
 
 const JUDGE_SCORES = [
-  { recommendation: 0.35, facts: 0.5, caveats: 0.38, rationale: 'Three different recommendations: stay, migrate now, stay behind an abstraction. They share the facts about write load.' },
-  { recommendation: 0.75, facts: 0.78, caveats: 0.69, rationale: 'All now lean to staying on SQLite for the moment; they still differ on when to migrate and how to prepare.' },
-  { recommendation: 0.92, facts: 0.88, caveats: 0.87, rationale: 'All recommend staying on SQLite with a migration trigger near 50 concurrent writers per second.' },
+  { rationale: 'Three different recommendations: stay, migrate now, stay behind an abstraction. They share the facts about write load.', recommendation: 35, facts: 50, caveats: 38 },
+  { rationale: 'All now lean to staying on SQLite for the moment; they still differ on when to migrate and how to prepare.', recommendation: 75, facts: 78, caveats: 69 },
+  { rationale: 'All recommend staying on SQLite with a migration trigger near 50 concurrent writers per second.', recommendation: 92, facts: 88, caveats: 87 },
 ];
 
 function schemaKeys(format: unknown): Set<string> {

@@ -127,7 +127,10 @@ function objectInstance(schema: Schema, root: Schema, random: () => number, dept
   const out: Record<string, unknown> = {};
   const properties = isSchema(schema.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === 'string') : []);
-  for (const [name, sub] of Object.entries(properties)) {
+  // Keys in the order llama.cpp's grammar writes them: every required property in declared order, then the optional ones.
+  const declared = Object.entries(properties);
+  const ordered = [...declared.filter(([name]) => required.has(name)), ...declared.filter(([name]) => !required.has(name))];
+  for (const [name, sub] of ordered) {
     // Past the depth limit only required fields are filled, which ends recursion.
     if (depth >= MAX_DEPTH && !required.has(name)) continue;
     out[name] = instance(isSchema(sub) ? sub : {}, root, random, depth + 1, name);

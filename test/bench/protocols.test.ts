@@ -29,12 +29,24 @@ describe('benchmarking presets of every protocol', () => {
     expect(renderBenchMarkdown(buildReport(data))).toContain('protocol parallel');
   });
 
-  it('runs a tournament preset as is, with the parallel condition built on its round 0', async () => {
+  it('runs a tournament preset as is, with the parallel condition built on its round 0, its synthesis bound by the panel', async () => {
+    const syntheses: Record<string, any>[] = [];
     bench = await setupBench({
       preset: { protocol: { kind: 'tournament', callTimeoutSeconds: 10 } as never },
-      onRequest: (req) => (playersOf(req).length ? reply.verdict(playersOf(req)[0]!) : undefined),
+      onRequest: (req) => {
+        const format = req.format as { properties?: Record<string, any> } | null;
+        if (format?.properties && 'triggersToRevisit' in format.properties) syntheses.push(format.properties);
+        return playersOf(req).length ? reply.verdict(playersOf(req)[0]!) : undefined;
+      },
     });
     const runId = await bench.start();
+    // Every synthesis, the parallel condition's included: panel ids as an enum, counts bounded by the panel, rounds by the rounds held.
+    expect(syntheses.length).toBeGreaterThan(0);
+    for (const p of syntheses) {
+      expect(p.restsOn.items.enum).toHaveLength(3);
+      expect(p.confidence.properties.converged).toMatchObject({ type: 'integer', minimum: 0, maximum: 3 });
+      expect(p.minorityPositions.items.properties.round.maximum).toBeLessThanOrEqual(3);
+    }
     for (const r of row(bench, runId, 'parallel')) {
       expect(r.available).toBe(true);
       expect(r.calls).toBe(4);

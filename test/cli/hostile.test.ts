@@ -31,16 +31,16 @@ function hostileReply(req: SimRequest) {
   switch (stageOf(req)) {
     case 'opening':
       if (agent === 'c') return { status: 500, error: `runner crashed: ${HOSTILE}` };
-      return JSON.stringify({ position: `${agent}: ${HOSTILE}`, reasoning: HOSTILE, confidence: 0.6 });
+      return JSON.stringify({ position: `${agent}: ${HOSTILE}`, reasoning: HOSTILE, confidence: 60 });
     case 'critique':
       return JSON.stringify({
         agreements: [],
         disagreements: [{ with: agent === 'a' ? 'b' : 'a', on: HOSTILE, reason: HOSTILE }],
         updatedPosition: `${agent} round ${roundOf(req)}: ${HOSTILE}`,
-        confidence: 0.7,
+        confidence: 70,
       });
     case 'judge':
-      return JSON.stringify({ recommendation: 0.9, facts: 0.9, caveats: 0.9, rationale: HOSTILE });
+      return JSON.stringify({ rationale: HOSTILE, recommendation: 90, facts: 90, caveats: 90 });
     case 'synthesis':
       return JSON.stringify({
         recommendation: HOSTILE,

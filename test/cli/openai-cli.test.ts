@@ -59,6 +59,27 @@ afterAll(async () => {
 });
 
 describe('an OpenAI-compatible server from the CLI', () => {
+  it('runs a six-agent cluster vote, many calls sharing one stop signal, with no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(`${w.name}: ${w.message}`);
+    };
+    process.on('warning', onWarning);
+    const wide = await startSimulator({ api: 'openai', apiKey: KEY, models: simModelsFor([loadPreset('cluster-vote').preset]), respond: demoResponder([loadPreset('cluster-vote').preset]), tokenMs: 2, numParallel: 32 });
+    try {
+      const db = join(dir, 'cluster-vote.db');
+      const run = await cli(['run', 'Should we migrate this tool from SQLite to Postgres now?', '--preset', 'cluster-vote', '--host', `${wide.url}/v1`, '--api', 'openai', '--api-key-env', 'VLLM_KEY', '--db', db]);
+      expect(run.code).toBe(0);
+      // A warning is emitted on the next tick: let it arrive before looking.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.includes('MaxListeners'))).toEqual([]);
+      expect((await doc(idOf(run.stderr), db)).calls.filter((c) => c.stage === 'vote').length).toBeGreaterThan(10);
+    } finally {
+      process.off('warning', onWarning);
+      await wide.close();
+    }
+  });
+
   const protocols = [
     ['debate', 'tech-decision'],
     ['parallel', 'parallel'],

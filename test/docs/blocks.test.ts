@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkCommandLine, main } from '../../src/cli/main.js';
 import { loadHostsFile } from '../../src/config/load-hosts.js';
 import { readAgentFile } from '../../src/config/agent-files.js';
-import { loadPreset, parsePreset } from '../../src/config/load-preset.js';
+import { builtinPresetNames, loadPreset, parsePreset } from '../../src/config/load-preset.js';
 import { parseSuite } from '../../src/bench/suite.js';
 import { packagePath } from '../../src/package-root.js';
 import { loadSimScript } from '../../src/sim/script.js';
@@ -87,6 +87,13 @@ afterAll(() => {
 });
 
 describe('the docs', () => {
+  it('list every built-in preset wherever they list them', () => {
+    const names = builtinPresetNames();
+    const lists = docFiles().flatMap((file) => [...readFileSync(packagePath(file), 'utf8').matchAll(/Built-in presets: ([^.]*)\./g)].map((m) => ({ file, listed: m[1]!.split(', ') })));
+    expect(lists.length).toBeGreaterThan(0);
+    for (const { file, listed } of lists) expect({ file, listed }).toEqual({ file, listed: names });
+  });
+
   it('tag every fenced block with a kind the docs test knows', () => {
     const unknown = all.filter((b) => !KNOWN.has(b.info)).map((b) => `${b.file}:${b.line} \`\`\`${b.info}`);
     expect(unknown).toEqual([]);

@@ -151,7 +151,7 @@ describe('token budget', () => {
         { id: 'b', model: 'model-1:1b', persona: 'You are agent b.' },
         { id: 'c', model: 'model-2:1b', persona: 'You are agent c.', priority: 'low' },
       ],
-      protocol: { ...debate, tokenBudget: 4000 },
+      protocol: { ...debate, tokenBudget: 4200 },
     } as never);
     const result = await run({ attachments: [attachment('plan.md', migrationPlan(30))] });
     const stored = store.getDebate(result.id);

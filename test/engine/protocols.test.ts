@@ -48,7 +48,7 @@ const lastPrompt = (req: SimRequest): string => req.messages.at(-1)?.content ?? 
 function confident(conf: Record<string, number>) {
   return (req: SimRequest): SimReply | undefined => {
     const agent = agentOf(req)!;
-    if (stageOf(req) === 'opening') return JSON.stringify({ position: `${agent}-r0`, reasoning: `${agent} reasons`, confidence: conf[agent] ?? 0.5 });
+    if (stageOf(req) === 'opening') return JSON.stringify({ position: `${agent}-r0`, reasoning: `${agent} reasons`, confidence: Math.round((conf[agent] ?? 0.5) * 100) });
     if (stageOf(req) === 'critique') return reply.critique(agent, `${agent}-r${roundOf(req)}`);
     return undefined;
   };

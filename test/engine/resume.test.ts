@@ -89,7 +89,7 @@ describe('resuming a debate stopped inside a round', () => {
 
   it('asks again a finished call whose reply the quality check would retry', async () => {
     // b's critique is thin (one word, names no peer): rated RETRY, so the resumed run asks b again rather than reuse it.
-    const thin = (agent: string) => (agent === 'b' ? JSON.stringify({ agreements: [], disagreements: [], updatedPosition: 'fine', confidence: 0.1 }) : reply.critique(agent));
+    const thin = (agent: string) => (agent === 'b' ? JSON.stringify({ agreements: [], disagreements: [], updatedPosition: 'fine', confidence: 10 }) : reply.critique(agent));
     const { stored, seen, sim, store } = await stoppedInRoundOne([], thin);
     const plan = planResume(stored);
     const before = seen.length;

@@ -9,7 +9,7 @@ import { DebateFailedError, HostError, InterruptedError } from '../../src/errors
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, judgedRoundOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
@@ -118,7 +118,7 @@ describe('runDebate', () => {
 
   it('judges at temperature 0 and averages the three axes into the round convergence', async () => {
     const { run, seen } = await setup(['a', 'b'], [0], (req) =>
-      stageOf(req) === 'judge' ? JSON.stringify({ recommendation: 0.9, facts: 0.6, caveats: 0.3, rationale: 'x' }) : undefined,
+      stageOf(req) === 'judge' ? JSON.stringify({ rationale: 'x', recommendation: 90, facts: 60, caveats: 30 }) : undefined,
     );
     const result = await run();
     const judge = seen.find((r) => stageOf(r) === 'judge')!;
@@ -225,16 +225,43 @@ describe('runDebate', () => {
     expect(calls[0]!.validationError).toMatch(/did not enforce the JSON Schema sent as format[\s\S]*agreements\.0\.with/);
   });
 
-  it('clamps a confidence the grammar could not bound and records the change, with no repair', async () => {
+  it('reads a judge that scores on a 0-100 scale as the fraction it means, and goes on past round 0', async () => {
     const { run, store } = await setup(['a', 'b'], [0.9], (req) =>
-      stageOf(req) === 'opening' && agentOf(req) === 'a' ? JSON.stringify({ position: 'A', reasoning: 'r', confidence: 7 }) : undefined,
+      stageOf(req) === 'judge' ? JSON.stringify({ rationale: 'They differ on the main course.', recommendation: 41, facts: 38, caveats: 45 }) : undefined,
+    );
+    const result = await run();
+    const stored = store.getDebate(result.id);
+    expect(stored.rounds[0]!.convergence).toBeCloseTo((0.41 + 0.38 + 0.45) / 3, 10);
+    expect(stored.rounds[0]!.score).toMatchObject({ recommendation: 0.41, facts: 0.38, caveats: 0.45 });
+    expect(stored.exitReason).toBe('max_rounds');
+    expect(stored.calls.filter((c) => c.stage === 'judge').every((c) => c.status === 'ok' && c.attempt === 0)).toBe(true);
+  });
+
+  it('asks a judge that writes 1e999 for one repair naming the field, then records no score and goes on', async () => {
+    const { run, store } = await setup(['a', 'b'], [0.9], (req) =>
+      stageOf(req) === 'judge' && judgedRoundOf(req) === 0 ? JSON.stringify({ rationale: 'All agree.' }).replace('}', ',"recommendation":1e999,"facts":1e999,"caveats":0.13e1765329739299292}') : undefined,
+    );
+    const result = await run();
+    const stored = store.getDebate(result.id);
+    const judged = stored.calls.filter((c) => c.stage === 'judge' && c.round === 0);
+    expect(judged.map((c) => c.status)).toEqual(['invalid', 'invalid']);
+    expect(judged[0]!.validationError).toMatch(/recommendation is not a finite number[\s\S]*from 0 to 100/);
+    expect(judged[1]!.messages.at(-1)!.content).toContain('recommendation is not a finite number');
+    expect(stored.rounds[0]).toMatchObject({ status: 'failed', convergence: null });
+    // Round 1 is scored 0.9, at the threshold: the debate ends there, not after round 0.
+    expect(stored.roundsCompleted).toBe(1);
+  });
+
+  it('asks for one repair of a confidence outside 0 to 100 instead of taking it as the top of the range', async () => {
+    const { run, store } = await setup(['a', 'b'], [0.9], (req) =>
+      stageOf(req) === 'opening' && agentOf(req) === 'a' && !req.messages.some((m) => m.role === 'assistant') ? JSON.stringify({ position: 'A', reasoning: 'r', confidence: 700 }) : undefined,
     );
     const result = await run();
     const stored = store.getDebate(result.id);
     const calls = stored.calls.filter((c) => c.agentId === 'a' && c.stage === 'opening');
-    expect(calls).toHaveLength(1);
-    expect(calls[0]!.normalized).toEqual(['confidence was 7, outside 0 to 1; taken as 1']);
-    expect(stored.turns.find((t) => t.agentId === 'a' && t.round === 0)!.confidence).toBe(1);
+    expect(calls.map((c) => c.status)).toEqual(['invalid', 'ok']);
+    expect(calls[0]!.validationError).toMatch(/confidence/);
+    expect(stored.turns.find((t) => t.agentId === 'a' && t.round === 0)!.confidence).toBe(0.6);
   });
 
   it('fails the debate with a clear message when fewer than two agents answer in round 0', async () => {
@@ -337,7 +364,7 @@ describe('the record of a run', () => {
     const { run, store, seen } = await setup(
       ids,
       [0.9],
-      (req) => (stageOf(req) === 'opening' ? JSON.stringify({ position: `${agentOf(req)} says A`, reasoning: `${agentOf(req)} ${long}`, confidence: 0.6 }) : undefined),
+      (req) => (stageOf(req) === 'opening' ? JSON.stringify({ position: `${agentOf(req)} says A`, reasoning: `${agentOf(req)} ${long}`, confidence: 60 }) : undefined),
       { synthesizer: { model: 'synth:1b', options: { num_ctx: 4096 } } },
     );
     const result = await run();

@@ -10,6 +10,7 @@ import { debateDocument } from '../../src/render/document.js';
 import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
 import { storedEvents } from '../../src/render/replay.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -233,17 +234,48 @@ describe('the tension map stage', () => {
     expect(t.map!.review.reasons.map((r) => r.code)).toContain('incomplete-coverage');
   });
 
-  it('drops a clash between two claims of one agent, with a note, and keeps the rest of the reply without a repair', async () => {
-    const { stored } = await debate(['a', 'b', 'c'], {
-      clashOverride: () => {
-        const clash = { type: 'factual', severity: 9, loadBearing: true, resolvable: true, recommendation: 'r' };
-        return JSON.stringify({ clashes: [{ ...clash, claimA: 'C1', claimB: 'C2' }, { ...clash, claimA: 'C1', claimB: 'C3' }] });
-      },
+  it('sends a clash reply that pits two claims of one agent back once, naming the problem, and maps the repaired reply', async () => {
+    const clash = { type: 'factual', severity: 9, loadBearing: true, resolvable: true, recommendation: 'r' };
+    const { stored, seen } = await debate(['a', 'b', 'c'], {
+      clashOverride: (req) =>
+        JSON.stringify({
+          clashes: req.messages.some((m) => m.role === 'assistant') ? [{ ...clash, claimA: 'C1', claimB: 'C3' }] : [{ ...clash, claimA: 'C1', claimB: 'C2' }, { ...clash, claimA: 'C1', claimB: 'C3' }],
+        }),
     });
     const clashCalls = stored.calls.filter((c) => c.agentId === 'clash-1');
-    expect(clashCalls.map((c) => c.status)).toEqual(['ok']);
-    expect(clashCalls[0]!.normalized).toEqual(['clashes[0] (C1, C2) dropped: it compares two claims of a']);
-    expect(stored.tensions!.map!.tensions.map((t) => [t.claimAId, t.claimBId])).toEqual([['C1', 'C3']]);
+    expect(clashCalls.map((c) => c.status)).toEqual(['invalid', 'ok']);
+    expect(clashCalls[0]!.validationError).toContain('clashes[0] (C1, C2) dropped: it compares two claims of a');
+    const repair = of(seen, 'clash').find((r) => r.messages.some((m) => m.role === 'assistant'))!;
+    expect(repair.messages.at(-1)!.content).toContain('compares two claims of a');
+    const map = stored.tensions!.map!;
+    expect(map.tensions.map((t) => [t.claimAId, t.claimBId])).toEqual([['C1', 'C3']]);
+    expect(map.review.reasons.map((r) => r.code)).not.toContain('malformed-clashes');
+  });
+
+  it('counts the clashes still misnamed after the repair, says so on the card, show and viewer, and flags an empty map as possible false consensus', async () => {
+    const clash = { type: 'factual', severity: 9, loadBearing: true, resolvable: true, recommendation: 'r' };
+    const { stored } = await debate(['a', 'b', 'c'], {
+      clashOverride: () => JSON.stringify({ clashes: [{ ...clash, claimA: 'C1', claimB: 'C2' }, { ...clash, claimA: 'C5', claimB: 'C6' }] }),
+    });
+    const clashCalls = stored.calls.filter((c) => c.stage === 'clash' && c.agentId.startsWith('clash-'));
+    expect(clashCalls.every((c) => c.status === (c.attempt === 0 ? 'invalid' : 'ok'))).toBe(true);
+    const calls = clashCalls.filter((c) => c.attempt === 0).length;
+    const map = stored.tensions!.map!;
+    expect(map.tensions).toEqual([]);
+    expect(map.review.flagged).toBe(true);
+    const reason = map.review.reasons.find((r) => r.code === 'malformed-clashes')!;
+    expect(reason.count).toBe(2 * calls);
+    expect(reason.detail).toMatch(/dropped as malformed.*possible false consensus/);
+    const card = renderCard(stored);
+    expect(card).toContain(`TENSION MAP (0 tensions, ${2 * calls} clashes dropped as malformed`);
+    expect(card).toContain('possible false consensus');
+    expect(renderMarkdown(stored)).toContain(`${2 * calls} clashes dropped as malformed`);
+    expect(debatePage(stored, null)).toContain(`${2 * calls} clashes were dropped as malformed`);
+    let live = '';
+    const out = { write: (s: string) => ((live += s), true) } as unknown as NodeJS.WritableStream;
+    const view = liveRenderer(out, { color: false, live: false, columns: 120 });
+    for (const event of storedEvents(stored)) view(event);
+    expect(live).toContain(`${2 * calls} clashes dropped as malformed`);
   });
 
   it('compares every pair of a ten-agent panel once, in nine clash calls', async () => {

@@ -99,7 +99,7 @@ describe('thinking models', () => {
   it('recovers JSON that landed at the end of the thinking with empty content, validated and marked', async () => {
     const { result, stored } = await thinkingDebate({
       thinkingTokens: 40,
-      override: (req) => (agentOf(req) === 'b' && stageOf(req) === 'opening' ? ({ content: JSON.stringify({ position: 'B from thinking', reasoning: 'it was in the thinking {really}', confidence: 0.7 }), answerInThinking: true } as SimReply) : undefined),
+      override: (req) => (agentOf(req) === 'b' && stageOf(req) === 'opening' ? ({ content: JSON.stringify({ position: 'B from thinking', reasoning: 'it was in the thinking {really}', confidence: 70 }), answerInThinking: true } as SimReply) : undefined),
     });
     expect(result.status).toBe('completed');
     const call = stored.calls.find((c) => c.agentId === 'b' && c.stage === 'opening')!;
@@ -122,7 +122,7 @@ describe('thinking in the record', () => {
     const { callRows } = await import('../../src/serve/debate-page.js');
     const { bundleOf, checkBundle, importBundle } = await import('../../src/store/bundle.js');
     const trace = 'Weigh <script>alert(1)</script> and # not a heading';
-    const { result, stored } = await thinkingDebate({ thinkingTokens: 30, override: (req) => (agentOf(req) === 'c' && stageOf(req) === 'opening' ? ({ content: JSON.stringify({ position: 'C', reasoning: 'because', confidence: 0.6 }), thinking: trace } as SimReply) : undefined) });
+    const { result, stored } = await thinkingDebate({ thinkingTokens: 30, override: (req) => (agentOf(req) === 'c' && stageOf(req) === 'opening' ? ({ content: JSON.stringify({ position: 'C', reasoning: 'because', confidence: 60 }), thinking: trace } as SimReply) : undefined) });
     expect(store!.verifyDebate(result.id).state).toBe('sealed');
     const call = stored.calls.find((c) => c.agentId === 'c' && c.stage === 'opening')!;
     expect(call.thinking).toBe(trace);

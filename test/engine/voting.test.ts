@@ -83,7 +83,7 @@ function panelResponder(override?: (req: SimRequest) => SimReply | undefined) {
     const agent = agentOf(req)!;
     if (stageOf(req) === 'opening') return reply.opening(agent, TEXT[agent]);
     if (isVote(req)) return voteReply(APPROVE[authorOfText(underReview(req))]!.includes(agent));
-    if (isRefine(req)) return JSON.stringify({ refinedPosition: `${TEXT[agent]} (refined)`, confidence: 0.8 });
+    if (isRefine(req)) return JSON.stringify({ refinedPosition: `${TEXT[agent]} (refined)`, confidence: 80 });
     return undefined;
   });
 }

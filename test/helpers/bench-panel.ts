@@ -1,6 +1,6 @@
 import type { SuiteItem } from '../../src/bench/suite.js';
 import type { SimReply, SimRequest } from '../../src/sim/index.js';
-import { agentOf, roundOf } from './panel.js';
+import { agentOf, reply, roundOf } from './panel.js';
 
 /** What a scripted bench panel says about one item. `null` is a reply with no readable answer. */
 export interface ItemScript {
@@ -63,26 +63,29 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
       case 'opening': {
         const answer = pick(script.rounds[agent]!, 0);
         if (script.answerInReasoning?.includes(agent)) {
-          return JSON.stringify({ position: 'The sum works out as shown below.', reasoning: position(answer), confidence: 0.7 });
+          return JSON.stringify({ position: 'The sum works out as shown below.', reasoning: position(answer), confidence: 70 });
         }
-        return JSON.stringify({ position: position(answer), reasoning: 'step by step', confidence: 0.7 });
+        return JSON.stringify({ position: position(answer), reasoning: 'step by step', confidence: 70 });
       }
       case 'critique':
-        return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: position(pick(script.rounds[agent]!, roundOf(req))), confidence: 0.7 });
+        return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: position(pick(script.rounds[agent]!, roundOf(req))), confidence: 70 });
       case 'judge': {
         const round = Number(/Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
         const v = pick(script.judge, round);
-        return JSON.stringify({ recommendation: v, facts: v, caveats: v, rationale: 'scored' });
+        return reply.judge(v);
       }
-      case 'synthesis':
+      case 'synthesis': {
+        // A minority is placed in a round the schema allows: a synthesis of round 0 alone allows round 0 only.
+        const lastRound = (req.format as { properties: { minorityPositions: { items: { properties: { round: { maximum: number } } } } } }).properties.minorityPositions.items.properties.round.maximum;
         return JSON.stringify({
           recommendation: script.synth === null ? 'The panel reached no agreement on a figure.' : `The panel settles on ${script.synth}. Final answer: ${script.synth}`,
           triggersToRevisit: [],
           confidence: { level: 'medium', converged: 2 },
           restsOn: [],
-          minorityPositions: (script.minority ?? []).map((m) => ({ ...m, argument: 'a different figure', whyItMatters: 'it could be right' })),
+          minorityPositions: (script.minority ?? []).map((m) => ({ ...m, round: Math.min(m.round, lastRound), argument: 'a different figure', whyItMatters: 'it could be right' })),
           failedAgents: [],
         });
+      }
       case 'answer': {
         // The request says which answer it is: a self-consistency sample carries seed 1 + j, a single answer none.
         const seed = req.options.seed;

@@ -70,22 +70,23 @@ export function simModels(preset: ReturnType<typeof testPreset>) {
 }
 
 export const reply = {
-  opening: (agent: string, position = `${agent} says A`): string => JSON.stringify({ position, reasoning: `${agent} reasons`, confidence: 0.6 }),
+  opening: (agent: string, position = `${agent} says A`): string => JSON.stringify({ position, reasoning: `${agent} reasons`, confidence: 60 }),
   critique: (agent: string, position = `${agent} now says A`, agreeWith: string[] = []): string =>
-    JSON.stringify({ agreements: agreeWith.map((w) => ({ with: w, on: 'A' })), disagreements: [], updatedPosition: position, confidence: 0.7 }),
-  judge: (value: number): string => JSON.stringify({ recommendation: value, facts: value, caveats: value, rationale: 'scored' }),
+    JSON.stringify({ agreements: agreeWith.map((w) => ({ with: w, on: 'A' })), disagreements: [], updatedPosition: position, confidence: 70 }),
+  /** A judge reply scoring every axis `value` on the engine's 0-to-1 scale (written as the integer percent the schema asks for). */
+  judge: (value: number): string => JSON.stringify({ rationale: 'scored', recommendation: Math.round(value * 100), facts: Math.round(value * 100), caveats: Math.round(value * 100) }),
   verdict: (winner: string, reasons = [`${winner} argued better`]): string => JSON.stringify({ winner, reasons }),
   /** An answer the quality check retries: one word, no reasons, almost no confidence (score 35). */
-  weak: (): string => JSON.stringify({ position: 'Maybe', reasoning: '', confidence: 0.1 }),
+  weak: (): string => JSON.stringify({ position: 'Maybe', reasoning: '', confidence: 10 }),
   /** A critique the quality check retries: one word, naming no peer, almost no confidence (score 45). */
-  weakCritique: (): string => JSON.stringify({ agreements: [], disagreements: [], updatedPosition: 'Maybe', confidence: 0.1 }),
+  weakCritique: (): string => JSON.stringify({ agreements: [], disagreements: [], updatedPosition: 'Maybe', confidence: 10 }),
   /**
    * An answer the quality check rejects outright (score 0): one word, no reasons, almost no
    * confidence, cut off at num_predict. `word` marks it, to look for in later prompts.
    */
   rejected: (word: string, stage: 'opening' | 'critique' = 'opening'): SimReply => ({
     content: JSON.stringify(
-      stage === 'opening' ? { position: word, reasoning: '', confidence: 0.05 } : { agreements: [], disagreements: [], updatedPosition: word, confidence: 0.05 },
+      stage === 'opening' ? { position: word, reasoning: '', confidence: 5 } : { agreements: [], disagreements: [], updatedPosition: word, confidence: 5 },
     ),
     doneReason: 'length',
   }),

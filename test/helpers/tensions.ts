@@ -39,11 +39,11 @@ export function clashReply(req: SimRequest, specs: ClashSpec[]): string {
   return JSON.stringify({ clashes });
 }
 
-export function mapReply(req: SimRequest, confidence = 0.6): string {
+export function mapReply(req: SimRequest, confidence = 60): string {
   const ids = (/^Panelists: (.*)$/m.exec(userText(req))?.[1] ?? '').split(', ');
   return JSON.stringify({
     headline: 'The panel agrees on A but splits on its cost.',
-    consensus: [{ claim: 'A is worth doing', supportingAgents: ids.slice(0, 2), confidence: 0.8, loadBearing: true }],
+    consensus: [{ claim: 'A is worth doing', supportingAgents: ids.slice(0, 2), confidence: 80, loadBearing: true }],
     majorFindings: ['first finding', 'second finding', 'third finding'],
     openQuestions: ['what does A cost?'],
     confidence: ids.map((agent) => ({ agent, confidence })),
@@ -85,7 +85,7 @@ export function tensionResponder(script: TensionScript) {
       case 'clash':
         return script.clashOverride?.(req, clashCalls++) ?? clashReply(req, script.clashes ?? []);
       case 'targeted':
-        return JSON.stringify({ response: `${agent} engages`, stance: script.stances?.[agent ?? ''] ?? 'maintain', revisedClaim: `${agent} revised`, confidence: 0.5 });
+        return JSON.stringify({ response: `${agent} engages`, stance: script.stances?.[agent ?? ''] ?? 'maintain', revisedClaim: `${agent} revised`, confidence: 50 });
       case 'map':
         return script.map?.(req) ?? mapReply(req);
       default:

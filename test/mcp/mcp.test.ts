@@ -103,6 +103,8 @@ describe('conclave mcp', () => {
       }
       const byName = new Map(tools.map((t) => [t.name, t]));
       expect(byName.get('conclave_start')?.inputSchema.required).toEqual(['question', 'preset']);
+      // The bound the CLI enforces, stated to the client: from 1000 tokens, never a negative number.
+      expect((byName.get('conclave_start')?.inputSchema.properties as Record<string, { minimum?: number }>).tokenBudget?.minimum).toBe(1000);
       expect(byName.get('conclave_wait')?.description).toContain('untrusted');
       expect(byName.get('conclave_show')?.description).toContain('untrusted');
     } finally {

@@ -51,28 +51,36 @@ describe('structured replies', () => {
     const text = JSON.stringify(formatSchemaOf(critiqueSchema));
     expect(text).not.toContain('"pattern"');
     expect(text).not.toContain('$schema');
-    expect(formatSchemaOf(judgeSchema)).toMatchObject({ type: 'object', required: ['recommendation', 'facts', 'caveats', 'rationale'] });
+    expect(formatSchemaOf(judgeSchema)).toMatchObject({ type: 'object', required: ['rationale', 'recommendation', 'facts', 'caveats'] });
   });
 
   it('takes JSON wrapped in prose or code fences', () => {
-    const parsed = parseReply('Sure:\n```json\n{"recommendation":1,"facts":1,"caveats":0.5,"rationale":"r"}\n```', judgeSchema);
+    const parsed = parseReply('Sure:\n```json\n{"rationale":"r","recommendation":100,"facts":100,"caveats":50}\n```', judgeSchema);
     expect(parsed.ok).toBe(true);
   });
 
-  it('clamps a score the grammar could not bound, and notes it, instead of asking for a repair', () => {
-    const parsed = parseReply('{"recommendation":2,"facts":1,"caveats":-0.5,"rationale":"r"}', judgeSchema);
-    expect(parsed.ok).toBe(true);
-    if (!parsed.ok) return;
-    expect(parsed.value).toMatchObject({ recommendation: 1, caveats: 0 });
-    expect(parsed.notes.join('\n')).toMatch(/recommendation was 2.*taken as 1/);
+  it('reads a judge\'s integer scores from 0 to 100 on the engine\'s 0-to-1 scale', () => {
+    const parsed = parseReply('{"rationale":"r","recommendation":41,"facts":100,"caveats":0}', judgeSchema);
+    expect(parsed.ok && parsed.value).toMatchObject({ recommendation: 0.41, facts: 1, caveats: 0 });
   });
 
-  it('sends bounds on numbers only where the grammar honours them (integers)', () => {
-    const judge = JSON.stringify(formatSchemaOf(judgeSchema));
-    expect(judge).not.toContain('maximum');
+  it('never takes a number that is not finite or out of range as the top of the range: it names the field and value for the repair', () => {
+    const infinite = parseReply('{"rationale":"r","recommendation":1e999,"facts":1,"caveats":1}', judgeSchema);
+    expect(infinite.ok).toBe(false);
+    if (!infinite.ok) expect(infinite.problem).toMatch(/recommendation is not a finite number \(JSON reads an exponent as large as 1e999 as Infinity\).*from 0 to 100/);
+    const over = parseReply('{"rationale":"r","recommendation":41,"facts":101,"caveats":1}', judgeSchema);
+    expect(over.ok).toBe(false);
+    if (!over.ok) expect(over.problem).toMatch(/facts is 101, outside its range from 0 to 100/);
+    const fraction = parseReply('{"rationale":"r","recommendation":0.9,"facts":1,"caveats":1}', judgeSchema);
+    expect(fraction.ok).toBe(false);
+  });
+
+  it('sends every score as an integer with bounds the grammar enforces', () => {
+    const judge = formatSchemaOf(judgeSchema) as { properties: Record<string, unknown> };
+    for (const axis of ['recommendation', 'facts', 'caveats']) expect(judge.properties[axis]).toMatchObject({ type: 'integer', minimum: 0, maximum: 100 });
     // Free text the judge writes is bounded for the grammar, so the reply fits its num_predict.
     expect(formatSchemaOf(judgeSchema)).toMatchObject({ properties: { rationale: { type: 'string', maxLength: 600 } } });
-    expect(parseReply(JSON.stringify({ recommendation: 1, facts: 1, caveats: 1, rationale: '😀'.repeat(600) }), judgeSchema).ok).toBe(true);
+    expect(parseReply(JSON.stringify({ rationale: '😀'.repeat(600), recommendation: 100, facts: 100, caveats: 100 }), judgeSchema).ok).toBe(true);
     const synthesis = formatSchemaOf(synthesisSchemaFor(['a', 'b', 'c'], 2)) as { properties: Record<string, any> };
     expect(synthesis.properties.confidence.properties.converged).toMatchObject({ type: 'integer', minimum: 0, maximum: 3 });
     expect(synthesis.properties.minorityPositions.items.properties.round).toMatchObject({ type: 'integer', maximum: 2 });

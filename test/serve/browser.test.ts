@@ -67,7 +67,7 @@ function arguingResponder(judgeScores: number[]) {
       agreements: [{ with: peers[0], on: `the cost of A (round ${roundOf(req)})` }],
       disagreements: [{ with: peers[1], on: 'the timing', reason: `${agent} thinks later is safer` }],
       updatedPosition: `${agent} holds A after round ${roundOf(req)}`,
-      confidence: 0.75,
+      confidence: 75,
     });
   });
 }
@@ -196,9 +196,9 @@ describe('the viewer in a browser', () => {
       const agent = agentOf(req) ?? '?';
       switch (stageOf(req)) {
         case 'opening':
-          return JSON.stringify({ position: `${agent}: ${HOSTILE}`, reasoning: HOSTILE, confidence: 0.5 });
+          return JSON.stringify({ position: `${agent}: ${HOSTILE}`, reasoning: HOSTILE, confidence: 50 });
         case 'critique':
-          return JSON.stringify({ agreements: [{ with: agent === 'a' ? 'b' : 'a', on: HOSTILE }], disagreements: [], updatedPosition: HOSTILE, confidence: 0.6 });
+          return JSON.stringify({ agreements: [{ with: agent === 'a' ? 'b' : 'a', on: HOSTILE }], disagreements: [], updatedPosition: HOSTILE, confidence: 60 });
         case 'synthesis':
           return JSON.stringify({
             recommendation: HOSTILE,

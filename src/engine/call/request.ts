@@ -9,7 +9,7 @@ import type { StructuredCallSpec } from '../structured-call.js';
  * One structured model call, as a primitive or a protocol asks for it: what the call sends
  * (its fields are documented on StructuredCallSpec), and what the path around it does.
  */
-export interface CallRequest<T> extends Pick<StructuredCallSpec<T>, 'stage' | 'round' | 'agentId' | 'model' | 'messages' | 'options' | 'schema' | 'normalize' | 'check' | 'truncation'> {
+export interface CallRequest<T> extends Pick<StructuredCallSpec<T>, 'stage' | 'round' | 'agentId' | 'model' | 'messages' | 'options' | 'schema' | 'format' | 'normalize' | 'check' | 'truncation'> {
   onRecord?: (record: CallRecord) => void;
   /**
    * Set on an agent's call to give it the attached material and the constraints: the call path

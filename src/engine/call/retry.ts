@@ -1,4 +1,5 @@
 import { CallError } from '../../backend/types.js';
+import { whenAborted } from '../../backend/call-control.js';
 
 /**
  * Waits before each repeat of a request that failed for a passing reason: a runner that
@@ -48,14 +49,15 @@ export async function withTransientRetry<T>(
 function pause(ms: number, signal?: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      forget();
       resolve(true);
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const forget = signal
+      ? whenAborted(signal, () => {
+          clearTimeout(timer);
+          resolve(false);
+        })
+      : () => {};
   });
 }

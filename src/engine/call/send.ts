@@ -25,6 +25,7 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
         options: req.options,
         ...(req.think === undefined ? {} : { think: req.think }),
         schema: req.schema,
+        ...(req.format ? { format: req.format } : {}),
         ...(req.normalize ? { normalize: req.normalize } : {}),
         ...(req.check ? { check: req.check } : {}),
         truncation: req.truncation ?? null,

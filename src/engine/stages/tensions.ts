@@ -17,9 +17,11 @@ import {
   bySeverity,
   claimsFromAnswer,
   claimsReplySchema,
+  clashFormatFor,
   clashReplySchemaFor,
   falseConsensusReview,
   mapDraftSchemaFor,
+  misnamedClashProblem,
   normalizeClashReply,
   hedgedHeadline,
   normalizeMapDraft,
@@ -120,7 +122,11 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   }
 
   // 2. Clashes: pairs in batches, each reply checked against the claims and pairs it was given.
+  // The format sent holds each clash to a listed pair, one claim from each side. A server that did not
+  // enforce it may still pit two claims of one panelist, or a pair not asked about: such a clash is
+  // dropped, the reply is sent back once naming it, and what the kept reply still drops is counted.
   const byId = new Map(claims.map((c) => [c.id, c]));
+  const dropped = new WeakMap<object, string[]>();
   const replies = await Promise.all(
     batches.map((batch, i) =>
       ctx
@@ -132,7 +138,13 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
           messages: clashMessages(ctx.question, claims, batch),
           options,
           schema: clashReplySchemaFor(claimIdsOf(claims, batch)),
-          normalize: (reply) => normalizeClashReply(reply, byId, batch),
+          format: clashFormatFor(batch.map(([x, y]) => [claims.filter((c) => c.agentId === x).map((c) => c.id), claims.filter((c) => c.agentId === y).map((c) => c.id)] as const)),
+          normalize: (reply) => {
+            const notes = normalizeClashReply(reply, byId, batch);
+            dropped.set(reply, notes);
+            return notes;
+          },
+          check: (reply) => misnamedClashProblem(dropped.get(reply) ?? []),
           maxTokens: 300 + 250 * batch.length,
         })
         .then((outcome) => ({ batch, outcome })),
@@ -140,18 +152,20 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   );
   const raw: RawClash[] = [];
   let pairsCompared = 0;
+  let malformed = 0;
   for (const { batch, outcome } of replies) {
     if (outcome.status === 'ok') {
       raw.push(...outcome.value.clashes);
+      malformed += dropped.get(outcome.value)?.length ?? 0;
       pairsCompared += batch.length;
     } else {
       gaps.push(`pairs ${batch.map(([a, b]) => `${a}–${b}`).join(', ')} not compared (${outcome.error})`);
     }
   }
   const tensions: Tension[] = tensionsFromClashes(raw, byId, mapped);
-  report({ step: 'clashes', tensions, gaps: [...gaps], decision: null, round });
+  report({ step: 'clashes', tensions, gaps: [...gaps], decision: null, round, ...(malformed ? { malformed } : {}) });
   if (stopped()) return null;
-  return { round, agents: mapped, claims, tensions, gaps, answerTokens: tokens, pairsTotal: pairs.length, pairsCompared };
+  return { round, agents: mapped, claims, tensions, gaps, answerTokens: tokens, pairsTotal: pairs.length, pairsCompared, ...(malformed ? { malformedClashes: malformed } : {}) };
 }
 
 async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
@@ -163,7 +177,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
   // A debate mapped its clashes on the round-0 answers; otherwise map the final answers now.
   const board = ctx.clashes === undefined ? await mapClashes(ctx) : ctx.clashes;
   if (!board || stopped()) return {};
-  const { agents: mapped, claims, gaps, answerTokens: tokens, pairsCompared } = board;
+  const { agents: mapped, claims, gaps, answerTokens: tokens, pairsCompared, malformedClashes } = board;
   const round = ctx.rounds.at(-1)?.round ?? board.round;
   let tensions = board.tensions;
 
@@ -203,7 +217,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
   }
   const confidence = Object.fromEntries(draft.value.confidence.map((c) => [c.agent, c.confidence]));
-  const review = falseConsensusReview({ answerTokens: tokens, tensions, confidence, gaps }, spec.guard);
+  const review = falseConsensusReview({ answerTokens: tokens, tensions, confidence, gaps, malformedClashes: malformedClashes ?? 0 }, spec.guard);
   const map = assembleTensionMap({
     debateId: ctx.debateId,
     generatedAt: ctx.now(),
