@@ -107,7 +107,7 @@ export function judgeMessages(question: string, round: number, positions: PeerVi
         '- "facts": do they rely on the same key supporting facts?',
         '- "caveats": do they name the same critical caveats and conditions?',
         'Also give "rationale": one or two sentences on where they agree and where they still differ.',
-        'Reply with a JSON object with exactly those four fields.',
+        'Reply with a JSON object with those fields.',
       ].join('\n'),
     },
   ];

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
-import { agentOf, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, oneStance, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 // Set the window title, clear the screen, colour, a C1 CSI, a DCS, HTML and Markdown that would link or break a table.
 const HOSTILE =
@@ -39,7 +39,7 @@ function hostileReply(req: SimRequest) {
         confidence: 0.7,
       });
     case 'judge':
-      return JSON.stringify({ recommendation: 0.9, facts: 0.9, caveats: 0.9, rationale: HOSTILE });
+      return JSON.stringify({ recommendation: 0.9, facts: 0.9, caveats: 0.9, rationale: HOSTILE, ...oneStance(req) });
     case 'synthesis':
       return JSON.stringify({
         recommendation: HOSTILE,

@@ -9,7 +9,7 @@ import { DebateFailedError, HostError, InterruptedError } from '../../src/errors
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, oneStance, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
@@ -118,7 +118,7 @@ describe('runDebate', () => {
 
   it('judges at temperature 0 and averages the three axes into the round convergence', async () => {
     const { run, seen } = await setup(['a', 'b'], [0], (req) =>
-      stageOf(req) === 'judge' ? JSON.stringify({ recommendation: 0.9, facts: 0.6, caveats: 0.3, rationale: 'x' }) : undefined,
+      stageOf(req) === 'judge' ? JSON.stringify({ recommendation: 0.9, facts: 0.6, caveats: 0.3, rationale: 'x', ...oneStance(req) }) : undefined,
     );
     const result = await run();
     const judge = seen.find((r) => stageOf(r) === 'judge')!;

@@ -1,6 +1,6 @@
 import type { SuiteItem } from '../../src/bench/suite.js';
 import type { SimReply, SimRequest } from '../../src/sim/index.js';
-import { agentOf, roundOf } from './panel.js';
+import { agentOf, oneStance, roundOf } from './panel.js';
 
 /** What a scripted bench panel says about one item. `null` is a reply with no readable answer. */
 export interface ItemScript {
@@ -72,7 +72,7 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
       case 'judge': {
         const round = Number(/Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
         const v = pick(script.judge, round);
-        return JSON.stringify({ recommendation: v, facts: v, caveats: v, rationale: 'scored' });
+        return JSON.stringify({ recommendation: v, facts: v, caveats: v, rationale: 'scored', ...oneStance(req) });
       }
       case 'synthesis':
         return JSON.stringify({
