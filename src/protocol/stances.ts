@@ -158,6 +158,24 @@ export function predecessorOf(stance: Stance, previous: readonly Stance[]): stri
   return best?.id ?? null;
 }
 
+/**
+ * Each stance's predecessor, one continuation per previous stance: when several stances would
+ * continue the same one, the one that kept its id wins, else the one sharing most agents (then
+ * the first); the others are positions new this round (a split).
+ */
+export function predecessorsOf(stances: readonly Stance[], previous: readonly Stance[]): Map<string, string | null> {
+  const claims = stances.map((s) => ({ s, from: predecessorOf(s, previous) }));
+  const shared = (s: Stance, from: string): number => previous.find((p) => p.id === from)?.agents.filter((a) => s.agents.includes(a)).length ?? 0;
+  const winner = new Map<string, Stance>();
+  for (const { s, from } of claims) {
+    if (from === null) continue;
+    const held = winner.get(from);
+    const rank = (x: Stance): [number, number] => [x.id === from ? 1 : 0, shared(x, from)];
+    if (!held || rank(s)[0] > rank(held)[0] || (rank(s)[0] === rank(held)[0] && rank(s)[1] > rank(held)[1])) winner.set(from, s);
+  }
+  return new Map(claims.map(({ s, from }) => [s.id, from !== null && winner.get(from) === s ? from : null]));
+}
+
 /** A critique gives a reason for its change when it states at least one disagreement with a reason. */
 export function statesReason(turn: Pick<CritiquedTurn, 'critique'> | undefined): boolean {
   return (turn?.critique?.disagreements ?? []).some((d) => d.reason.trim().length > 0);
@@ -178,7 +196,7 @@ export function roundStancesOf(input: {
 }): RoundStances {
   const { round, stances, previous } = input;
   const stanceOf = (list: readonly Stance[], agent: string): Stance | undefined => list.find((s) => s.agents.includes(agent));
-  const predecessor = new Map(stances.map((s) => [s.id, previous ? predecessorOf(s, previous.stances) : null]));
+  const predecessor = previous ? predecessorsOf(stances, previous.stances) : new Map(stances.map((s) => [s.id, null]));
   const lineage: Record<string, string | null> = {};
   for (const s of stances) lineage[s.id] = previous ? (predecessor.get(s.id) !== null ? (previous.lineage[predecessor.get(s.id)!] ?? null) : null) : s.id;
   const agents: AgentStance[] = input.panel.map((agentId) => {
