@@ -67,6 +67,8 @@ export interface TagModel {
   /** The model's family as the server reports it (Ollama's `details.family`); absent or null when it does not. */
   family?: string | null;
   families?: string[] | null;
+  /** The family is the hosts entry's `family:`, not the server's report. */
+  familyFromHost?: boolean;
 }
 
 export interface LoadedModel {

@@ -9,11 +9,11 @@ import { type AgentFamily, familyKey } from '../protocol/stances.js';
 export function agentFamily(agent: { id: string; model: string; family?: string | undefined }, details: ModelDetails | undefined, tag: TagModel | undefined): AgentFamily {
   const size = { parameterSize: details?.parameterSize ?? tag?.parameterSize ?? null, quantization: details?.quantization ?? tag?.quantization ?? null };
   const base = { agentId: agent.id, model: agent.model, ...size };
-  // An OpenAI-compatible host's tag carries its entry's `family:` when the server said none (src/schedule/facts.ts).
-  const server = details?.family ?? null;
-  if (server) return { ...base, family: server, families: details?.families ?? tag?.families ?? null, source: 'server' };
+  // A tag's family is the server's report too (Ollama's /api/tags), unless it came from the hosts entry (src/schedule/facts.ts).
+  const reported = details?.family ?? (tag?.family && !tag.familyFromHost ? tag.family : null);
+  if (reported) return { ...base, family: reported, families: details?.families ?? tag?.families ?? null, source: 'server' };
   if (agent.family) return { ...base, family: agent.family, families: null, source: 'preset' };
-  if (tag?.family) return { ...base, family: tag.family, families: tag.families ?? null, source: tag.families ? 'server' : 'host' };
+  if (tag?.family) return { ...base, family: tag.family, families: null, source: 'host' };
   return { ...base, family: null, families: null, source: 'unknown' };
 }
 

@@ -10,6 +10,10 @@ import { startSimulator } from '../../src/sim/index.js';
 import { loadPreset } from '../../src/config/load-preset.js';
 import { openStore } from '../../src/store/open.js';
 import { closesAfterEach } from '../helpers/lifecycle.js';
+import { runCli } from '../helpers/cli.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { judgedIdsOf, judgedRoundOf, reply, scriptedResponder, stageOf, testPreset } from '../helpers/panel.js';
 
 const track = closesAfterEach();
@@ -97,5 +101,32 @@ describe('panel independence on the record', () => {
     // The simulator reports a family per model from its name.
     expect(doc.panel.figures.familiesAll.families.length).toBe(new Set(preset.agents.map((a) => a.model.replace(/[\d.:].*$/, ''))).size);
     expect(renderCard(d)).toMatch(/PANEL\n {2}families: /);
+  });
+
+  it('shows each model\'s family in `models --preset` and warns about a one-family panel', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-families-'));
+    const file = join(dir, 'panel.yaml');
+    writeFileSync(
+      file,
+      'name: one-family\nagents:\n  - {id: a, model: "m-a:8b"}\n  - {id: b, model: "m-b:8b"}\n  - {id: c, model: "other:8b", family: llama}\njudge: {model: "m-a:8b"}\nsynthesizer: {model: "m-b:8b"}\n',
+    );
+    const sim = track(
+      await startSimulator({
+        models: [
+          { name: 'm-a:8b', family: 'llama' },
+          { name: 'm-b:8b', family: 'llama' },
+          { name: 'other:8b', family: 'llama' },
+        ],
+        respond: () => ({}),
+      }),
+    );
+    const r = await runCli(['models', '--preset', file, '--host', sim.url], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/model\s+family\s+size/);
+    expect(r.stdout).toMatch(/m-a:8b\s+llama/);
+    expect(r.stdout).toContain('Panel of one-family: a llama · b llama · c llama');
+    expect(r.stdout).toContain('warning: All 3 agents are of one model family (llama)');
+    const json = JSON.parse((await runCli(['models', '--preset', file, '--host', sim.url, '--json'], dir)).stdout) as { families: { agentId: string; family: string; source: string }[] };
+    expect(json.families.map((f) => `${f.agentId}:${f.family}:${f.source}`)).toEqual(['a:llama:server', 'b:llama:server', 'c:llama:server']);
   });
 });
