@@ -4,6 +4,7 @@ import { runDebate } from '../../src/engine/run-debate.js';
 import { renderCard } from '../../src/render/card.js';
 import { debateDocument } from '../../src/render/document.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import type { SchedulePlan } from '../../src/schedule/plan.js';
 import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
 import { startSimulator } from '../../src/sim/index.js';
@@ -76,6 +77,11 @@ describe('panel independence on the record', () => {
     expect(card).toContain('families: llama (a) · qwen (b) · gemma (c)');
     expect(card).toContain('joined the majority: c (round 1, no reason stated); adoption 1/1');
     expect((d.plan as SchedulePlan).warnings.join('\n')).not.toMatch(/one model family/);
+    // The web viewer: a strip per agent, its stance in each round.
+    const page = debatePage(d, null);
+    const strip = /<tr data-agent="c"><th><span class="agent">c<\/span><\/th>(.*?)<\/tr>/s.exec(page.slice(page.indexOf('stance-strips')))?.[1] ?? '';
+    expect(strip).toMatch(/class="stance move-opened" title="Do B">S2 /);
+    expect(strip).toMatch(/class="stance move-joined" title="Do A">S1 <span class="muted">joined the majority, no reason stated/);
   });
 
   it('warns about a one-family panel before it runs, and keeps its agreement after round 0 below HIGH, saying why', async () => {
