@@ -64,6 +64,11 @@ export interface TagModel {
   digest: string;
   parameterSize: string | null;
   quantization: string | null;
+  /** The model's family as the server reports it (Ollama's `details.family`); absent or null when it does not. */
+  family?: string | null;
+  families?: string[] | null;
+  /** The family is the hosts entry's `family:`, not the server's report. */
+  familyFromHost?: boolean;
 }
 
 export interface LoadedModel {
@@ -79,6 +84,11 @@ export interface ModelDetails {
   capabilities: string[];
   /** KV-cache bytes per token of context at f16, from the model's geometry; null when /api/show does not say. */
   kvBytesPerToken: number | null;
+  /** From /api/show `details` (Ollama), or /v1/models where the server says; absent when unknown. */
+  family?: string | null;
+  families?: string[] | null;
+  parameterSize?: string | null;
+  quantization?: string | null;
 }
 
 /** The wire protocol a model server speaks: Ollama's own API, or the OpenAI-compatible `/v1` one. */

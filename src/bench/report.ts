@@ -6,6 +6,7 @@ import { type FlipMatrix, bootstrapCI, flipMatrix, majorityVote, mean, pairedBoo
 import type { SuiteItem } from './suite.js';
 import type { RescoreRecord } from '../store/rescore-read.js';
 import { type RunRescore, rescoreRun } from './rescore.js';
+import { type ConformityStats, conformityStats } from './conformity.js';
 
 /** Bumped when a field changes meaning or disappears; new fields do not bump it. */
 export const BENCH_REPORT_VERSION = 1;
@@ -152,6 +153,8 @@ export interface BenchReport {
   flips: FlipStats[];
   earlyExit: EarlyExitStats[];
   minority: MinorityStats[];
+  /** Majority adoption, right→wrong flips to or away from the majority, error correlation and effective voters, per preset. */
+  conformity: ConformityStats[];
   parseFailures: ParseFailureStats[];
   /** Every answer of the run together; `warning` is set when most could not be read. */
   parseHealth: { answers: number; unparsed: number; rate: number | null; warning: string | null };
@@ -283,6 +286,7 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
   const flips: FlipStats[] = [];
   const earlyExit: EarlyExitStats[] = [];
   const minority: MinorityStats[] = [];
+  const conformity: ConformityStats[] = [];
   for (const snapshot of data.run.presets) {
     const trials = trialsOf(snapshot.name);
     const agentIds = snapshot.preset.agents.map((a) => a.id);
@@ -357,6 +361,15 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
       if (right > 0 && resultOf(t, 'debate-synth')?.correct !== true) rescues += 1;
     }
     minority.push({ preset: snapshot.name, itemsWithMinority, positions, correct: minorityRight, share: share(minorityRight, positions), rescues });
+
+    // Each agent's answers round by round, up to the rounds its debate ran.
+    const trajectories = trials
+      .filter((t) => t.answers.some((a) => a.source === 'debate'))
+      .map((t) => ({
+        item: itemById.get(t.itemId)!,
+        answers: Object.fromEntries(agentIds.map((id) => [id, Array.from({ length: (t.roundsRun ?? 0) + 1 }, (_, r) => debateAnswer(t, r, id)?.answer ?? null)])),
+      }));
+    conformity.push(conformityStats(snapshot.name, agentIds, trajectories));
   }
 
   const parse = new Map<string, ParseFailureStats>();
@@ -451,6 +464,7 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
     flips,
     earlyExit,
     minority,
+    conformity,
     parseFailures,
     parseHealth: parseHealthOf(parseFailures),
     models,

@@ -111,6 +111,25 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
       rows: report.minority.map((m) => [m.preset, String(m.itemsWithMinority), String(m.positions), String(m.correct), pct(m.share), String(m.rescues)]),
     },
     {
+      id: 'conformity',
+      title: 'Conformity and independence',
+      legend:
+        "Adoption: agents outside an item's round-0 majority answer that hold it at the end. Right→wrong: an agent's right answer turned wrong in the next round, to the previous round's majority answer or away from it. Same wrong: the share of items on which two agents are wrong with the same round-0 answer, over all pairs; ρ̄: the mean over pairs of same-wrong over both-wrong; effective voters m/(1+(m−1)ρ̄) (docs/confidence.md).",
+      headers: ['preset', 'outside majority', 'joined', 'adoption', 'right→wrong to majority', 'right→wrong away', 'same wrong', 'ρ̄', 'effective voters'],
+      numeric: [1, 2, 3, 4, 5, 6, 7, 8],
+      rows: (report.conformity ?? []).map((c) => [
+        c.preset,
+        String(c.outsideMajority),
+        String(c.joinedMajority),
+        pct(c.majorityAdoption),
+        String(c.rightToWrongToMajority),
+        String(c.rightToWrongAway),
+        pct(c.sameWrongShare),
+        c.meanCorrelation === null ? '–' : c.meanCorrelation.toFixed(2),
+        c.effectiveVoters === null ? '–' : c.effectiveVoters.toFixed(2),
+      ]),
+    },
+    {
       id: 'parsing',
       title: 'Answer parsing',
       legend: 'Answers read per model and stage. Unparsed: the reply held no readable final answer even after one repair request (scored wrong). Call errors: the call itself failed (timeout, server error), also scored wrong but not a parse failure.',

@@ -63,6 +63,7 @@ export const hostEntrySchema = z
     vramGiB: z.number().positive().optional().describe('GPU memory of this host in GiB (Ollama only: an OpenAI-compatible server manages its own).'),
     numParallel: z.number().int().positive().optional().describe("Concurrent requests per model: OLLAMA_NUM_PARALLEL, llama-server's --parallel, vLLM's max_num_seqs."),
     maxLoadedModels: z.number().int().positive().optional().describe('OLLAMA_MAX_LOADED_MODELS of this server (Ollama: 3 per GPU).'),
+    family: z.string().min(1).optional().describe('The model family of what this server serves (e.g. llama, qwen), used where the server does not report one (docs/confidence.md).'),
   })
   .refine((h) => h.apiKeyEnv === undefined || h.api === 'openai', { message: 'apiKeyEnv is for `api: openai` servers (Ollama takes no key)', path: ['apiKeyEnv'] })
   .describe('One model server: Ollama, or an OpenAI-compatible one.');
@@ -82,6 +83,7 @@ export const agentSchema = z.strictObject({
     .describe('pipeline only: lead writes the plan, analysts add observations, reviewers review against the plan, the filter writes the final report; default reviewer.'),
   think: thinkSchema.optional(),
   options: modelOptionsSchema.optional(),
+  family: z.string().min(1).optional().describe("The model's family (e.g. llama, qwen), used where its server does not report one (docs/confidence.md)."),
 });
 
 export const modelRoleSchema = z.strictObject({

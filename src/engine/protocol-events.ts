@@ -5,6 +5,7 @@ import type { SubQuestion } from '../protocol/decompose.js';
 import type { Finding, Observation } from '../protocol/pipeline.js';
 import { PHASE_ROUND, type PipelinePhase } from '../protocol/phases.js';
 import type { Pairing } from '../protocol/tournament.js';
+import type { RoundStances } from '../protocol/stances.js';
 
 /**
  * What a protocol records beyond turns, judge scores and the synthesis: the shape of its
@@ -22,6 +23,8 @@ export type ProtocolStep =
       panelAgents: string[];
     }
   | { kind: 'bracket'; round: number; seeding: string[]; pairings: Pairing[] }
+  /** The judge's stances of one round, normalised, with each agent's move since the last (src/protocol/stances.ts). */
+  | ({ kind: 'stances' } & RoundStances)
   | {
       kind: 'verdict';
       round: number;
@@ -126,6 +129,7 @@ export function stepRound(step: ProtocolStep): number {
   switch (step.kind) {
     case 'bracket':
     case 'verdict':
+    case 'stances':
       return step.round;
     case 'subanswer':
       return step.index;

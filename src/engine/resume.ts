@@ -61,7 +61,10 @@ export function planResume(d: StoredDebate): ResumePlan {
     const lastJudge = d.calls.filter((c) => c.round === round && c.stage === 'judge').at(-1);
     const cutOff = [...lastCall.values(), ...(lastJudge ? [lastJudge] : [])].some((c) => c.status === 'aborted' || neverReached(c));
     if (turns.length === 0 || !debaters.every((id) => turns.some((t) => t.agentId === id)) || !turns.some((t) => t.status === 'ok') || cutOff) break;
-    from.push({ round, turns, judgement: d.rounds.find((r) => r.round === round) ?? null });
+    const judgement = d.rounds.find((r) => r.round === round) ?? null;
+    // The round's recorded stances, so the next round's moves are measured from them.
+    const stances = d.steps?.map((s) => s.step).find((s) => s.kind === 'stances' && s.round === round);
+    from.push({ round, turns, judgement: judgement && stances?.kind === 'stances' ? { ...judgement, stances: (({ kind: _, ...rest }) => rest)(stances) } : judgement });
   }
   // The round left incomplete: each debater's last call in it that ended ok.
   const recorded = new Map(callsOf(from.length).filter((c) => c.status === 'ok').map((c) => [c.agentId, c]));

@@ -12,9 +12,11 @@ import { materialReserve } from './call/material.js';
 import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf, thinkSettings } from './call/thinking.js';
 import { type PeerView, type TranscriptRound, critiqueMessages, judgeMessages, openingMessages, retryMessages } from '../protocol/prompts.js';
 import { rateResult } from '../protocol/quality.js';
-import { type Critique, type Opening, critiqueSchemaFor, judgeSchema, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
+import { type Critique, type Opening, critiqueSchemaFor, judgeSchemaFor, openingSchema, synthesisSchemaFor } from '../protocol/schemas.js';
+import { type RoundStances, normaliseStances, roundStancesOf, withStanceSection } from '../protocol/stances.js';
 import { type MatchSide, type Verdict, verdictMessages, verdictSchema } from '../protocol/tournament.js';
 import type { PlanThinking } from '../schedule/plan.js';
+import { agentFamily, oneFamilyWarning } from '../schedule/families.js';
 import type { SlotPool } from '../schedule/pool.js';
 import type { StoredCall } from '../store/store.js';
 import { DebateScheduler, type Strategy } from '../schedule/scheduler.js';
@@ -213,6 +215,12 @@ export class Runner {
       if (s.think !== false && caps !== null && !caps.includes('thinking')) scheduler.plan.warnings.push(`${s.role} sets think: ${String(s.think)}, but ${s.model} has no thinking capability: think is not sent to it`);
     }
     scheduler.plan.thinking = planThinking(thinkingRoles(preset, shape), preset, capabilities);
+    scheduler.plan.families = preset.agents.map((a) => {
+      const { details, tag } = scheduler.reportOf(a.model);
+      return agentFamily(a, details, tag);
+    });
+    const oneFamily = oneFamilyWarning(scheduler.plan.families);
+    if (oneFamily) scheduler.plan.warnings.push(oneFamily);
     const runner = new Runner(opts, id, scheduler, shape.stages);
     runner.checkPersonasFit();
     const digest = (model: string): string | null => scheduler.digestOf(model);
@@ -538,25 +546,34 @@ export class Runner {
     };
   }
 
-  /** The judge scores how close the usable positions are; reported as the round's judgement. */
-  async judgeConvergence(round: number, turns: TurnRecord[]): Promise<RoundJudgement> {
+  /**
+   * The judge scores how close the usable positions are and groups the agents by stance, in one
+   * call; reported as the round's judgement, and the stances (normalised, with each agent's move
+   * since `previous`, the last round's stances) as a `stances` step.
+   */
+  async judgeConvergence(round: number, turns: TurnRecord[], previous: RoundStances | null = null): Promise<RoundJudgement> {
     const model = this.preset.judge.model;
     const options = this.callOptions(model, this.preset.judge.options, 'judge', { temperature: 0 });
     const positions: PeerView[] = turns.filter((t) => t.status === 'ok' && t.position).map((t) => ({ agentId: t.agentId, position: t.position! }));
-    const fixed = estimateMessagesTokens(judgeMessages(this.question, round, []));
+    const ids = positions.map((p) => p.agentId);
+    const messages = (peers: PeerView[]) => withStanceSection(judgeMessages(this.question, round, peers), ids, previous?.stances ?? null);
+    const fixed = estimateMessagesTokens(messages([]));
     const fit = fitPeers(fixed, positions, this.promptBudget(model, options));
     let judgement: RoundJudgement;
     if (!fit) {
       judgement = { round, status: 'failed', score: null, convergence: null, error: `positions do not fit num_ctx ${this.numCtx[model]} for the judge` };
     } else {
       const truncation = fit.droppedChars > 0 ? `positions shortened by ${fit.droppedChars} characters for the judge` : null;
-      const outcome = await this.call({ stage: 'judge', round, agentId: 'judge', model, messages: judgeMessages(this.question, round, fit.peers), options, schema: judgeSchema, truncation });
-      judgement =
-        outcome.status === 'ok'
-          ? { round, status: 'ok', score: outcome.value, convergence: convergenceOf(outcome.value), error: null }
-          : { round, status: 'failed', score: null, convergence: null, error: outcome.error };
+      const outcome = await this.call({ stage: 'judge', round, agentId: 'judge', model, messages: messages(fit.peers), options, schema: judgeSchemaFor(ids), truncation });
+      if (outcome.status === 'ok') {
+        const { stances: reply, ...score } = outcome.value;
+        const normal = normaliseStances(reply, ids);
+        const stances = roundStancesOf({ round, ...normal, panel: this.preset.agents.map((a) => a.id), previous, turns });
+        judgement = { round, status: 'ok', score, convergence: convergenceOf(score), error: null, stances };
+      } else judgement = { round, status: 'failed', score: null, convergence: null, error: outcome.error };
     }
     this.emit({ type: 'round.judged', judgement, at: this.now() });
+    if (judgement.stances) this.step({ kind: 'stances', ...judgement.stances });
     return judgement;
   }
 

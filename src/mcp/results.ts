@@ -73,6 +73,8 @@ export function keyParts(d: StoredDebate): Record<string, unknown> {
     ...(doc.protocol ? { protocolResult: doc.protocol } : {}),
     ...(doc.voting ? { voting: doc.voting } : {}),
     ...(doc.tensionMap ? { tensionMap: doc.tensionMap } : {}),
+    // Families, stances per round and the conformity figures, as the card's PANEL block shows them.
+    ...(doc.panel ? { panel: doc.panel } : {}),
   };
 }
 

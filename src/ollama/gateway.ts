@@ -164,6 +164,8 @@ export class Gateway implements ModelServer {
         digest: m.digest,
         parameterSize: m.details?.parameter_size ?? null,
         quantization: m.details?.quantization_level ?? null,
+        family: m.details?.family || null,
+        families: m.details?.families?.length ? m.details.families : null,
       }));
     } catch (err) {
       throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
@@ -205,7 +207,16 @@ export class Gateway implements ModelServer {
       // K and V, two bytes each (f16 cache, Ollama's default).
       const kvBytesPerToken = blocks && kvHeads && keyLength ? blocks * kvHeads * keyLength * 2 * 2 : null;
       const capabilities = (res as unknown as { capabilities?: string[] }).capabilities ?? [];
-      return { contextLength, capabilities, kvBytesPerToken };
+      const details = res.details as Partial<typeof res.details> | undefined;
+      return {
+        contextLength,
+        capabilities,
+        kvBytesPerToken,
+        family: details?.family || null,
+        families: details?.families?.length ? details.families : null,
+        parameterSize: details?.parameter_size || null,
+        quantization: details?.quantization_level || null,
+      };
     } catch (err) {
       throw this.mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 });
     }

@@ -137,8 +137,8 @@ export class OpenAIGateway implements ModelServer {
   }
 
   /** What /v1/models lists, with the context length where the server gives it (vLLM's `max_model_len`). */
-  async catalog(): Promise<{ name: string; contextLength: number | null }[]> {
-    return (await this.#models()).map((m) => ({ name: m.id, contextLength: typeof m.max_model_len === 'number' ? m.max_model_len : null }));
+  async catalog(): Promise<{ name: string; contextLength: number | null; family: string | null }[]> {
+    return (await this.#models()).map((m) => ({ name: m.id, contextLength: typeof m.max_model_len === 'number' ? m.max_model_len : null, family: reportedFamily(m) }));
   }
 
   async ps(): Promise<LoadedModel[]> {
@@ -149,7 +149,7 @@ export class OpenAIGateway implements ModelServer {
   async show(model: string): Promise<ModelDetails> {
     const entry = (await this.#models()).find((m) => m.id === model);
     if (!entry) throw this.#missing(model, 404);
-    return { contextLength: typeof entry.max_model_len === 'number' ? entry.max_model_len : null, capabilities: [], kvBytesPerToken: null };
+    return { contextLength: typeof entry.max_model_len === 'number' ? entry.max_model_len : null, capabilities: [], kvBytesPerToken: null, family: reportedFamily(entry) };
   }
 
   /** llama-server's slot count (`GET /props` beside /v1); null where the server does not say. */
@@ -167,7 +167,7 @@ export class OpenAIGateway implements ModelServer {
     }
   }
 
-  async #models(): Promise<{ id: string; max_model_len?: unknown }[]> {
+  async #models(): Promise<{ id: string; max_model_len?: unknown; family?: unknown; arch?: unknown }[]> {
     try {
       const res = await this.#send('GET', '/models', undefined, AbortSignal.timeout(30_000));
       const text = await res.body.text();
@@ -231,6 +231,12 @@ export class OpenAIGateway implements ModelServer {
 }
 
 /** A model an OpenAI-compatible server lists: its id alone; size, digest and quantization are the server's own business. */
+/** A family where the server's /v1/models entry says one (`family`, or LM Studio's `arch`); null otherwise. */
+function reportedFamily(entry: { family?: unknown; arch?: unknown }): string | null {
+  const f = typeof entry.family === 'string' ? entry.family : typeof entry.arch === 'string' ? entry.arch : '';
+  return f.trim() || null;
+}
+
 export function servedModel(name: string): TagModel {
   return { name, size: 0, digest: '', parameterSize: null, quantization: null };
 }

@@ -16,6 +16,8 @@ export interface ComputedConfidence {
   of: number;
   /** The synthesis named no panelist it rests on (a record from before the field existed). */
   restsOnUnknown: boolean;
+  /** Why HIGH was lowered to MEDIUM: the support was not independent (docs/confidence.md); null when it was not. */
+  capped: string | null;
 }
 
 export function computeConfidence(input: {
@@ -23,6 +25,8 @@ export function computeConfidence(input: {
   threshold: number;
   restsOn: readonly string[] | undefined;
   usable: readonly string[];
+  /** Whether the final positions it rests on are independent support; absent for records without model families. */
+  independence?: { independent: boolean; reason: string } | null;
 }): ComputedConfidence {
   const named = new Set(input.restsOn ?? []);
   const restsOn = input.usable.filter((id) => named.has(id));
@@ -34,5 +38,11 @@ export function computeConfidence(input: {
   else if (s >= input.threshold) level = majority ? 'high' : 'medium';
   else if (s >= input.threshold / 2) level = majority ? 'medium' : 'low';
   else level = 'low';
-  return { level, judgeScore: s, threshold: input.threshold, restsOn, of, restsOnUnknown: input.restsOn === undefined };
+  // HIGH needs independent support: agreement among one model family, reached by moving, is not evidence enough.
+  let capped: string | null = null;
+  if (level === 'high' && input.independence && !input.independence.independent) {
+    level = 'medium';
+    capped = input.independence.reason;
+  }
+  return { level, judgeScore: s, threshold: input.threshold, restsOn, of, restsOnUnknown: input.restsOn === undefined, capped };
 }

@@ -107,7 +107,7 @@ export function judgeMessages(question: string, round: number, positions: PeerVi
         '- "recommendation": do they recommend the same central course of action or answer?',
         '- "facts": do they rely on the same key supporting facts?',
         '- "caveats": do they name the same critical caveats and conditions?',
-        'Reply with a JSON object with exactly those four fields, in that order.',
+        'Reply with a JSON object with those fields, in that order.',
       ].join('\n'),
     },
   ];

@@ -1,4 +1,5 @@
 import type { Critique, JudgeScore, Opening } from './schemas.js';
+import type { RoundStances } from './stances.js';
 
 // The records the protocol layer reads and writes prompts from: defined here, below the engine,
 // which re-exports them with its events (engine/events.ts).
@@ -42,4 +43,6 @@ export interface RoundJudgement {
   /** Mean of the three axes; null when the judge failed. */
   convergence: number | null;
   error: string | null;
+  /** The panel grouped by stance, normalised, with each agent's move (recorded as a `stances` step); absent when not judged. */
+  stances?: RoundStances;
 }

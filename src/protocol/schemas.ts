@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { constraintKinds } from './constraints.js';
 import { boundedText, idEnum, memoSchema, percent } from './grammar.js';
+import { stancesProperty } from './stances.js';
 
 /**
  * What each model is asked to return. These zod schemas are the single source
@@ -95,6 +96,13 @@ export const judgeSchema = z.strictObject({
   caveats: percent().describe('Agreement on the critical caveats, 0 to 100.'),
 });
 
+/**
+ * The judge's per-round call: its score, and the panel grouped by stance (src/protocol/stances.ts),
+ * the agents' ids limited to those whose positions it reads. `stances` is declared after the
+ * score's required fields, so the grammar writes it last.
+ */
+export const judgeSchemaFor = memoSchema((agentIds: readonly string[]) => judgeSchema.extend({ stances: stancesProperty(agentIds) }));
+
 function collisionResolutionShape(collision: z.ZodType<string>) {
   return z.strictObject({
     collision: collision.describe('Id of a collision listed in the prompt, e.g. C1.'),
@@ -157,6 +165,8 @@ export const synthesisSchemaFor = memoSchema((agentIds: readonly string[], lastR
 export type Opening = z.infer<typeof openingSchema>;
 export type Critique = z.infer<typeof critiqueSchema>;
 export type JudgeScore = z.infer<typeof judgeSchema>;
+/** A judge score with the stances the judge grouped the panel into. */
+export type JudgedStances = z.infer<ReturnType<typeof judgeSchemaFor>>;
 export type Synthesis = z.infer<typeof synthesisSchema>;
 
 export { formatSchemaOf } from './grammar.js';

@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
-import { confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
+import { cappedText, confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
+import { panelCardLines } from './panel.js';
 import { inertDeep } from './inert.js';
 import { exitText } from './exit.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
@@ -45,6 +46,8 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
     }
     const computed = confidenceOf(d);
     if (computed) heading(`CONFIDENCE: ${confidenceText(computed)}`);
+    const capped = computed && cappedText(computed);
+    if (capped) lines.push(...wrap(capped, width - 2).map((l) => `  ${paint('yellow', l)}`));
     const names = computed && restsOnText(computed);
     if (names) lines.push(...wrap(names, width - 2).map((l) => `  ${paint('dim', l)}`));
     lines.push(...wrap(modelConfidenceText(s.confidence.level, s.confidence.converged), width - 2).map((l) => `  ${paint('dim', l)}`));
@@ -58,6 +61,7 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
       for (const f of s.failedAgents) lines.push(`  - ${f.agent}: ${f.reason}`);
     }
   }
+  lines.push(...panelCardLines(d, paint, width, wrap));
   lines.push(...protocolCardLines(d, paint, width, wrap));
   lines.push(...constraintCardLines(d, paint, width, wrap));
   lines.push(...tensionCardLines(d, paint, width, wrap));

@@ -1,5 +1,7 @@
 import { type ComputedConfidence, computeConfidence } from '../protocol/confidence.js';
+import { independenceOf } from '../protocol/stances.js';
 import type { StoredDebate } from '../store/store.js';
+import { figuresOf } from './panel-record.js';
 
 /** The engine's confidence for a stored debate with a synthesis (docs/confidence.md). */
 export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
@@ -9,11 +11,14 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
   const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && t.status === 'ok').map((t) => t.agentId));
   const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id)).map((a) => a.id);
   const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);
+  const named = new Set(s.restsOn ?? []);
+  const figures = figuresOf(d, usable.filter((id) => named.has(id)));
   return computeConfidence({
     judgeScore: scored?.convergence ?? null,
     threshold: d.preset.protocol.convergenceThreshold,
     restsOn: s.restsOn,
     usable,
+    independence: figures ? independenceOf(figures) : null,
   });
 }
 
@@ -21,7 +26,12 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
 export function confidenceText(c: ComputedConfidence): string {
   const judge = c.judgeScore === null ? 'no judge score' : `judge ${c.judgeScore.toFixed(2)} ${c.judgeScore >= c.threshold ? '≥' : '<'} ${c.threshold}`;
   const rests = c.restsOnUnknown ? 'rests on no named agent' : `rests on ${c.restsOn.length}/${c.of} agents`;
-  return `${c.level.toUpperCase()} (${judge}, ${rests})`;
+  return `${c.level.toUpperCase()} (${judge}, ${rests}${c.capped ? ', not independent' : ''})`;
+}
+
+/** The one line saying why HIGH was lowered, or null. */
+export function cappedText(c: ComputedConfidence): string | null {
+  return c.capped ? `MEDIUM at most: ${c.capped}` : null;
 }
 
 /** Whose final positions the synthesis rests on, by id. */

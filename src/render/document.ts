@@ -7,6 +7,7 @@ import { materialDocument } from './material.js';
 import { votingDocument } from './voting.js';
 import { placeText } from './place.js';
 import { constraintsView } from './constraints.js';
+import { panelDocument } from './panel.js';
 
 /** Version of the JSON document written by `show --json`, `export --format json` and `run --json`. */
 export const DOCUMENT_VERSION = 1;
@@ -54,6 +55,8 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     }),
     synthesis: d.synthesis,
     confidence: confidenceOf(d),
+    // Model families, each round's stances with every agent's move, and the conformity figures (docs/confidence.md); null for older records.
+    panel: panelDocument(d),
     resumptions: (d.resumptions ?? []).map((r) => ({ fromRound: r.fromRound, callsBefore: r.callsBefore, reused: r.reused ?? [], host: r.host, at: new Date(r.at).toISOString() })),
     protocol: protocolDocument(d),
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),

@@ -1,5 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
-import { confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
+import { cappedText, confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
+import { panelMarkdown } from './panel.js';
 import { markdownDeep } from './inert.js';
 import { exitText } from './exit.js';
 import { adviceLine, adviceOf, kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
@@ -47,6 +48,7 @@ export function renderMarkdown(stored: StoredDebate): string {
       if (s.triggersToRevisit.length) out.push('**Triggers to revisit**', '', ...s.triggersToRevisit.map((t) => `- ${t}`), '');
       const computed = confidenceOf(d);
       if (computed) out.push(`**Confidence:** ${confidenceText(computed)}`, '');
+      if (computed && cappedText(computed)) out.push(`_${cappedText(computed)}_`, '');
       out.push(`_${modelConfidenceText(s.confidence.level, s.confidence.converged)}_`, '');
       for (const m of s.minorityPositions) {
         out.push(`**Minority position (${m.agent}, round ${m.round}).** ${m.argument}`, '', `> Why it still matters: ${m.whyItMatters}`, '');
@@ -57,6 +59,7 @@ export function renderMarkdown(stored: StoredDebate): string {
       if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`conclave synthesize ${d.id}\`.`, '');
     }
   }
+  out.push(...panelMarkdown(d));
   out.push(...materialMarkdown(d));
   out.push(...protocolMarkdown(d));
   out.push(...constraintMarkdown(d));

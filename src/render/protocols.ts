@@ -5,6 +5,7 @@ import type { StoredDebate } from '../store/store.js';
 import type { Finding, Observation } from '../protocol/pipeline.js';
 import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/phases.js';
 import type { Paint } from './style.js';
+import { stanceStepLines } from './stance-lines.js';
 
 /**
  * The renderers for the protocols' own shapes: a tournament's bracket and verdicts, a
@@ -108,6 +109,8 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
         `  ${paint('dim', 'constraints:')} ${step.constraints.length} merged${step.collisions.length ? `, ${paint('yellow', `${step.collisions.length} collision${step.collisions.length === 1 ? '' : 's'}`)} for the ${step.stage} to resolve` : ', no collision'}`,
         ...step.collisions.map((k) => paint('yellow', `    ${k.id} ${clip(`"${k.subject}": ${k.requires.authors.join(', ')} require${k.requires.authors.length === 1 ? 's' : ''} it, ${k.prohibits.authors.join(', ')} prohibit${k.prohibits.authors.length === 1 ? 's' : ''} it`)}`)),
       ];
+    case 'stances':
+      return stanceStepLines(step, paint, clip);
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [

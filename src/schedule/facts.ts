@@ -180,10 +180,10 @@ async function openAIFacts(entry: HostEntry, base: HostFacts, models: string[], 
   try {
     facts.version = await server.version();
     const catalog = await server.catalog();
-    facts.models = catalog.map((m) => servedModel(m.name));
+    facts.models = catalog.map((m) => ({ ...servedModel(m.name), family: m.family ?? entry.family ?? null, ...(m.family === null && entry.family ? { familyFromHost: true } : {}) }));
     for (const m of catalog) {
       if (models.length && !models.some((wanted) => sameModel(wanted, m.name))) continue;
-      facts.details[m.name] = { contextLength: m.contextLength, capabilities: [], kvBytesPerToken: null };
+      facts.details[m.name] = { contextLength: m.contextLength, capabilities: [], kvBytesPerToken: null, family: m.family };
     }
     if (entry.numParallel === undefined) {
       const slots = await server.slots();

@@ -3,6 +3,8 @@
  * model groups that can stay loaded together, and warnings. Recorded with each debate.
  */
 
+import type { AgentFamily } from '../protocol/stances.js';
+
 /** Fallback KV-cache size when a model's geometry is unknown: an 8B llama-class model at f16. */
 export const DEFAULT_KV_BYTES_PER_TOKEN = 131_072;
 /** Ollama's default OLLAMA_MAX_LOADED_MODELS per GPU. */
@@ -53,6 +55,8 @@ export interface SchedulePlan {
   warnings: string[];
   /** The roles whose calls think or set `think`, decided from each model's capabilities before the first call. */
   thinking?: PlanThinking[];
+  /** Each debater's model family (src/schedule/families.ts); absent in plans recorded before families were. */
+  families?: AgentFamily[];
 }
 
 /** How one role thinks in this run: `think` as sent (`default` when none is sent), and the room reserved for it. */

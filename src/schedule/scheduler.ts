@@ -182,6 +182,15 @@ export class DebateScheduler {
     return null;
   }
 
+  /** What the hosts report of a model: its /api/show details and its tag, from the first host that has it. */
+  reportOf(model: string): { details: ModelDetails | undefined; tag: TagModel | undefined } {
+    for (const f of this.facts) {
+      const tag = f.models.find((x) => sameModel(x.name, model));
+      if (tag) return { details: f.details[model] ?? f.details[tag.name], tag };
+    }
+    return { details: undefined, tag: undefined };
+  }
+
   digestOf(model: string): string | null {
     for (const f of this.facts) {
       const t = f.models.find((x) => sameModel(x.name, model));

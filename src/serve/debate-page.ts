@@ -1,5 +1,7 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
-import { confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
+import { cappedText, confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
+import { familiesText, panelOf } from '../render/panel.js';
+import { MOVE_WORD } from '../render/stance-lines.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { exitText } from '../render/exit.js';
 import { placeText } from '../render/place.js';
@@ -163,7 +165,7 @@ ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
-${(d.preset.protocol.kind ?? 'debate') === 'debate' ? html`<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p><p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>` : ''}
+${(d.preset.protocol.kind ?? 'debate') === 'debate' ? html`<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p>${confidenceOf(d)?.capped ? html`<p class="capped">${cappedText(confidenceOf(d)!)}</p>` : ''}<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>` : ''}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
 </section>`;
@@ -400,6 +402,30 @@ ${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => ht
   return html`${attached}${budget}`;
 }
 
+/** One strip per agent: its stance in each judged round, marked when it joined, left or moved; the families above. */
+function stanceStrip(d: StoredDebate): Html | string {
+  const p = panelOf(d);
+  if (!p) return '';
+  const agents = p.families?.map((f) => f.agentId) ?? [...new Set(p.rounds.flatMap((r) => r.agents.map((a) => a.agentId)))];
+  const f = p.figures;
+  return html`<section id="stances" class="card">
+<h3>Stances</h3>
+${p.families ? html`<p>Families: ${familiesText(p.families)}</p>` : ''}
+${f && f.stancesAtStart !== null ? html`<p>${f.stancesAtStart} stances at round 0 (effective ${fixed(f.effectivePositions)}) → ${f.stancesAtEnd} at the end${f.majorityAdoption !== null ? html` · majority adoption ${f.joinedMajority.length}/${f.outsideMajority.length}` : ''}</p>` : ''}
+${p.rounds.length
+  ? html`<table class="stance-strips"><thead><tr><th>agent</th>${p.rounds.map((r) => html`<th>round ${r.round}</th>`)}</tr></thead><tbody>${agents.map(
+      (id) => html`<tr data-agent="${id}"><th><span class="agent">${id}</span></th>${p.rounds.map((r) => {
+        const a = r.agents.find((x) => x.agentId === id);
+        const s = a?.stance ? r.stances.find((x) => x.id === a.stance) : undefined;
+        return a?.stance
+          ? html`<td class="stance move-${a.move}" title="${s?.summary ?? ''}">${a.stance} <span class="muted">${a.move === 'opened' || a.move === 'held' ? '' : MOVE_WORD[a.move]}${a.reasoned === false ? ', no reason stated' : ''}</span></td>`
+          : html`<td class="stance move-absent">–</td>`;
+      })}</tr>`,
+    )}</tbody></table>`
+  : ''}
+</section>`;
+}
+
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const kind = p.kind ?? 'debate';
@@ -424,6 +450,7 @@ ${exitLine(d, exitDetail)}
 ${kind === 'debate' || kind === 'parallel' ? synthesisCard(d) : ''}
 <h2>Panel</h2>
 ${panel(d)}
+${stanceStrip(d)}
 <details><summary>Preset as run (hash <code>${d.presetHash.slice(0, 12)}</code>)</summary><pre>${json(d.preset)}</pre></details>
 ${kind === 'debate' || kind === 'parallel' ? html`<h2>${kind === 'parallel' ? 'Answers' : 'Rounds'}</h2>
 ${grid(d)}` : ''}

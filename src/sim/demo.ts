@@ -85,6 +85,24 @@ function judgedRound(req: SimRequest): number {
   return match ? Number(match[1]) : 0;
 }
 
+/** The ids of the positions the judge is shown, in order. */
+function judgedIds(req: SimRequest): string[] {
+  return [...(req.messages.at(-1)?.content ?? '').matchAll(/^\[([^\]\s]+)\]/gm)].map((m) => m[1]!);
+}
+
+/**
+ * A panel that conforms: at round 0 the "stay" agents form the majority and the "migrate now"
+ * agent stands apart; from round 1 it joins them, as the positions scripted above do.
+ */
+function demoStances(round: number, ids: string[], place: (id: string) => number): { id: string; summary: string; agents: string[] }[] {
+  const migrators = round === 0 ? ids.filter((id) => place(id) === 1) : [];
+  const stayers = ids.filter((id) => !migrators.includes(id));
+  return [
+    ...(stayers.length ? [{ id: 'S1', summary: round === 0 ? 'Stay on SQLite for now.' : 'Stay on SQLite, with a measured trigger for migrating.', agents: stayers }] : []),
+    ...(migrators.length ? [{ id: 'S2', summary: 'Migrate to Postgres now, while it is cheap.', agents: migrators }] : []),
+  ];
+}
+
 function roundOf(req: SimRequest): number {
   const match = /critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '');
   return match ? Number(match[1]) : 0;
@@ -161,7 +179,13 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       });
     }
     if (keys.has('facts') && keys.has('caveats')) {
-      return JSON.stringify(JUDGE_SCORES[Math.min(judgedRound(req), JUDGE_SCORES.length - 1)]!);
+      const score = JUDGE_SCORES[Math.min(judgedRound(req), JUDGE_SCORES.length - 1)]!;
+      if (!keys.has('stances')) return JSON.stringify(score);
+      const place = (id: string): number => {
+        const owner = all.find((p) => p.agents.some((a) => a.id === id)) ?? preset;
+        return owner.agents.findIndex((a) => a.id === id) % ARCHETYPES.length;
+      };
+      return JSON.stringify({ ...score, stances: demoStances(judgedRound(req), judgedIds(req), place) });
     }
     if (keys.has('triggersToRevisit')) {
       const reassembly = demoReassembly(req);

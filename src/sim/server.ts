@@ -589,7 +589,7 @@ function toSpec(model: SimModel): ModelSpec {
     canonical: canonicalName(model.name),
     sizeBytes,
     contextLength: model.contextLength ?? 8192,
-    family: model.family ?? 'llama',
+    family: model.family ?? familyByName(model.name),
     // A Q4_K_M file holds roughly 0.6 bytes per parameter.
     parameterSize: model.parameterSize ?? `${(sizeBytes / 0.6e9).toFixed(1)}B`,
     quantization: model.quantization ?? 'Q4_K_M',
@@ -604,6 +604,17 @@ export function canonicalName(name: string): string {
   const lower = name.trim().toLowerCase();
   const last = lower.slice(lower.lastIndexOf('/') + 1);
   return last.includes(':') ? lower : `${lower}:latest`;
+}
+
+/**
+ * The family the simulator reports for a model whose script names none, read from its name
+ * as Ollama reports families (`qwen2.5:7b` → qwen2, `llama3.1:8b` → llama, `gemma2:9b` → gemma2).
+ */
+export function familyByName(name: string): string {
+  const base = (name.split('/').at(-1) ?? name).split(':')[0]!.toLowerCase();
+  const m = /^([a-z]+)(\d+)?/.exec(base);
+  if (!m) return 'llama';
+  return m[1] === 'llama' || !m[2] ? m[1]! : `${m[1]}${m[2]}`;
 }
 
 function details(spec: ModelSpec): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchReport, buildReport } from '../../src/bench/report.js';
+import { renderBenchMarkdown } from '../../src/bench/markdown.js';
 import { bootstrapCI, pairedBootstrapDiff } from '../../src/bench/stats.js';
 import { type BenchData, loadBenchData } from '../../src/store/bench.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
@@ -85,6 +86,19 @@ describe('a bench run against a scripted panel', () => {
       [2, 0.75, 1],
     ]);
     expect(report.byRound.map((r) => r.agentMean)).toEqual([7 / 12, 7 / 12, 2 / 3].map((x) => expect.closeTo(x, 12)));
+  });
+
+  it('measures conformity: adoption of the round-0 majority, right-to-wrong flips by direction, and error correlation', () => {
+    // i1: c stays outside the majority 10; i2 and i4 have no round-0 majority; i3: b and c leave the right 7 for 8, away from the majority.
+    // Round 0, both wrong: a and c on i2 (5 and 3), b and c on i4 (none and 2): never the same wrong answer.
+    const c = report.conformity[0]!;
+    expect(c).toMatchObject({ outsideMajority: 1, joinedMajority: 0, majorityAdoption: 0, rightToWrongToMajority: 0, rightToWrongAway: 2, sameWrongShare: 0, meanCorrelation: 0, effectiveVoters: 3 });
+    expect(c.pairs.map((p) => [p.a, p.b, p.bothWrong, p.sameWrong])).toEqual([
+      ['a', 'b', 0, 0],
+      ['a', 'c', 1, 0],
+      ['b', 'c', 1, 0],
+    ]);
+    expect(renderBenchMarkdown(report)).toMatch(/## Conformity and independence[\s\S]*\| 1 \| 0 \| 0\.0% \| 0 \| 2 \| 0\.0% \| 0\.00 \| 3\.00 \|/);
   });
 
   it('counts flips from round 0 to the final round per agent and for the majority', () => {

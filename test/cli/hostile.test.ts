@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
-import { agentOf, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, oneStance, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 // Set the window title, clear the screen, colour, a C1 CSI, a DCS, HTML and Markdown that would link or break a table,
 // then direction controls that make `tpecca TON od` read `do NOT accept` and an isolate left open.
@@ -40,7 +40,7 @@ function hostileReply(req: SimRequest) {
         confidence: 70,
       });
     case 'judge':
-      return JSON.stringify({ rationale: HOSTILE, recommendation: 90, facts: 90, caveats: 90 });
+      return JSON.stringify({ rationale: HOSTILE, recommendation: 90, facts: 90, caveats: 90, ...oneStance(req) });
     case 'synthesis':
       return JSON.stringify({
         recommendation: HOSTILE,

@@ -37,7 +37,7 @@ beforeAll(async () => {
         case 'critique':
           return reply.critique(agent);
         case 'judge':
-          return reply.judge(0.3);
+          return reply.judge(0.3, req);
         case 'synthesis':
           return reply.synthesis();
         default:

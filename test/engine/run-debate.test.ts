@@ -9,7 +9,7 @@ import { DebateFailedError, HostError, InterruptedError } from '../../src/errors
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { agentOf, judgedRoundOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { agentOf, judgedRoundOf, oneStance, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
 let store: Store | null = null;
@@ -118,7 +118,7 @@ describe('runDebate', () => {
 
   it('judges at temperature 0 and averages the three axes into the round convergence', async () => {
     const { run, seen } = await setup(['a', 'b'], [0], (req) =>
-      stageOf(req) === 'judge' ? JSON.stringify({ rationale: 'x', recommendation: 90, facts: 60, caveats: 30 }) : undefined,
+      stageOf(req) === 'judge' ? JSON.stringify({ rationale: 'x', recommendation: 90, facts: 60, caveats: 30, ...oneStance(req) }) : undefined,
     );
     const result = await run();
     const judge = seen.find((r) => stageOf(r) === 'judge')!;

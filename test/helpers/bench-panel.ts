@@ -72,7 +72,7 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
       case 'judge': {
         const round = Number(/Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
         const v = pick(script.judge, round);
-        return reply.judge(v);
+        return reply.judge(v, req);
       }
       case 'synthesis': {
         // A minority is placed in a round the schema allows: a synthesis of round 0 alone allows round 0 only.

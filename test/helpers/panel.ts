@@ -48,6 +48,17 @@ export function roundOf(req: SimRequest): number {
   return Number(/critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
 }
 
+/** The agent ids a judge request shows positions of, in order. */
+export function judgedIdsOf(req: SimRequest): string[] {
+  return [...(req.messages.at(-1)?.content ?? '').matchAll(/^\[([^\]\s]+)\]/gm)].map((m) => m[1]!);
+}
+
+/** `{stances}` grouping every agent the judge was shown into one stance, when the request asks for stances. */
+export function oneStance(req: SimRequest): { stances?: { id: string; summary: string; agents: string[] }[] } {
+  const asks = 'stances' in ((req.format as { properties?: object } | undefined)?.properties ?? {});
+  return asks ? { stances: [{ id: 'S1', summary: 'they agree', agents: judgedIdsOf(req) }] } : {};
+}
+
 /** The round a judge request scores, from its prompt. */
 export function judgedRoundOf(req: SimRequest): number {
   return Number(/Positions after round (\d+)/.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
@@ -73,8 +84,12 @@ export const reply = {
   opening: (agent: string, position = `${agent} says A`): string => JSON.stringify({ position, reasoning: `${agent} reasons`, confidence: 60 }),
   critique: (agent: string, position = `${agent} now says A`, agreeWith: string[] = []): string =>
     JSON.stringify({ agreements: agreeWith.map((w) => ({ with: w, on: 'A' })), disagreements: [], updatedPosition: position, confidence: 70 }),
-  /** A judge reply scoring every axis `value` on the engine's 0-to-1 scale (written as the integer percent the schema asks for). */
-  judge: (value: number): string => JSON.stringify({ rationale: 'scored', recommendation: Math.round(value * 100), facts: Math.round(value * 100), caveats: Math.round(value * 100) }),
+  /**
+   * A judge reply scoring every axis `value` on the engine's 0-to-1 scale (written as the integer percent the schema asks for);
+   * given the request, with one stance holding every agent it was shown (the judge's stances are required).
+   */
+  judge: (value: number, req?: SimRequest): string =>
+    JSON.stringify({ rationale: 'scored', recommendation: Math.round(value * 100), facts: Math.round(value * 100), caveats: Math.round(value * 100), ...(req ? oneStance(req) : {}) }),
   verdict: (winner: string, reasons = [`${winner} argued better`]): string => JSON.stringify({ winner, reasons }),
   /** An answer the quality check retries: one word, no reasons, almost no confidence (score 35). */
   weak: (): string => JSON.stringify({ position: 'Maybe', reasoning: '', confidence: 10 }),
@@ -125,7 +140,7 @@ export function scriptedResponder(judgeScores: number[], override?: (req: SimReq
         return asksClashes ? JSON.stringify({ ...JSON.parse(reply.critique(agent)), clashUpdates: [] }) : reply.critique(agent);
       }
       case 'judge':
-        return reply.judge(judgeScores[Math.min(judgedRoundOf(req), judgeScores.length - 1)] ?? 0);
+        return reply.judge(judgeScores[Math.min(judgedRoundOf(req), judgeScores.length - 1)] ?? 0, req);
       case 'synthesis':
         return reply.synthesis();
       case 'verdict':

@@ -43,7 +43,7 @@ beforeAll(async () => {
       if (failOpenings && stageOf(req) === 'opening') return { error: 'the runner refused the request', status: 400 };
       if (stageOf(req) === 'judge' && judgedRoundOf(req) === 0 && gate) {
         await gate;
-        return reply.judge(0.3);
+        return reply.judge(0.3, req);
       }
       return script.respond(req);
     },

@@ -29,6 +29,10 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       const { missingModels, presetModels } = await import('../../engine/run-debate.js');
       const { loadPreset } = await import('../../config/load-preset.js');
       const { validateHostEntries } = await import('../../schedule/scheduler.js');
+      const { agentFamily, oneFamilyWarning } = await import('../../schedule/families.js');
+      const { sameModel } = await import('../../schedule/facts.js');
+      // From the listed tags (Ollama's carry the family /api/show reports), else the preset's `family:`.
+      const panelFamilies = (p: NonNullable<typeof preset>, all: typeof tags) => p.agents.map((a) => agentFamily(a, undefined, all.find((t) => sameModel(t.name, a.model))));
       const preset = args.preset ? loadPreset(args.preset, io.cwd).preset : null;
       const entries = args.hosts ? (await import('../../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : [singleHost(args, io.env)];
       validateHostEntries(entries);
@@ -51,7 +55,7 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       if (args.json) {
         const one = (l: (typeof listed)[number]) => ({ host: l.server.host, api: l.server.api, models: l.tags, ...(l.error ? { error: l.error.message } : {}) });
         const hosts = args.hosts ? { hosts: listed.map(one) } : one(listed[0]!);
-        writeOut(`${jsonText({ ...hosts, ...(preset ? { preset: preset.name, needs: presetModels(preset), missing } : {}) }, 2)}\n`);
+        writeOut(`${jsonText({ ...hosts, ...(preset ? { preset: preset.name, needs: presetModels(preset), missing, families: panelFamilies(preset, tags) } : {}) }, 2)}\n`);
       } else {
         const { formatTable } = await import('../../render/table.js');
         for (const [i, l] of listed.entries()) {
@@ -62,12 +66,15 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
           }
           writeOut(
             formatTable(
-              ['model', 'size', 'params', 'quant', 'digest'],
-              l.tags.map((t) => [t.name, t.size > 0 ? `${(t.size / 1e9).toFixed(1)} GB` : '-', t.parameterSize ?? '-', t.quantization ?? '-', t.digest === '' ? '-' : t.digest.slice(0, 12)]),
+              ['model', 'family', 'size', 'params', 'quant', 'digest'],
+              l.tags.map((t) => [t.name, t.family ?? '-', t.size > 0 ? `${(t.size / 1e9).toFixed(1)} GB` : '-', t.parameterSize ?? '-', t.quantization ?? '-', t.digest === '' ? '-' : t.digest.slice(0, 12)]),
             ),
           );
         }
         if (preset) {
+          writeOut(`\nPanel of ${preset.name}: ${panelFamilies(preset, tags).map((f) => `${f.agentId} ${f.family ?? 'unknown'}${f.source === 'preset' ? ' (preset)' : ''}`).join(' · ')}\n`);
+          const oneFamily = oneFamilyWarning(panelFamilies(preset, tags));
+          if (oneFamily) writeOut(`warning: ${oneFamily}\n`);
           if (missing.length === 0) writeOut(`\nPreset ${preset.name}: all ${presetModels(preset).length} models are present.\n`);
           else if (servers.every((g) => g.api === 'ollama') && servers.length === 1) writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${missing.map((m) => `  ${m}    ollama pull ${m}`).join('\n')}\n`);
           else writeOut(`\nPreset ${preset.name} needs models no host serves:\n${missing.map((m) => `  ${m}`).join('\n')}\n`);

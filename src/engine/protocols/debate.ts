@@ -43,7 +43,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     current = { round: 0, turns: openings, judgement: null };
     rounds.push(current);
   }
-  if (!current.judgement) current.judgement = await runner.judgeConvergence(current.round, current.turns);
+  if (!current.judgement) current.judgement = await runner.judgeConvergence(current.round, current.turns, rounds.at(-2)?.judgement?.stances ?? null);
   // Clashes are found while they still stand: on the opening answers, before the first critique round.
   await runner.mapClashes(rounds);
   runner.checkpoint();
@@ -60,12 +60,13 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     }
     runner.startRound(round);
     const previous: TurnRecord[] = current.turns;
+    const stancesBefore = current.judgement?.stances ?? null;
     // Only the first round asked can have calls recorded before an interruption.
     const turns = await runner.critiqueRound(round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined);
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);
-    current.judgement = await runner.judgeConvergence(round, turns);
+    current.judgement = await runner.judgeConvergence(round, turns, stancesBefore);
     exit = exitDecision({ round, maxRounds, convergence: current.judgement.convergence, threshold });
   }
   runner.checkpoint();

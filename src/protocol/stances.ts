@@ -1,0 +1,325 @@
+import { z } from 'zod';
+import { boundedText, idEnum } from './grammar.js';
+
+/**
+ * Stances: the judge's per-round grouping of the panel by the position each agent holds,
+ * returned by the same call that scores convergence. From the stances of successive rounds
+ * this module derives, as pure functions, each agent's trajectory (held, moved, joined the
+ * majority, left it) and the per-debate conformity figures (docs/confidence.md).
+ */
+
+// Only the shapes read here, so this module sits below records.ts and schemas.ts, which import it.
+interface Message {
+  role: string;
+  content: string;
+}
+interface CritiquedTurn {
+  agentId: string;
+  critique: { disagreements: readonly { reason: string }[] } | null;
+}
+
+export interface Stance {
+  id: string;
+  summary: string;
+  agents: string[];
+}
+
+/** What an agent did between the previous round and this one. */
+export type StanceMove = 'opened' | 'held' | 'moved' | 'joined' | 'left' | 'absent';
+
+export interface AgentStance {
+  agentId: string;
+  /** Its stance's id this round; null when it had no usable turn the judge read. */
+  stance: string | null;
+  move: StanceMove;
+  /** For a change of stance: whether its critique gave a reason (a disagreement with a stated reason); null otherwise. */
+  reasoned: boolean | null;
+}
+
+/** One round's stances as recorded: normalised so every agent the judge read sits in exactly one. */
+export interface RoundStances {
+  round: number;
+  stances: Stance[];
+  /** The stance held by strictly more agents than any other; null on a tie. */
+  majority: string | null;
+  /** Per stance id, the round-0 stance it descends from (null: a position new since round 0). */
+  lineage: Record<string, string | null>;
+  agents: AgentStance[];
+  /** What normalisation changed in the judge's reply. */
+  notes: string[];
+}
+
+/**
+ * The `stances` property of the judge's reply: agents' items are an enum of the ids whose
+ * positions the judge reads, and there are at most as many stances as agents.
+ */
+export function stancesProperty(agentIds: readonly string[]) {
+  return z
+    .array(
+      z.strictObject({
+        id: boundedText(16).min(1).describe('A short id for the stance, e.g. S1; reuse the previous round\'s id for the same position.'),
+        summary: boundedText(200).min(1).describe('The position in one line.'),
+        agents: z.array(idEnum(agentIds)).min(1).max(Math.max(1, agentIds.length)).describe('Ids of the panelists holding it.'),
+      }),
+    )
+    .min(1)
+    .max(Math.max(1, agentIds.length))
+    .describe('The panelists grouped by the position they hold: every panelist in exactly one stance.');
+}
+
+/** The instruction for the stances, appended to the judge's prompt; it carries the previous round's stances so ids can carry over. */
+export function withStanceSection<M extends Message>(messages: M[], agentIds: readonly string[], previous: readonly Stance[] | null): M[] {
+  const lines = [
+    '',
+    'Also give "stances": group the panelists by the position they hold now. Each stance has an "id", a one-line "summary" and the "agents" holding it.',
+    `Every panelist (${agentIds.join(', ')}) sits in exactly one stance; panelists with the same central recommendation share a stance.`,
+  ];
+  if (previous && previous.length > 0) {
+    lines.push('Stances of the previous round (reuse an id when its position is still held, whoever holds it now):');
+    for (const s of previous) lines.push(`- ${s.id}: ${s.summary}`);
+  }
+  const out = messages.map((m) => ({ ...m }));
+  const last = out.findLastIndex((m) => m.role === 'user');
+  if (last >= 0) out[last]!.content = `${out[last]!.content}\n${lines.join('\n')}`;
+  return out;
+}
+
+/**
+ * Brings a schema-valid stances reply to the rule that every agent read sits in exactly one
+ * stance, saying what it changed: an agent listed twice keeps its first stance, an agent left
+ * out gets a stance of its own, empty stances go, and a repeated stance id gets a suffix.
+ */
+export function normaliseStances(reply: readonly Stance[] | undefined, agentIds: readonly string[]): { stances: Stance[]; notes: string[] } {
+  const notes: string[] = [];
+  const expected = new Set(agentIds);
+  const placed = new Set<string>();
+  const ids = new Set<string>();
+  const stances: Stance[] = [];
+  for (const s of reply ?? []) {
+    const agents: string[] = [];
+    for (const a of s.agents) {
+      if (!expected.has(a)) notes.push(`stance ${s.id} named ${a}, whose position the judge was not shown: left out`);
+      else if (placed.has(a)) notes.push(`${a} was in more than one stance: kept in its first`);
+      else {
+        placed.add(a);
+        agents.push(a);
+      }
+    }
+    if (agents.length === 0) {
+      notes.push(`stance ${s.id} had no agent of its own: dropped`);
+      continue;
+    }
+    const id = uniqueId(s.id.trim() || 'S', ids);
+    if (id !== s.id) notes.push(`stance id ${JSON.stringify(s.id)} repeated or blank: renamed ${id}`);
+    ids.add(id);
+    stances.push({ id, summary: s.summary, agents });
+  }
+  for (const a of agentIds) {
+    if (placed.has(a)) continue;
+    const id = uniqueId(`unplaced-${a}`, ids);
+    ids.add(id);
+    stances.push({ id, summary: 'not placed by the judge', agents: [a] });
+    notes.push(`${a} was in no stance: given one of its own`);
+  }
+  return { stances, notes };
+}
+
+function uniqueId(base: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(base)) return base;
+  let n = 2;
+  while (taken.has(`${base}-${n}`)) n++;
+  return `${base}-${n}`;
+}
+
+/** The stance held by strictly more agents than any other; null on a tie or with none. */
+export function majorityOf(stances: readonly Stance[]): string | null {
+  const sorted = [...stances].sort((a, b) => b.agents.length - a.agents.length);
+  const [first, second] = sorted;
+  if (!first) return null;
+  return second && second.agents.length === first.agents.length ? null : first.id;
+}
+
+/**
+ * The previous round's stance a stance continues: the one with the same id when the judge
+ * reused it, else the one sharing most agents with it (ties: the larger, then the first), else none.
+ */
+export function predecessorOf(stance: Stance, previous: readonly Stance[]): string | null {
+  const same = previous.find((p) => p.id === stance.id);
+  if (same) return same.id;
+  let best: Stance | null = null;
+  let bestShared = 0;
+  for (const p of previous) {
+    const shared = p.agents.filter((a) => stance.agents.includes(a)).length;
+    if (shared > bestShared || (shared === bestShared && shared > 0 && best !== null && p.agents.length > best.agents.length)) {
+      best = p;
+      bestShared = shared;
+    }
+  }
+  return best?.id ?? null;
+}
+
+/**
+ * Each stance's predecessor, one continuation per previous stance: when several stances would
+ * continue the same one, the one that kept its id wins, else the one sharing most agents (then
+ * the first); the others are positions new this round (a split).
+ */
+export function predecessorsOf(stances: readonly Stance[], previous: readonly Stance[]): Map<string, string | null> {
+  const claims = stances.map((s) => ({ s, from: predecessorOf(s, previous) }));
+  const shared = (s: Stance, from: string): number => previous.find((p) => p.id === from)?.agents.filter((a) => s.agents.includes(a)).length ?? 0;
+  const winner = new Map<string, Stance>();
+  for (const { s, from } of claims) {
+    if (from === null) continue;
+    const held = winner.get(from);
+    const rank = (x: Stance): [number, number] => [x.id === from ? 1 : 0, shared(x, from)];
+    if (!held || rank(s)[0] > rank(held)[0] || (rank(s)[0] === rank(held)[0] && rank(s)[1] > rank(held)[1])) winner.set(from, s);
+  }
+  return new Map(claims.map(({ s, from }) => [s.id, from !== null && winner.get(from) === s ? from : null]));
+}
+
+/** A critique gives a reason for its change when it states at least one disagreement with a reason. */
+export function statesReason(turn: Pick<CritiquedTurn, 'critique'> | undefined): boolean {
+  return (turn?.critique?.disagreements ?? []).some((d) => d.reason.trim().length > 0);
+}
+
+/**
+ * One round's stances as recorded: each panelist's stance and what it did since the
+ * previous recorded round (`previous`, null for the first). `panel` is every debater in
+ * order; `turns` are this round's turns (for the stated reasons).
+ */
+export function roundStancesOf(input: {
+  round: number;
+  stances: Stance[];
+  notes: string[];
+  panel: readonly string[];
+  previous: RoundStances | null;
+  turns: readonly CritiquedTurn[];
+}): RoundStances {
+  const { round, stances, previous } = input;
+  const stanceOf = (list: readonly Stance[], agent: string): Stance | undefined => list.find((s) => s.agents.includes(agent));
+  const predecessor = previous ? predecessorsOf(stances, previous.stances) : new Map(stances.map((s) => [s.id, null]));
+  const lineage: Record<string, string | null> = {};
+  for (const s of stances) lineage[s.id] = previous ? (predecessor.get(s.id) !== null ? (previous.lineage[predecessor.get(s.id)!] ?? null) : null) : s.id;
+  const agents: AgentStance[] = input.panel.map((agentId) => {
+    const now = stanceOf(stances, agentId);
+    if (!now) return { agentId, stance: null, move: 'absent', reasoned: null };
+    const before = previous ? stanceOf(previous.stances, agentId) : undefined;
+    if (!before) return { agentId, stance: now.id, move: 'opened', reasoned: null };
+    const from = predecessor.get(now.id) ?? null;
+    if (from === before.id) return { agentId, stance: now.id, move: 'held', reasoned: null };
+    const reasoned = statesReason(input.turns.find((t) => t.agentId === agentId));
+    const move: StanceMove = previous!.majority !== null && from === previous!.majority ? 'joined' : before.id === previous!.majority ? 'left' : 'moved';
+    return { agentId, stance: now.id, move, reasoned };
+  });
+  return { round, stances, majority: majorityOf(stances), lineage, agents, notes: input.notes };
+}
+
+/** The effective number of distinct positions: the inverse Simpson index 1/Σpᵢ² of the stance shares. */
+export function inverseSimpson(stances: readonly Stance[]): number | null {
+  const total = stances.reduce((n, s) => n + s.agents.length, 0);
+  if (total === 0) return null;
+  return 1 / stances.reduce((sum, s) => sum + (s.agents.length / total) ** 2, 0);
+}
+
+/** A model family as the panel record keeps it (from the server, the preset, or unknown). */
+export interface AgentFamily {
+  agentId: string;
+  model: string;
+  /** The family as reported, e.g. `llama`, `qwen2`; null when unknown. */
+  family: string | null;
+  families: string[] | null;
+  parameterSize: string | null;
+  quantization: string | null;
+  /** Where the family came from. */
+  source: 'server' | 'preset' | 'host' | 'unknown';
+}
+
+/**
+ * The lineage a family name belongs to, for telling families apart: lower case, without a
+ * trailing version (`qwen2` and `qwen3` are one lineage, `Llama` and `llama` one family).
+ */
+export function familyKey(family: string | null): string | null {
+  if (family === null) return null;
+  const key = family.trim().toLowerCase().replace(/[\d._-]+$/, '');
+  return key === '' ? family.trim().toLowerCase() || null : key;
+}
+
+/** The distinct families (by lineage) of the given agents, in order; agents of unknown family counted apart. */
+export function familiesAmong(families: readonly AgentFamily[], agentIds: readonly string[]): { families: string[]; unknown: number } {
+  const out: string[] = [];
+  let unknown = 0;
+  for (const id of agentIds) {
+    const f = families.find((x) => x.agentId === id);
+    const key = familyKey(f?.family ?? null);
+    if (key === null) unknown++;
+    else if (!out.includes(key)) out.push(key);
+  }
+  return { families: out, unknown };
+}
+
+/** The per-debate figures on independence and conformity (docs/confidence.md). */
+export interface ConformityFigures {
+  /** Stances at round 0 and in the last round with stances; null when none were recorded. */
+  stancesAtStart: number | null;
+  stancesAtEnd: number | null;
+  /** 1/Σpᵢ² over the round-0 stance shares. */
+  effectivePositions: number | null;
+  /** The round-0 majority stance, and the agents outside it that hold its lineage at the end. */
+  startMajority: string | null;
+  outsideMajority: string[];
+  joinedMajority: string[];
+  /** joined / outside; null when there was no unique round-0 majority or nobody outside it. */
+  majorityAdoption: number | null;
+  /** Each agent's move into the majority, by round. */
+  joins: { agentId: string; round: number; reasoned: boolean | null }[];
+  /** Agents that changed stance at least once. */
+  movers: string[];
+  /** Every agent the judge read sat in one stance at round 0, and none changed since. */
+  heldFromStart: boolean;
+  familiesAll: { families: string[]; unknown: number };
+  familiesRestsOn: { families: string[]; unknown: number };
+}
+
+export function conformityOf(rounds: readonly RoundStances[], families: readonly AgentFamily[], restsOn: readonly string[]): ConformityFigures {
+  const ordered = [...rounds].sort((a, b) => a.round - b.round);
+  const start = ordered.find((r) => r.round === 0) ?? null;
+  const end = ordered.at(-1) ?? null;
+  const startMajority = start?.majority ?? null;
+  const outside = start && startMajority ? start.agents.filter((a) => a.stance !== null && a.stance !== startMajority).map((a) => a.agentId) : [];
+  const joined =
+    end && startMajority
+      ? outside.filter((id) => {
+          const s = end.agents.find((a) => a.agentId === id)?.stance;
+          return s != null && end.lineage[s] === startMajority;
+        })
+      : [];
+  const moves = ordered.flatMap((r) => r.agents.map((a) => ({ ...a, round: r.round })));
+  const movers = [...new Set(moves.filter((m) => m.move === 'moved' || m.move === 'joined' || m.move === 'left').map((m) => m.agentId))];
+  const allIds = families.map((f) => f.agentId);
+  return {
+    stancesAtStart: start ? start.stances.length : null,
+    stancesAtEnd: end ? end.stances.length : null,
+    effectivePositions: start ? inverseSimpson(start.stances) : null,
+    startMajority,
+    outsideMajority: outside,
+    joinedMajority: joined,
+    majorityAdoption: startMajority && outside.length > 0 ? joined.length / outside.length : null,
+    joins: moves.filter((m) => m.move === 'joined').map((m) => ({ agentId: m.agentId, round: m.round, reasoned: m.reasoned })),
+    movers,
+    heldFromStart: start !== null && start.stances.length === 1 && movers.length === 0,
+    familiesAll: familiesAmong(families, allIds),
+    familiesRestsOn: familiesAmong(families, restsOn),
+  };
+}
+
+/** Whether the support for the synthesis is independent enough for HIGH confidence, and why not when it is not. */
+export function independenceOf(figures: ConformityFigures): { independent: boolean; reason: string } {
+  const rests = figures.familiesRestsOn;
+  if (rests.families.length >= 2) return { independent: true, reason: `rests on ${rests.families.length} model families (${rests.families.join(', ')})` };
+  if (figures.heldFromStart) return { independent: true, reason: 'the panel agreed from round 0 and no agent moved' };
+  const which =
+    rests.families.length === 1
+      ? `one model family (${rests.families[0]}${rests.unknown ? `, and ${rests.unknown} of unknown family` : ''})`
+      : 'agents of unknown model family';
+  const how = figures.stancesAtStart === null ? 'with no stance record from round 0' : figures.movers.length > 0 ? `after ${figures.movers.length} agent${figures.movers.length === 1 ? '' : 's'} moved` : `from ${figures.stancesAtStart} stances at round 0`;
+  return { independent: false, reason: `agreement ${how} rests on ${which}: not independent support` };
+}

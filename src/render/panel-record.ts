@@ -1,0 +1,28 @@
+import { type AgentFamily, type ConformityFigures, type RoundStances, conformityOf } from '../protocol/stances.js';
+import type { SchedulePlan } from '../schedule/plan.js';
+import type { StoredDebate } from '../store/store.js';
+
+/** The stances recorded for each judged round (`stances` steps), in round order; empty for records without them. */
+export function stanceRounds(d: Pick<StoredDebate, 'steps'>): RoundStances[] {
+  const out: RoundStances[] = [];
+  for (const { step } of d.steps ?? []) {
+    if (step.kind !== 'stances') continue;
+    const { kind: _, ...round } = step;
+    // A resumed round judged again replaces the earlier reading of it.
+    const at = out.findIndex((r) => r.round === round.round);
+    if (at >= 0) out[at] = round;
+    else out.push(round);
+  }
+  return out.sort((a, b) => a.round - b.round);
+}
+
+/** Each debater's model family as sealed with the plan; null for records from before families were. */
+export function familiesOf(d: Pick<StoredDebate, 'plan'>): AgentFamily[] | null {
+  return (d.plan as SchedulePlan | null | undefined)?.families ?? null;
+}
+
+/** The debate's conformity figures, from what was recorded; null when the record has no families. */
+export function figuresOf(d: StoredDebate, restsOn: readonly string[]): ConformityFigures | null {
+  const families = familiesOf(d);
+  return families ? conformityOf(stanceRounds(d), families, restsOn) : null;
+}

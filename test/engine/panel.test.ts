@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { recorder } from '../../src/engine/recorder.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import { renderCard } from '../../src/render/card.js';
+import { debateDocument } from '../../src/render/document.js';
+import { renderMarkdown } from '../../src/render/markdown.js';
+import { debatePage } from '../../src/serve/debate-page.js';
+import type { SchedulePlan } from '../../src/schedule/plan.js';
+import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
+import { startSimulator } from '../../src/sim/index.js';
+import { loadPreset } from '../../src/config/load-preset.js';
+import { openStore } from '../../src/store/open.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
+import { runCli } from '../helpers/cli.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { judgedIdsOf, judgedRoundOf, reply, scriptedResponder, stageOf, testPreset } from '../helpers/panel.js';
+
+const track = closesAfterEach();
+
+/** Three agents: a and b agree at round 0, c stands apart and joins them in round 1, giving no reason. */
+async function conformingDebate(families: [string, string, string]) {
+  const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
+  const script = scriptedResponder([0.3, 0.9], (req) => {
+    if (stageOf(req) === 'synthesis') return reply.synthesis([], ['a', 'b', 'c']);
+    if (stageOf(req) !== 'judge') return undefined;
+    const ids = judgedIdsOf(req);
+    const round = judgedRoundOf(req);
+    const stances =
+      round === 0
+        ? [
+            { id: 'S1', summary: 'Do A', agents: ids.filter((id) => id !== 'c') },
+            { id: 'S2', summary: 'Do B', agents: ['c'] },
+          ]
+        : [{ id: 'S1', summary: 'Do A', agents: ids }];
+    const v = round === 0 ? 0.3 : 0.9;
+    return JSON.stringify({ recommendation: v, facts: v, caveats: v, rationale: 'scored', stances });
+  });
+  const models = [
+    ...preset.agents.map((a, i) => ({ name: a.model, contextLength: 32768, family: families[i]!, parameterSize: '8B', quantization: 'Q4_K_M' })),
+    { name: 'judge:1b', contextLength: 32768 },
+    { name: 'synth:1b', contextLength: 32768 },
+  ];
+  const sim = track(await startSimulator({ models, respond: script.respond }));
+  const store = track(openStore(':memory:'));
+  const result = await runDebate({ question: 'A or B?', preset, host: sim.url, recorder: recorder(store) });
+  return { d: store.getDebate(result.id), script };
+}
+
+describe('panel independence on the record', () => {
+  it('names each agent\'s family and its stance per round in the JSON document and in show, for a mixed panel', async () => {
+    const { d, script } = await conformingDebate(['llama', 'qwen2', 'gemma2']);
+    // The judge's call carries the stances: its schema lists the agents it read as the enum.
+    const judge = script.seen.find((r) => stageOf(r) === 'judge')!;
+    expect((judge.format as { properties: { stances: { items: { properties: { agents: { items: { enum: string[] } } } } } } }).properties.stances.items.properties.agents.items.enum).toEqual(['a', 'b', 'c']);
+    const doc = debateDocument(d) as { panel: { families: { agentId: string; family: string; source: string; parameterSize: string }[]; rounds: { round: number; agents: { agentId: string; stance: string; move: string; reasoned: boolean | null }[] }[]; figures: Record<string, unknown> } };
+    expect(doc.panel.families.map((f) => [f.agentId, f.family, f.source, f.parameterSize])).toEqual([
+      ['a', 'llama', 'server', '8B'],
+      ['b', 'qwen2', 'server', '8B'],
+      ['c', 'gemma2', 'server', '8B'],
+    ]);
+    expect(doc.panel.rounds.map((r) => r.agents.map((a) => `${a.agentId}:${a.stance}:${a.move}`))).toEqual([
+      ['a:S1:opened', 'b:S1:opened', 'c:S2:opened'],
+      ['a:S1:held', 'b:S1:held', 'c:S1:joined'],
+    ]);
+    expect(doc.panel.rounds[1]!.agents[2]!.reasoned).toBe(false);
+    expect(doc.panel.figures).toMatchObject({ stancesAtStart: 2, stancesAtEnd: 1, majorityAdoption: 1, joinedMajority: ['c'] });
+    // The stances the engine normalised are a sealed step of the record.
+    expect(d.steps!.filter((s) => s.step.kind === 'stances').map((s) => s.step.kind === 'stances' && s.step.round)).toEqual([0, 1]);
+    const md = renderMarkdown(d);
+    expect(md).toContain('| a | `model-0:1b` | llama | 8B | Q4_K_M | server |');
+    expect(md).toContain('| c | S2 (opened) | S1 (joined the majority, no reason stated) |');
+    // Three families: HIGH stands.
+    const card = renderCard(d).replace(/\s+/g, ' ');
+    expect(card).toContain('CONFIDENCE: HIGH');
+    expect(card).toContain('families: llama (a) · qwen (b) · gemma (c)');
+    expect(card).toContain('joined the majority: c (round 1, no reason stated); adoption 1/1');
+    expect((d.plan as SchedulePlan).warnings.join('\n')).not.toMatch(/one model family/);
+    // The web viewer: a strip per agent, its stance in each round.
+    const page = debatePage(d, null);
+    const strip = /<tr data-agent="c"><th><span class="agent">c<\/span><\/th>(.*?)<\/tr>/s.exec(page.slice(page.indexOf('stance-strips')))?.[1] ?? '';
+    expect(strip).toMatch(/class="stance move-opened" title="Do B">S2 /);
+    expect(strip).toMatch(/class="stance move-joined" title="Do A">S1 <span class="muted">joined the majority, no reason stated/);
+  });
+
+  it('warns about a one-family panel before it runs, and keeps its agreement after round 0 below HIGH, saying why', async () => {
+    const { d } = await conformingDebate(['llama', 'llama', 'llama']);
+    expect((d.plan as SchedulePlan).warnings.join('\n')).toMatch(/All 3 agents are of one model family \(llama\)/);
+    const card = renderCard(d).replace(/\s+/g, ' ');
+    expect(card).toContain('CONFIDENCE: MEDIUM (judge 0.90 ≥ 0.85, rests on 3/3 agents, not independent)');
+    expect(card).toContain('MEDIUM at most: agreement after 1 agent moved rests on one model family (llama): not independent support');
+    expect(renderMarkdown(d)).toContain('_MEDIUM at most: agreement after 1 agent moved');
+    expect(debateDocument(d).confidence).toMatchObject({ level: 'medium', capped: expect.stringMatching(/one model family/) });
+  });
+
+  it('plays a conforming panel in the demo: the agent that argued to migrate joins the majority', async () => {
+    const { preset } = loadPreset('tech-decision', process.cwd());
+    const sim = track(await startSimulator({ models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 0 }));
+    const store = track(openStore(':memory:'));
+    const result = await runDebate({ question: 'Should we migrate this tool from SQLite to Postgres now?', preset, host: sim.url, recorder: recorder(store) });
+    const d = store.getDebate(result.id);
+    const doc = debateDocument(d) as { panel: { figures: { joins: { agentId: string }[]; majorityAdoption: number; familiesAll: { families: string[] } } } };
+    const migrator = preset.agents[1]!.id;
+    expect(doc.panel.figures.joins.map((j) => j.agentId)).toEqual([migrator]);
+    expect(doc.panel.figures.majorityAdoption).toBe(1);
+    // The simulator reports a family per model from its name.
+    expect(doc.panel.figures.familiesAll.families.length).toBe(new Set(preset.agents.map((a) => a.model.replace(/[\d.:].*$/, ''))).size);
+    expect(renderCard(d)).toMatch(/PANEL\n {2}families: /);
+  });
+
+  it('shows each model\'s family in `models --preset` and warns about a one-family panel', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-families-'));
+    const file = join(dir, 'panel.yaml');
+    writeFileSync(
+      file,
+      'name: one-family\nagents:\n  - {id: a, model: "m-a:8b"}\n  - {id: b, model: "m-b:8b"}\n  - {id: c, model: "other:8b", family: llama}\njudge: {model: "m-a:8b"}\nsynthesizer: {model: "m-b:8b"}\n',
+    );
+    const sim = track(
+      await startSimulator({
+        models: [
+          { name: 'm-a:8b', family: 'llama' },
+          { name: 'm-b:8b', family: 'llama' },
+          { name: 'other:8b', family: 'llama' },
+        ],
+        respond: () => ({}),
+      }),
+    );
+    const r = await runCli(['models', '--preset', file, '--host', sim.url], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/model\s+family\s+size/);
+    expect(r.stdout).toMatch(/m-a:8b\s+llama/);
+    expect(r.stdout).toContain('Panel of one-family: a llama · b llama · c llama');
+    expect(r.stdout).toContain('warning: All 3 agents are of one model family (llama)');
+    const json = JSON.parse((await runCli(['models', '--preset', file, '--host', sim.url, '--json'], dir)).stdout) as { families: { agentId: string; family: string; source: string }[] };
+    expect(json.families.map((f) => `${f.agentId}:${f.family}:${f.source}`)).toEqual(['a:llama:server', 'b:llama:server', 'c:llama:server']);
+  });
+});
