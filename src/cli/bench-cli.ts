@@ -120,6 +120,10 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     process.on('SIGINT', onSigint);
     process.on('SIGTERM', onSigint);
     const view = args.quiet ? null : progressView(io.stderr, detectStyle(io.stderr, io.env), { total, resumedFrom: already });
+    // The bar shows at once and its elapsed time moves while items run, not only when one ends.
+    view?.tick();
+    const ticker = view ? setInterval(() => view.tick(), 1000) : null;
+    ticker?.unref();
     try {
       await executeBench({
         store,
@@ -130,6 +134,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
         ...(view ? { onProgress: (p) => view.update(p) } : {}),
       });
     } finally {
+      if (ticker) clearInterval(ticker);
       view?.close();
       process.off('SIGINT', onSigint);
       process.off('SIGTERM', onSigint);
