@@ -1,6 +1,6 @@
 import { isConclaveError } from '../errors.js';
 import { inert } from '../render/inert.js';
-import type { CliIO } from './io.js';
+import { type CliIO, tellUser } from './io.js';
 
 /** A command line the CLI does not accept: yargs' message, printed with the help hint (exit 2). */
 export class UsageError extends Error {}
@@ -13,8 +13,8 @@ export function report(err: unknown, io: CliIO, debug: boolean): number {
   }
   if (isConclaveError(err)) {
     // Messages can quote a model's reply or a server's error text.
-    io.stderr.write(`conclave: ${inert(err.message)}\n`);
-    if (err.hint) io.stderr.write(`  ${inert(err.hint)}\n`);
+    tellUser(io, `conclave: ${inert(err.message)}\n`);
+    if (err.hint) tellUser(io, `  ${inert(err.hint)}\n`);
     if (debug && err.stack) io.stderr.write(`${inert(err.stack)}\n`);
     return err.exitCode;
   }
