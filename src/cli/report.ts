@@ -3,12 +3,19 @@ import { inert } from '../render/inert.js';
 import { type CliIO, tellUser } from './io.js';
 
 /** A command line the CLI does not accept: yargs' message, printed with the help hint (exit 2). */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  /** The help that explains the command line, e.g. `conclave run --help`. */
+  readonly help: string;
+  constructor(message: string, help = 'conclave --help') {
+    super(message);
+    this.help = help;
+  }
+}
 
 /** Prints an error as the user should see it and returns the exit code: a message and a hint, a stack trace only with --debug. */
 export function report(err: unknown, io: CliIO, debug: boolean): number {
   if (err instanceof UsageError) {
-    io.stderr.write(`conclave: ${inert(err.message)}\nRun \`conclave --help\` for the commands and options.\n`);
+    tellUser(io, `${inert(err.message).split('\n').map((l) => `conclave: ${l}`).join('\n')}\nRun \`${err.help}\` for the ${err.help === 'conclave --help' ? 'commands and ' : ''}options.\n`);
     return 2;
   }
   if (isConclaveError(err)) {
