@@ -19,6 +19,8 @@ export class CallError extends ConclaveError {
 export type CallErrorCode =
   | 'HOST_UNREACHABLE'
   | 'KEY_REFUSED'
+  /** The server refused Ollama's /api routes: another kind of server. */
+  | 'NOT_OLLAMA'
   | 'MODEL_MISSING'
   | 'HOST_BUSY'
   | 'SERVER_ERROR'

@@ -4,6 +4,12 @@ import type { BenchProgress } from './runner.js';
 
 export interface ProgressView {
   update(progress: BenchProgress): void;
+  /**
+   * Draws the progress as it stands again, so elapsed time moves while items run: the bar at
+   * once before the first item ends, redrawn in place on a terminal; elsewhere a plain line only
+   * when 30 seconds have passed since the last one.
+   */
+  tick(): void;
   /** Ends a live bar's line so what follows starts on a clean one. */
   close(): void;
 }
@@ -48,15 +54,41 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
     const left = eta(p, elapsed);
     const share = p.total === 0 ? 1 : p.done / p.total;
     const running = tally.done === 0 ? '' : ` · debate right ${tally.right}/${tally.done}`;
-    return `${p.done}/${p.total} (${Math.round(share * 100)}%) · elapsed ${formatDuration(elapsed)} · ETA ${Number.isNaN(left) ? '?' : formatDuration(left)}${running}${unreadable()} · last ${p.itemId} [${p.preset}]`;
+    const last = p.itemId === '' ? ' · first items running' : ` · last ${p.itemId} [${p.preset}]`;
+    return `${p.done}/${p.total} (${Math.round(share * 100)}%) · elapsed ${formatDuration(elapsed)} · ETA ${Number.isNaN(left) ? '?' : formatDuration(left)}${running}${unreadable()}${last}`;
   };
   const markOf = (p: BenchProgress): string => {
     const last = p.correct['debate-synth'] ?? p.correct['debate-vote'];
     return last === undefined ? '' : last ? paint('green', ' ✓') : paint('red', ' ✗');
   };
 
+  // What the last update said; before any, the run as it starts.
+  let current: BenchProgress = { done: options.resumedFrom, total: options.total, resumedFrom: options.resumedFrom, itemId: '', preset: '', correct: {}, answers: 0, unparsed: 0 };
+  const draw = (p: BenchProgress, mark: string): void => {
+    const width = Math.max(10, Math.min(30, style.columns - 90));
+    const filled = p.total === 0 ? width : Math.round((p.done / p.total) * width);
+    const bar = `${paint('cyan', '█'.repeat(filled))}${paint('dim', '░'.repeat(width - filled))}`;
+    // Longer than the terminal, the line would wrap and the next redraw would not erase it.
+    const room = style.columns - width - 4;
+    const info = inert(line(p));
+    const text = info.length > room ? `${info.slice(0, Math.max(0, room - 1))}…` : `${info}${mark}`;
+    stream.write(`\r\u001b[2K${bar} ${text}`);
+    drawn = true;
+  };
+
   return {
+    tick() {
+      if (style.live) {
+        draw(current, markOf(current));
+        return;
+      }
+      if (now() - lastLineAt >= 30_000) {
+        lastLineAt = now();
+        stream.write(`bench: ${inert(line(current))}\n`);
+      }
+    },
     update(p) {
+      current = p;
       const last = p.correct['debate-synth'] ?? p.correct['debate-vote'];
       if (last !== undefined) {
         tally.done += 1;
@@ -73,15 +105,7 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
         );
       }
       if (style.live) {
-        const width = Math.max(10, Math.min(30, style.columns - 90));
-        const filled = p.total === 0 ? width : Math.round((p.done / p.total) * width);
-        const bar = `${paint('cyan', '█'.repeat(filled))}${paint('dim', '░'.repeat(width - filled))}`;
-        // Longer than the terminal, the line would wrap and the next redraw would not erase it.
-        const room = style.columns - width - 4;
-        const info = inert(line(p));
-        const text = info.length > room ? `${info.slice(0, Math.max(0, room - 1))}…` : `${info}${markOf(p)}`;
-        stream.write(`\r\u001b[2K${bar} ${text}`);
-        drawn = true;
+        draw(p, markOf(p));
         return;
       }
       const tenth = Math.floor((p.done / Math.max(1, p.total)) * 10);

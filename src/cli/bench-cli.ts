@@ -11,13 +11,13 @@ import type { Preset } from '../config/preset-schema.js';
 import { InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { singleHost } from './host-args.js';
-import { formatTable } from '../render/table.js';
+import { formatFittedTable } from '../render/table.js';
 import { detectStyle } from '../render/style.js';
 import { defaultDbPath } from '../store/open.js';
 import { readRescoreRecords } from '../store/rescore-read.js';
 import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './bench-args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 
@@ -100,7 +100,8 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     const already = doneTrialKeys(store, runId).size;
     if (!args.quiet) {
       const what = `${run.itemCount} items × ${run.presets.length} preset${run.presets.length === 1 ? '' : 's'}`;
-      io.stderr.write(
+      tellUser(
+        io,
         args.resume === undefined
           ? `Bench run ${runId}: ${what}. If it stops, continue with \`conclave bench --resume ${runId}\`.\n`
           : `Resuming bench run ${runId}: ${already} of ${total} item runs already done (${what}).\n`,
@@ -121,6 +122,10 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     process.on('SIGINT', onSigint);
     process.on('SIGTERM', onSigint);
     const view = args.quiet ? null : progressView(io.stderr, detectStyle(io.stderr, io.env), { total, resumedFrom: already });
+    // The bar shows at once and its elapsed time moves while items run, not only when one ends.
+    view?.tick();
+    const ticker = view ? setInterval(() => view.tick(), 1000) : null;
+    ticker?.unref();
     try {
       await executeBench({
         store,
@@ -131,6 +136,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
         ...(view ? { onProgress: (p) => view.update(p) } : {}),
       });
     } finally {
+      if (ticker) clearInterval(ticker);
       view?.close();
       process.off('SIGINT', onSigint);
       process.off('SIGTERM', onSigint);
@@ -145,7 +151,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     if (!args.quiet) {
       // Name the database unless it is the one every command finds by itself.
       const dbFlag = store.path === resolve(defaultDbPath(io.env)) ? '' : ` --db ${shellWord(store.path)}`;
-      io.stderr.write(`Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId}${dbFlag} --format html --out report.html\`\n`);
+      tellUser(io, `Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId}${dbFlag} --format html --out report.html\`\n`);
     }
     return 0;
   } finally {
@@ -216,13 +222,19 @@ export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<
       return 0;
     }
     io.stdout.write(
-      formatTable(
-        ['id', 'status', 'done', 'suite', 'presets', 'started'],
-        runs.map((r) => [r.id, r.status, `${r.trialsDone}/${r.itemCount * r.presets.length}`, r.suite, r.presets.map((p) => p.name).join(', '), new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 16)]),
+      formatFittedTable(
+        ['id', 'status', 'done', 'started', 'suite', 'presets'],
+        runs.map((r) => [r.id, r.status, `${r.trialsDone}/${r.itemCount * r.presets.length}`, new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 16), clipText(r.suite, 30), r.presets.map((p) => p.name).join(', ')]),
+        outputColumns(io),
       ),
     );
     return 0;
   } finally {
     store.close();
   }
+}
+
+/** A suite given as a long path keeps its end, where its name is. */
+function clipText(text: string, max: number): string {
+  return text.length > max ? `…${text.slice(text.length - max + 1)}` : text;
 }

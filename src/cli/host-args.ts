@@ -37,3 +37,28 @@ export function singleHost(args: HostArgs, env: NodeJS.ProcessEnv): HostEntry {
   }
   return { url: serverUrl({ url: args.host, api: 'openai' }), api: 'openai', ...(keyEnv ? { apiKeyEnv: keyEnv } : {}) };
 }
+
+/** A host as a debate's plan recorded it (src/schedule/plan.ts PlannedHost), read loosely from the stored JSON. */
+interface RecordedHost {
+  url: string;
+  vramBytes?: number;
+  numParallel?: number;
+  api?: 'openai';
+  apiKeyEnv?: string;
+}
+
+/**
+ * The server a stored debate's `model` ran on, from its recorded plan: the first host the plan
+ * placed the model on, else the plan's first host; null when the plan records none. Commands that
+ * go on with a stored debate use it unless `--host` names another.
+ */
+export function recordedHostOf(plan: unknown, model: string): HostEntry | null {
+  const p = plan as { hosts?: RecordedHost[]; models?: { model: string; hosts?: string[] }[] } | null;
+  const hosts = p?.hosts ?? [];
+  const placed = p?.models?.find((m) => m.model === model)?.hosts?.[0];
+  const h = hosts.find((x) => x.url === placed) ?? hosts[0];
+  if (!h) return null;
+  return h.api === 'openai'
+    ? { url: h.url, api: 'openai', ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
+    : { url: h.url };
+}

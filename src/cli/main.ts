@@ -1,4 +1,4 @@
-import yargs from 'yargs';
+import yargs, { type CommandModule } from 'yargs';
 import { benchCommand } from './commands/bench.js';
 import { demoCommand } from './commands/demo.js';
 import { exportCommand } from './commands/export.js';
@@ -19,6 +19,7 @@ import { simCommand } from './commands/sim.js';
 import { synthesizeCommand } from './commands/synthesize.js';
 import { verifyCommand } from './commands/verify.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
+import { closest } from '../suggest.js';
 import { report, UsageError } from './report.js';
 
 
@@ -72,30 +73,69 @@ export async function parsedCommandLine(argv: string[], io: CliIO = processIO())
   return seen;
 }
 
+/** What yargs knows of the line being parsed, beyond its typed API: the options in force and the command names. */
+interface YargsInternals {
+  getOptions(): { key: Record<string, unknown> };
+}
+
+/**
+ * yargs' message made into one a person can act on: an unknown command or flag gets the
+ * nearest known one, flags are named once (not also in camelCase), and the help to read is
+ * the command's own.
+ */
+function usageError(msg: string, argv: readonly string[], known: Record<string, unknown>, commands: string[]): UsageError {
+  const command = commands.includes(argv[0] ?? '') ? argv[0]! : null;
+  const help = command ? `conclave ${command} --help` : 'conclave --help';
+  if (/^Did you mean /.test(msg) || (/^Unknown argument: /.test(msg) && !command && argv[0] && !argv[0].startsWith('-'))) {
+    const near = closest(argv[0] ?? '', commands);
+    return new UsageError(`Unknown command \`${argv[0]}\`.${near ? ` Did you mean \`conclave ${near}\`?` : ''}`, 'conclave --help');
+  }
+  const unknown = /^Unknown arguments?: (.*)$/.exec(msg);
+  if (unknown) {
+    const names = unknown[1]!.split(', ');
+    const flags = names.filter((n) => !/[A-Z]/.test(n) || !names.includes(n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)));
+    const options = Object.keys(known).filter((k) => !/[A-Z]/.test(k) && k.length > 1);
+    const lines = flags.map((f) => {
+      const near = closest(f, options);
+      const dashes = f.length === 1 ? '-' : '--';
+      return `Unknown option \`${dashes}${f}\`.${near ? ` Did you mean \`--${near}\`?` : ''}`;
+    });
+    return new UsageError(lines.join('\n'), help);
+  }
+  return new UsageError(msg, help);
+}
+
 function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
-  const parser = yargs(argv)
+  const commands = [
+    runCommand(io, exit, argv),
+    resumeCommand(io, exit),
+    listCommand(io, exit),
+    showCommand(io, exit),
+    synthesizeCommand(io, exit),
+    replayCommand(io, exit),
+    exportCommand(io, exit),
+    importCommand(io, exit),
+    verifyCommand(io, exit),
+    keysCommand(io, exit),
+    modelsCommand(io, exit),
+    hostsCommand(io, exit),
+    presetsCommand(io, exit),
+    simCommand(io, exit),
+    demoCommand(io, exit),
+    benchCommand(io, exit),
+    rescoreCommand(io, exit),
+    serveCommand(io, exit),
+    mcpCommand(io, exit),
+  ] as CommandModule<object, never>[];
+  const names = [...commands.map((c) => String(c.command).split(' ')[0]!), 'completion', 'version'];
+  let parser = yargs(argv)
     .scriptName('conclave')
-    .usage('$0 <command> [options]\n\nStructured debates between local Ollama models, recorded in SQLite.')
-    .command(runCommand(io, exit, argv))
-    .command(resumeCommand(io, exit))
-    .command(listCommand(io, exit))
-    .command(showCommand(io, exit))
-    .command(synthesizeCommand(io, exit))
-    .command(replayCommand(io, exit))
-    .command(exportCommand(io, exit))
-    .command(importCommand(io, exit))
-    .command(verifyCommand(io, exit))
-    .command(keysCommand(io, exit))
-    .command(modelsCommand(io, exit))
-    .command(hostsCommand(io, exit))
-    .command(presetsCommand(io, exit))
-    .command(simCommand(io, exit))
-    .command(demoCommand(io, exit))
-    .command(benchCommand(io, exit))
-    .command(rescoreCommand(io, exit))
-    .command(serveCommand(io, exit))
-    .command(mcpCommand(io, exit))
+    .usage('$0 <command> [options]\n\nStructured debates between local Ollama models, recorded in SQLite.');
+  for (const c of commands) parser = parser.command(c);
+  parser = parser
     .option('debug', { type: 'boolean', describe: 'Print stack traces for errors', global: true })
+    .completion('completion', 'Print a bash/zsh completion script: `conclave completion >> ~/.bashrc` (or ~/.zshrc)')
+    .recommendCommands()
     .demandCommand(1, 'Name a command, e.g. `conclave run "question" --preset tech-decision`.')
     .strict()
     .help()
@@ -105,7 +145,9 @@ function cliParser(argv: string[], io: CliIO, exit: ExitCode) {
     .exitProcess(false)
     .fail((msg, err) => {
       if (err) throw err;
-      throw new UsageError(msg);
+      // While a command's line is parsed, the parser holds that command's options.
+      const inner = parser as unknown as YargsInternals;
+      throw usageError(msg, argv, inner.getOptions().key, names);
     });
   parser.command(
     'version',

@@ -106,6 +106,11 @@ export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-f
   }
   if (args.question !== '-') return args.question;
   const stdin = io.stdin ?? process.stdin;
+  // On a terminal nothing says the command waits for typing: say it, and how to end it (even with --quiet).
+  if ((stdin as { isTTY?: boolean }).isTTY) {
+    const end = process.platform === 'win32' ? 'Ctrl-Z then Enter' : 'Ctrl-D on a new line';
+    io.stderr.write(`Reading the question from standard input: type it, then press ${end} to end it (Ctrl-C to cancel).\n`);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stdin) {

@@ -1,3 +1,4 @@
+import { closest } from '../suggest.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -41,7 +42,8 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
     }
     if (existsSync(asPath)) return asPath;
     const names = builtinPresetNames();
-    throw new InputError('UNKNOWN_PRESET', `There is no preset named \`${nameOrPath}\`.`, {
+    const near = closest(nameOrPath, names);
+    throw new InputError('UNKNOWN_PRESET', `There is no preset named \`${nameOrPath}\`.${near ? ` Did you mean \`${near}\`?` : ''}`, {
       hint: `Built-in presets: ${names.join(', ') || '(none)'}. Or pass a path to a YAML/JSON preset file.`,
     });
   }

@@ -98,4 +98,9 @@ export interface CallBudget {
   actual: number;
   /** The run's tokens after this call (calls still in flight count their estimate). */
   used: number;
+  /**
+   * Of `used`, the tokens calls that ended really spent; the rest are estimates held for calls
+   * still in flight. Absent in records made before it was kept.
+   */
+  spent?: number;
 }

@@ -5,6 +5,7 @@ import type { TranscriptRound } from '../protocol/prompts.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredDebate } from '../store/store.js';
 import type { ResumePoint } from './recorder.js';
+import { agentPairs, answerText, answerTokens, batchPairs, type ClashBoard } from '../protocol/tensions.js';
 import { protocolFor } from './protocols/index.js';
 import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
@@ -22,6 +23,12 @@ export interface ResumePlan {
    * are read from these replies, and only the other debaters are asked.
    */
   recorded: RecordedCalls;
+  /**
+   * The clashes mapped on the round-0 answers before the interruption, read back from the record
+   * with every clash open (the reused rounds settle them again); undefined when none were mapped
+   * to the end, so the resumed run maps them.
+   */
+  clashes?: ClashBoard;
   point: ResumePoint;
 }
 
@@ -74,12 +81,46 @@ export function planResume(d: StoredDebate): ResumePlan {
     preset: pinNumCtx(d.preset, d.plan as SchedulePlan | null),
     from,
     recorded,
+    ...(from.length > 0 ? recordedClashes(d, from[0]!) : {}),
     point: {
       fromRound: from.at(-1)?.round ?? -1,
       roundsCompleted: judged.at(-1)?.round ?? 0,
       finalConvergence: convergences.at(-1) ?? null,
     },
   };
+}
+
+/**
+ * The clash board a debate mapped on its round-0 answers, as recorded: its claims, every clash
+ * batch's call finished, the clashes found. Its claim and clash calls are not sent again.
+ */
+function recordedClashes(d: StoredDebate, opening: TranscriptRound): { clashes: ClashBoard } | Record<string, never> {
+  const spec = d.preset.tensions;
+  const stored = d.tensions;
+  if (!spec?.enabled || !stored || stored.agents.length < 2 || (stored.earlyRound ?? 0) !== opening.round) return {};
+  const round = opening.round;
+  const agents = stored.agents;
+  const pairs = agentPairs(agents);
+  const batches = batchPairs(pairs, spec.pairsPerCall);
+  const lastCall = (stage: string, agentId: string) => d.calls.filter((c) => c.stage === stage && c.round === round && c.agentId === agentId).at(-1);
+  const clashCalls = batches.map((_, i) => lastCall('clash', `clash-${i + 1}`));
+  // Every batch must have been asked to the end: a cut-off or unsent one means the clashes step did not finish.
+  if (clashCalls.some((c) => !c || c.status === 'aborted' || neverReached(c))) return {};
+  const gaps = d.agents
+    .filter((a) => a.role === 'debater' && !agents.includes(a.id))
+    .flatMap((a) => {
+      const call = lastCall('claims', a.id);
+      return call && call.status !== 'ok' ? [`no claims from ${a.id} (${call.error ?? call.status})`] : [];
+    });
+  let pairsCompared = 0;
+  batches.forEach((batch, i) => {
+    const call = clashCalls[i];
+    if (call?.status === 'ok') pairsCompared += batch.length;
+    else gaps.push(`pairs ${batch.map(([a, b]) => `${a}–${b}`).join(', ')} not compared (${call?.error ?? 'not asked'})`);
+  });
+  const texts = opening.turns.filter((t) => agents.includes(t.agentId) && t.status === 'ok').map((t) => answerText(t, t));
+  const tensions = stored.tensions.map(({ resolvedInRound: _r, concededBy: _c, ...t }) => ({ ...t, resolution: 'open' as const }));
+  return { clashes: { round, agents, claims: stored.claims, tensions, gaps, answerTokens: answerTokens(texts), pairsTotal: pairs.length, pairsCompared } };
 }
 
 /** The preset with every model's num_ctx set to the plan's, so the resumed run sizes nothing anew. */
@@ -113,6 +154,7 @@ export async function resumeDebate(
     synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
     synthesizer: null,
   });
+  if (plan.clashes) runner.reuseClashes(plan.clashes);
   try {
     return runner.complete(await protocol.run(runner, plan.from, plan.recorded));
   } catch (err) {

@@ -36,7 +36,7 @@ import type {
 import type { ProtocolStep } from './protocol-events.js';
 import type { ExtraStage, StageContext } from './stage.js';
 import { mapClashes, mapsTensions } from './stages/tensions.js';
-import { type ClashBoard, type ClashUpdate, type Tension, openClashesOf, settleClashes } from '../protocol/tensions.js';
+import { type ClashBoard, type ClashUpdate, type Tension, type TensionUpdate, agentPairs, batchPairs, openClashesOf, settleClashes } from '../protocol/tensions.js';
 import { critiqueClashSection } from '../protocol/tension-prompts.js';
 import { type StructuredOutcome, parseReply } from './structured-call.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from './synthesis.js';
@@ -638,18 +638,33 @@ export class Runner {
    * Maps the clashes on the answers of the last given round (a debate: round 0, before the first
    * critique round) when the preset maps tensions. Each critique round then shows every agent the
    * open clashes it is a party to, and settles those it concedes. Critique rounds already recorded
-   * (a resumed run) are settled again from their stored replies. A failure leaves no board.
+   * (a resumed run) are settled again from their stored replies, on the board read back from the
+   * record when the run before the interruption had mapped it. A failure leaves no board.
    */
   async mapClashes(rounds: readonly TranscriptRound[]): Promise<void> {
     if (!mapsTensions(this.preset) || this.interrupted()) return;
     try {
-      this.clashes = await mapClashes(this.#stageContext(rounds.slice(0, 1)));
+      if (this.clashes === undefined) this.clashes = await mapClashes(this.#stageContext(rounds.slice(0, 1)));
     } catch (err) {
       if (err instanceof StoreError) throw err;
       this.clashes = null;
       this.warn(`mapping the clashes failed: ${errorMessage(err)}`);
     }
     for (const r of rounds.slice(1)) this.#settleClashes(r.round, r.turns);
+  }
+
+  /**
+   * Takes the clash board a resumed debate had mapped before its interruption, so its claim and
+   * clash calls are not sent again, and records its claims and clashes anew (a resumption clears
+   * the stage rows, which the reused rounds then settle again).
+   */
+  reuseClashes(board: ClashBoard): void {
+    this.clashes = board;
+    const clashCalls = batchPairs(agentPairs(board.agents), this.preset.tensions?.pairsPerCall ?? 1).length;
+    const claimGaps = board.gaps.filter((g) => g.startsWith('no claims from'));
+    const update = (u: TensionUpdate): void => this.emit({ type: 'tensions.update', update: u, at: this.now() });
+    update({ step: 'claims', agents: board.agents, claims: board.claims, gaps: claimGaps, answerTokens: board.answerTokens, pairs: board.pairsTotal, clashCalls, round: board.round });
+    update({ step: 'clashes', tensions: board.tensions, gaps: [...board.gaps], decision: null, round: board.round });
   }
 
   /** After a critique round: the clashes a party conceded in it are resolved in that round. */

@@ -159,7 +159,11 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
           calls: d.callCount,
           flaggedForReview: d.flaggedForReview,
         }));
-        return textResult(`${entries.length} debate${entries.length === 1 ? '' : 's'} in ${ctx.store.path}, newest first.`, jsonText(entries, 2));
+        // The limit is not the total: when it cut the list, count every debate that matched.
+        const matched = (list: { presetName: string }[]): number => (args.preset ? list.filter((d) => d.presetName === args.preset).length : list.length);
+        const total = rows.length < limit ? rows.length : matched(ctx.store.listDebates({ ...(status ? { status } : {}), limit: Number.MAX_SAFE_INTEGER }));
+        const shown = total > entries.length ? `${entries.length} of ${total} debates (the newest; raise limit for more)` : `${entries.length} debate${entries.length === 1 ? '' : 's'}`;
+        return textResult(`${shown} in ${ctx.store.path}, newest first.`, jsonText(entries, 2));
       }),
   );
 }

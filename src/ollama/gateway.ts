@@ -234,6 +234,14 @@ export class Gateway implements ModelServer {
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;
       const text = serverText(e.message ?? '');
+      if (status === 404 && model === null) {
+        // Ollama answers every /api route it has; a 404 on /api/tags or /api/ps means another kind of server.
+        return new CallError('NOT_OLLAMA', `${this.host} answered 404 Not Found on Ollama's /api routes: it is not an Ollama server.`, {
+          hint: `If it is an OpenAI-compatible server (llama-server, vLLM, LM Studio), pass \`--host ${this.host.replace(/\/+$/, '')}/v1 --api openai\`.`,
+          status,
+          cause: err,
+        });
+      }
       if (status === 404) {
         return new CallError('MODEL_MISSING', `Model \`${model}\` is not on ${this.host}.`, {
           hint: `Run \`ollama pull ${model}\` on that host.`,

@@ -61,7 +61,7 @@ export function splitSections(content: string, attachment = 0): Section[] {
     if (current.some((l) => l.trim() !== '')) blocks.push(current.join('\n').trim());
     // A heading with no text of its own (a title over the first section) joins the section after it.
     for (let i = blocks.length - 2; i >= 0; i--) {
-      if (blocks[i]!.split('\n').every((l) => l.trim() === '' || /^#{1,6}\s/.test(l))) blocks.splice(i, 2, `${blocks[i]}\n\n${blocks[i + 1]}`);
+      if (headingsOnly(blocks[i]!)) blocks.splice(i, 2, `${blocks[i]}\n\n${blocks[i + 1]}`);
     }
   } else {
     let group = '';
@@ -77,6 +77,19 @@ export function splitSections(content: string, attachment = 0): Section[] {
   }
   const pieces = blocks.flatMap((b) => cutLong(b, MAX_SECTION_CHARS));
   return pieces.map((p, i) => ({ attachment, number: i + 1, text: p }));
+}
+
+/** A heading line, or a paragraph of nothing but headings: a title, no content. */
+const headingsOnly = (paragraph: string): boolean => paragraph.split('\n').every((l) => l.trim() === '' || /^#{1,6}\s/.test(l));
+
+/**
+ * The start of a section up to its first paragraph with content: the headings over it stay as
+ * its context, but a key section is never a title alone.
+ */
+export function keyParagraph(section: string): string {
+  const paragraphs = section.split(/\n\s*\n/);
+  const first = paragraphs.findIndex((p) => p.trim() !== '' && !headingsOnly(p));
+  return first < 0 ? section : paragraphs.slice(0, first + 1).join('\n\n');
 }
 
 function cutLong(block: string, max: number): string[] {
@@ -179,8 +192,8 @@ export function materialFor(attachments: readonly Attachment[], req: MaterialReq
     const best = chosen[0] ?? (ranked[0] && room > 200 ? { s: { ...ranked[0].s, text: ranked[0].s.text.slice(0, Math.floor(room / 2)) }, order: ranked[0].order } : undefined);
     chosen.length = 0;
     if (best) {
-      const firstParagraph = best.s.text.split(/\n\s*\n/).slice(0, 2).join('\n\n');
-      chosen.push({ s: { ...best.s, text: firstParagraph.length < best.s.text.length ? firstParagraph : best.s.text }, order: best.order });
+      const key = keyParagraph(best.s.text);
+      chosen.push({ s: { ...best.s, text: key.length < best.s.text.length ? key : best.s.text }, order: best.order });
     }
     dropped = Math.max(0, sections.reduce((s, x) => s + x.text.length, 0) - (chosen[0]?.s.text.length ?? 0));
   }

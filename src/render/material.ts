@@ -101,6 +101,7 @@ export function materialDocument(d: StoredDebate): { attachments: unknown[]; bud
 /** The live view's lines for material and budget events. */
 export function materialLiveView(paint: Paint): (event: DebateEvent) => string[] {
   let used = 0;
+  let spent = 0;
   let limit: number | null = null;
   return (event) => {
     switch (event.type) {
@@ -111,10 +112,18 @@ export function materialLiveView(paint: Paint): (event: DebateEvent) => string[]
         return lines;
       }
       case 'call.finished':
-        if (event.call.budget) used = event.call.budget.used;
+        if (event.call.budget) {
+          used = event.call.budget.used;
+          spent = event.call.budget.spent ?? used;
+        }
         return [];
-      case 'round.started':
-        return limit !== null && used > 0 ? [paint('dim', `  budget: ${tokens(used)} of ${tokens(limit)} tokens used (${Math.round((used / limit) * 100)}%)`)] : [];
+      case 'round.started': {
+        if (limit === null || used <= 0) return [];
+        // Calls still running count their estimate until they end; said so, the figure may go down.
+        const held = used - spent;
+        const inFlight = held > 0 ? `; ${tokens(spent)} spent by calls that ended, ${tokens(held)} estimated for calls still in flight (counted for real when they end)` : '';
+        return [paint('dim', `  budget: ${tokens(used)} of ${tokens(limit)} tokens counted (${Math.round((used / limit) * 100)}%)${inFlight}`)];
+      }
       case 'budget.decision':
         return [paint('yellow', `  budget ${event.decision.kind}: ${event.decision.detail}`)];
       default:

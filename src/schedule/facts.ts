@@ -118,7 +118,8 @@ export async function gatherHostFacts(
     base.models = tags;
     base.loaded = loaded;
   } catch (err) {
-    return { ...base, ...failure(err) };
+    const failed = { ...base, ...failure(err) };
+    return failed.errorCode === 'NOT_OLLAMA' ? { ...failed, ...(await openAIInstead(url)) } : failed;
   }
   const wanted = models.length ? models.filter((m) => base.models.some((t) => sameModel(t.name, m))) : base.models.map((m) => m.name);
   await Promise.all(
@@ -196,6 +197,26 @@ async function openAIFacts(entry: HostEntry, base: HostFacts, models: string[], 
     return { ...facts, ...failure(err) };
   }
   return { ...facts, ok: true };
+}
+
+/**
+ * A server that refused Ollama's /api routes: when it lists models on /v1/models it serves the
+ * OpenAI API, and the message says so with the flags that reach it.
+ */
+async function openAIInstead(url: string): Promise<Partial<Pick<HostFacts, 'error' | 'errorHint'>>> {
+  const base = url.replace(/\/+$/, '');
+  try {
+    const res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(5000) });
+    await res.body?.cancel();
+    // 401 or 403 still means the route exists: it wants a key.
+    if (!res.ok && res.status !== 401 && res.status !== 403) return {};
+  } catch {
+    return {};
+  }
+  return {
+    error: `${base} is an OpenAI-compatible server, not Ollama: it answered 404 on /api/tags and serves /v1/models.`,
+    errorHint: `Pass \`--host ${base}/v1 --api openai\` (and \`--api-key-env VAR\` if it wants a key), or in a hosts file \`api: openai\` with that URL.`,
+  };
 }
 
 function failure(err: unknown): Pick<HostFacts, 'error' | 'errorCode' | 'errorHint'> {

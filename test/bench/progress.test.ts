@@ -42,6 +42,35 @@ describe('bench progress', () => {
     expect(out.text).toContain('· ⚠ 67% of answers unreadable');
   });
 
+  it('draws the bar before the first item ends and moves its elapsed time while items run', () => {
+    const out = sink(true);
+    let t = 0;
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => t });
+    view.tick();
+    expect(out.text).toContain('0/4 (0%) · elapsed 0s · ETA ? · first items running');
+    t = 51_000;
+    view.tick();
+    expect(out.text).toContain('0/4 (0%) · elapsed 51s');
+    view.update(step(1, 4));
+    t = 75_000;
+    view.tick();
+    expect(out.text.split('\r').at(-1)).toContain('1/4 (25%) · elapsed 1m15s');
+    view.close();
+  });
+
+  it('writes a plain line while items run only when 30 seconds have passed without one', () => {
+    const out = sink(false);
+    let t = 0;
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => t });
+    view.tick();
+    t = 10_000;
+    view.tick();
+    expect(out.text).toBe('');
+    t = 31_000;
+    view.tick();
+    expect(out.text).toBe('bench: 0/4 (0%) · elapsed 31s · ETA ? · first items running\n');
+  });
+
   it('writes a plain line every tenth of the way when stderr is not a terminal', () => {
     const out = sink(false);
     let t = 0;

@@ -194,9 +194,10 @@ describe('the grammar is the contract', () => {
     expect(listed.stdout).toMatch(new RegExp(`${id}\\s+\\S+ \\S+\\s+unsynthesized`));
     expect((await cli(['list', '--db', db, '--status', 'unsynthesized'])).stdout).toContain(id!);
 
-    // Still down: a second attempt fails, is recorded, and the debate stays unsynthesized.
-    const again = await cli(['synthesize', id!, '--host', sim.url, '--db', db, '--quiet']);
+    // Still down: a second attempt, on the host the debate ran on (no --host), fails, is recorded, and the debate stays unsynthesized.
+    const again = await cli(['synthesize', id!, '--db', db]);
     expect(again.code).toBe(5);
+    expect(again.stderr).toContain(`on ${sim.url}`);
 
     synthesizerUp = true;
     const before = panel.seen.length;

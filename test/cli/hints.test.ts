@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
+import { runCli } from '../helpers/cli.js';
 
 /** Every .ts file under a folder, recursively. */
 function sources(dir: string): string[] {
@@ -21,5 +23,38 @@ describe('hints', () => {
         });
     }
     expect(bare).toEqual([]);
+  });
+});
+
+describe('did you mean', () => {
+  it('suggests the nearest command, flag or preset name, and points at the command\'s own help', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-suggest-'));
+    const typo = await runCli(['rnu'], dir);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('Unknown command `rnu`. Did you mean `conclave run`?');
+    const flag = await runCli(['run', 'Q?', '--preset', 'tech-decision', '--max-round', '2'], dir);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('Unknown option `--max-round`. Did you mean `--max-rounds`?');
+    expect(flag.stderr).not.toContain('maxRound');
+    expect(flag.stderr).toContain('Run `conclave run --help` for the options.');
+    const preset = await runCli(['run', 'Q?', '--preset', 'tech-decison', '--db', join(dir, 'r.db')], dir);
+    expect(preset.code).not.toBe(0);
+    expect(preset.stderr).toContain('Did you mean `tech-decision`?');
+    const far = await runCli(['frobnicate'], dir);
+    expect(far.stderr).toContain('Unknown command `frobnicate`.');
+    expect(far.stderr).not.toContain('Did you mean');
+  });
+
+  it('prints a shell completion script', async () => {
+    // yargs prints the script with console.log.
+    const printed: string[] = [];
+    const spy = vi.spyOn(console, 'log').mockImplementation((text: string) => void printed.push(text));
+    try {
+      const r = await runCli(['completion'], mkdtempSync(join(tmpdir(), 'conclave-completion-')));
+      expect(r.code).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(printed.join('\n')).toContain('conclave --get-yargs-completions');
   });
 });

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load-preset.js';
 import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
-import { runCli } from '../helpers/cli.js';
+import { main } from '../../src/cli/main.js';
+import { capture, runCli } from '../helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-list-bench-'));
 const db = join(dir, 'record.db');
@@ -37,6 +38,44 @@ describe('list and bench items', () => {
     const items = JSON.parse(bench.stdout) as { presetName: string; bench: boolean }[];
     expect(items).toHaveLength(3);
     expect(items.every((d) => d.bench && d.presetName === 'small-8gb')).toBe(true);
+  });
+
+  it('fits `list` and `bench list` in 100 columns off a terminal, or in the terminal\'s width, clipping the question', async () => {
+    for (const args of [['list', '--db', db, '--bench'], ['list', '--db', db], ['bench', 'list', '--db', db]]) {
+      const r = await runCli(args, dir);
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).not.toBe('');
+      for (const line of r.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(100);
+    }
+    const stdout = Object.assign(capture(80), { isTTY: true });
+    const stderr = capture(80);
+    expect(await main(['list', '--db', db, '--bench'], { stdout, stderr, env: {}, cwd: dir })).toBe(0);
+    for (const line of stdout.text.trim().split('\n')) expect(line.length).toBeLessThanOrEqual(80);
+    expect(stdout.text).toContain('…');
+  });
+
+  it('says that no debate matched an empty --status filter, before the note on bench items', async () => {
+    const r = await runCli(['list', '--db', db, '--status', 'failed'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^No debate matched --status failed in .*record\.db\. `conclave list` shows them all\.\n/);
+    // Every completed debate a person ran is left out with --bench: said first, then the note.
+    const onlyBench = await runCli(['list', '--db', db, '--status', 'completed', '--bench', '--limit', '0'], dir);
+    expect(onlyBench.stderr.split('\n')[0]).toMatch(/^No debate run by `conclave bench` matched --status completed/);
+  });
+
+  it('wraps an error message at word boundaries on a terminal', async () => {
+    const stdout = capture(60);
+    const stderr = Object.assign(capture(60), { isTTY: true });
+    expect(await main(['show', 'no-such-debate-anywhere', '--db', db], { stdout, stderr, env: {}, cwd: dir })).not.toBe(0);
+    const lines = stderr.text.trimEnd().split('\n');
+    expect(lines.length).toBeGreaterThan(2);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(60);
+    // No word was cut: joined again, the text reads as one.
+    const words = stderr.text.split(/\s+/).filter(Boolean);
+    const piped = capture(60);
+    await main(['show', 'no-such-debate-anywhere', '--db', db], { stdout, stderr: piped, env: {}, cwd: dir });
+    expect(words).toEqual(piped.text.split(/\s+/).filter(Boolean));
   });
 
   it('shows the rounds and the last score of a debate killed before it finished, not 0 and -', async () => {

@@ -122,7 +122,7 @@ describe('run --attach', () => {
     const r = await cli(['run', 'Should we migrate?', '--preset', tight, '--host', sim!.url, '--db', join(dir, 'tight.db'), '--attach', 'plan.md', '--token-budget', '5000']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('token budget: 5,000');
-    expect(r.stderr).toMatch(/budget: [\d,]+ of 5,000 tokens used \(\d+%\)/);
+    expect(r.stderr).toMatch(/budget: [\d,]+ of 5,000 tokens counted \(\d+%\)/);
     expect(r.stderr).toContain('Stopped: the token budget was spent');
     expect(r.stdout).toContain('RECOMMENDATION');
     expect(r.stdout).toMatch(/Cut short by the budget: the token budget \(5,000 tokens\) was spent after round \d/);

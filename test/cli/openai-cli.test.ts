@@ -126,6 +126,19 @@ describe('an OpenAI-compatible server from the CLI', () => {
     });
   }
 
+  it('says an OpenAI-compatible server given without --api is one, with the flags that reach it, not that it cannot be reached', async () => {
+    const db = join(dir, 'not-ollama.db');
+    const run = await cli(['run', 'Is a monorepo right for us?', '--preset', 'tech-decision', '--host', vllm.url, '--db', db]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).not.toContain('Cannot reach');
+    expect(run.stderr).toContain(`${vllm.url} is an OpenAI-compatible server, not Ollama`);
+    expect(run.stderr).toContain(`--host ${vllm.url}/v1 --api openai`);
+    const models = await cli(['models', '--host', vllm.url]);
+    expect(models.code).toBe(3);
+    expect(models.stderr).not.toContain('`null`');
+    expect(models.stderr).toContain(`--host ${vllm.url}/v1 --api openai`);
+  });
+
   it('sends round 0 of a debate in parallel to the server', async () => {
     const db = join(dir, 'parallel-round0.db');
     const run = await cli(['run', 'Is a monorepo right for us?', '--preset', 'tech-decision', '--host', `${vllm.url}/v1`, '--api', 'openai', '--api-key-env', 'VLLM_KEY', '--db', db]);

@@ -46,6 +46,18 @@ describe('the question from standard input or a file', () => {
     for (const p of prompts) expect(p).toContain('Should the ledger move to PostgreSQL?');
   });
 
+  it('says on a terminal that `run -` reads the question from standard input and how to end it, and says nothing when it is piped', async () => {
+    const typed = Object.assign(Readable.from([Buffer.from('Should we typeset in Garamond?\n')]), { isTTY: true });
+    const stdout = capture();
+    const stderr = capture();
+    const code = await main(['run', '-', '--preset', presetFile, '--host', sim!.url, '--db', join(dir, 'tty.db'), '--quiet'], { stdout, stderr, env: {}, cwd: dir, stdin: typed });
+    expect(code).toBe(0);
+    expect(stderr.text).toContain('Reading the question from standard input');
+    expect(stderr.text).toMatch(/Ctrl-D on a new line|Ctrl-Z then Enter/);
+    const piped = await withStdin(['run', '-', '--preset', presetFile, '--host', sim!.url, '--db', join(dir, 'tty.db'), '--quiet'], 'Should we typeset in Garamond?\n');
+    expect(piped.stderr).not.toContain('Reading the question');
+  });
+
   it('reads the question of --question-file from the file', async () => {
     const file = join(dir, 'question.md');
     writeFileSync(file, 'Which queue fits the billing events?\n');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PresetInput } from '../../src/config/preset-schema.js';
 import { recorder } from '../../src/engine/recorder.js';
+import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { renderCard } from '../../src/render/card.js';
 import { debateDocument } from '../../src/render/document.js';
@@ -417,5 +418,41 @@ describe('clashes in a debate with critique rounds', () => {
       expect(view).not.toMatch(/Round 2[^\n]*targeted/i);
       expect(view).not.toMatch(/targeted[^\n]*round 2/i);
     }
+  });
+});
+
+describe('resuming a debate that mapped its clashes', () => {
+  it('reuses the recorded claims and clashes instead of sending those calls again', async () => {
+    const preset = testPreset(['a', 'b', 'c', 'd'], { tensions: {}, protocol: { maxRounds: 2, convergenceThreshold: 0.95, callTimeoutSeconds: 10 } });
+    const clashes = [
+      { a: 'C1', b: 'C3', type: 'factual' as const, severity: 9 },
+      { a: 'C5', b: 'C7', type: 'factual' as const, severity: 8 },
+    ];
+    const responder = tensionResponder({ judge: [0.2], clashes, concessions: { c: { 1: ['T2'] } } });
+    sim = await startSimulator({ models: simModels(preset), respond: responder.respond });
+    store = openStore(':memory:');
+    const controller = new AbortController();
+    // Stopped once round 1 is judged: round 2 and the stages are left to the resumed run.
+    const stop = (e: { type: string; judgement?: { round: number } }): void => {
+      if (e.type === 'round.judged' && e.judgement?.round === 1) controller.abort();
+    };
+    await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), listeners: [stop as never], signal: controller.signal }).catch(() => undefined);
+    const stored = store.getDebate(store.listDebates()[0]!.id);
+    expect(stored.status).toBe('interrupted');
+    expect(stored.calls.filter((c) => c.stage === 'claims' || c.stage === 'clash').length).toBeGreaterThan(0);
+    const plan = planResume(stored);
+    const before = responder.seen.length;
+    const result = await resumeDebate(stored, { host: sim.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    const asked = responder.seen.slice(before);
+    expect(of(asked, 'claims')).toHaveLength(0);
+    expect(of(asked, 'clash')).toHaveLength(0);
+    expect(of(asked, 'map')).toHaveLength(1);
+    const after = store.getDebate(stored.id);
+    // The clash c conceded in round 1 stays resolved, and the map is drawn from the recorded board.
+    const byId = Object.fromEntries(after.tensions!.map!.tensions.map((x) => [x.id, x]));
+    expect(byId.T2).toMatchObject({ resolution: 'resolved', resolvedInRound: 1, concededBy: 'c' });
+    expect(after.tensions!.claims).toHaveLength(8);
+    expect(store.verifyDebate(stored.id).state).toBe('sealed');
   });
 });

@@ -233,6 +233,20 @@ describe('conclave mcp', () => {
     }
   });
 
+  it('says how many debates matched when the limit cuts the list, not the limit as the total', async () => {
+    const db = join(dir, 'two.db');
+    for (let i = 0; i < 2; i++) expect((await runCli(['demo', '--db', db, '--quiet', '--token-ms', '0'], dir)).code).toBe(0);
+    const { client, transport } = await connect(db);
+    try {
+      const cut = await call(client, 'conclave_list', { limit: 1 });
+      expect(lastJson<unknown[]>(cut)).toHaveLength(1);
+      expect(text(cut)).toContain('1 of 2 debates');
+      expect(text(await call(client, 'conclave_list', { limit: 5 }))).toContain('2 debates in');
+    } finally {
+      await transport.close();
+    }
+  });
+
   it('reports a debate that fails as ended, with its status and reason, not as a tool error', async () => {
     const { client, transport } = await connect(join(dir, 'failing.db'));
     failOpenings = true;

@@ -46,6 +46,15 @@ describe('material sections and excerpts', () => {
     // Short material is no exception: under pressure it is excerpted too.
     expect(materialFor([file('note.md', migrationPlan(3))], { ...ask, keep: 'primary' }).uses[0]!.mode).toBe('excerpt');
   });
+
+  it('never keeps a title line alone as the key section: the headings stay with their first paragraph of text', () => {
+    // The title over the first section joins it; the key section is cut to its first paragraph with content.
+    const plan = file('plan.md', `# Billing store migration plan\n\n## 1. Scope and billing store\n\nThe billing store moves to Postgres in one cutover.\n\nMore on scope.\n\n${migrationPlan(8).split('\n').slice(1).join('\n')}`);
+    const m = materialFor([plan], { ...ask, question: 'Which scope for the billing store?', focus: 'scope', keep: 'key' });
+    expect(m.uses[0]!.sections).toEqual([1]);
+    expect(m.text).toContain('## 1. Scope and billing store\n\nThe billing store moves to Postgres in one cutover.');
+    expect(m.text).not.toContain('More on scope.');
+  });
 });
 
 describe('budget rules', () => {

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import type { CliIO, ExitCode } from '../io.js';
+import { type CliIO, type ExitCode, outputColumns, tellUser } from '../io.js';
 import { dbOption, openRecordDb } from '../shared.js';
 import { inert, jsonText } from '../../render/inert.js';
 
@@ -24,7 +24,7 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         .option('bench', { type: 'boolean', describe: 'Only the debates `conclave bench` ran as items (hidden otherwise)' }),
     handler: async (args) => {
       const writeOut = (text: string): boolean => io.stdout.write(inert(text));
-      const writeErr = (text: string): boolean => io.stderr.write(inert(text));
+      const writeErr = (text: string): void => tellUser(io, inert(text));
       const store = await openRecordDb(args.db, io);
       try {
         const options = { limit: args.limit, ...(args.status ? { status: args.status as 'completed' } : {}), bench: args.bench ? ('only' as const) : ('hide' as const) };
@@ -40,32 +40,39 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
         const hidden = args.bench ? 0 : store.benchDebateCount(args.status as 'completed' | undefined);
         const benchNote = hidden > 0 ? `${hidden} debate${hidden === 1 ? '' : 's'} run by \`conclave bench\` ${hidden === 1 ? 'is' : 'are'} not listed: \`conclave list --bench\` lists them, \`conclave bench list\` their runs.\n` : '';
         if (rows.length === 0) {
-          if (benchNote) {
-            writeErr(benchNote);
-            return;
-          }
-          const total = args.status ? store.listDebates({ limit: 1 }).length : 0;
+          // Say first that nothing matched, then what was left out.
+          const any = store.listDebates({ limit: 1, bench: 'hide' }).length + store.benchDebateCount() > 0;
+          const what = args.bench ? 'debate run by `conclave bench`' : 'debate';
           writeErr(
-            total > 0
-              ? `No ${args.status} debates in ${store.path}. \`conclave list\` shows all of them.\n`
-              : `No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`,
+            args.status
+              ? `No ${what} matched --status ${args.status} in ${store.path}.${any ? ' `conclave list` shows them all.' : ''}\n`
+              : any
+                ? `No ${what} to list in ${store.path}.\n`
+                : `No debates in ${store.path} yet. Start one with \`conclave run "question" --preset NAME\`, or try \`conclave demo\`.\n`,
           );
+          if (benchNote) writeErr(benchNote);
           return;
         }
-        const { formatTable } = await import('../../render/table.js');
+        const { formatFittedTable } = await import('../../render/table.js');
+        const columns = outputColumns(io);
+        // Narrower terminals drop the agent count, then the creation time (the id starts with it).
+        const wide = columns >= 120;
+        const dated = columns >= 100;
         writeOut(
-          formatTable(
-            ['id', 'created', 'status', 'rounds', 'conv.', 'agents', 'preset', 'question'],
+          formatFittedTable(
+            ['id', ...(dated ? ['created'] : []), 'status', 'rounds', 'conv.', ...(wide ? ['agents'] : []), 'preset', 'question'],
             rows.map((r) => [
               r.id,
-              new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '),
+              ...(dated ? [new Date(r.createdAt).toISOString().slice(wide ? 0 : 5, 16).replace('T', ' ')] : []),
               r.status + (r.exitReason && r.exitReason !== 'converged' && r.exitReason !== 'max_rounds' && r.exitReason !== r.status ? ` (${r.exitReason})` : ''),
               String(r.roundsCompleted),
               r.finalConvergence === null ? '-' : r.finalConvergence.toFixed(2),
-              String(r.agentCount),
+              ...(wide ? [String(r.agentCount)] : []),
               r.presetName,
-              r.question.length > 60 ? `${r.question.slice(0, 59)}…` : r.question,
+              r.question,
             ]),
+            columns,
+            12,
           ),
         );
         if (benchNote) writeErr(benchNote);

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { IntegrityError, InputError } from '../../errors.js';
-import type { CliIO, ExitCode } from '../io.js';
+import { type CliIO, type ExitCode, tellUser } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
 import type { HostEntry } from '../../config/preset-schema.js';
 import type { PlannedHost } from '../../schedule/plan.js';
@@ -65,7 +65,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
           const from = plan.point.fromRound < 0 ? 'from the start (no round was complete)' : `after round ${plan.point.fromRound}, reusing ${stored.calls.length} recorded calls`;
           const done = [...plan.recorded.keys()];
           const partial = done.length > 0 ? `; in round ${plan.point.fromRound + 1}, ${done.join(', ')} answered already and ${done.length === 1 ? 'is' : 'are'} not asked again` : '';
-          io.stderr.write(`Resuming ${id} ${from}${partial}.\n\n`);
+          tellUser(io, `Resuming ${id} ${from}${partial}.\n\n`);
         }
         handedOver = true;
         exit.value = await driveFromCli(io, store, args, (hooks) => resumeDebate(stored, { ...hooks, host, env: io.env, ...(hosts.length > 0 ? { hosts } : {}) }, plan), plan.point);

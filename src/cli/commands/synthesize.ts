@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
-import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
+import { type HostArgs, apiOptions, recordedHostOf, singleHost } from '../host-args.js';
 
 interface SynthesizeArgs extends HostArgs {
   'sign-key'?: string;
@@ -20,7 +20,7 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       y
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
         .option('model', { type: 'string', describe: "Synthesizer model (default: the preset's)" })
-        .option('host', { type: 'string', describe: 'Server URL: Ollama (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --api openai an OpenAI-compatible /v1 base' })
+        .option('host', { type: 'string', describe: "Server URL (default: the host the debate's synthesizer ran on, else $OLLAMA_HOST); with --api openai an OpenAI-compatible /v1 base" })
         .options(apiOptions)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
@@ -35,7 +35,10 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       try {
         const id = store.resolveId(args.id);
-        const target = singleHost(args, io.env);
+        // The server the debate ran on, as `resume` does, unless --host (or --api) names another.
+        const { synthesizerModel } = await import('../../config/synthesizer.js');
+        const stored = args.host || args.api ? null : store.getDebate(id);
+        const target = (stored && recordedHostOf(stored.plan, args.model ?? synthesizerModel(stored.preset))) || singleHost(args, io.env);
         const host = target.url;
         const { record, debate } = await resynthesize({
           store,

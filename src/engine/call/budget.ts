@@ -49,7 +49,7 @@ export function admit(ctx: CallContext, req: CallRequest<unknown>, prompt: Promp
       return {
         ...record,
         ...(prompt.uses.length ? { material: prompt.uses } : {}),
-        ...(limit === null ? {} : { budget: { limit, priority, estimate, actual, used: ctx.tally.used } }),
+        ...(limit === null ? {} : { budget: { limit, priority, estimate, actual, used: ctx.tally.used, spent: ctx.tally.spent } }),
       };
     },
   };
