@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
 import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.js';
-import { type DebateResult, type RunDebateOptions, runDebate } from '../engine/run-debate.js';
+import { type DebateResult, newDebateId, type RunDebateOptions, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
 import { type HostArgs, singleHost } from './host-args.js';
@@ -149,6 +149,7 @@ export async function prepareRun(args: RunCliArgs, io: CliIO): Promise<PreparedR
   return {
     header,
     options: (store) => ({
+      id: newDebateId(Date.now(), (id) => store.hasDebate(id)),
       question,
       preset,
       host,

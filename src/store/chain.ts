@@ -308,3 +308,12 @@ function firstDifference(
   }
   return null;
 }
+
+/** One line naming what does not match, for messages. */
+export function describeBreak(v: Extract<Verdict, { state: 'broken' }>): string {
+  if (v.call) {
+    const c = v.call;
+    return `call ${c.number} of ${v.calls} (${c.stage}, round ${c.round}, ${c.agentId}${c.attempt > 0 ? ', repair' : ''}): ${v.problem}`;
+  }
+  return v.problem;
+}

@@ -224,6 +224,11 @@ export class RecordReader implements RecordReading {
   }
 
   /** How many debates are recorded with a preset of this name: a rotating synthesizer's turn. */
+  /** Whether a debate with exactly this id is recorded. */
+  hasDebate(id: string): boolean {
+    return this.guard(`read debate \`${id}\``, () => this.statement('select 1 from debates where id = ?').get(id) !== undefined);
+  }
+
   countDebatesWithPreset(presetName: string): number {
     return this.guard(`count the debates of preset \`${presetName}\``, () => (this.statement('select count(*) as n from debates where preset_name = ?').get(presetName) as { n: number }).n);
   }

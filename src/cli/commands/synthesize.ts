@@ -35,6 +35,8 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       try {
         const id = store.resolveId(args.id);
+        // Refused before any model call: a record that does not verify, or a key that may not continue it.
+        store.checkGate(id);
         const target = singleHost(args, io.env);
         const host = target.url;
         const { record, debate } = await resynthesize({
