@@ -162,7 +162,7 @@ function damaged(source: string, what: string): InputError {
 
 export interface ImportResult {
   id: string;
-  verdict: Verdict;
+  verdict: Exclude<Verdict, { state: 'broken' }>;
   /** False when the same debate was already in the database, identical. */
   inserted: boolean;
 }

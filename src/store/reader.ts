@@ -14,7 +14,7 @@ import { StoreError } from '../errors.js';
 import type { Preset } from '../config/preset-schema.js';
 import type { Attachment } from '../protocol/material.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
-import { type DebateRows, type RecordRules, type Verdict, readDebateRows, verifyRows } from './chain.js';
+import { type DebateRows, type Verdict, readDebateRows, verifyRows } from './chain.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
@@ -316,14 +316,7 @@ export class RecordReader implements RecordReading {
 
   /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
   verifyDebate(id: string): Verdict {
-    return verifyRows(this.debateRows(id), this.rulesOf(id));
-  }
-
-  /** `legacy` for a debate that was in the file, unsealed, when it was upgraded to checkpoints. */
-  rulesOf(id: string): RecordRules {
-    return this.guard(`read debate \`${id}\``, () =>
-      this.statement('select 1 from legacy_debates where debate_id = ?').get(id) === undefined ? 'checkpointed' : 'legacy',
-    );
+    return verifyRows(this.debateRows(id));
   }
 
   /** Ids of every debate, oldest first. */

@@ -53,9 +53,7 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const state =
           r.verdict.state === 'sealed'
             ? `sealed, ${r.verdict.calls} calls verified${signed}`
-            : r.verdict.state === 'unsealed'
-              ? `not sealed (${r.verdict.reason}); ${r.verdict.calls} calls verified`
-              : `recorded before the hash chain: nothing to verify`;
+            : `not sealed (${r.verdict.reason}); ${r.verdict.calls} calls verified${signed}`;
         // The id comes from the bundle file.
         io.stderr.write(inert(r.inserted ? `Imported ${r.id} into ${store.path}: ${state}.\n` : `${r.id} is already in ${store.path}, identical: nothing to do.\n`));
         io.stdout.write(`${inert(r.id)}\n`);

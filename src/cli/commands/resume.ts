@@ -1,5 +1,4 @@
 import type { CommandModule } from 'yargs';
-import { InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
 import type { HostEntry } from '../../config/preset-schema.js';
@@ -39,11 +38,6 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         const plan = planResume(stored);
         // Go on only from a record that is what it was, with the key that signed it: the new calls chain onto it.
         store.checkGate(id);
-        if (store.verifyDebate(id).state === 'legacy') {
-          throw new InputError('RESUME_LEGACY', `Debate \`${id}\` was recorded before the hash chain, so it cannot be resumed: the new calls would have nothing to chain to.`, {
-            hint: 'Run the question again with `conclave run`.',
-          });
-        }
         // The hosts and slots the debate ran with, unless --host names another server.
         const ran = (stored.plan as { hosts?: PlannedHost[] } | null)?.hosts ?? [];
         const slots = ran[0]?.numParallel;

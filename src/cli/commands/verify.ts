@@ -10,13 +10,12 @@ import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
 function describeVerdict(v: Verdict, describeBreak: typeof DescribeBreak): string {
   const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
   const signed = 'signedBy' in v && v.signedBy ? `, signed by key ${v.signedBy.slice(0, 16)}` : 'signed' in v && v.signed === false ? ', not signed' : '';
+  const adopted = 'adoptedAt' in v && v.adoptedAt !== undefined ? `; sealed as it stood when the file was upgraded, ${new Date(v.adoptedAt).toISOString().slice(0, 10)}: what it held before then cannot be checked` : '';
   return v.state === 'sealed'
-    ? `sealed    ${calls}, seal ${v.seal}${signed}`
+    ? `sealed    ${calls}, seal ${v.seal}${signed}${adopted}`
     : v.state === 'unsealed'
-      ? `unsealed  ${calls} chained and intact; ${v.reason}${signed}`
-      : v.state === 'legacy'
-        ? `legacy    ${calls}, recorded before the hash chain: nothing to check`
-        : `BROKEN    ${describeBreak(v)}`;
+      ? `unsealed  ${calls} chained and intact; ${v.reason}${signed}${adopted}`
+      : `BROKEN    ${describeBreak(v)}`;
 }
 
 /** A verdict from `verify --public-key`: `signed: false` for a seal that was never signed (which is not a break). */
