@@ -46,7 +46,8 @@ export function sealGate(rows: DebateRows | null, keys: GateKeys, label: string)
     }
     return verdict;
   }
-  if (keys.publicKey === undefined && keys.signer === undefined) return verdict;
+  // A copied seal is not signed again: without a public key, its signature cannot be proved, only kept.
+  if (keys.signer === undefined) return verdict;
 
   const signer = keys.signer ?? null;
   if (signature !== null || keyId !== null) {

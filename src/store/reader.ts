@@ -10,7 +10,7 @@ import type {
   SynthesisRecord,
   TurnRecord,
 } from '../engine/events.js';
-import { StoreError } from '../errors.js';
+import { ConclaveError, StoreError } from '../errors.js';
 import type { Preset } from '../config/preset-schema.js';
 import type { Attachment } from '../protocol/material.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
@@ -378,8 +378,10 @@ export function sqliteCodeOf(err: unknown): string | undefined {
  * Turns a failure from SQLite into a StoreError that says what to do. `doing`
  * starts the message and names the file, e.g. "Could not record a call in /x/conclave.db".
  */
-export function storeErrorFrom(err: unknown, doing: string, file?: string): StoreError {
+export function storeErrorFrom(err: unknown, doing: string, file?: string): ConclaveError {
   if (err instanceof StoreError) return err;
+  // A refusal with its own words (the seal gate's) is not a storage failure.
+  if (err instanceof ConclaveError) return err;
   const code = sqliteCodeOf(err) ?? '';
   const detail = rootMessage(err);
   const make = (errCode: string, why: string, hint: string) =>
