@@ -334,6 +334,17 @@ export class RecordReader implements RecordReading {
     } catch {
       // Another connection may still be reading; the next one to close checkpoints instead.
     }
+    if (!this.sqlite.readonly && !this.sqlite.memory) {
+      // Left in rollback-journal mode, a closed record is read in place by a read-only connection,
+      // which creates nothing beside it (read-only media included); the next writer turns WAL on again.
+      // Only possible when no other connection has the file open: otherwise it stays WAL, at once.
+      try {
+        this.sqlite.pragma('busy_timeout = 0');
+        this.sqlite.pragma('journal_mode = DELETE');
+      } catch {
+        // Another connection holds it: the last writer to close does this.
+      }
+    }
     this.sqlite.close();
   }
 
