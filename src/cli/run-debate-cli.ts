@@ -228,7 +228,7 @@ export async function driveFromCli(
     notice: (line) => void io.stderr.write(`${line}\n`),
     onGiveUp: (err) => {
       gaveUp = err;
-      controller.abort();
+      controller.abort('the record stayed locked by another process past the lock wait');
     },
   });
   try {

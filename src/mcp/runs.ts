@@ -80,7 +80,7 @@ export class RunRegistry {
       notice: (line) => this.#log(line),
       onGiveUp: (err) => {
         gaveUp = err;
-        controller.abort();
+        controller.abort('the record stayed locked by another process past the lock wait');
       },
     });
     const run: Run & { controller: AbortController } = {

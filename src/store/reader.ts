@@ -413,7 +413,8 @@ export function storeErrorFrom(err: unknown, doing: string, file?: string): Conc
     );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file));
+    // A read-only viewer (`conclave serve`) has the file open but cannot hold the write lock: it is not named.
+    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file).filter((h) => h.writes !== false));
     return make(
       'STORE_LOCKED',
       `the database is locked by ${holder}.`,

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -154,6 +154,21 @@ describe('a signed record goes on only with the key that signed it', () => {
     const r = await cli(['synthesize', signedId, '--db', copyOf(signedDb, 'samekey'), '--sign-key', key, '--host', 'http://127.0.0.1:9']);
     expect(r.code).toBe(3);
     expect(r.stderr).not.toContain('signed');
+  });
+});
+
+describe('a signing key others can read', () => {
+  it('is used with a warning naming the fix', async () => {
+    chmodSync(key, 0o644);
+    try {
+      const r = await cli(['synthesize', signedId, '--db', copyOf(signedDb, 'readable-key'), '--sign-key', key, '--host', 'http://127.0.0.1:9']);
+      expect(r.stderr).toContain(`the signing key ${key} can be read by every user of this machine (mode 0644)`);
+      expect(r.stderr).toContain(`chmod 600 ${key}`);
+    } finally {
+      chmodSync(key, 0o600);
+    }
+    const quiet = await cli(['synthesize', signedId, '--db', copyOf(signedDb, 'private-key'), '--sign-key', key, '--host', 'http://127.0.0.1:9']);
+    expect(quiet.stderr).not.toContain('can be read by');
   });
 });
 
