@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
 import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.js';
-import { type DebateResult, type RunDebateOptions, runDebate } from '../engine/run-debate.js';
+import { type DebateResult, newDebateId, type RunDebateOptions, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
 import { resolveHost } from '../ollama/host.js';
 import { type HostArgs, singleHost } from './host-args.js';
@@ -183,6 +183,7 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
   return {
     header,
     options: (store) => ({
+      id: newDebateId(Date.now(), (id) => store.hasDebate(id)),
       question,
       preset,
       host,
@@ -262,7 +263,7 @@ export async function driveFromCli(
     notice: (line) => void io.stderr.write(`${line}\n`),
     onGiveUp: (err) => {
       gaveUp = err;
-      controller.abort();
+      controller.abort('the record stayed locked by another process past the lock wait');
     },
   });
   try {

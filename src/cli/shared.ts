@@ -17,7 +17,7 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
   const path = db ? resolve(io.cwd, db) : defaultDbPath(io.env);
   // The key is read first: a bad key leaves the database untouched.
   const keyFile = options.readonly ? undefined : (options.signKey ?? (io.env.CONCLAVE_SIGNING_KEY || undefined));
-  const signer = keyFile === undefined ? null : await loadSigner(resolve(io.cwd, keyFile));
+  const signer = keyFile === undefined ? null : await loadSigner(resolve(io.cwd, keyFile), io);
   const store = openStore(path, { readonly: options.readonly === true });
   store.signWith(signer);
   return store;
@@ -35,8 +35,20 @@ export const signKeyOption = {
   describe: 'Sign every seal with this Ed25519 private key (default: $CONCLAVE_SIGNING_KEY; make one with `conclave keys init`)',
 } as const;
 
-async function loadSigner(file: string) {
+async function loadSigner(file: string, io: CliIO) {
   const { readTextFile } = await import('../config/read-file.js');
+  const { statSync } = await import('node:fs');
+  try {
+    const mode = statSync(file).mode & 0o777;
+    // Anyone who can read the private key can sign a forgery that `verify --public-key` accepts.
+    if ((mode & 0o077) !== 0) {
+      io.stderr.write(
+        `Warning: the signing key ${file} can be read by ${(mode & 0o007) !== 0 ? 'every user of this machine' : 'its group'} (mode ${mode.toString(8).padStart(4, '0')}); whoever reads it can sign records as you. Run \`chmod 600 ${file}\`.\n`,
+      );
+    }
+  } catch {
+    // readTextFile below names a missing or unreadable file.
+  }
   const { signerFromPem } = await import('../store/signing.js');
   const pem = readTextFile(file, {
     what: 'Signing key',

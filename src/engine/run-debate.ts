@@ -12,11 +12,17 @@ import { builtinStages } from './stages.js';
 
 export type { DebateResult, RunDebateOptions } from './runner.js';
 
-export function newDebateId(now: number): string {
+/**
+ * A new debate id: the UTC second it started and 32 random bits. `taken` says whether an id is
+ * already recorded; another is drawn then (the store refuses a taken id at insert too).
+ */
+export function newDebateId(now: number, taken: (id: string) => boolean = () => false): string {
   const d = new Date(now);
   const pad = (n: number): string => String(n).padStart(2, '0');
   const stamp = `${String(d.getUTCFullYear()).slice(2)}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}-${pad(d.getUTCHours())}${pad(d.getUTCMinutes())}${pad(d.getUTCSeconds())}`;
-  return `${stamp}-${randomBytes(2).toString('hex')}`;
+  let id = `${stamp}-${randomBytes(4).toString('hex')}`;
+  for (let tries = 1; taken(id) && tries < 16; tries++) id = `${stamp}-${randomBytes(4).toString('hex')}`;
+  return id;
 }
 
 /** Every model a run with this preset may call: the panel, then what its protocol adds (judge, synthesizer candidates, stage models); with `auto`, the advisor and what any protocol it may choose adds. */

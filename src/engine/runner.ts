@@ -809,9 +809,12 @@ export class Runner {
 
   /** Ends the run as interrupted: everything recorded so far is kept. */
   stopInterrupted(): never {
-    this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail: 'stopped by the user', at: this.now() });
-    this.finish('interrupted', 'interrupted', 'stopped by the user');
-    throw new InterruptedError(`Debate ${this.id} was stopped; everything recorded so far is kept and it is marked interrupted.`, {
+    // Whoever aborted may say why (a record that stayed locked); a bare abort is Ctrl-C.
+    const reason = this.signal?.reason;
+    const detail = typeof reason === 'string' && reason !== '' ? reason : 'stopped by the user';
+    this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
+    this.finish('interrupted', 'interrupted', detail);
+    throw new InterruptedError(`Debate ${this.id} was stopped${detail === 'stopped by the user' ? '' : ` (${detail})`}; everything recorded so far is kept and it is marked interrupted.`, {
       hint: `Go on from where it stopped with \`conclave resume ${this.id}\`; see what it got to with \`conclave show ${this.id}\`.`,
       debateId: this.id,
     });

@@ -59,7 +59,7 @@ export class RunRegistry {
    * before that (an unreachable host, a missing model) rejects with the CLI's error instead.
    */
   async start(prepared: PreparedRun): Promise<string> {
-    const id = newDebateId(Date.now());
+    const id = newDebateId(Date.now(), (taken) => this.#exists(taken));
     const controller = new AbortController();
     let started!: () => void;
     const recordedStart = new Promise<void>((resolve) => (started = resolve));
@@ -80,7 +80,7 @@ export class RunRegistry {
       notice: (line) => this.#log(line),
       onGiveUp: (err) => {
         gaveUp = err;
-        controller.abort();
+        controller.abort('the record stayed locked by another process past the lock wait');
       },
     });
     const run: Run & { controller: AbortController } = {

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { errorMessage, StoreError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { isProcessAlive, openStore } from '../store/open.js';
+import { checkNotDirectory } from '../store/open-read.js';
 import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
 
 /**
@@ -21,6 +22,7 @@ export function openStoreReadOnly(path: string): Store {
       hint: 'Run a debate first (`conclave demo` records one), or point --db (or CONCLAVE_DB) at an existing record.',
     });
   }
+  checkNotDirectory(file);
   let sqlite: Database.Database;
   try {
     sqlite = new Database(file, { readonly: true, fileMustExist: true, timeout: 5000 });

@@ -1,6 +1,8 @@
+import type { KeyObject } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import { InputError, IntegrityError, StoreError } from '../errors.js';
-import { CALL_LINKS, canonicalJson, CHAIN_VERSION, type DebateRows, readDebateRows, type Row, SEALED_TABLES, type Verdict, verifyRows } from './chain.js';
+import { CALL_LINKS, canonicalJson, CHAIN_VERSION, type DebateRows, describeBreak, readDebateRows, type Row, SEALED_TABLES, type Verdict, verifyRows } from './chain.js';
+import { sealGate } from './gate.js';
 import type { Store } from './store.js';
 
 export const BUNDLE_FORMAT = 'conclave.bundle';
@@ -160,7 +162,7 @@ function damaged(source: string, what: string): InputError {
 
 export interface ImportResult {
   id: string;
-  verdict: Verdict;
+  verdict: Exclude<Verdict, { state: 'broken' }>;
   /** False when the same debate was already in the database, identical. */
   inserted: boolean;
 }
@@ -169,12 +171,14 @@ export interface ImportResult {
  * Verifies a bundle's chain and seal, then inserts the debate in one transaction.
  * A debate whose id is already stored is refused unless the stored record is identical.
  */
-export function importBundle(store: Store, bundle: Bundle, source: string): ImportResult {
+export function importBundle(store: Store, bundle: Bundle, source: string, options: { publicKey?: KeyObject | null } = {}): ImportResult {
   const id = bundle.debate.id as string;
-  const verdict = checkBundle(bundle, source);
+  const verdict = checkBundle(bundle, source, options.publicKey ?? null);
   return store.use(`import debate \`${id}\``, (_db, sqlite) =>
     sqlite
       .transaction((): ImportResult => {
+        // The seal this import writes into the database passes the same gate as every seal the store writes.
+        sealGate(rowsOfBundle(bundle), { publicKey: options.publicKey ?? null }, source);
         const existing = readDebateRows(sqlite, id);
         if (existing) {
           if (canonicalJson(bundleOf(existing)) === canonicalJson(bundle)) return { id, verdict, inserted: false };
@@ -197,14 +201,18 @@ export function importBundle(store: Store, bundle: Bundle, source: string): Impo
   );
 }
 
-/** Recomputes a bundle's chain and seal; throws an IntegrityError naming the first mismatch. */
-export function checkBundle(bundle: Bundle, source: string): Exclude<Verdict, { state: 'broken' }> {
+/**
+ * Recomputes a bundle's chain and seal; throws an IntegrityError naming the first mismatch, or,
+ * with `publicKey`, when its seal is not signed by that key.
+ */
+export function checkBundle(bundle: Bundle, source: string, publicKey: KeyObject | null = null): Exclude<Verdict, { state: 'broken' }> {
   const verdict = verifyRows(rowsOfBundle(bundle));
   if (verdict.state === 'broken') {
     throw new IntegrityError('BUNDLE_TAMPERED', `${source} does not match its hashes: ${describeBreak(verdict)}. Nothing was imported.`, {
       hint: 'The bundle changed after it was exported. Export it again from the machine it came from.',
     });
   }
+  if (publicKey) sealGate(rowsOfBundle(bundle), { publicKey }, source);
   return verdict;
 }
 
@@ -239,11 +247,4 @@ function insert(sqlite: BetterSqlite3.Database, table: string, row: Row): Better
   return sqlite.prepare(sql).run(...names.map((n) => row[n] as string | number | null));
 }
 
-/** One line naming what does not match, for messages. */
-export function describeBreak(v: Extract<Verdict, { state: 'broken' }>): string {
-  if (v.call) {
-    const c = v.call;
-    return `call ${c.number} of ${v.calls} (${c.stage}, round ${c.round}, ${c.agentId}${c.attempt > 0 ? ', repair' : ''}): ${v.problem}`;
-  }
-  return v.problem;
-}
+export { describeBreak } from './chain.js';

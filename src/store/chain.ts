@@ -198,30 +198,21 @@ export interface CallPlace {
 }
 
 export type Verdict =
-  | { state: 'sealed'; calls: number; seal: string; signedBy?: string }
-  | { state: 'unsealed'; calls: number; reason: string; seal?: string; signedBy?: string }
-  | { state: 'legacy'; calls: number }
+  | { state: 'sealed'; calls: number; seal: string; signedBy?: string; adoptedAt?: number }
+  | { state: 'unsealed'; calls: number; reason: string; seal?: string; signedBy?: string; adoptedAt?: number }
   | { state: 'broken'; calls: number; problem: string; call?: CallPlace; row?: { table: string; key: string } };
-
-/**
- * How a debate is verified: `checkpointed` (every debate recorded by this version: the seal is
- * rewritten with each row, so it always covers everything), or `legacy`, for a debate that was
- * already in the file, unsealed, when it was upgraded to checkpoints (table `legacy_debates`).
- */
-export type RecordRules = 'checkpointed' | 'legacy';
 
 /**
  * Recomputes the chain and the seal of one debate. `broken` names the first call, or else the
  * first row, that does not match. A debate still running, or whose process died, is `unsealed`:
  * its rows are checked against the checkpoint seal written with its last row, as strictly as a
- * sealed one. Only a debate listed as legacy may lack a seal; with no hash at all it is `legacy`.
+ * sealed one. Every debate has a seal: those recorded before seals existed were sealed as they
+ * stood when their file was upgraded, and carry `adopted_at` (src/store/adopt.ts).
  */
-export function verifyRows(rows: DebateRows, rules: RecordRules = 'checkpointed'): Verdict {
+export function verifyRows(rows: DebateRows): Verdict {
   const calls = rows.calls.length;
   const seal = (rows.debate.seal as string | null | undefined) ?? null;
-  const legacy = rules === 'legacy' && seal === null;
-  // With no call at all there is nothing the chain could have missed: the debate died before its first.
-  if (legacy && calls > 0 && rows.calls.every((c) => c.hash === null || c.hash === undefined)) return { state: 'legacy', calls };
+  const adopted = typeof rows.debate.adopted_at === 'number' ? { adoptedAt: rows.debate.adopted_at } : {};
 
   let prev: string | null = null;
   for (const [i, row] of rows.calls.entries()) {
@@ -238,12 +229,6 @@ export function verifyRows(rows: DebateRows, rules: RecordRules = 'checkpointed'
   }
 
   const status = String(rows.debate.status);
-  if (legacy) {
-    if (status === 'running' || status === 'interrupted') {
-      return { state: 'unsealed', calls, reason: 'recorded before checkpoints: its calls are chained and intact, its other rows cannot be checked' };
-    }
-    return { state: 'broken', calls, problem: `the debate is \`${status}\` but its seal is missing` };
-  }
   if (seal === null) return { state: 'broken', calls, problem: `the debate's seal is missing: it was removed after it was written (Conclave seals every debate, ${status} or not, as each row is written)` };
 
   // A debate whose process died was sealed while `running`; opening the file then marks it
@@ -258,9 +243,9 @@ export function verifyRows(rows: DebateRows, rules: RecordRules = 'checkpointed'
     const form = { ...rows, debate };
     const digests = rowDigests(form);
     if (sealOf(form, digests) === seal) {
-      if (i === 1) return { state: 'unsealed', calls, seal, reason: 'its process died before it ended; every row matches the checkpoint written with its last record' };
-      if (status === 'running') return { state: 'unsealed', calls, seal, reason: 'still running, or killed before it ended; every row matches its latest checkpoint' };
-      return { state: 'sealed', calls, seal };
+      if (i === 1) return { state: 'unsealed', calls, seal, reason: 'its process died before it ended; every row matches the checkpoint written with its last record', ...adopted };
+      if (status === 'running') return { state: 'unsealed', calls, seal, reason: 'still running, or killed before it ended; every row matches its latest checkpoint', ...adopted };
+      return { state: 'sealed', calls, seal, ...adopted };
     }
     const changed = recorded ? firstDifference(recorded, digests) : null;
     // Name a changed row from the form whose own row matches what was recorded, if any.
@@ -307,4 +292,13 @@ function firstDifference(
     }
   }
   return null;
+}
+
+/** One line naming what does not match, for messages. */
+export function describeBreak(v: Extract<Verdict, { state: 'broken' }>): string {
+  if (v.call) {
+    const c = v.call;
+    return `call ${c.number} of ${v.calls} (${c.stage}, round ${c.round}, ${c.agentId}${c.attempt > 0 ? ', repair' : ''}): ${v.problem}`;
+  }
+  return v.problem;
 }

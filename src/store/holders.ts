@@ -4,6 +4,8 @@ import { basename } from 'node:path';
 export interface FileHolder {
   pid: number;
   command: string | null;
+  /** False when it has the files open for reading only (a viewer such as `conclave serve`): it cannot hold the write lock. */
+  writes?: boolean;
 }
 
 /**
@@ -28,15 +30,21 @@ export function fileHolders(file: string): FileHolder[] {
     } catch {
       continue;
     }
-    const holds = fds.some((fd) => {
+    let holds = false;
+    let writes = false;
+    for (const fd of fds) {
       try {
-        return names.has(readlinkSync(`/proc/${name}/fd/${fd}`));
+        if (!names.has(readlinkSync(`/proc/${name}/fd/${fd}`))) continue;
+        holds = true;
+        // fdinfo's flags are octal open(2) flags: the low two bits are the access mode (0 = read-only).
+        const flags = /flags:\s*([0-7]+)/.exec(readFileSync(`/proc/${name}/fdinfo/${fd}`, 'utf8'))?.[1];
+        if (flags === undefined || (Number.parseInt(flags, 8) & 3) !== 0) writes = true;
       } catch {
-        return false;
+        // The descriptor closed while we looked.
       }
-    });
+    }
     if (!holds) continue;
-    holders.push({ pid, command: commandLine(name) });
+    holders.push({ pid, command: commandLine(name), writes });
   }
   return holders;
 }

@@ -4,6 +4,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../errors.js';
 import { packagePath } from '../package-root.js';
+import { ADOPTION_MIGRATION, adoptDebates, debatesToAdopt } from './adopt.js';
 import { lastAppliedMigration, pendingMigrations, readJournal } from './migrations-journal.js';
 import { storeErrorFrom } from './reader.js';
 
@@ -30,8 +31,10 @@ export function applyMigrations(sqlite: Database.Database, file: string, memory:
   // them off here, outside any transaction, and check the links afterwards.
   sqlite.pragma('foreign_keys = OFF');
   try {
+    const adopting = pending.some((e) => e.tag === ADOPTION_MIGRATION) ? debatesToAdopt(sqlite) : [];
     try {
       migrate(drizzle(sqlite), { migrationsFolder: folder });
+      adoptDebates(sqlite, adopting, Date.now());
     } catch (err) {
       // Another process may have applied the same migrations a moment earlier.
       const now = lastAppliedMigration(sqlite);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, type Stats, statSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -44,10 +44,12 @@ export function readonlyDatabase(file: string, busyTimeoutMs: number, upgrade: (
   }
   let sqlite: Database.Database;
   try {
-    // A database in use has its -wal and -shm beside it: share them, as SQLite
-    // requires for a consistent read. A closed one would get them created by a
-    // read-only connection, so read its bytes into memory instead.
-    if (existsSync(`${file}-wal`)) {
+    // The file itself, read-only, whatever its size: a record closed by this Conclave is left in
+    // rollback-journal mode, which a read-only connection reads without creating anything beside
+    // it, and one in use has its -wal and -shm there already, which it shares. Only a record left
+    // in WAL mode without its -wal (closed by an older Conclave, or while a viewer held it) would get
+    // them created by a read-only connection: a small one is read into memory instead.
+    if (existsSync(`${file}-wal`) || !walHeader(file) || statSync(file).size > IN_MEMORY_LIMIT) {
       sqlite = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
       sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
     } else {
@@ -77,6 +79,23 @@ export function readonlyDatabase(file: string, busyTimeoutMs: number, upgrade: (
   return sqlite;
 }
 
+/** Above this, a WAL-mode record without its -wal is opened on the file (SQLite creates an empty -wal and -shm beside it) rather than read into memory. */
+const IN_MEMORY_LIMIT = 256 * 1024 * 1024;
+
+/** Whether the database file's header says WAL mode (bytes 18 and 19 are 2). */
+function walHeader(file: string): boolean {
+  const header = Buffer.alloc(20);
+  let fd: number | null = null;
+  try {
+    fd = openSync(file, 'r');
+    return readSync(fd, header, 0, 20, 0) === 20 && (header[18] === 2 || header[19] === 2);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
 /** A database file's bytes as SQLite's in-memory backend accepts them: marked rollback-journal rather than WAL. */
 function inMemoryImage(bytes: Buffer): Buffer {
   // Header bytes 18 and 19 are the file format's write and read versions: 2 means WAL.
@@ -87,16 +106,23 @@ function inMemoryImage(bytes: Buffer): Buffer {
   return bytes;
 }
 
+/** A record is a regular file: a directory, a device (/dev/zero), a named pipe or a socket is refused before SQLite opens it. */
 export function checkNotDirectory(file: string): void {
-  let isDirectory = false;
+  let st: Stats;
   try {
-    isDirectory = statSync(file).isDirectory();
+    st = statSync(file);
   } catch {
     return;
   }
-  if (isDirectory) {
+  if (st.isDirectory()) {
     throw new StoreError('STORE_IS_DIRECTORY', `${file} is a directory, not a database file.`, {
       hint: `Pass --db (or set CONCLAVE_DB) with a file path, e.g. ${join(file, 'conclave.db')}.`,
+    });
+  }
+  if (!st.isFile()) {
+    const kind = st.isFIFO() ? 'a named pipe' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
+    throw new StoreError('STORE_NOT_A_FILE', `${file} is ${kind}, not a database file.`, {
+      hint: 'Pass --db (or set CONCLAVE_DB) with the path of a Conclave database file, or of a new file for a fresh one.',
     });
   }
 }

@@ -10,11 +10,11 @@ import type {
   SynthesisRecord,
   TurnRecord,
 } from '../engine/events.js';
-import { StoreError } from '../errors.js';
+import { ConclaveError, StoreError } from '../errors.js';
 import type { Preset } from '../config/preset-schema.js';
 import type { Attachment } from '../protocol/material.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
-import { type DebateRows, type RecordRules, type Verdict, readDebateRows, verifyRows } from './chain.js';
+import { type DebateRows, type Verdict, readDebateRows, verifyRows } from './chain.js';
 import { closeAtExit, closedBeforeExit } from './close-at-exit.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
@@ -226,6 +226,11 @@ export class RecordReader implements RecordReading {
   }
 
   /** How many debates are recorded with a preset of this name: a rotating synthesizer's turn. */
+  /** Whether a debate with exactly this id is recorded. */
+  hasDebate(id: string): boolean {
+    return this.guard(`read debate \`${id}\``, () => this.statement('select 1 from debates where id = ?').get(id) !== undefined);
+  }
+
   countDebatesWithPreset(presetName: string): number {
     return this.guard(`count the debates of preset \`${presetName}\``, () => (this.statement('select count(*) as n from debates where preset_name = ?').get(presetName) as { n: number }).n);
   }
@@ -313,14 +318,7 @@ export class RecordReader implements RecordReading {
 
   /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
   verifyDebate(id: string): Verdict {
-    return verifyRows(this.debateRows(id), this.rulesOf(id));
-  }
-
-  /** `legacy` for a debate that was in the file, unsealed, when it was upgraded to checkpoints. */
-  rulesOf(id: string): RecordRules {
-    return this.guard(`read debate \`${id}\``, () =>
-      this.statement('select 1 from legacy_debates where debate_id = ?').get(id) === undefined ? 'checkpointed' : 'legacy',
-    );
+    return verifyRows(this.debateRows(id));
   }
 
   /** Ids of every debate, oldest first. */
@@ -338,6 +336,17 @@ export class RecordReader implements RecordReading {
       this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     } catch {
       // Another connection may still be reading; the next one to close checkpoints instead.
+    }
+    if (!this.sqlite.readonly && !this.sqlite.memory) {
+      // Left in rollback-journal mode, a closed record is read in place by a read-only connection,
+      // which creates nothing beside it (read-only media included); the next writer turns WAL on again.
+      // Only possible when no other connection has the file open: otherwise it stays WAL, at once.
+      try {
+        this.sqlite.pragma('busy_timeout = 0');
+        this.sqlite.pragma('journal_mode = DELETE');
+      } catch {
+        // Another connection holds it: the last writer to close does this.
+      }
     }
     this.sqlite.close();
   }
@@ -383,8 +392,10 @@ export function sqliteCodeOf(err: unknown): string | undefined {
  * Turns a failure from SQLite into a StoreError that says what to do. `doing`
  * starts the message and names the file, e.g. "Could not record a call in /x/conclave.db".
  */
-export function storeErrorFrom(err: unknown, doing: string, file?: string): StoreError {
+export function storeErrorFrom(err: unknown, doing: string, file?: string): ConclaveError {
   if (err instanceof StoreError) return err;
+  // A refusal with its own words (the seal gate's) is not a storage failure.
+  if (err instanceof ConclaveError) return err;
   const code = sqliteCodeOf(err) ?? '';
   const detail = rootMessage(err);
   const make = (errCode: string, why: string, hint: string) =>
@@ -405,7 +416,8 @@ export function storeErrorFrom(err: unknown, doing: string, file?: string): Stor
     );
   }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file));
+    // A read-only viewer (`conclave serve`) has the file open but cannot hold the write lock: it is not named.
+    const holder = file === undefined || file === ':memory:' ? 'another process' : describeHolders(fileHolders(file).filter((h) => h.writes !== false));
     return make(
       'STORE_LOCKED',
       `the database is locked by ${holder}.`,

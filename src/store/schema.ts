@@ -47,6 +47,11 @@ export const debates = sqliteTable(
     sealSignature: text('seal_signature'),
     /** The signing key's id: sha256 of its public key (SPKI DER), hex. */
     sealKey: text('seal_key'),
+    /**
+     * For a debate that was in the file, without a seal, when the file was upgraded to adopted seals:
+     * when it was sealed as it then stood. Hashed with the row, so it cannot be set or removed by hand.
+     */
+    adoptedAt: integer('adopted_at'),
   },
   (t) => [
     index('debates_created_at_idx').on(t.createdAt, t.id),
@@ -225,11 +230,3 @@ export const resumptions = sqliteTable(
   (t) => [primaryKey({ columns: [t.debateId, t.ordinal] })],
 );
 
-/**
- * Debates already in the file when it was upgraded to checkpointed records, listed once by
- * that migration: only these, while they have no seal, are verified by the older rules.
- * Nothing else ever writes here.
- */
-export const legacyDebates = sqliteTable('legacy_debates', {
-  debateId: text('debate_id').primaryKey(),
-});

@@ -10,6 +10,8 @@ export interface SealSigner {
   /** sha256 of the public key (SPKI DER), hex: names the key in the record. */
   keyId: string;
   sign(seal: string): string;
+  /** Whether `signature` is this key's signature of `seal`: what continuing a signed record checks first. */
+  verify(seal: string, signature: string): boolean;
 }
 
 /** The id of a public key: sha256 of its SPKI DER encoding, hex. */
@@ -42,8 +44,13 @@ export function signerFromPem(pem: string, source: string): SealSigner {
       hint: 'Make a key pair with `conclave keys init`.',
     });
   }
-  const keyId = keyIdOf(createPublicKey(key));
-  return { keyId, sign: (seal) => sign(null, Buffer.from(seal, 'utf8'), key).toString('base64') };
+  const publicKey = createPublicKey(key);
+  const keyId = keyIdOf(publicKey);
+  return {
+    keyId,
+    sign: (seal) => sign(null, Buffer.from(seal, 'utf8'), key).toString('base64'),
+    verify: (seal, signature) => signatureProblem(seal, signature, publicKey) === null,
+  };
 }
 
 /** A public key from PEM, checked to be Ed25519; `source` names the file in messages. */

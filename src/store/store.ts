@@ -7,6 +7,7 @@ import { StoreError } from '../errors.js';
 import {
   callHash,
   canonicalJson,
+  readDebateRows,
   readSealInput,
   LINKED_CALL_IDS,
   CALL_LINKS,
@@ -17,6 +18,7 @@ import {
   sealOf,
   sha256,
 } from './chain.js';
+import { sealGate } from './gate.js';
 import { RecordReader } from './reader.js';
 import type { ReusedTurn } from './schema.js';
 import type { SealSigner } from './signing.js';
@@ -69,6 +71,8 @@ export class Store extends RecordReader {
   /** The sealed tables the current write touched (`all` when unknown): only their digests are computed again. */
   #touched: Set<string> | 'all' = 'all';
   #signer: SealSigner | null = null;
+  /** Debates this store has passed through the seal gate (or created): only their seals may be written. */
+  readonly #gated = new Set<string>();
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
   constructor(sqlite: BetterSqlite3.Database, path: string) {
@@ -79,6 +83,32 @@ export class Store extends RecordReader {
   /** Signs every seal and checkpoint written from now on with this key (docs/record.md, "Signed seals"). */
   signWith(signer: SealSigner | null): void {
     this.#signer = signer;
+    // Another key changes what the gate allows: every debate passes it again.
+    this.#gated.clear();
+  }
+
+  /**
+   * The seal gate for a debate this store is about to write to (src/store/gate.ts): throws when its
+   * record does not verify, or when this store's key may not continue it. Commands call it early,
+   * before any model call; every write calls it again, in its own transaction.
+   */
+  checkGate(debateId: string): void {
+    this.guard(`verify debate \`${debateId}\``, () =>
+      this.sqlite.transaction(() => sealGate(readDebateRows(this.sqlite, debateId, (s) => this.statement(s)), { signer: this.#signer }, `Debate \`${debateId}\``)).deferred(),
+    );
+  }
+
+  /** Runs the gate once per debate per store, inside the write transaction that follows it. */
+  #gate(debateId: string, creates = false): void {
+    if (this.#gated.has(debateId)) return;
+    const rows = readDebateRows(this.sqlite, debateId, (s) => this.statement(s));
+    if (creates && rows !== null) {
+      throw new StoreError('DEBATE_ID_TAKEN', `A debate \`${debateId}\` is already in ${this.path}.`, {
+        hint: 'Run it again: a new id is drawn each time.',
+      });
+    }
+    sealGate(rows, { signer: this.#signer }, `Debate \`${debateId}\``);
+    this.#gated.add(debateId);
   }
 
   /**
@@ -100,7 +130,7 @@ export class Store extends RecordReader {
   }
 
   /** Runs `fn` as one write to the debate's record, its checkpoint seal rewritten in the same transaction. `touches`: the sealed tables it writes. */
-  #write<T>(debateId: string, what: string, fn: () => T, touches: readonly string[] | 'all' = 'all'): T {
+  #write<T>(debateId: string, what: string, fn: () => T, touches: readonly string[] | 'all' = 'all', creates = false): T {
     if (this.#depth > 0) {
       this.#touch(touches);
       return this.guard(what, fn);
@@ -113,6 +143,7 @@ export class Store extends RecordReader {
             this.#touched = new Set();
             this.#touch(touches);
             try {
+              this.#gate(debateId, creates);
               const out = fn();
               this.#seal(debateId, this.#touched);
               return out;
@@ -172,6 +203,8 @@ export class Store extends RecordReader {
           );
         })
         .immediate(),
+      'all',
+      true,
     );
   }
 
@@ -284,6 +317,7 @@ export class Store extends RecordReader {
     this.guard(`record the end of debate \`${debateId}\``, () =>
       this.sqlite
         .transaction(() => {
+          this.#gate(debateId);
           const result = this.statement(FINISH_DEBATE).run({
             id: debateId,
             status: f.status,
@@ -307,6 +341,8 @@ export class Store extends RecordReader {
    * the other rows' digests are reused, so recording a call costs the same at the 10,000th as at the first.
    */
   #seal(debateId: string, touched: Set<string> | 'all' = 'all'): void {
+    // Every write reaches here through the gate; a path that did not is a bug, never a seal.
+    if (!this.#gated.has(debateId)) throw new Error(`Internal error: a seal of debate ${debateId} was about to be written without passing the seal gate.`);
     const prepare = (source: string): BetterSqlite3.Statement => this.statement(source);
     const chain = this.#chainOf(debateId);
     const cached = touched === 'all' ? undefined : this.#digests.get(debateId);

@@ -44,7 +44,7 @@ describe('conclave CLI', () => {
     const r = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--json']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout) as { id: string; status: string; rounds: unknown[]; calls: unknown[]; synthesis: unknown };
-    expect(doc.id).toMatch(/^\d{6}-\d{6}-[0-9a-f]{4}$/);
+    expect(doc.id).toMatch(/^\d{6}-\d{6}-[0-9a-f]{8}$/);
     expect(doc.status).toBe('completed');
     expect(doc.rounds).toHaveLength(2);
     expect(doc.calls.length).toBeGreaterThanOrEqual(9);

@@ -118,7 +118,7 @@ describe('conclave mcp', () => {
     const release = hold();
     try {
       const id = await startDebate(client);
-      expect(id).toMatch(/^\d{6}-\d{6}-[0-9a-f]{4}$/);
+      expect(id).toMatch(/^\d{6}-\d{6}-[0-9a-f]{8}$/);
 
       // The judge of round 0 is held: a short wait comes back with the run still going.
       const early = await call(client, 'conclave_wait', { id, maxSeconds: 1 });

@@ -214,15 +214,14 @@ describe('the hash chain and seal', () => {
       .all()
       .map((r) => (r as { name: string }).name)
       .sort();
-    // calls are covered by the chain; a bench trial only points at a debate it ran; legacy_debates
-    // is written once, by the migration that brought checkpoints.
-    const elsewhere = ['bench_trials', 'calls', 'legacy_debates'];
+    // calls are covered by the chain; a bench trial only points at a debate it ran.
+    const elsewhere = ['bench_trials', 'calls'];
     expect(tables).toEqual([...Object.keys(SEALED_TABLES), ...elsewhere].sort());
   });
 });
 
 describe('databases written before the chain', () => {
-  it('migrate, and report their debates as legacy, not broken; new debates are sealed', () => {
+  it('migrate, sealing their debates as they stand (calls chained, marked adopted), so later edits are caught; new debates are sealed', () => {
     // A database at migration 0002, with a debate recorded by that version.
     const old = join(dir.dir, 'migrations-0002');
     mkdirSync(join(old, 'meta'), { recursive: true });
@@ -243,7 +242,9 @@ describe('databases written before the chain', () => {
 
     const upgraded = openStore(file);
     try {
-      expect(upgraded.verifyDebate('old-1')).toEqual({ state: 'legacy', calls: 1 });
+      const adopted = upgraded.verifyDebate('old-1');
+      expect(adopted).toMatchObject({ state: 'sealed', calls: 1 });
+      expect((adopted as { adoptedAt?: number }).adoptedAt).toBeGreaterThan(0);
       upgraded.createDebate(newDebate({ id: 'new-1' }));
       upgraded.recordCall(call('new-1'));
       upgraded.finishDebate('new-1', { status: 'completed', exitReason: 'converged', error: null, roundsCompleted: 0, finalConvergence: 1, finishedAt: 5 });
@@ -251,9 +252,21 @@ describe('databases written before the chain', () => {
     } finally {
       upgraded.close();
     }
+    // The old call, chained at the upgrade, can no longer be edited unseen; nor can the adoption mark be removed or given.
+    const s = new Database(file);
+    s.prepare("update calls set raw = 'forged' where debate_id = 'old-1'").run();
+    s.prepare("update debates set adopted_at = 1 where id = 'new-1'").run();
+    s.close();
+    const again = openStore(file);
+    try {
+      expect(again.verifyDebate('old-1')).toMatchObject({ state: 'broken', call: { number: 1 } });
+      expect(again.verifyDebate('new-1')).toMatchObject({ state: 'broken', row: { table: 'debates' } });
+    } finally {
+      again.close();
+    }
   });
 
-  it('keep the older rules only for debates already in the file, unsealed, when it gained checkpoints; a debate with no call is never legacy', () => {
+  it('seal the debates that were in the file, unsealed, when it gained checkpoints, and only those; a list of them inserted by hand decides nothing', () => {
     // A database at migration 0009 (hash chain, no checkpoints), with two unsealed interrupted debates.
     const old = join(dir.dir, 'migrations-0009');
     mkdirSync(join(old, 'meta'), { recursive: true });
@@ -275,8 +288,8 @@ describe('databases written before the chain', () => {
 
     const upgraded = openStore(file);
     try {
-      expect(upgraded.verifyDebate('no-calls')).toMatchObject({ state: 'unsealed', calls: 0 });
-      expect(upgraded.verifyDebate('some-calls')).toMatchObject({ state: 'unsealed', calls: 1 });
+      expect(upgraded.verifyDebate('no-calls')).toMatchObject({ state: 'sealed', calls: 0, adoptedAt: expect.any(Number) });
+      expect(upgraded.verifyDebate('some-calls')).toMatchObject({ state: 'sealed', calls: 1, adoptedAt: expect.any(Number) });
       // A debate recorded after the upgrade and stripped of its seal is not given the older rules.
       upgraded.createDebate(newDebate({ id: 'new-1' }));
       upgraded.finishDebate('new-1', { status: 'interrupted', exitReason: 'interrupted', error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: 5 });
@@ -286,6 +299,9 @@ describe('databases written before the chain', () => {
     sqlite.close();
     sqlite = new Database(file);
     sqlite.prepare("update debates set seal = null, seal_rows_json = null where id = 'new-1'").run();
+    // The old marker, inserted by hand, is not read by anything.
+    sqlite.prepare('create table if not exists legacy_debates (debate_id text primary key not null)').run();
+    sqlite.prepare("insert into legacy_debates values ('new-1')").run();
     const again = openStore(file);
     try {
       expect(again.verifyDebate('new-1').state).toBe('broken');

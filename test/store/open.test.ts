@@ -53,17 +53,22 @@ describe('openStore', () => {
     store.close();
   });
 
-  it('creates the folder and a write-ahead-logged file with all tables', () => {
+  it('creates the folder and a write-ahead-logged file with all tables, left in rollback mode once closed so readers read it in place', () => {
     const file = join(dir, 'nested', 'deeper', 'conclave.db');
     const store = openStore(file);
     expect(store.path).toBe(file);
+    const open = new Database(file, { readonly: true });
+    expect(open.pragma('journal_mode', { simple: true })).toBe('wal');
+    open.close();
     store.close();
     expect(tableNames(file)).toEqual(
       expect.arrayContaining(['__drizzle_migrations', 'agents', 'calls', 'debates', 'rounds', 'syntheses', 'turns']),
     );
     const raw = new Database(file, { readonly: true });
-    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('delete');
     raw.close();
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    expect(existsSync(`${file}-shm`)).toBe(false);
   });
 
   it('keeps rows and applies no migration twice when an existing file is reopened', () => {
@@ -140,7 +145,7 @@ describe('openStore', () => {
 
   it('names the process that holds the lock when another program keeps a write transaction open', async () => {
     const file = join(dir, 'conclave.db');
-    openStore(file).close();
+    const store = openStore(file, { busyTimeoutMs: 50 });
     const script = join(dir, 'hold-lock.cjs');
     writeFileSync(
       script,
@@ -154,7 +159,6 @@ describe('openStore', () => {
         holder.stdout.once('data', () => resolvePromise());
         holder.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
       });
-      const store = openStore(file, { busyTimeoutMs: 50 });
       let caught: unknown;
       try {
         store.createDebate(newDebate());

@@ -29,7 +29,6 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { resumeDebate, planResume } = await import('../../engine/resume.js');
-      const { describeBreak } = await import('../../store/bundle.js');
       const { resolveHost } = await import('../../ollama/host.js');
       const { driveFromCli } = await import('../run-debate-cli.js');
       const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
@@ -38,18 +37,8 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         const id = store.resolveId(args.id);
         const stored = store.getDebate(id);
         const plan = planResume(stored);
-        // Go on only from a record that is what it was: the new calls chain onto it.
-        const verdict = store.verifyDebate(id);
-        if (verdict.state === 'broken') {
-          throw new IntegrityError('RESUME_TAMPERED', `Debate \`${id}\` cannot be resumed: its record does not match its hashes (${describeBreak(verdict)}).`, {
-            hint: 'Run `conclave verify` for details; restore the record from a backup or a bundle first.',
-          });
-        }
-        if (verdict.state === 'legacy') {
-          throw new InputError('RESUME_LEGACY', `Debate \`${id}\` was recorded before the hash chain, so it cannot be resumed: the new calls would have nothing to chain to.`, {
-            hint: 'Run the question again with `conclave run`.',
-          });
-        }
+        // Go on only from a record that is what it was, with the key that signed it: the new calls chain onto it.
+        store.checkGate(id);
         // The hosts and slots the debate ran with, unless --host names another server.
         const ran = (stored.plan as { hosts?: PlannedHost[] } | null)?.hosts ?? [];
         const slots = ran[0]?.numParallel;

@@ -35,6 +35,8 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
       const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       try {
         const id = store.resolveId(args.id);
+        // Refused before any model call: a record that does not verify, or a key that may not continue it.
+        store.checkGate(id);
         // The server the debate ran on, as `resume` does, unless --host (or --api) names another.
         const { synthesizerModel } = await import('../../config/synthesizer.js');
         const stored = args.host || args.api ? null : store.getDebate(id);

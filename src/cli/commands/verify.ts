@@ -9,17 +9,20 @@ import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
 /** One line per debate: its state, and what was checked. */
 function describeVerdict(v: Verdict, describeBreak: typeof DescribeBreak): string {
   const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
-  const signed = 'signedBy' in v && v.signedBy ? `, signed by key ${v.signedBy.slice(0, 16)}` : '';
+  const signed = 'signedBy' in v && v.signedBy ? `, signed by key ${v.signedBy.slice(0, 16)}` : 'signed' in v && v.signed === false ? ', not signed' : '';
+  const adopted = 'adoptedAt' in v && v.adoptedAt !== undefined ? `; sealed as it stood when the file was upgraded, ${new Date(v.adoptedAt).toISOString().slice(0, 10)}: what it held before then cannot be checked` : '';
   return v.state === 'sealed'
-    ? `sealed    ${calls}, seal ${v.seal}${signed}`
+    ? `sealed    ${calls}, seal ${v.seal}${signed}${adopted}`
     : v.state === 'unsealed'
-      ? `unsealed  ${calls} chained and intact; ${v.reason}${signed}`
-      : v.state === 'legacy'
-        ? `legacy    ${calls}, recorded before the hash chain: nothing to check`
-        : `BROKEN    ${describeBreak(v)}`;
+      ? `unsealed  ${calls} chained and intact; ${v.reason}${signed}${adopted}`
+      : `BROKEN    ${describeBreak(v)}`;
 }
 
+/** A verdict from `verify --public-key`: `signed: false` for a seal that was never signed (which is not a break). */
+type SignedVerdict = Verdict & { signed?: boolean };
+
 interface VerifyArgs {
+  'require-signed'?: boolean;
   id?: string;
   bundle?: string;
   'public-key'?: string;
@@ -37,7 +40,8 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         .positional('id', { type: 'string', describe: 'Debate id or a unique prefix of it' })
         .option('all', { type: 'boolean', describe: 'Verify every debate in the database' })
         .option('bundle', { type: 'string', describe: 'Verify a bundle file (from `export --format bundle`) instead of the database' })
-        .option('public-key', { type: 'string', describe: 'Also prove that each seal was signed with the private key of this Ed25519 public key' })
+        .option('public-key', { type: 'string', describe: 'Also prove that each signed seal was signed with the private key of this Ed25519 public key' })
+        .option('require-signed', { type: 'boolean', describe: 'With --public-key: fail on a seal that was never signed, too' })
         .option('db', dbOption)
         .option('json', { type: 'boolean', describe: 'Print one JSON object per debate' }),
     handler: async (args) => {
@@ -45,6 +49,11 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       if (targets !== 1) {
         throw new InputError('VERIFY_TARGET', targets > 1 ? 'Give one of a debate id, --all or --bundle FILE.' : 'Name the debate to verify.', {
           hint: 'Run `conclave verify ID`, `conclave verify --all` for every debate, or `conclave verify --bundle FILE`.',
+        });
+      }
+      if (args['require-signed'] && args['public-key'] === undefined) {
+        throw new InputError('VERIFY_TARGET', '--require-signed needs --public-key: a signature is proved only against the key that should have made it.', {
+          hint: 'Run `conclave verify ID --public-key conclave-seal.pub --require-signed`.',
         });
       }
       const { FILE_LIMITS, readTextFile } = await import('../../config/read-file.js');
@@ -55,12 +64,22 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         keyFile === null
           ? null
           : publicKeyFromPem(readTextFile(keyFile, { what: 'Public key', code: 'PUBLIC_KEY', maxBytes: 64 * 1024, hint: 'Pass the `conclave-seal.pub` file written by `conclave keys init`.' }), keyFile);
-      /** The verdict, made broken when a key is given and the seal is not signed by it. */
-      const withSignature = (v: Verdict, debate: Row): Verdict => {
+      /**
+       * The verdict, made broken when a key is given and the seal is signed, but not by it. A seal
+       * that was never signed (a debate recorded before `keys init`) is said to be so, not broken.
+       */
+      const withSignature = (v: Verdict, debate: Row): SignedVerdict => {
         if (!publicKey || v.state === 'broken') return v;
+        const unsigned = (debate.seal_signature === null || debate.seal_signature === undefined || debate.seal_signature === '') && (debate.seal_key === null || debate.seal_key === undefined);
+        if (unsigned && debate.seal !== null && debate.seal !== undefined) return { ...v, signed: false };
         const problem = signatureProblem(debate.seal as string | null, debate.seal_signature, publicKey);
-        return problem === null ? { ...v, signedBy: keyIdOf(publicKey) } as Verdict : { state: 'broken', calls: v.calls, problem };
+        return problem === null ? ({ ...v, signedBy: keyIdOf(publicKey), signed: true } as SignedVerdict) : { state: 'broken', calls: v.calls, problem };
       };
+      const requireSigned = args['require-signed'] === true;
+      const unsignedError = (what: string, count: number, total: number): IntegrityError =>
+        new IntegrityError('RECORD_NOT_SIGNED', `${count} of ${total} ${total === 1 ? 'seal is' : 'seals are'} not signed in ${what}: their hashes match, but no key vouches for them.`, {
+          hint: 'They were sealed without --sign-key (for example before `conclave keys init`). Drop --require-signed to accept seals that were never signed.',
+        });
       const { keyIdOf } = await import('../../store/signing.js');
       if (args.bundle !== undefined) {
         const { checkBundle, parseBundle } = await import('../../store/bundle.js');
@@ -75,6 +94,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           });
         }
         io.stdout.write(`${inertLine(`${String(bundle.debate.id)}  ${describeVerdict(v, describeBreak)}`)}\n`);
+        if (requireSigned && v.signed === false) throw unsignedError(path, 1, 1);
         return;
       }
       const { inertLine, jsonText } = await import('../../render/inert.js');
@@ -82,8 +102,9 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
         const broken: string[] = [];
+        let unsigned = 0;
         for (const id of ids) {
-          const v = withSignature(store.verifyDebate(id), store.debateRows(id).debate);
+          const v = withSignature(store.verifyDebate(id), publicKey ? store.debateRows(id).debate : {});
           if (args.json) {
             io.stdout.write(`${jsonText({ id, ...v })}\n`);
           } else {
@@ -92,6 +113,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             io.stdout.write(`${inertLine(`${id}  ${line}`)}\n`);
           }
           if (v.state === 'broken') broken.push(inertLine(`\`${id}\` (${describeBreak(v)})`));
+          if (v.signed === false) unsigned++;
         }
         if (args.all && ids.length === 0) io.stderr.write(`No debates in ${store.path}.\n`);
         if (broken.length > 0) {
@@ -105,6 +127,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             },
           );
         }
+        if (requireSigned && unsigned > 0) throw unsignedError(store.path, unsigned, ids.length);
       } finally {
         store.close();
       }
