@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { errorMessage, StoreError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { isProcessAlive, openStore } from '../store/open.js';
-import { checkNotDirectory } from '../store/open-read.js';
+import { checkNotDirectory, walHeader } from '../store/open-read.js';
 import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
 
 /**
@@ -95,6 +95,13 @@ export function openViewerStore(path: string, warn: (line: string) => void): Sto
   try {
     return openStoreReadOnly(path);
   } catch (err) {
+    // A record left in WAL mode without its -wal, on read-only media: SQLite cannot read it in place there.
+    const file = resolve(path);
+    if (err instanceof StoreError && err.code !== 'STORE_NEEDS_UPGRADE' && !existsSync(`${file}-wal`) && walHeader(file)) {
+      const store = openStore(path, { readonly: true });
+      warn(`${store.path} was closed in WAL mode without its -wal file and cannot be read in place here (read-only media?). The viewer shows it as it is now and will not follow debates recorded from here on.`);
+      return store;
+    }
     if (!(err instanceof StoreError) || err.code !== 'STORE_NEEDS_UPGRADE') throw err;
     const store = openStore(path, { readonly: true });
     warn(

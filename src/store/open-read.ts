@@ -83,7 +83,7 @@ export function readonlyDatabase(file: string, busyTimeoutMs: number, upgrade: (
 const IN_MEMORY_LIMIT = 256 * 1024 * 1024;
 
 /** Whether the database file's header says WAL mode (bytes 18 and 19 are 2). */
-function walHeader(file: string): boolean {
+export function walHeader(file: string): boolean {
   const header = Buffer.alloc(20);
   let fd: number | null = null;
   try {
