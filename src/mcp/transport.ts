@@ -112,6 +112,8 @@ export class LineTransport implements Transport {
     this.#closed = true;
     this.stdin.off('data', this.#onData);
     this.stdin.off('error', this.#onError);
+    // Stop reading, so standard input no longer holds the process open once the server is closed.
+    this.stdin.pause();
     this.#chunks = [];
     this.onclose?.();
   }

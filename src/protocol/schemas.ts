@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { constraintKinds } from './constraints.js';
 import { boundedText, idEnum, memoSchema, percent } from './grammar.js';
-import { stancesProperty } from './stances.js';
 
 /**
  * What each model is asked to return. These zod schemas are the single source
@@ -101,6 +100,24 @@ export const judgeSchema = z.strictObject({
  * the agents' ids limited to those whose positions it reads. `stances` is declared after the
  * score's required fields, so the grammar writes it last.
  */
+/**
+ * The `stances` property of the judge's reply: agents' items are an enum of the ids whose
+ * positions the judge reads, and there are at most as many stances as agents.
+ */
+export function stancesProperty(agentIds: readonly string[]) {
+  return z
+    .array(
+      z.strictObject({
+        id: boundedText(16).min(1).describe('A short id for the stance, e.g. S1; reuse the previous round\'s id for the same position.'),
+        summary: boundedText(200).min(1).describe('The position in one line.'),
+        agents: z.array(idEnum(agentIds)).min(1).max(Math.max(1, agentIds.length)).describe('Ids of the panelists holding it.'),
+      }),
+    )
+    .min(1)
+    .max(Math.max(1, agentIds.length))
+    .describe('The panelists grouped by the position they hold: every panelist in exactly one stance.');
+}
+
 export const judgeSchemaFor = memoSchema((agentIds: readonly string[]) => judgeSchema.extend({ stances: stancesProperty(agentIds) }));
 
 function collisionResolutionShape(collision: z.ZodType<string>) {

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { boundedText, idEnum } from './grammar.js';
 
 /**
  * Stances: the judge's per-round grouping of the panel by the position each agent holds,
@@ -8,7 +6,8 @@ import { boundedText, idEnum } from './grammar.js';
  * majority, left it) and the per-debate conformity figures (docs/confidence.md).
  */
 
-// Only the shapes read here, so this module sits below records.ts and schemas.ts, which import it.
+// Only the shapes read here, so this module sits below records.ts and schemas.ts, which import it. It loads no zod
+// (the reply's schema is in schemas.ts): the record's readers (show, export) use its figures.
 interface Message {
   role: string;
   content: string;
@@ -47,24 +46,6 @@ export interface RoundStances {
   agents: AgentStance[];
   /** What normalisation changed in the judge's reply. */
   notes: string[];
-}
-
-/**
- * The `stances` property of the judge's reply: agents' items are an enum of the ids whose
- * positions the judge reads, and there are at most as many stances as agents.
- */
-export function stancesProperty(agentIds: readonly string[]) {
-  return z
-    .array(
-      z.strictObject({
-        id: boundedText(16).min(1).describe('A short id for the stance, e.g. S1; reuse the previous round\'s id for the same position.'),
-        summary: boundedText(200).min(1).describe('The position in one line.'),
-        agents: z.array(idEnum(agentIds)).min(1).max(Math.max(1, agentIds.length)).describe('Ids of the panelists holding it.'),
-      }),
-    )
-    .min(1)
-    .max(Math.max(1, agentIds.length))
-    .describe('The panelists grouped by the position they hold: every panelist in exactly one stance.');
 }
 
 /** The instruction for the stances, appended to the judge's prompt; it carries the previous round's stances so ids can carry over. */

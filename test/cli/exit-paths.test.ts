@@ -97,7 +97,7 @@ describe('a run stopped with Ctrl-C twice', () => {
 
 describe('conclave mcp shutting down', () => {
   async function startedServer(db: string): Promise<{ child: ChildProcess; stderr: () => string; exited: Promise<number | null> }> {
-    const child = spawn(process.execPath, [BIN, 'mcp', '--db', db, '--host', sim.url], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'mcp', '--db', db, '--host', sim.url, '--allow-dir', dir], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
     const watched = watch(child);
     let out = '';
     const replies = new Map<number, () => void>();

@@ -86,6 +86,6 @@ describe('list --status', () => {
     const r = await cli(['list', '--status', 'failed', '--db', db]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`No failed debates in ${db}. \`conclave list\` shows all of them.\n`);
+    expect(r.stderr).toBe(`No debate matched --status failed in ${db}. \`conclave list\` shows them all.\n`);
   });
 });

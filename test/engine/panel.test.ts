@@ -34,8 +34,8 @@ async function conformingDebate(families: [string, string, string]) {
             { id: 'S2', summary: 'Do B', agents: ['c'] },
           ]
         : [{ id: 'S1', summary: 'Do A', agents: ids }];
-    const v = round === 0 ? 0.3 : 0.9;
-    return JSON.stringify({ recommendation: v, facts: v, caveats: v, rationale: 'scored', stances });
+    const v = round === 0 ? 30 : 90;
+    return JSON.stringify({ rationale: 'scored', recommendation: v, facts: v, caveats: v, stances });
   });
   const models = [
     ...preset.agents.map((a, i) => ({ name: a.model, contextLength: 32768, family: families[i]!, parameterSize: '8B', quantization: 'Q4_K_M' })),

@@ -190,7 +190,7 @@ describe('quality indicators in the other protocols', () => {
     }
   });
 
-  it('retries a weak sub-answer without the answers it depended on, and rejects one that is left out of the reassembly', async () => {
+  it("retries a weak sub-answer without the answers it depended on, and rejects one (and the decomposer's fallback for it) that is left out of the reassembly", async () => {
     const { result, seen, store } = await setup(['lead', 'w1', 'w2'], { kind: 'decompose' }, (req) => {
       if (stageOf(req) === 'split') return reply.split([{ question: 'part one?', dependsOn: [] }, { question: 'part two?', dependsOn: [1] }, { question: 'part three?', dependsOn: [] }]);
       if (stageOf(req) !== 'subanswer') return undefined;
@@ -208,9 +208,10 @@ describe('quality indicators in the other protocols', () => {
     expect(prompt(retry)).not.toContain('Quokka');
     const reassembly = prompt(seen.at(-1)!);
     expect(reassembly).not.toContain('Zanzibar');
-    expect(reassembly).toMatch(/sub-question 3 .*failed: rejected by the quality check/);
+    expect(reassembly).toMatch(/sub-question 3 .*failed: rejected by the quality check.*the fallback by lead failed too/);
     const ratings = store.getDebate(result.id).quality!;
-    expect(ratings.filter((q) => q.stage === 'subanswer').map((q) => `${q.round}:${q.try}:${q.action}`).sort()).toEqual(['1:0:PASS', '2:0:RETRY', '2:1:PASS', '3:0:REJECT']);
+    // Part 3's assignee is rejected, then the decomposer's fallback for it, which says the same.
+    expect(ratings.filter((q) => q.stage === 'subanswer').map((q) => `${q.round}:${q.agentId}:${q.try}:${q.action}`).sort()).toEqual(['1:w1:0:PASS', '2:w2:0:RETRY', '2:w2:1:PASS', '3:lead:0:REJECT', '3:w1:0:REJECT']);
   });
 
   it('rates tournament answers and critiques', async () => {

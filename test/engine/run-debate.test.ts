@@ -227,7 +227,7 @@ describe('runDebate', () => {
 
   it('reads a judge that scores on a 0-100 scale as the fraction it means, and goes on past round 0', async () => {
     const { run, store } = await setup(['a', 'b'], [0.9], (req) =>
-      stageOf(req) === 'judge' ? JSON.stringify({ rationale: 'They differ on the main course.', recommendation: 41, facts: 38, caveats: 45 }) : undefined,
+      stageOf(req) === 'judge' ? JSON.stringify({ rationale: 'They differ on the main course.', recommendation: 41, facts: 38, caveats: 45, ...oneStance(req) }) : undefined,
     );
     const result = await run();
     const stored = store.getDebate(result.id);

@@ -27,7 +27,7 @@ describe('direction controls in HTML', () => {
   it('never reach a page of the viewer as characters, from the question or a reply', async () => {
     const file = tempRecord();
     const reversed = 'do \u202etpecca TON od\u202c the plan';
-    const script = scriptedResponder([0.9], (req) => (stageOf(req) === 'opening' ? JSON.stringify({ position: reversed, reasoning: reversed, confidence: 0.5 }) : undefined));
+    const script = scriptedResponder([0.9], (req) => (stageOf(req) === 'opening' ? JSON.stringify({ position: reversed, reasoning: reversed, confidence: 50 }) : undefined));
     const id = await recordDebate(file, script.respond, { question: `Q ${reversed}` });
     viewer = await startViewer(file);
     for (const path of ['/', `/debates/${id}`]) {
