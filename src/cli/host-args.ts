@@ -62,3 +62,22 @@ export function recordedHostOf(plan: unknown, model: string): HostEntry | null {
     ? { url: h.url, api: 'openai', ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
     : { url: h.url };
 }
+
+/** `--trust-recorded-hosts` on the commands that go on with a stored debate on the servers it recorded. */
+export const trustRecordedHostsOption = {
+  type: 'boolean',
+  describe: 'Send the API key its recorded OpenAI-compatible server names (from your environment) to that server',
+} as const;
+
+/**
+ * A record names its own servers, and a record can come from someone else (`conclave import`):
+ * a recorded server that asks for a key from the environment gets it only with the user's
+ * consent, as a preset's own server does.
+ */
+export function checkRecordedKeys(hosts: readonly HostEntry[], trusted: boolean | undefined, command: string): void {
+  const keyed = hosts.find((h) => h.api === 'openai' && h.apiKeyEnv !== undefined);
+  if (!keyed || trusted) return;
+  throw new InputError('RECORD_HOST_KEY', `The record names the server ${keyed.url} and asks to send it the API key in $${keyed.apiKeyEnv}: a server named by a record never receives a key from your environment without your consent (a record can come from someone else).`, {
+    hint: `Name the server yourself (\`conclave ${command} … --host ${keyed.url} --api openai --api-key-env ${keyed.apiKeyEnv}\`), or pass --trust-recorded-hosts if this record is yours.`,
+  });
+}

@@ -10,6 +10,7 @@ import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import type { StoredCall } from '../../src/store/store.js';
 import { runCli } from '../helpers/cli.js';
 import { agentOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { copyRecord, sql } from '../helpers/record-sql.js';
 
 // What a hostile review of the record found, each as the attack it tried.
 
@@ -30,20 +31,7 @@ beforeAll(async () => {
 
 /** A copy of the record for one attack. */
 function copyOf(name: string): string {
-  const copy = join(dir, `${name}.db`);
-  const s = new Database(db);
-  s.prepare('vacuum into ?').run(copy);
-  s.close();
-  return copy;
-}
-
-function sql(file: string, ...statements: string[]): void {
-  const s = new Database(file);
-  try {
-    for (const statement of statements) s.prepare(statement).run();
-  } finally {
-    s.close();
-  }
+  return copyRecord(db, join(dir, `${name}.db`));
 }
 
 describe('a record cannot be laundered by un-sealing it', () => {

@@ -228,6 +228,17 @@ describe('an OpenAI-compatible server from the CLI', () => {
     const calls = (await doc(debateId, db)).calls;
     expect(calls.at(-1)!.stage).toBe('synthesis');
     expect(calls.at(-1)!.api).toBe('openai');
+
+    // The record names that server and its key variable; a record can come from someone else, so without --host the key goes only with consent.
+    const before = (await doc(debateId, db)).calls.length;
+    const refused = await cli(['synthesize', debateId, '--db', db, '--quiet']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`The record names the server ${vllm.url}/v1 and asks to send it the API key in $VLLM_KEY`);
+    expect(refused.stderr).toContain('--trust-recorded-hosts');
+    expect((await doc(debateId, db)).calls.length).toBe(before);
+    const trusted = await cli(['synthesize', debateId, '--db', db, '--quiet', '--trust-recorded-hosts']);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    expect((await doc(debateId, db)).calls.at(-1)!.api).toBe('openai');
   });
 
   it('sends a call again after a 5xx or a stream that breaks mid-reply, as for Ollama, recording each failed try', async () => {

@@ -7,6 +7,7 @@ import { main } from '../../src/cli/main.js';
 import { readDebateRows, rowDigests, sealOf } from '../../src/store/chain.js';
 import { openStore } from '../../src/store/index.js';
 import { capture, runCli } from '../helpers/cli.js';
+import { copyRecord, sql } from '../helpers/record-sql.js';
 
 // Every write of a seal passes one gate (src/store/gate.ts): each attack below once succeeded.
 
@@ -47,20 +48,7 @@ beforeAll(async () => {
 }, 120_000);
 
 function copyOf(source: string, name: string): string {
-  const copy = join(dir, `${name}.db`);
-  const s = new Database(source);
-  s.prepare('vacuum into ?').run(copy);
-  s.close();
-  return copy;
-}
-
-function sql(file: string, ...statements: string[]): void {
-  const s = new Database(file);
-  try {
-    for (const statement of statements) s.prepare(statement).run();
-  } finally {
-    s.close();
-  }
+  return copyRecord(source, join(dir, `${name}.db`));
 }
 
 /** The debate row and call count, to show that a refused command wrote nothing. */

@@ -4,10 +4,11 @@ import { type CliIO, type ExitCode, tellUser } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
 import type { HostEntry } from '../../config/preset-schema.js';
 import type { PlannedHost } from '../../schedule/plan.js';
-import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
+import { type HostArgs, apiOptions, checkRecordedKeys, singleHost, trustRecordedHostsOption } from '../host-args.js';
 
 interface ResumeArgs extends HostArgs {
   'sign-key'?: string;
+  'trust-recorded-hosts'?: boolean;
   id: string;
   db?: string;
   json?: boolean;
@@ -23,6 +24,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         .positional('id', { type: 'string', demandOption: true, describe: 'Debate id or a unique prefix of it' })
         .option('host', { type: 'string', describe: 'Server URL (default: the debate\'s own hosts, else OLLAMA_HOST)' })
         .options(apiOptions)
+        .option('trust-recorded-hosts', trustRecordedHostsOption)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON when it ends' })
@@ -49,6 +51,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
                 ? { url: h.url, api: 'openai', numParallel: h.numParallel, ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
                 : { url: h.url, vramGiB: h.vramBytes / 2 ** 30, numParallel: h.numParallel },
             );
+        if (!args.host) checkRecordedKeys(hosts, args['trust-recorded-hosts'], 'resume');
         const host = hosts[0]?.url ?? resolveHost(undefined, io.env);
         if (!args.quiet) {
           const from = plan.point.fromRound < 0 ? 'from the start (no round was complete)' : `after round ${plan.point.fromRound}, reusing ${stored.calls.length} recorded calls`;

@@ -1,10 +1,11 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
-import { type HostArgs, apiOptions, recordedHostOf, singleHost } from '../host-args.js';
+import { type HostArgs, apiOptions, checkRecordedKeys, recordedHostOf, singleHost, trustRecordedHostsOption } from '../host-args.js';
 
 interface SynthesizeArgs extends HostArgs {
   'sign-key'?: string;
+  'trust-recorded-hosts'?: boolean;
   id: string;
   model?: string;
   db?: string;
@@ -22,6 +23,7 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         .option('model', { type: 'string', describe: "Synthesizer model (default: the preset's)" })
         .option('host', { type: 'string', describe: "Server URL (default: the host the debate's synthesizer ran on, else $OLLAMA_HOST); with --api openai an OpenAI-compatible /v1 base" })
         .options(apiOptions)
+        .option('trust-recorded-hosts', trustRecordedHostsOption)
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
@@ -40,7 +42,9 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         // The server the debate ran on, as `resume` does, unless --host (or --api) names another.
         const { synthesizerModel } = await import('../../config/synthesizer.js');
         const stored = args.host || args.api ? null : store.getDebate(id);
-        const target = (stored && recordedHostOf(stored.plan, args.model ?? synthesizerModel(stored.preset))) || singleHost(args, io.env);
+        const recorded = stored ? recordedHostOf(stored.plan, args.model ?? synthesizerModel(stored.preset)) : null;
+        if (recorded) checkRecordedKeys([recorded], args['trust-recorded-hosts'], 'synthesize');
+        const target = recorded || singleHost(args, io.env);
         const host = target.url;
         const { record, debate } = await resynthesize({
           store,
