@@ -6,6 +6,7 @@ import {
   type Vote,
   lastRound,
   neverRan,
+  notAfterRounds,
   noBasis,
   noIndependentAnswers,
   plurality,
@@ -18,8 +19,6 @@ import {
  * Aggregation rules: the debate stops where it stopped; what differs is how its record is
  * turned into one answer.
  */
-
-const notAfterRounds = (stage: string): boolean => stage !== 'synthesis' && stage !== 'vote' && stage !== 'refine';
 
 export const SYNTHESIZER: Rule = {
   name: 'synthesizer',
@@ -45,7 +44,7 @@ export const FINAL_MAJORITY: Rule = {
     const last = lastRound(t);
     if (last < 0) return neverRan(t, 0);
     const ended = t.status === 'completed' || t.status === 'unsynthesized';
-    return { available: true, stopRound: last, vote: plurality(t.rounds[last]!.votes), spent: spentOn(t, (c) => notAfterRounds(c.stage)), note: ended ? null : `debate ${t.status}` };
+    return { available: true, stopRound: last, vote: plurality(t.rounds[last]!.votes), spent: spentOn(t, notAfterRounds), note: ended ? null : `debate ${t.status}` };
   },
 };
 
@@ -154,7 +153,7 @@ const freeMad: Rule = {
     if (last < 0) return neverRan(t, 0);
     let best: { vote: Vote; score: number } | null = null;
     for (const entry of freeMadScores(t).values()) if (best === null || entry.score > best.score) best = entry;
-    return { available: true, stopRound: last, vote: best?.vote ?? null, spent: spentOn(t, (c) => notAfterRounds(c.stage)), note: best ? `score ${best.score.toFixed(1)}` : null };
+    return { available: true, stopRound: last, vote: best?.vote ?? null, spent: spentOn(t, notAfterRounds), note: best ? `score ${best.score.toFixed(1)}` : null };
   },
 };
 

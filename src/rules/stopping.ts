@@ -7,6 +7,7 @@ import {
   type TrajectoryRound,
   lastRound,
   neverRan,
+  notAfterRounds,
   noBasis,
   plurality,
   spentOn,
@@ -55,7 +56,7 @@ const recorded: Rule = {
     if (why !== null) return { available: false, why };
     const last = lastRound(t);
     if (last < 0) return neverRan(t, 0);
-    return { available: true, stopRound: last, vote: plurality(t.rounds[last]!.votes), spent: spentOn(t, (c) => c.stage !== 'synthesis' && c.stage !== 'vote' && c.stage !== 'refine'), note: null };
+    return { available: true, stopRound: last, vote: plurality(t.rounds[last]!.votes), spent: spentOn(t, notAfterRounds), note: null };
   },
 };
 

@@ -123,6 +123,9 @@ export function tally(votes: readonly (Vote | null)[]): Map<string, number> {
   return counts;
 }
 
+/** A call of the rounds themselves: not the synthesis, nor the vote and its refinement that come after them. */
+export const notAfterRounds = (c: CallCost): boolean => c.stage !== 'synthesis' && c.stage !== 'vote' && c.stage !== 'refine';
+
 /** Sums what the calls kept by `keep` cost. */
 export function spentOn(t: Trajectory, keep: (c: CallCost) => boolean): Spent {
   const spent: Spent = { calls: 0, promptTokens: 0, completionTokens: 0, gpuSeconds: 0 };
