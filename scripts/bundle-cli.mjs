@@ -17,7 +17,7 @@ await build({
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   external: ['better-sqlite3'],
   // Bundled CommonJS dependencies (yargs' helpers) call require: give the ES module one.
   banner: { js: "import { createRequire as conclaveRequire } from 'node:module'; const require = conclaveRequire(import.meta.url);" },

