@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,6 +137,34 @@ describe('conclave mcp shutting down', () => {
       expect(store.listDebates()[0]!.status).toBe('interrupted');
     } finally {
       store.close();
+    }
+  });
+});
+
+describe('an unsupported Node line', () => {
+  // The process reports another Node version before the command line starts, as Node 20 would.
+  const as = (version: string) => `data:text/javascript,${encodeURIComponent(
+    `Object.defineProperty(process, 'versions', { value: { ...process.versions, node: '${version}' } }); Object.defineProperty(process, 'version', { value: 'v${version}' });`,
+  )}`;
+  const listAs = (version: string, db: string) => spawnSync(process.execPath, ['--import', as(version), BIN, 'list', '--db', db], { encoding: 'utf8' });
+
+  it('is refused before SQLite loads, naming the lines that work, with nothing created', () => {
+    for (const version of ['20.19.5', '22.18.0', '23.11.1']) {
+      const db = join(dir, `refused-${version}.db`);
+      const out = listAs(version, db);
+      expect(out.status, version).toBe(1);
+      expect(out.stderr).toContain(`this is Node v${version}; Conclave runs on Node 22.19 or later (the LTS lines 22, 24 and 26)`);
+      expect(out.stderr).not.toMatch(/\n\s+at /);
+      expect(existsSync(db)).toBe(false);
+    }
+  });
+
+  it('lets 22.19 and later through', () => {
+    for (const version of ['22.19.0', '24.0.0', '26.1.0']) {
+      const out = spawnSync(process.execPath, ['--import', as(version), BIN, 'list', '--help'], { encoding: 'utf8' });
+      expect(out.stderr, version).not.toContain('Conclave runs on Node');
+      expect(out.stdout, version).toContain('--status');
+      expect(out.status, version).toBe(0);
     }
   });
 });
