@@ -34,7 +34,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'conclave-pipe-'));
   db = join(dir, 'c.db');
   const stdout = capture();
-  const code = await main(['demo', '--db', db, '--json', '--quiet'], { stdout, stderr: capture(), env: {}, cwd: dir });
+  const code = await main(['demo', '--db', db, '--json', '--quiet', '--token-ms', '0'], { stdout, stderr: capture(), env: {}, cwd: dir });
   expect(code).toBe(0);
   id = (JSON.parse(stdout.text) as { id: string }).id;
   sim = await startSimulator({ models: Array.from({ length: 40 }, (_, i) => ({ name: `model-${i}:1b` })) });

@@ -102,7 +102,7 @@ describe('the grammar is the contract', () => {
     }
     // Arbitrary text is mostly poor text: the ratings cover more than a pass.
     expect(actions.size).toBeGreaterThan(1);
-  });
+  }, 60_000);
 
   it('completes review pipelines, in both filter modes, on arbitrary schema-valid replies, with no repair, one call per role plus any quality retry, every result rated', async () => {
     const { dir, db, cli } = workspace();

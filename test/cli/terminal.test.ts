@@ -38,7 +38,7 @@ async function demoOnTerminal(env: Record<string, string>): Promise<{ code: numb
   const base = { ...process.env };
   for (const name of ['CI', 'NO_COLOR', 'FORCE_COLOR', 'TERM']) delete base[name];
   const db = join(dir, `${Object.keys(env).join('-') || 'plain'}.db`);
-  const child = spawn('python3', ['-c', ON_A_PTY, process.execPath, '--import', 'tsx', 'src/cli/entry.ts', 'demo', '--db', db], {
+  const child = spawn('python3', ['-c', ON_A_PTY, process.execPath, '--import', 'tsx', 'src/cli/entry.ts', 'demo', '--db', db, '--token-ms', '2'], {
     cwd: packagePath(),
     env: { ...base, TERM: 'xterm-256color', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -58,7 +58,7 @@ describe('on a terminal', () => {
     expect(r.shown).toMatch(/\u001b\[1m/);
     expect(r.shown).toMatch(/\u001b\[\d+F\u001b\[J/);
     expect(r.shown).toContain('RECOMMENDATION');
-  });
+  }, 60_000);
 
   it.each<Record<string, string>>([{ NO_COLOR: '1' }, { CI: 'true' }])('prints plain lines, with no colour and no redraw, under %o', async (env) => {
     const r = await demoOnTerminal(env);
@@ -66,5 +66,5 @@ describe('on a terminal', () => {
     expect(r.shown).not.toContain('\u001b');
     expect(r.shown).toContain('Round 0 · independent answers');
     expect(r.shown).toContain('RECOMMENDATION');
-  });
+  }, 60_000);
 });
