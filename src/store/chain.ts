@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 
 // The tamper-evident record (docs/record.md, "Hash chain and seal"). Everything here works on
@@ -70,7 +70,7 @@ function sortKeys(value: unknown): unknown {
 }
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** A row's hashed content: every column but those left out, and none whose value is NULL. */
@@ -83,9 +83,8 @@ function content(row: Row, leaveOut: readonly string[]): Row {
   return out;
 }
 
-/** `canonicalJson(content(row, leaveOut))` for a row of plain column values, without the copies. */
-function canonicalRow(row: Row, leaveOut: readonly string[]): string {
-  const keys = Object.keys(row).sort();
+/** `canonicalJson(content(row, leaveOut))` for a row of plain column values, without the copies. `keys`: the row's own keys, sorted, when the caller knows them. */
+function canonicalRow(row: Row, leaveOut: readonly string[], keys: readonly string[] = Object.keys(row).sort()): string {
   let out = '{';
   for (const key of keys) {
     const v = row[key];
@@ -97,9 +96,24 @@ function canonicalRow(row: Row, leaveOut: readonly string[]): string {
 
 const CALL_LEAVE_OUT = ['id', 'hash'];
 
-/** The hash of a `calls` row: its content, `prev_hash` (the previous call's hash) included. */
-export function callHash(row: Row): string {
-  return sha256(canonicalRow(row, CALL_LEAVE_OUT));
+/** The hash of a `calls` row: its content, `prev_hash` (the previous call's hash) included. `sortedKeys`: the row's keys, sorted, when the caller knows them. */
+export function callHash(row: Row, sortedKeys?: readonly string[]): string {
+  return sha256(canonicalRow(row, CALL_LEAVE_OUT, sortedKeys));
+}
+
+/** The digest of the debate's own row: every column but the seal's. */
+export function debateDigest(debate: Row): string {
+  return sha256(canonicalRow(debate, DEBATE_SEAL_COLUMNS));
+}
+
+/** The digest of one row of a sealed table; links to calls are hashed as the calls' numbers in the debate. */
+export function rowDigest(table: string, row: Row, callNumber: CallNumbers): string {
+  const hashed = content(row, []);
+  for (const link of CALL_LINKS[table] ?? []) {
+    // A link to a call outside this debate hashes as 0, so repointing a link is seen too.
+    if (hashed[link] !== undefined) hashed[link] = callNumber.get(hashed[link]) ?? 0;
+  }
+  return sha256(canonicalJson(hashed));
 }
 
 /** Everything recorded about one debate, as raw rows: what the seal covers and what a bundle carries. */
@@ -152,20 +166,13 @@ function chainOf(rows: DebateRows | SealInput): { count: number; head: string | 
 export function rowDigests(rows: DebateRows | SealInput, callNumber = callNumbers(rows)): Record<string, Record<string, string>> {
   const position = callNumber;
   const out: Record<string, Record<string, string>> = {
-    debates: { [String(rows.debate.id)]: sha256(canonicalRow(rows.debate, DEBATE_SEAL_COLUMNS)) },
+    debates: { [String(rows.debate.id)]: debateDigest(rows.debate) },
   };
   for (const [table, keyColumns] of Object.entries(SEALED_TABLES)) {
     const list = rows.tables[table] ?? [];
     if (list.length === 0) continue;
     const digests: Record<string, string> = {};
-    for (const row of list) {
-      const hashed = content(row, []);
-      for (const link of CALL_LINKS[table] ?? []) {
-        // A link to a call outside this debate hashes as 0, so repointing a link is seen too.
-        if (hashed[link] !== undefined) hashed[link] = position.get(hashed[link]) ?? 0;
-      }
-      digests[rowKey(row, keyColumns)] = sha256(canonicalJson(hashed));
-    }
+    for (const row of list) digests[rowKey(row, keyColumns)] = rowDigest(table, row, position);
     out[table] = digests;
   }
   return out;
@@ -178,13 +185,23 @@ function callNumbers(rows: DebateRows | SealInput): CallNumbers {
   return new Map<unknown, number>((rows.calls ?? []).map((c, i) => [c.id, i + 1]));
 }
 
-function rowKey(row: Row, keyColumns: readonly string[]): string {
+/** The key a sealed row's digest is filed under in its table: its identifying columns, joined by `/`. */
+export function rowKey(row: Row, keyColumns: readonly string[]): string {
   return keyColumns.length === 0 ? '-' : keyColumns.map((c) => String(row[c])).join('/');
 }
 
 /** The seal: the chain's head and call count with the digest of every sealed row. */
 export function sealOf(rows: DebateRows | SealInput, digests = rowDigests(rows)): string {
-  return sha256(canonicalJson({ v: CHAIN_VERSION, calls: chainOf(rows), rows: digests }));
+  return sealFrom(chainOf(rows), canonicalJson(digests));
+}
+
+/**
+ * The seal from the chain and the canonical JSON of the row digests: the same text as
+ * `canonicalJson({ v, calls, rows })` (keys sorted: calls, rows, v), so a writer that keeps the
+ * digests' JSON between writes does not sort them again.
+ */
+export function sealFrom(chain: { count: number; head: string | null }, rowsJson: string): string {
+  return sha256(`{"calls":${canonicalJson({ count: chain.count, head: chain.head })},"rows":${rowsJson},"v":${CHAIN_VERSION}}`);
 }
 
 /** Where a recorded call sits in its debate, to name it in a report. */

@@ -12,12 +12,16 @@ import {
   LINKED_CALL_IDS,
   CALL_LINKS,
   type CallNumbers,
+  debateDigest,
   SEALED_TABLES,
   type Row,
+  rowDigest,
   rowDigests,
-  sealOf,
+  rowKey,
+  sealFrom,
   sha256,
 } from './chain.js';
+import { CheckpointDigests, type RowRef, type Touched } from './checkpoint.js';
 import { sealGate } from './gate.js';
 import { RecordReader } from './reader.js';
 import type { ReusedTurn } from './schema.js';
@@ -66,10 +70,12 @@ export class Store extends RecordReader {
   readonly #db: BetterSQLite3Database;
   /** The length and head of the chain of each debate this store has written to. */
   readonly #chains = new Map<string, { count: number; head: string | null }>();
-  /** The row digests of each debate's last checkpoint, reused while only calls are added. */
-  readonly #digests = new Map<string, { digests: Record<string, Record<string, string>>; json: string }>();
-  /** The sealed tables the current write touched (`all` when unknown): only their digests are computed again. */
-  #touched: Set<string> | 'all' = 'all';
+  /** The row digests of each debate's last checkpoint: a write hashes again only the rows it changed. */
+  readonly #digests = new Map<string, CheckpointDigests>();
+  /** The sealed rows the current write changed (`all` when unknown): only their digests are computed again. */
+  #touched: Touched | 'all' = 'all';
+  /** One transaction function for every write, made once (better-sqlite3 builds four wrappers per `transaction()`). */
+  readonly #immediate: <T>(body: () => T) => T;
   #signer: SealSigner | null = null;
   /** Debates this store has passed through the seal gate (or created): only their seals may be written. */
   readonly #gated = new Set<string>();
@@ -78,6 +84,7 @@ export class Store extends RecordReader {
   constructor(sqlite: BetterSqlite3.Database, path: string) {
     super(sqlite, path);
     this.#db = drizzle(sqlite);
+    this.#immediate = sqlite.transaction((body: () => unknown) => body()).immediate as <T>(body: () => T) => T;
   }
 
   /** Signs every seal and checkpoint written from now on with this key (docs/record.md, "Signed seals"). */
@@ -126,7 +133,16 @@ export class Store extends RecordReader {
 
   #touch(tables: readonly string[] | 'all'): void {
     if (tables === 'all') this.#touched = 'all';
-    else if (this.#touched !== 'all') for (const t of tables) this.#touched.add(t);
+    else if (this.#touched !== 'all') for (const t of tables) this.#touched.set(t, 'all');
+  }
+
+  /** Marks one row of a sealed table as changed by the current write. */
+  #touchRow(table: string, ref: RowRef): void {
+    if (this.#touched === 'all') return;
+    const known = this.#touched.get(table);
+    if (known === 'all') return;
+    if (known) known.push(ref);
+    else this.#touched.set(table, [ref]);
   }
 
   /** Runs `fn` as one write to the debate's record, its checkpoint seal rewritten in the same transaction. `touches`: the sealed tables it writes. */
@@ -137,21 +153,19 @@ export class Store extends RecordReader {
     }
     try {
       return this.guard(what, () =>
-        this.sqlite
-          .transaction(() => {
-            this.#depth++;
-            this.#touched = new Set();
-            this.#touch(touches);
-            try {
-              this.#gate(debateId, creates);
-              const out = fn();
-              this.#seal(debateId, this.#touched);
-              return out;
-            } finally {
-              this.#depth--;
-            }
-          })
-          .immediate(),
+        this.#immediate(() => {
+          this.#depth++;
+          this.#touched = new Map();
+          this.#touch(touches);
+          try {
+            this.#gate(debateId, creates);
+            const out = fn();
+            this.#seal(debateId, this.#touched);
+            return out;
+          } finally {
+            this.#depth--;
+          }
+        }),
       );
     } catch (err) {
       // Rolled back: the chain and the digests are read again from the file next time.
@@ -220,8 +234,9 @@ export class Store extends RecordReader {
         const chain = this.#chainOf(call.debateId);
         const row = callRow(call);
         row.prev_hash = chain.head;
-        row.hash = callHash(row);
-        const result = this.statement(INSERT_CALL).run(row);
+        row.hash = callHash(row, CALL_KEYS_SORTED);
+        // Bound by position: naming 35 parameters costs more than the insert's own work.
+        const result = this.statement(INSERT_CALL).run(CALL_COLUMNS.map((c) => row[c]));
         this.#chains.set(call.debateId, { count: chain.count + 1, head: row.hash });
         return Number(result.lastInsertRowid);
       },
@@ -245,7 +260,7 @@ export class Store extends RecordReader {
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
   recordTurn(debateId: string, turn: TurnRecord): void {
     const body = turn.opening ?? turn.critique ?? null;
-    this.#write(debateId, `record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
       this.statement(UPSERT_TURN).run({
         debate_id: debateId,
         round: turn.round,
@@ -257,13 +272,13 @@ export class Store extends RecordReader {
         body_kind: turn.opening ? 'opening' : turn.critique ? 'critique' : null,
         body_json: body === null ? null : JSON.stringify(body),
         error: turn.error,
-      }),
-      ['turns'],
-    );
+      });
+      this.#touchRow('turns', { key: { round: turn.round, agent_id: turn.agentId } });
+    }, []);
   }
 
   recordJudgement(debateId: string, j: RoundJudgement): void {
-    this.#write(debateId, `record the round ${j.round} judgement for debate \`${debateId}\``, () =>
+    this.#write(debateId, `record the round ${j.round} judgement for debate \`${debateId}\``, () => {
       this.statement(UPSERT_ROUND).run({
         debate_id: debateId,
         round: j.round,
@@ -274,9 +289,9 @@ export class Store extends RecordReader {
         rationale: j.score?.rationale ?? null,
         convergence: j.convergence,
         error: j.error,
-      }),
-      ['rounds'],
-    );
+      });
+      this.#touchRow('rounds', { key: { round: j.round } });
+    }, []);
   }
 
   /**
@@ -337,56 +352,64 @@ export class Store extends RecordReader {
 
   /**
    * Computes and stores the seal over everything recorded about the debate. Call inside a write
-   * transaction. With `callsOnly`, only calls were added since the last seal this store wrote:
-   * the other rows' digests are reused, so recording a call costs the same at the 10,000th as at the first.
+   * transaction. `touched`: the rows written since the last seal this store wrote; the other rows'
+   * digests are reused, so recording a call costs the same at the 10,000th as at the first.
    */
-  #seal(debateId: string, touched: Set<string> | 'all' = 'all'): void {
+  #seal(debateId: string, touched: Touched | 'all' = 'all'): void {
     // Every write reaches here through the gate; a path that did not is a bug, never a seal.
     if (!this.#gated.has(debateId)) throw new Error(`Internal error: a seal of debate ${debateId} was about to be written without passing the seal gate.`);
     const prepare = (source: string): BetterSqlite3.Statement => this.statement(source);
     const chain = this.#chainOf(debateId);
-    const cached = touched === 'all' ? undefined : this.#digests.get(debateId);
     // Links to calls are hashed as the call's number in the debate: look up only the linked ones.
     const linked = (): CallNumbers => {
       const rows = prepare(`select id, (select count(*) from calls c2 where c2.debate_id = @id and c2.id <= c.id) as n from calls c where c.debate_id = @id and c.id in (${LINKED_CALL_IDS})`).all({ id: debateId }) as { id: number; n: number }[];
       return new Map(rows.map((l) => [l.id, l.n]));
     };
-    let known: { digests: Record<string, Record<string, string>>; json: string };
-    if (!cached) {
+    let digests = touched === 'all' ? undefined : this.#digests.get(debateId);
+    if (!digests) {
       const rows = readSealInput(this.sqlite, debateId, prepare, false);
       if (!rows) throw this.notFound(debateId);
-      const digests = rowDigests(rows, linked());
-      known = { digests, json: JSON.stringify(digests) };
-    } else if (touched !== 'all' && touched.size > 0) {
-      // Only the tables this write touched, and the debate's own row, are read and hashed again.
-      const debate = prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
-      if (!debate) throw this.notFound(debateId);
-      const tables: Record<string, Row[]> = {};
-      for (const t of touched) if (t in SEALED_TABLES) tables[t] = prepare(`select * from ${t} where debate_id = ? order by rowid`).all(debateId) as Row[];
-      const fresh = rowDigests({ debate, chain, tables }, Object.keys(tables).some((t) => t in CALL_LINKS) ? linked() : new Map());
-      const digests: Record<string, Record<string, string>> = { ...cached.digests, debates: fresh.debates! };
-      for (const t of Object.keys(tables)) {
-        if (fresh[t]) digests[t] = fresh[t];
-        else delete digests[t];
+      digests = new CheckpointDigests(rowDigests(rows, linked()));
+      this.#digests.set(debateId, digests);
+    } else if (touched !== 'all') {
+      for (const [table, refs] of touched) {
+        if (table === 'debates') {
+          const debate = prepare('select * from debates where id = ?').get(debateId) as Row | undefined;
+          if (!debate) throw this.notFound(debateId);
+          digests.setRow('debates', debateId, debateDigest(debate));
+          continue;
+        }
+        const keyColumns = SEALED_TABLES[table];
+        if (keyColumns === undefined) continue;
+        const numbers: CallNumbers = table in CALL_LINKS ? linked() : NO_CALLS;
+        if (refs === 'all') {
+          const rows = prepare(`select * from ${table} where debate_id = ? order by rowid`).all(debateId) as Row[];
+          const fresh: Record<string, string> = {};
+          for (const row of rows) fresh[rowKey(row, keyColumns)] = rowDigest(table, row, numbers);
+          digests.setTable(table, fresh);
+          continue;
+        }
+        for (const ref of refs) {
+          // In rowid order, as a read of the whole table would meet them: the last row with a key is the one its digest is of.
+          const rows = (
+            'rowid' in ref
+              ? prepare(`select * from ${table} where rowid = ? and debate_id = ?`).all(ref.rowid, debateId)
+              : prepare(`select * from ${table} where debate_id = @debate_id${keyColumns.map((c) => ` and ${c} is @${c}`).join('')} order by rowid`).all({ ...ref.key, debate_id: debateId })
+          ) as Row[];
+          if (rows.length === 0 && 'key' in ref) digests.setRow(table, rowKey(ref.key, keyColumns), null);
+          for (const row of rows) digests.setRow(table, rowKey(row, keyColumns), rowDigest(table, row, numbers));
+        }
       }
-      known = { digests, json: JSON.stringify(digests) };
-    } else {
-      known = cached;
     }
-    this.#digests.set(debateId, known);
-    const seal = sealOf({ debate: {}, chain, tables: {} }, known.digests);
+    const seal = sealFrom(chain, digests.rowsJson());
     const signer = this.#signer;
     const signature = signer ? signer.sign(seal) : null;
     const keyId = signer ? signer.keyId : null;
-    // A write that added only calls leaves the row digests as they were: only the seal changes.
-    if (known === cached) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
-    else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, known.json, signature, keyId, debateId);
+    // A write that left the row digests as they were (it added only calls) changes only the seal.
+    const rowsJson = digests.unwritten();
+    if (rowsJson === null) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
+    else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, rowsJson, signature, keyId, debateId);
   }
-
-
-
-
-
 
   /**
    * Reopens an interrupted debate to go on from round `fromRound`: it is `running` again under
@@ -449,9 +472,11 @@ export class Store extends RecordReader {
    */
   /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void {
-    const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
-    this.#touch(table ? [table] : 'all');
-    this.guard(what, () => this.statement(source).run(params));
+    const result = this.guard(what, () => this.statement(source).run(params));
+    const written = writtenRow(source, params, result);
+    if (written === null) this.#touch('all');
+    else if (written.ref === undefined) this.#touch([written.table]);
+    else this.#touchRow(written.table, written.ref);
   }
 
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
@@ -499,6 +524,25 @@ export function presetHash(preset: Preset): string {
 
 export { canonicalJson };
 
+const NO_CALLS: CallNumbers = new Map();
+
+/**
+ * The row a prepared write changed, when the statement says which: one row inserted (found by
+ * its row id), or upserted on exactly its table's identifying columns (found by them). Any other
+ * write names its whole table, and one whose table cannot be read from it, every table.
+ */
+function writtenRow(source: string, params: Record<string, unknown>, result: BetterSqlite3.RunResult): { table: string; ref?: RowRef } | null {
+  const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
+  if (table === undefined) return null;
+  const keyColumns = SEALED_TABLES[table];
+  if (keyColumns === undefined || result.changes !== 1 || !/^\s*insert\s+into\b/i.test(source)) return { table };
+  const conflict = /\bon\s+conflict\s*\(([^)]*)\)/i.exec(source);
+  if (conflict === null) return /\bon\s+conflict\b/i.test(source) ? { table } : { table, ref: { rowid: result.lastInsertRowid } };
+  const target = conflict[1]!.split(',').map((c) => c.trim());
+  const identifies = target.length === keyColumns.length + 1 && target.includes('debate_id') && keyColumns.every((c) => target.includes(c) && params[c] !== undefined);
+  return identifies ? { table, ref: { key: Object.fromEntries(keyColumns.map((c) => [c, params[c]])) } } : { table };
+}
+
 /** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
 export const CALL_COLUMNS = [
   'debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'api', 'model', 'messages_json', 'options_json', 'format_json',
@@ -506,7 +550,9 @@ export const CALL_COLUMNS = [
   'total_duration_ns', 'load_duration_ns', 'prompt_eval_duration_ns', 'eval_duration_ns', 'done_reason', 'started_at',
   'finished_at', 'partial', 'think', 'thinking', 'thinking_tokens', 'prev_hash', 'hash',
 ] as const;
-const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map((c) => `@${c}`).join(', ')})`;
+/** The keys of a `calls` row as `callRow` builds it, sorted once for its canonical JSON. */
+const CALL_KEYS_SORTED = [...CALL_COLUMNS].sort();
+const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map(() => '?').join(', ')})`;
 
 /** `insert … on conflict (keys) do update` for every other column: a later write for the same row replaces it. */
 function upsert(table: string, keys: string[], columns: string[]): string {

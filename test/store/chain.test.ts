@@ -6,7 +6,10 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
-import { callHash, SEALED_TABLES, type Verdict } from '../../src/store/chain.js';
+import { callHash, readDebateRows, rowDigests, SEALED_TABLES, sealOf, type Verdict } from '../../src/store/chain.js';
+import { recordBudgetDecision } from '../../src/store/material.js';
+import { recordProtocolStep } from '../../src/store/protocols.js';
+import { recordQuality } from '../../src/store/quality.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { CALL_COLUMNS } from '../../src/store/store.js';
 import { call, newDebate, openingTurn, tempDir } from './fixtures.js';
@@ -170,6 +173,47 @@ describe('the hash chain and seal', () => {
       sqlite.prepare(edit).run(id);
       expect(store.verifyDebate(id).state, edit).toBe('broken');
     }
+  });
+
+  it('keeps the checkpoint it writes equal to the seal of every row read back, whatever each write changed', () => {
+    const id = 'd-0001';
+    // The store hashes again only the rows a write changed: after each kind of write, the seal and
+    // the row digests it wrote must be those computed from scratch over everything in the file.
+    const checkpoint = (what: string): void => {
+      const rows = readDebateRows(sqlite, id)!;
+      const written = sqlite.prepare('select seal, seal_rows_json from debates where id = ?').get(id) as { seal: string; seal_rows_json: string };
+      expect(written.seal, what).toBe(sealOf(rows));
+      expect(JSON.parse(written.seal_rows_json), what).toEqual(rowDigests(rows));
+    };
+    const rating = (agentId: string, score: number, t = 0) => ({ stage: 'opening' as const, round: 0, agentId, try: t, score, action: 'PASS' as const, reasons: [`scored ${score}`] });
+    store.createDebate(newDebate({ id }));
+    checkpoint('created');
+    const first = store.recordCall(call(id));
+    checkpoint('a call');
+    store.recordTurn(id, openingTurn('ada', 'No'));
+    store.recordTurn(id, openingTurn('bo', 'Yes'));
+    checkpoint('two turns');
+    store.recordTurn(id, openingTurn('ada', 'Maybe'));
+    checkpoint('a turn replaced');
+    store.recorded(id, () => recordQuality(store, id, rating('ada', 40), 1));
+    store.recorded(id, () => recordQuality(store, id, rating('ada', 70), 2));
+    store.recorded(id, () => recordQuality(store, id, rating('ada', 90, 1), 3));
+    checkpoint('ratings inserted and replaced');
+    store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'ada', runnerUp: null, position: 'No' }, first, 4));
+    store.recorded(id, () => recordBudgetDecision(store, id, { kind: 'skip', stage: 'critique', round: 1, agentId: 'bo', detail: 'over', used: 10, limit: 5 }, 5));
+    checkpoint('a step that links to a call, and a budget decision');
+    store.recordCall(call(id, { stage: 'critique', round: 1 }));
+    store.recordJudgement(id, { round: 0, status: 'ok', score: { recommendation: 0.4, facts: 0.5, caveats: 0.6, rationale: 'apart' }, convergence: 0.5, error: null });
+    store.recordJudgement(id, { round: 0, status: 'ok', score: { recommendation: 0.9, facts: 0.9, caveats: 0.9, rationale: 'close' }, convergence: 0.9, error: null });
+    checkpoint('a judgement replaced');
+    store.recorded(id, () => store.runPrepared('edit turns', "update turns set position = 'Both' where debate_id = @id", { id }));
+    checkpoint('an update of several rows');
+    store.setPlan(id, { hosts: 1 });
+    store.recordSynthesis(id, { status: 'failed', synthesis: null, error: 'timed out' });
+    checkpoint('a plan and a synthesis attempt');
+    store.finishDebate(id, { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 1, finalConvergence: 0.9, finishedAt: 1_700_000_009_000 });
+    checkpoint('finished');
+    expect(store.verifyDebate(id)).toMatchObject({ state: 'sealed', calls: 2 });
   });
 
   it('chains each debate on its own when debates are recorded side by side', () => {
