@@ -27,6 +27,7 @@ import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, QualityHook, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { reviewConfidence } from '../../protocol/confidence.js';
 
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
 type Report = Extract<ProtocolStep, { kind: 'report' }>;
@@ -235,7 +236,7 @@ async function runFilter(
   }
   for (const n of report.notes) runner.warn(`filter: ${n}`);
   runner.step(report);
-  const result: SynthesisRecord = { status: 'ok', model: filter.model, synthesis: synthesisOf(report, nReviews, failed), error: null };
+  const result: SynthesisRecord = { status: 'ok', model: filter.model, synthesis: synthesisOf(report, reviews, failed, preset.protocol.convergenceThreshold), error: null };
   runner.emit({ type: 'synthesis.finished', result, at: runner.now() });
   return result;
 }
@@ -247,14 +248,15 @@ function everyObservation(reviews: Observed[], perspectives: Observed[]): Findin
 }
 
 /** The report in the synthesis shape every view and export reads: the verdict as the recommendation, blocking findings as what to revisit. */
-function synthesisOf(report: Report, usableReviews: number, failed: { agent: string; reason: string }[]): Synthesis {
+function synthesisOf(report: Report, reviews: Observed[], failed: { agent: string; reason: string }[], threshold: number): Synthesis {
   const blocking = report.findings.filter((f) => f.blocking);
   const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${report.findings.length} findings, ${blocking.length} blocking.`;
-  const mean = report.findings.length ? report.findings.reduce((s, f) => s + f.confidence, 0) / report.findings.length : 0;
+  // The same rule every view applies to the record (docs/confidence.md).
+  const { level } = reviewConfidence({ reviews, report: { ok: true, findings: report.findings }, threshold });
   return {
     recommendation: verdict,
     triggersToRevisit: blocking.map((f) => `${f.id}: ${f.text}`),
-    confidence: { level: mean >= 80 ? 'high' : mean >= 60 ? 'medium' : 'low', converged: usableReviews },
+    confidence: { level, converged: reviews.filter((r) => r.status === 'ok').length },
     minorityPositions: [],
     failedAgents: failed,
   };
