@@ -217,7 +217,13 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
   }
   const confidence = Object.fromEntries(draft.value.confidence.map((c) => [c.agent, c.confidence]));
-  const review = falseConsensusReview({ answerTokens: tokens, tensions, confidence, gaps, malformedClashes: malformedClashes ?? 0 }, spec.guard);
+  // Contested: the judge scored round 0 below the threshold (the panel did not start out agreeing).
+  const opening = ctx.rounds.find((r) => r.round === 0)?.judgement?.convergence;
+  const contested = opening === null || opening === undefined ? undefined : opening < ctx.preset.protocol.convergenceThreshold;
+  const review = falseConsensusReview(
+    { answerTokens: tokens, tensions, confidence, gaps, malformedClashes: malformedClashes ?? 0, claims, consensus: draft.value.consensus, ...(contested === undefined ? {} : { contested }) },
+    spec.guard,
+  );
   const map = assembleTensionMap({
     debateId: ctx.debateId,
     generatedAt: ctx.now(),
