@@ -56,10 +56,12 @@ describe('every protocol has a confidence computed from what it recorded, the sa
     const rejected = d.voting!.iterations.at(-1)!.tiers.filter((t) => t.tier === 'reject').length;
     expect(rejected).toBeGreaterThan(0);
     expect(computed.rejected).toHaveLength(rejected);
-    expect(computed.restsOn).toHaveLength(computed.of - rejected);
-    for (const id of computed.rejected) expect(computed.restsOn).not.toContain(id);
+    // Every agent the synthesis named is counted, except the ones whose position the vote rejected.
+    const named = new Set(d.synthesis!.synthesis!.restsOn ?? []);
+    for (const id of computed.rejected) expect(named.has(id)).toBe(true);
+    expect(computed.restsOn).toEqual([...named].filter((id) => !computed.rejected.includes(id)).sort((x, y) => d.agents.findIndex((a) => a.id === x) - d.agents.findIndex((a) => a.id === y)));
     const card = renderCard(d, { ...plainStyle, columns: 200 });
-    expect(card).toContain(`rests on ${computed.of - rejected}/${computed.of} agents, ${rejected} rejected by the vote`);
+    expect(card).toContain(`rests on ${computed.restsOn.length}/${computed.of} agents, ${rejected} rejected by the vote`);
     expect(card).toContain(`The cluster vote rejected the position of ${computed.rejected[0]}`);
     expect(debatePage(d, null)).toContain(`${rejected} rejected by the vote`);
   });
@@ -123,5 +125,28 @@ describe('the tournament rule', () => {
     expect(tournamentConfidence({ champion: 'x', matches: [judged], restsOn: ['x', 'y'], threshold: 0.85 }).level).toBe('medium');
     expect(tournamentConfidence({ champion: 'x', matches: [{ ...judged, decidedBy: 'walkover' }], restsOn: ['x'], threshold: 0.85 }).level).toBe('low');
     expect(tournamentConfidence({ champion: 'x', matches: [judged], restsOn: ['y'], threshold: 0.85 }).level).toBe('low');
+  });
+});
+
+describe('the tension map runs by default wherever a protocol has independent answers', () => {
+  it('is on in every built-in debate, parallel and tournament preset, and a preset can still turn it off', () => {
+    for (const name of ['tech-decision', 'risk-review', 'small-8gb', 'thinking', 'cluster-vote', 'parallel', 'tournament']) {
+      expect(loadPreset(name, process.cwd()).preset.tensions?.enabled, name).toBe(true);
+    }
+  });
+
+  it("maps a tournament's clashes on its round-0 answers before the first match, and hands the map to the synthesizer", async () => {
+    const d = await demo('tournament');
+    const map = d.tensions?.map;
+    expect(map?.tensions.length).toBeGreaterThan(0);
+    const stages = d.calls.map((c) => c.stage);
+    const firstMatch = stages.indexOf('critique');
+    expect(firstMatch).toBeGreaterThan(0);
+    expect(stages.lastIndexOf('claims') === -1 || stages.lastIndexOf('claims') < firstMatch).toBe(true);
+    expect(stages.indexOf('clash')).toBeGreaterThan(-1);
+    expect(stages.indexOf('clash')).toBeLessThan(firstMatch);
+    const synthesis = d.calls.find((c) => c.stage === 'synthesis')!;
+    expect(JSON.stringify(synthesis.messages)).toContain('Tension map (');
+    expect(renderCard(d, { ...plainStyle, columns: 200 })).toContain('TENSION MAP');
   });
 });

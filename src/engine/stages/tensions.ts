@@ -54,9 +54,12 @@ export function mapsTensions(preset: Preset): boolean {
  * critique round) and hands the board on in `ctx.clashes`; other protocols map their
  * final answers here. A map that cannot be drawn is recorded as failed; the debate goes on.
  */
+/** The stage's name, by which a protocol that runs it alone picks it. */
+export const TENSION_STAGE = 'tension map';
+
 export function tensionStage(): ExtraStage {
   return {
-    name: 'tension map',
+    name: TENSION_STAGE,
     enabled: mapsTensions,
     models: (preset) => [tensionModel(preset)],
     run: (ctx) => runTensionStage(ctx),
