@@ -172,7 +172,7 @@ ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
-${confidenceBlock(d)}${kindOf(d) === 'pipeline' ? '' : html`<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>`}
+${confidenceBlock(d)}${kindOf(d) !== 'debate' ? '' : html`<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>`}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
 </section>`;
