@@ -130,7 +130,7 @@ describe('the tournament rule', () => {
 
 describe('the tension map runs by default wherever a protocol has independent answers', () => {
   it('is on in every built-in debate, parallel and tournament preset, and a preset can still turn it off', () => {
-    for (const name of ['tech-decision', 'risk-review', 'small-8gb', 'thinking', 'cluster-vote', 'parallel', 'tournament']) {
+    for (const name of ['tech-decision', 'risk-review', 'small-8gb', 'thinking', 'cluster-vote', 'parallel', 'tournament', 'decompose']) {
       expect(loadPreset(name, process.cwd()).preset.tensions?.enabled, name).toBe(true);
     }
   });
@@ -148,5 +148,16 @@ describe('the tension map runs by default wherever a protocol has independent an
     const synthesis = d.calls.find((c) => c.stage === 'synthesis')!;
     expect(JSON.stringify(synthesis.messages)).toContain('Tension map (');
     expect(renderCard(d, { ...plainStyle, columns: 200 })).toContain('TENSION MAP');
+  });
+
+  it("maps the clashes between a decomposition's parts before the reassembly, and hands the map to the decomposer", async () => {
+    const d = await demo('decompose');
+    expect(d.tensions?.map?.tensions.length).toBeGreaterThan(0);
+    const stages = d.calls.map((c) => c.stage);
+    const reassembly = stages.indexOf('reassembly');
+    expect(stages.lastIndexOf('subanswer')).toBeLessThan(stages.indexOf('clash'));
+    expect(stages.lastIndexOf('clash')).toBeLessThan(reassembly);
+    expect(JSON.stringify(d.calls[reassembly]!.messages)).toContain('Tension map (');
+    expect(renderMarkdown(d)).toContain('## Tension map');
   });
 });
