@@ -128,8 +128,6 @@ export function checkProtocolPreset(preset: Preset): string[] {
   errors.push(...checkPipelineRoles(preset));
   if (kind === 'tournament' || kind === 'decompose' || kind === 'pipeline') {
     if (preset.voting && preset.voting.enabled !== false) errors.push(`voting: the ${kind} protocol runs no vote; remove the block or set voting.enabled: false`);
-    // A tournament maps the clashes of its round-0 answers, a decomposition those of its parts; a pipeline has no map yet.
-    if (kind === 'pipeline' && preset.tensions && preset.tensions.enabled !== false) errors.push(`tensions: the ${kind} protocol runs no tension map; remove the block or set tensions.enabled: false`);
   }
   return errors;
 }

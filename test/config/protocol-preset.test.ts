@@ -30,11 +30,12 @@ describe('protocol presets', () => {
     expect(errorOf(() => parsePreset({ ...valid, protocol: { kind: 'parallel', decomposer: 'a' } })).message).toContain('protocol.decomposer: only used when protocol.kind is decompose');
   });
 
-  it('takes a tension map in a tournament and a decomposition but refuses a vote there, and refuses the map in a pipeline', () => {
+  it('takes a tension map in a tournament, a decomposition and a pipeline, but refuses a vote there', () => {
     expect(parsePreset({ ...valid, protocol: { kind: 'tournament' }, tensions: {} }).preset.tensions?.enabled).toBe(true);
     expect(parsePreset({ ...valid, protocol: { kind: 'decompose' }, tensions: {} }).preset.tensions?.enabled).toBe(true);
+    const reviewers = { ...valid, agents: [{ id: 'r1', model: 'm1', role: 'reviewer' }, { id: 'r2', model: 'm1', role: 'reviewer' }], protocol: { kind: 'pipeline' } };
+    expect(parsePreset({ ...reviewers, tensions: {} }).preset.tensions?.enabled).toBe(true);
     expect(errorOf(() => parsePreset({ ...valid, protocol: { kind: 'tournament' }, voting: {} })).message).toContain('voting: the tournament protocol runs no vote');
-    expect(errorOf(() => parsePreset({ ...valid, agents: [{ id: 'r1', model: 'm1', role: 'reviewer' }, { id: 'r2', model: 'm1', role: 'reviewer' }], protocol: { kind: 'pipeline' }, tensions: {} })).message).toContain('tensions: the pipeline protocol runs no tension map');
   });
 
   it('requires a synthesizer model unless it rotates, and a rotation list only with rotate', () => {

@@ -130,7 +130,7 @@ describe('the tournament rule', () => {
 
 describe('the tension map runs by default wherever a protocol has independent answers', () => {
   it('is on in every built-in debate, parallel and tournament preset, and a preset can still turn it off', () => {
-    for (const name of ['tech-decision', 'risk-review', 'small-8gb', 'thinking', 'cluster-vote', 'parallel', 'tournament', 'decompose']) {
+    for (const name of ['tech-decision', 'risk-review', 'small-8gb', 'thinking', 'cluster-vote', 'parallel', 'tournament', 'decompose', 'code-review']) {
       expect(loadPreset(name, process.cwd()).preset.tensions?.enabled, name).toBe(true);
     }
   });
@@ -159,5 +159,14 @@ describe('the tension map runs by default wherever a protocol has independent an
     expect(stages.lastIndexOf('clash')).toBeLessThan(reassembly);
     expect(JSON.stringify(d.calls[reassembly]!.messages)).toContain('Tension map (');
     expect(renderMarkdown(d)).toContain('## Tension map');
+  });
+
+  it('maps the clashes between the reviews of a pipeline before the filter, and hands the map to the filter', async () => {
+    const d = await demo('code-review');
+    expect(d.tensions?.map?.agents.sort()).toEqual(['correctness', 'operations']);
+    const stages = d.calls.map((c) => c.stage);
+    const filter = stages.indexOf('filter');
+    expect(stages.lastIndexOf('clash')).toBeLessThan(filter);
+    expect(JSON.stringify(d.calls[filter]!.messages)).toContain('Tension map (');
   });
 });
