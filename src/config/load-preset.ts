@@ -127,8 +127,7 @@ export function checkProtocolPreset(preset: Preset): string[] {
   }
   errors.push(...checkPipelineRoles(preset));
   if (kind === 'tournament' || kind === 'decompose' || kind === 'pipeline') {
-    if (preset.voting && preset.voting.enabled !== false) errors.push(`voting: the ${kind} protocol runs no optional stages; remove the block or set voting.enabled: false`);
-    if (preset.tensions && preset.tensions.enabled !== false) errors.push(`tensions: the ${kind} protocol runs no optional stages; remove the block or set tensions.enabled: false`);
+    if (preset.voting && preset.voting.enabled !== false) errors.push(`voting: the ${kind} protocol runs no vote; remove the block or set voting.enabled: false`);
   }
   return errors;
 }

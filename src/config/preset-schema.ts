@@ -191,6 +191,7 @@ export const tensionsSchema = z
       .strictObject({
         longAnswerTokens: z.number().int().min(0).default(800).describe('Answers longer than this together, with zero tensions, flag the map.'),
         maxConfidence: z.number().min(0).max(1).default(0.85).describe('Every per-agent confidence above this, on a contested question, flags the map.'),
+        minTensions: z.number().int().min(1).default(3).describe('Fewer tensions than this, on long answers the panel disagreed on at round 0, flag the map.'),
       })
       .prefault({}),
   })

@@ -1,16 +1,22 @@
 /**
- * The card's confidence, computed by the engine from the record, never taken from a model:
- * the judge's last convergence score against the threshold, and how many panelists' usable
- * final positions the synthesis says it rests on (docs/confidence.md).
+ * The confidence of a run's answer, computed by the engine from the record, never taken from a
+ * model. Each protocol has its rule, all of them here (docs/confidence.md): a debate reads the
+ * judge's last score and the final positions the synthesis rests on, a decomposition the
+ * confidences of its parts, a review pipeline its findings and its reviews, a tournament its
+ * bracket. A cluster vote's rejected positions never count as support.
  */
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
+export type ConfidenceRule = 'debate' | 'parallel' | 'tournament' | 'decompose' | 'pipeline';
+
 export interface ComputedConfidence {
   level: ConfidenceLevel;
+  /** Which protocol's rule computed it. */
+  rule: ConfidenceRule;
   /** The judge's last score, or null when no round was scored. */
   judgeScore: number | null;
   threshold: number;
-  /** Panelists with a usable final position the synthesis rests on, in panel order. */
+  /** Panelists with a usable final position the synthesis rests on, in panel order (without the positions the vote rejected). */
   restsOn: string[];
   /** Panelists with a usable final position. */
   of: number;
@@ -18,8 +24,35 @@ export interface ComputedConfidence {
   restsOnUnknown: boolean;
   /** Why HIGH was lowered to MEDIUM: the support was not independent (docs/confidence.md); null when it was not. */
   capped: string | null;
+  /** Agents the synthesis named whose final position the cluster vote rejected: not counted in `restsOn`. */
+  rejected: string[];
+  /** The 0-1 figure the level comes from, for the rules that read confidences (decompose, pipeline); else null. */
+  score: number | null;
+  /** The facts the level rests on, one short clause each, as the card prints them after the level. */
+  basis: string[];
+  /** What lowered the level below what its figure alone gives, one sentence each. */
+  lowered: string[];
 }
 
+/** A level from a 0-1 figure: the same bands for every rule that reads confidences. */
+export const HIGH_SCORE = 0.8;
+export const MEDIUM_SCORE = 0.6;
+/** A fallback part counts at this share of its stated confidence: its assignee gave nothing usable. */
+export const FALLBACK_WEIGHT = 0.5;
+
+const RANK: Record<ConfidenceLevel, number> = { low: 0, medium: 1, high: 2 };
+const atMost = (level: ConfidenceLevel, cap: ConfidenceLevel): ConfidenceLevel => (RANK[level] > RANK[cap] ? cap : level);
+const bandOf = (score: number): ConfidenceLevel => (score >= HIGH_SCORE ? 'high' : score >= MEDIUM_SCORE ? 'medium' : 'low');
+
+function blank(rule: ConfidenceRule, threshold: number): Omit<ComputedConfidence, 'level'> {
+  return { rule, judgeScore: null, threshold, restsOn: [], of: 0, restsOnUnknown: false, capped: null, rejected: [], score: null, basis: [], lowered: [] };
+}
+
+/**
+ * A debate, parallel answers, or any run with a synthesis over final positions: the judge's last
+ * score against the threshold, and whether the synthesis rests on a majority of the usable final
+ * positions. A position the cluster vote rejected is not support. HIGH needs independent support.
+ */
 export function computeConfidence(input: {
   judgeScore: number | null;
   threshold: number;
@@ -27,9 +60,14 @@ export function computeConfidence(input: {
   usable: readonly string[];
   /** Whether the final positions it rests on are independent support; absent for records without model families. */
   independence?: { independent: boolean; reason: string } | null;
+  /** Authors of the positions the cluster vote's last iteration put in its Reject tier. */
+  rejectedByVote?: readonly string[];
+  rule?: 'debate' | 'parallel';
 }): ComputedConfidence {
   const named = new Set(input.restsOn ?? []);
-  const restsOn = input.usable.filter((id) => named.has(id));
+  const vetoed = new Set(input.rejectedByVote ?? []);
+  const rejected = input.usable.filter((id) => named.has(id) && vetoed.has(id));
+  const restsOn = input.usable.filter((id) => named.has(id) && !vetoed.has(id));
   const of = input.usable.length;
   const majority = of > 0 && restsOn.length * 2 > of;
   const s = input.judgeScore;
@@ -44,5 +82,164 @@ export function computeConfidence(input: {
     level = 'medium';
     capped = input.independence.reason;
   }
-  return { level, judgeScore: s, threshold: input.threshold, restsOn, of, restsOnUnknown: input.restsOn === undefined, capped };
+  const restsOnUnknown = input.restsOn === undefined;
+  const judge = s === null ? 'no judge score' : `judge ${s.toFixed(2)} ${s >= input.threshold ? '≥' : '<'} ${input.threshold}`;
+  const rests = restsOnUnknown ? 'rests on no named agent' : `rests on ${restsOn.length}/${of} agents`;
+  const lowered = rejected.length
+    ? [`The cluster vote rejected the position${rejected.length === 1 ? '' : 's'} of ${rejected.join(', ')}: not counted as support.`]
+    : [];
+  return {
+    ...blank(input.rule ?? 'debate', input.threshold),
+    level,
+    judgeScore: s,
+    restsOn,
+    of,
+    restsOnUnknown,
+    capped,
+    rejected,
+    basis: [judge, rests, ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : [])],
+    lowered,
+  };
+}
+
+export interface PartConfidence {
+  index: number;
+  status: 'ok' | 'failed' | 'skipped' | 'not reached';
+  confidence: number | null;
+  fallback: boolean;
+  dependsOn: readonly number[];
+}
+
+/**
+ * A decomposition (seed 002: a weighted average of the parts' confidences). Each part weighs 1
+ * plus the number of parts built on it, directly or not, so a foundation's doubt spreads to what
+ * rests on it. A fallback part counts at half its confidence, a part without an answer at 0.
+ * A fallback or a missing part caps the level at MEDIUM; a failed reassembly makes it LOW.
+ */
+export function decompositionConfidence(parts: readonly PartConfidence[], reassembled: boolean, threshold: number): ComputedConfidence {
+  const base = blank('decompose', threshold);
+  if (parts.length === 0) return { ...base, level: 'low', basis: ['no split'], lowered: ['The question was never split into parts.'] };
+  const dependents = new Map<number, Set<number>>(parts.map((p) => [p.index, new Set<number>()]));
+  // Parts come in dependency order (a part depends only on earlier ones), so one backward pass closes the set.
+  for (const p of [...parts].reverse()) {
+    for (const d of p.dependsOn) {
+      const set = dependents.get(d);
+      if (!set) continue;
+      set.add(p.index);
+      for (const x of dependents.get(p.index) ?? []) set.add(x);
+    }
+  }
+  let sum = 0;
+  let weights = 0;
+  for (const p of parts) {
+    const w = 1 + (dependents.get(p.index)?.size ?? 0);
+    const v = p.status === 'ok' && p.confidence !== null ? p.confidence * (p.fallback ? FALLBACK_WEIGHT : 1) : 0;
+    sum += w * v;
+    weights += w;
+  }
+  const score = sum / weights;
+  let level = bandOf(score);
+  const lowered: string[] = [];
+  const fallbacks = parts.filter((p) => p.status === 'ok' && p.fallback).map((p) => p.index);
+  const missing = parts.filter((p) => p.status !== 'ok').map((p) => p.index);
+  if (fallbacks.length) {
+    if (level === 'high') lowered.push(`MEDIUM at most: part${fallbacks.length === 1 ? '' : 's'} ${fallbacks.join(', ')} rest${fallbacks.length === 1 ? 's' : ''} on the decomposer's fallback analysis.`);
+    level = atMost(level, 'medium');
+  }
+  if (missing.length) {
+    if (level === 'high') lowered.push(`MEDIUM at most: part${missing.length === 1 ? '' : 's'} ${missing.join(', ')} ha${missing.length === 1 ? 's' : 've'} no answer.`);
+    level = atMost(level, 'medium');
+  }
+  if (!reassembled) {
+    if (level !== 'low') lowered.push('LOW: the reassembly failed, so no answer to the whole question was written.');
+    level = 'low';
+  }
+  const answered = parts.length - missing.length;
+  return {
+    ...base,
+    level,
+    score,
+    basis: [
+      `parts' weighted confidence ${score.toFixed(2)}`,
+      `${answered}/${parts.length} parts answered`,
+      ...(fallbacks.length ? [`${fallbacks.length} by fallback`] : []),
+      reassembled ? 'reassembled' : 'reassembly failed',
+    ],
+    lowered,
+  };
+}
+
+export interface ReviewConfidence {
+  role: string;
+  status: 'ok' | 'failed' | 'skipped';
+}
+
+export interface FindingConfidence {
+  /** 0-100, as the reviewers wrote it. */
+  confidence: number;
+  blocking: boolean;
+}
+
+/**
+ * A review pipeline (seed 003: every observation carries its confidence). The verdict rests on
+ * the blocking findings when there are any, else on every finding; the figure is their mean
+ * confidence. HIGH needs every reviewer's review usable; fewer than half usable, or no report, is LOW.
+ * A report with no finding at all is MEDIUM at most: a clean review says only what was not found.
+ */
+export function reviewConfidence(input: { reviews: readonly ReviewConfidence[]; report: { ok: boolean; findings: readonly FindingConfidence[] } | null; threshold: number }): ComputedConfidence {
+  const base = blank('pipeline', input.threshold);
+  const reviewers = input.reviews.filter((r) => r.role === 'reviewer');
+  const usable = reviewers.filter((r) => r.status === 'ok').length;
+  const coverage = `${usable}/${reviewers.length} reviews usable`;
+  if (!input.report?.ok) return { ...base, level: 'low', basis: ['no report', coverage], lowered: ['LOW: the filter wrote no report.'] };
+  const blocking = input.report.findings.filter((f) => f.blocking);
+  const read = blocking.length ? blocking : input.report.findings;
+  const score = read.length ? read.reduce((s, f) => s + f.confidence, 0) / read.length / 100 : null;
+  let level: ConfidenceLevel = score === null ? 'medium' : bandOf(score);
+  const lowered: string[] = [];
+  if (reviewers.length === 0 || usable * 2 < reviewers.length) {
+    if (level !== 'low') lowered.push(`LOW: only ${usable} of ${reviewers.length} reviewers gave a usable review.`);
+    level = 'low';
+  } else if (usable < reviewers.length) {
+    if (level === 'high') lowered.push(`MEDIUM at most: ${reviewers.length - usable} of ${reviewers.length} reviewers gave no usable review.`);
+    level = atMost(level, 'medium');
+  }
+  const what = score === null ? 'no finding' : `${blocking.length ? 'blocking findings' : 'findings'}' mean confidence ${score.toFixed(2)}`;
+  return { ...base, level, score, basis: [what, coverage], lowered };
+}
+
+export interface MatchConfidence {
+  winner: string;
+  a: string;
+  b: string;
+  decidedBy: 'judged' | 'walkover' | 'fallback';
+}
+
+/**
+ * A tournament: a bracket names a winner by one judge's pairwise verdicts; it does not measure
+ * agreement, so its level is MEDIUM at most. MEDIUM when the champion won at least one match the
+ * judge decided, no match of its was decided by the fallback (the judge failed), and the synthesis
+ * rests on the champion's position; LOW otherwise.
+ */
+export function tournamentConfidence(input: { champion: string | null; matches: readonly MatchConfidence[]; restsOn: readonly string[] | undefined; threshold: number }): ComputedConfidence {
+  const base = blank('tournament', input.threshold);
+  if (!input.champion) return { ...base, level: 'low', basis: ['no champion'], lowered: ['LOW: the bracket named no champion.'] };
+  const champion = input.champion;
+  const played = input.matches.filter((m) => m.a === champion || m.b === champion);
+  const judged = played.filter((m) => m.decidedBy === 'judged' && m.winner === champion).length;
+  const fallback = played.filter((m) => m.decidedBy === 'fallback').length;
+  const rests = (input.restsOn ?? []).includes(champion);
+  const lowered: string[] = [];
+  if (judged === 0) lowered.push(`LOW: ${champion} won no match the judge decided.`);
+  if (fallback) lowered.push(`LOW: ${fallback} of ${champion}'s matches ${fallback === 1 ? 'was' : 'were'} decided without the judge (it failed).`);
+  if (!rests) lowered.push(`LOW: the synthesis does not rest on the champion ${champion}.`);
+  return {
+    ...base,
+    level: lowered.length ? 'low' : 'medium',
+    restsOn: rests ? [champion] : [],
+    of: 1,
+    restsOnUnknown: input.restsOn === undefined,
+    basis: [`champion ${champion}`, `${judged} judged win${judged === 1 ? '' : 's'}`, ...(fallback ? [`${fallback} without the judge`] : []), rests ? 'synthesis rests on it' : 'synthesis does not rest on it'],
+    lowered,
+  };
 }

@@ -232,6 +232,7 @@ export function filterMessages(
   reviews: PeerView[],
   perspectives: PeerView[],
   gaps: string[],
+  sections: readonly string[] = [],
 ): ChatMessage[] {
   const block = (views: PeerView[]): string[] => views.map((p) => `[${p.agentId}]${p.shortened ? ' (shortened to fit)' : ''}\n${p.position}`);
   const ask =
@@ -252,6 +253,7 @@ export function filterMessages(
     ...(reviews.length ? block(reviews) : ['(no usable review)']),
     ...(perspectives.length ? ['', 'Observations from the analysts:', '', ...block(perspectives)] : []),
     ...(gaps.length ? ['', 'Without a usable reply:', ...gaps.map((g) => `- ${g}`)] : []),
+    ...sections.flatMap((x) => ['', x]),
     '',
     ...ask,
   ]);

@@ -36,7 +36,7 @@ export const resolutions = ['open', 'resolved', 'narrowed', 'unresolved'] as con
 export type Resolution = (typeof resolutions)[number];
 export type Round2Outcome = Exclude<Resolution, 'open'>;
 
-export const reviewCodes = ['long-answers-no-tensions', 'overconfident-on-contested', 'incomplete-coverage', 'malformed-clashes'] as const;
+export const reviewCodes = ['long-answers-no-tensions', 'overconfident-on-contested', 'incomplete-coverage', 'malformed-clashes', 'few-tensions', 'uncovered-topics'] as const;
 export type ReviewCode = (typeof reviewCodes)[number];
 
 /** A confidence in the map document, on the engine's 0-to-1 scale; models write it as `percent()`. */
@@ -167,7 +167,7 @@ export type Tension = z.infer<typeof tensionSchema>;
 export const reviewReasonSchema = z.strictObject({
   code: z.enum(reviewCodes),
   detail: z.string().min(1),
-  /** `malformed-clashes`: how many clashes the map model wrote that could not be read. */
+  /** `malformed-clashes`: how many clashes the map model wrote that could not be read; `uncovered-topics`: how many main points the map left out. */
   count: z.number().int().min(1).optional(),
 });
 export type ReviewReason = z.infer<typeof reviewReasonSchema>;
@@ -597,20 +597,60 @@ export interface GuardRule {
   longAnswerTokens: number;
   /** Every per-agent confidence above this, on a contested question, is suspicious. */
   maxConfidence: number;
+  /** Fewer tensions than this on a long, contested debate are suspicious (seed 000: 3-8 for a complex query). */
+  minTensions: number;
 }
 
-export const guardDefaults: GuardRule = { longAnswerTokens: 800, maxConfidence: 0.85 };
+export const guardDefaults: GuardRule = { longAnswerTokens: 800, maxConfidence: 0.85, minTensions: 3 };
+
+/** What the guard reads of the debate besides the map. */
+export interface GuardInput {
+  answerTokens: number;
+  tensions: readonly Tension[];
+  confidence: Readonly<Record<string, number>>;
+  gaps: readonly string[];
+  malformedClashes?: number;
+  /** The panel disagreed at the start: the judge's round-0 convergence was below the threshold. Absent when no judge scored round 0. */
+  contested?: boolean;
+  /** The claims the map was drawn from (each agent's, most important first) and its consensus zones, for the topic check. */
+  claims?: readonly Claim[];
+  consensus?: readonly ConsensusZone[];
+}
+
+const STOP = new Set(
+  'about also been before being both could does down each even every from have into just make more most much must need only other over same should since some such than that their them then there these they this those through under very were what when where which while will with would your'.split(' '),
+);
+
+/** The content words of a sentence: lower case, four letters or more, without the commonest function words. */
+export function contentWords(text: string): Set<string> {
+  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []).filter((w) => !STOP.has(w)));
+}
+
+/**
+ * The main topics of a debate are its agents' first claims (claims come most important first).
+ * A topic is covered when a tension names that claim, or a consensus zone the agent supports
+ * shares a content word with it. Returns the claims the map says nothing about.
+ */
+export function uncoveredTopics(claims: readonly Claim[], tensions: readonly Tension[], consensus: readonly ConsensusZone[]): Claim[] {
+  const first = new Map<string, Claim>();
+  for (const c of claims) if (!first.has(c.agentId)) first.set(c.agentId, c);
+  const contested = new Set(tensions.flatMap((t) => [t.claimAId, t.claimBId]));
+  return [...first.values()].filter((topic) => {
+    if (contested.has(topic.id)) return false;
+    const words = contentWords(topic.text);
+    return !consensus.some((z) => z.supportingAgents.includes(topic.agentId) && [...contentWords(z.claim)].some((w) => words.has(w)));
+  });
+}
 
 /**
  * Flags a map for human review when it looks more settled than its inputs allow:
- * long answers with no tension at all; every agent rated above `maxConfidence`
- * while a factual or interpretive clash stands (a contested question); pairs
- * that were never compared; or clashes the map model wrote but that could not be read.
+ * long answers with no tension at all; too few tensions for a long, contested debate;
+ * an agent's main point on which the map records neither consensus nor tension; every
+ * agent rated above `maxConfidence` while a factual or interpretive clash stands (a
+ * contested question); pairs that were never compared; or clashes the map model wrote
+ * but that could not be read.
  */
-export function falseConsensusReview(
-  input: { answerTokens: number; tensions: readonly Tension[]; confidence: Readonly<Record<string, number>>; gaps: readonly string[]; malformedClashes?: number },
-  rule: GuardRule = guardDefaults,
-): Review {
+export function falseConsensusReview(input: GuardInput, rule: GuardRule = guardDefaults): Review {
   const reasons: ReviewReason[] = [];
   const malformed = input.malformedClashes ?? 0;
   if (malformed > 0) {
@@ -625,6 +665,21 @@ export function falseConsensusReview(
     reasons.push({
       code: 'long-answers-no-tensions',
       detail: `the answers run to about ${input.answerTokens} tokens (over ${rule.longAnswerTokens}) and the map shows no tension at all`,
+    });
+  }
+  const n = input.tensions.length;
+  if (n > 0 && n < rule.minTensions && input.contested === true && input.answerTokens > rule.longAnswerTokens) {
+    reasons.push({
+      code: 'few-tensions',
+      detail: `the panel disagreed at round 0 and the answers run to about ${input.answerTokens} tokens, yet the map shows only ${n} tension${n === 1 ? '' : 's'} (a contested question usually has ${rule.minTensions} or more)`,
+    });
+  }
+  const silent = uncoveredTopics(input.claims ?? [], input.tensions, input.consensus ?? []);
+  if (silent.length > 0) {
+    reasons.push({
+      code: 'uncovered-topics',
+      count: silent.length,
+      detail: `the map records neither consensus nor tension on the main point of ${silent.map((c) => `${c.agentId} (${c.id}: "${c.text.length > 80 ? `${c.text.slice(0, 79)}…` : c.text}")`).join(', ')}`,
     });
   }
   const values = Object.values(input.confidence);

@@ -1,5 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
-import { cappedText, confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
+import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
 import { panelCardLines } from './panel.js';
 import { inertDeep } from './inert.js';
 import { exitText } from './exit.js';
@@ -28,14 +28,23 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   const advice = adviceOf(d);
   if (advice) lines.push(...wrap(`protocol: ${adviceLine(advice)}`, width - 2).map((l) => `  ${paint('dim', l)}`));
   const s = d.synthesis?.synthesis;
+  const computed = confidenceOf(d);
+  const confidence = (): void => {
+    if (!computed) return;
+    heading(`CONFIDENCE: ${confidenceText(computed)}`);
+    for (const note of confidenceNotes(computed)) lines.push(...wrap(note, width - 2).map((l) => `  ${paint('yellow', l)}`));
+  };
   if (kindOf(d) === 'pipeline') {
     // The report (protocolCardLines) is the result; the synthesis record carries its verdict.
     if (s) {
       heading('VERDICT');
       lines.push(...wrap(s.recommendation, width - 2).map((l) => `  ${l}`));
     }
+    confidence();
   } else if (!s) {
     lines.push('', paint('red', `No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`));
+    // A decomposition without its reassembly still has a (LOW) confidence from its parts.
+    confidence();
     lines.push(...finalPositionLines(d, paint, width));
   } else {
     heading('RECOMMENDATION');
@@ -44,10 +53,7 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
       heading('TRIGGERS TO REVISIT');
       for (const t of s.triggersToRevisit) lines.push(...wrap(t, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
     }
-    const computed = confidenceOf(d);
-    if (computed) heading(`CONFIDENCE: ${confidenceText(computed)}`);
-    const capped = computed && cappedText(computed);
-    if (capped) lines.push(...wrap(capped, width - 2).map((l) => `  ${paint('yellow', l)}`));
+    confidence();
     const names = computed && restsOnText(computed);
     if (names) lines.push(...wrap(names, width - 2).map((l) => `  ${paint('dim', l)}`));
     lines.push(...wrap(modelConfidenceText(s.confidence.level, s.confidence.converged), width - 2).map((l) => `  ${paint('dim', l)}`));

@@ -1,35 +1,90 @@
-import { type ComputedConfidence, computeConfidence } from '../protocol/confidence.js';
+import {
+  type ComputedConfidence,
+  type PartConfidence,
+  computeConfidence,
+  decompositionConfidence,
+  reviewConfidence,
+  tournamentConfidence,
+} from '../protocol/confidence.js';
 import { independenceOf } from '../protocol/stances.js';
+import type { ProtocolStep } from '../engine/protocol-events.js';
 import type { StoredDebate } from '../store/store.js';
 import { figuresOf } from './panel-record.js';
+import { kindOf } from './protocols.js';
 
-/** The engine's confidence for a stored debate with a synthesis (docs/confidence.md). */
+/**
+ * The engine's confidence for a stored run (docs/confidence.md): what each protocol recorded,
+ * handed to its rule in src/protocol/confidence.ts. Card, `show`, the export, the JSON document,
+ * the viewer and the MCP result all read it from here. Null when the run has nothing to rate yet.
+ */
 export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
-  const s = d.synthesis?.synthesis;
-  if (!s) return null;
-  const lastRound = Math.max(-1, ...d.turns.map((t) => t.round));
-  const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && t.status === 'ok').map((t) => t.agentId));
-  const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id)).map((a) => a.id);
-  const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);
-  const named = new Set(s.restsOn ?? []);
-  const figures = figuresOf(d, usable.filter((id) => named.has(id)));
-  return computeConfidence({
-    judgeScore: scored?.convergence ?? null,
-    threshold: d.preset.protocol.convergenceThreshold,
-    restsOn: s.restsOn,
-    usable,
-    independence: figures ? independenceOf(figures) : null,
-  });
+  const steps = (d.steps ?? []).map((s) => s.step);
+  const threshold = d.preset.protocol.convergenceThreshold;
+  const s = d.synthesis?.synthesis ?? null;
+  switch (kindOf(d)) {
+    case 'decompose': {
+      const split = steps.find((x): x is Extract<ProtocolStep, { kind: 'split' }> => x.kind === 'split');
+      if (!split) return s ? decompositionConfidence([], true, threshold) : null;
+      const parts: PartConfidence[] = split.subQuestions.map((q) => {
+        const part = steps.find((x): x is Extract<ProtocolStep, { kind: 'subanswer' }> => x.kind === 'subanswer' && x.index === q.index);
+        return { index: q.index, status: part?.status ?? 'not reached', confidence: part?.confidence ?? null, fallback: Boolean(part?.fallback), dependsOn: q.dependsOn };
+      });
+      // Until the reassembly was tried there is nothing to rate; a tried and failed one is LOW.
+      if (!d.synthesis && d.status === 'running') return null;
+      return decompositionConfidence(parts, Boolean(s), threshold);
+    }
+    case 'pipeline': {
+      const report = steps.find((x): x is Extract<ProtocolStep, { kind: 'report' }> => x.kind === 'report');
+      if (!report && !s) return null;
+      const reviews = steps.filter((x): x is Extract<ProtocolStep, { kind: 'observations' }> => x.kind === 'observations' && x.phase === 'review');
+      return reviewConfidence({ reviews, report: report ? { ok: report.status === 'ok', findings: report.findings } : null, threshold });
+    }
+    case 'tournament': {
+      if (!s) return null;
+      const champion = steps.find((x): x is Extract<ProtocolStep, { kind: 'champion' }> => x.kind === 'champion');
+      const matches = steps.filter((x): x is Extract<ProtocolStep, { kind: 'verdict' }> => x.kind === 'verdict');
+      return tournamentConfidence({ champion: champion?.agentId ?? null, matches, restsOn: s.restsOn, threshold });
+    }
+    default: {
+      if (!s) return null;
+      const lastRound = Math.max(-1, ...d.turns.map((t) => t.round));
+      const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && t.status === 'ok').map((t) => t.agentId));
+      const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id)).map((a) => a.id);
+      const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);
+      const named = new Set(s.restsOn ?? []);
+      const figures = figuresOf(d, usable.filter((id) => named.has(id)));
+      return computeConfidence({
+        judgeScore: scored?.convergence ?? null,
+        threshold,
+        restsOn: s.restsOn,
+        usable,
+        independence: figures ? independenceOf(figures) : null,
+        rejectedByVote: rejectedByVote(d),
+        rule: kindOf(d) === 'parallel' ? 'parallel' : 'debate',
+      });
+    }
+  }
 }
 
-/** `LOW (judge 0.30 < 0.85, rests on 2/3 agents)`. */
+/** Authors of the positions the last vote iteration put in its Reject tier (approved by no cluster). */
+function rejectedByVote(d: StoredDebate): string[] {
+  const last = d.voting?.iterations.at(-1);
+  if (!last) return [];
+  const author = new Map(last.artifacts.map((a) => [a.artifactId, a.authorId]));
+  return last.tiers.filter((t) => t.tier === 'reject').map((t) => author.get(t.artifactId) ?? t.artifactId);
+}
+
+/** `LOW (judge 0.30 < 0.85, rests on 2/3 agents)`, or the protocol's own facts. */
 export function confidenceText(c: ComputedConfidence): string {
-  const judge = c.judgeScore === null ? 'no judge score' : `judge ${c.judgeScore.toFixed(2)} ${c.judgeScore >= c.threshold ? '≥' : '<'} ${c.threshold}`;
-  const rests = c.restsOnUnknown ? 'rests on no named agent' : `rests on ${c.restsOn.length}/${c.of} agents`;
-  return `${c.level.toUpperCase()} (${judge}, ${rests}${c.capped ? ', not independent' : ''})`;
+  return `${c.level.toUpperCase()} (${c.basis.join(', ')})`;
 }
 
-/** The one line saying why HIGH was lowered, or null. */
+/** The lines saying why the level is lower than its figures alone give: the independence cap, a rejected position, a hole. */
+export function confidenceNotes(c: ComputedConfidence): string[] {
+  return [...(c.capped ? [`MEDIUM at most: ${c.capped}`] : []), ...c.lowered];
+}
+
+/** The one line saying why HIGH was lowered for want of independent support, or null. */
 export function cappedText(c: ComputedConfidence): string | null {
   return c.capped ? `MEDIUM at most: ${c.capped}` : null;
 }

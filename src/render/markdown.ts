@@ -1,5 +1,5 @@
 import type { StoredDebate } from '../store/store.js';
-import { cappedText, confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
+import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
 import { panelMarkdown } from './panel.js';
 import { markdownDeep } from './inert.js';
 import { exitText } from './exit.js';
@@ -40,22 +40,23 @@ export function renderMarkdown(stored: StoredDebate): string {
     '',
   );
   const s = d.synthesis?.synthesis;
-  // A pipeline's result is its review report, written by protocolMarkdown.
-  if (kindOf(d) !== 'pipeline') {
+  const computed = confidenceOf(d);
+  const confidence = computed ? [`**Confidence:** ${confidenceText(computed)}`, '', ...confidenceNotes(computed).flatMap((n) => [`_${n}_`, ''])] : [];
+  // A pipeline's result is its review report, written by protocolMarkdown; its confidence comes first.
+  if (kindOf(d) === 'pipeline') out.push(...confidence);
+  else {
     out.push('## Synthesis', '');
     if (s) {
       out.push(`**Recommendation.** ${s.recommendation}`, '');
       if (s.triggersToRevisit.length) out.push('**Triggers to revisit**', '', ...s.triggersToRevisit.map((t) => `- ${t}`), '');
-      const computed = confidenceOf(d);
-      if (computed) out.push(`**Confidence:** ${confidenceText(computed)}`, '');
-      if (computed && cappedText(computed)) out.push(`_${cappedText(computed)}_`, '');
+      out.push(...confidence);
       out.push(`_${modelConfidenceText(s.confidence.level, s.confidence.converged)}_`, '');
       for (const m of s.minorityPositions) {
         out.push(`**Minority position (${m.agent}, round ${m.round}).** ${m.argument}`, '', `> Why it still matters: ${m.whyItMatters}`, '');
       }
       if (s.failedAgents.length) out.push('**Agents without a final answer:** ' + s.failedAgents.map((f) => `${f.agent} (${f.reason})`).join(', '), '');
     } else {
-      out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '');
+      out.push(`No synthesis: ${d.synthesis?.error ?? d.error ?? 'the debate did not reach synthesis'}.`, '', ...confidence);
       if (d.status === 'unsynthesized') out.push(`Every round ran; the final positions are under the last round below. Finish it with \`conclave synthesize ${d.id}\`.`, '');
     }
   }

@@ -1,5 +1,5 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
-import { cappedText, confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
+import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { familiesText, panelOf } from '../render/panel.js';
 import { MOVE_WORD } from '../render/stance-lines.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
@@ -13,7 +13,7 @@ import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
-import { adviceLine, adviceOf, answeredBy } from '../render/protocols.js';
+import { adviceLine, adviceOf, answeredBy, kindOf } from '../render/protocols.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -153,11 +153,18 @@ function synthesisAttempts(d: StoredDebate): Html {
   )}</ol></details>`;
 }
 
+/** The engine's confidence (docs/confidence.md), the same level the card and the JSON document carry. */
+function confidenceBlock(d: StoredDebate): Html {
+  const c = confidenceOf(d);
+  if (!c) return html``;
+  return html`<p class="confidence confidence-${c.level}"><strong>Confidence: ${confidenceText(c)}</strong></p>${confidenceNotes(c).map((n) => html`<p class="capped">${n}</p>`)}`;
+}
+
 function synthesisCard(d: StoredDebate): Html {
   const s = d.synthesis;
   const retry = d.status === 'unsynthesized' ? html`<p class="muted">Every round is kept; \`conclave synthesize ${d.id}\` tries the synthesis again.</p>` : '';
-  if (!s) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="muted">${d.status === 'running' ? 'Not written yet.' : 'No synthesis was recorded.'}</p>${retry}${synthesisAttempts(d)}</section>`;
-  if (!s.synthesis) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="error">The synthesis failed: ${s.error ?? 'unknown error'}</p>${retry}${synthesisAttempts(d)}</section>`;
+  if (!s) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="muted">${d.status === 'running' ? 'Not written yet.' : 'No synthesis was recorded.'}</p>${confidenceBlock(d)}${retry}${synthesisAttempts(d)}</section>`;
+  if (!s.synthesis) return html`<section id="synthesis" class="card"><h2>Synthesis</h2><p class="error">The synthesis failed: ${s.error ?? 'unknown error'}</p>${confidenceBlock(d)}${retry}${synthesisAttempts(d)}</section>`;
   const y = s.synthesis;
   return html`<section id="synthesis" class="card">
 <h2>Synthesis</h2>
@@ -165,7 +172,7 @@ ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
 ${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
-${(d.preset.protocol.kind ?? 'debate') === 'debate' ? html`<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p>${confidenceOf(d)?.capped ? html`<p class="capped">${cappedText(confidenceOf(d)!)}</p>` : ''}<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>` : ''}
+${confidenceBlock(d)}${kindOf(d) !== 'debate' ? '' : html`<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>`}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
 </section>`;

@@ -30,9 +30,12 @@ describe('protocol presets', () => {
     expect(errorOf(() => parsePreset({ ...valid, protocol: { kind: 'parallel', decomposer: 'a' } })).message).toContain('protocol.decomposer: only used when protocol.kind is decompose');
   });
 
-  it('refuses optional stages in a tournament', () => {
-    const err = errorOf(() => parsePreset({ ...valid, protocol: { kind: 'tournament' }, tensions: {} }));
-    expect(err.message).toContain('tensions: the tournament protocol runs no optional stages');
+  it('takes a tension map in a tournament, a decomposition and a pipeline, but refuses a vote there', () => {
+    expect(parsePreset({ ...valid, protocol: { kind: 'tournament' }, tensions: {} }).preset.tensions?.enabled).toBe(true);
+    expect(parsePreset({ ...valid, protocol: { kind: 'decompose' }, tensions: {} }).preset.tensions?.enabled).toBe(true);
+    const reviewers = { ...valid, agents: [{ id: 'r1', model: 'm1', role: 'reviewer' }, { id: 'r2', model: 'm1', role: 'reviewer' }], protocol: { kind: 'pipeline' } };
+    expect(parsePreset({ ...reviewers, tensions: {} }).preset.tensions?.enabled).toBe(true);
+    expect(errorOf(() => parsePreset({ ...valid, protocol: { kind: 'tournament' }, voting: {} })).message).toContain('voting: the tournament protocol runs no vote');
   });
 
   it('requires a synthesizer model unless it rotates, and a rotation list only with rotate', () => {
@@ -75,7 +78,7 @@ describe('protocol presets', () => {
     );
     expect(errorOf(() => parsePreset({ ...valid, protocol: { kind: 'parallel', filterMode: 'list' } })).message).toContain('protocol.filterMode: only used when protocol.kind is pipeline');
     expect(errorOf(() => parsePreset({ ...roles('reviewer', 'reviewer'), protocol: { kind: 'pipeline', filterMode: 'essay' } })).message).toContain('protocol.filterMode');
-    expect(errorOf(() => parsePreset({ ...roles('reviewer', 'reviewer'), voting: {} })).message).toContain('voting: the pipeline protocol runs no optional stages');
+    expect(errorOf(() => parsePreset({ ...roles('reviewer', 'reviewer'), voting: {} })).message).toContain('voting: the pipeline protocol runs no vote');
   });
 
   it('does not warn that the synthesizer debates when a pipeline has its own filter', () => {

@@ -256,6 +256,11 @@ describe('decompose protocol', () => {
     });
     const result = await run();
     expect(result.status).toBe('unsynthesized');
+    // Its parts stand, but nothing answers the whole question: LOW, said on the card, in the document and the viewer.
+    const unassembled = store.getDebate(result.id);
+    expect(debateDocument(unassembled).confidence).toMatchObject({ level: 'low', rule: 'decompose' });
+    expect(renderCard(unassembled, { ...plainStyle, columns: 200 })).toContain('LOW: the reassembly failed');
+    expect(debatePage(unassembled, null)).toContain('Confidence: LOW (');
     failReassembly = false;
     const before = seen.length;
     const { debate } = await resynthesize({ store, id: result.id, host: sim!.url });

@@ -10,6 +10,7 @@ import { renderCard } from '../../src/render/card.js';
 import { debateDocument } from '../../src/render/document.js';
 import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { plainStyle } from '../../src/render/style.js';
 import { storedEvents } from '../../src/render/replay.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
@@ -130,6 +131,23 @@ describe('the tension map stage', () => {
     expect(second.stored.tensions!.map!.tensions).toHaveLength(0);
     expect(second.stored.tensions!.map!.review.flagged).toBe(false);
     expect(flaggedTensionMaps(second.store).count).toBe(0);
+  });
+
+  it("flags a map that says nothing on one agent's main point, and shows why on the card, in show and in the viewer", async () => {
+    const { stored } = await debate(['a', 'b', 'c'], {
+      clashes: [{ a: 'C2', b: 'C4', type: 'interpretive', severity: 5 }],
+      map: (req) => {
+        const draft = JSON.parse(mapReply(req)) as { consensus: { supportingAgents: string[] }[] };
+        draft.consensus[0]!.supportingAgents = ['a', 'b'];
+        return JSON.stringify(draft);
+      },
+    });
+    const review = stored.tensions!.map!.review;
+    expect(review.reasons.map((r) => r.code)).toEqual(['uncovered-topics']);
+    expect(review.reasons[0]!.detail).toContain('main point of c (C5: "c claim 1")');
+    expect(renderCard(stored, { ...plainStyle, columns: 200 })).toContain('main point of c (C5');
+    expect(renderMarkdown(stored)).toContain('main point of c (C5');
+    expect(debatePage(stored, null)).toContain('main point of c (C5');
   });
 
   it('drops a consensus zone that lists one panelist twice, notes it on the call, and draws the map without a repair', async () => {

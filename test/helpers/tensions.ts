@@ -43,7 +43,8 @@ export function mapReply(req: SimRequest, confidence = 60): string {
   const ids = (/^Panelists: (.*)$/m.exec(userText(req))?.[1] ?? '').split(', ');
   return JSON.stringify({
     headline: 'The panel agrees on A but splits on its cost.',
-    consensus: [{ claim: 'A is worth doing', supportingAgents: ids.slice(0, 2), confidence: 80, loadBearing: true }],
+    // One zone every panelist supports, naming their first claims, so the map covers each agent's main point.
+    consensus: [{ claim: 'Each first claim holds: A is worth doing', supportingAgents: ids, confidence: 80, loadBearing: true }],
     majorFindings: ['first finding', 'second finding', 'third finding'],
     openQuestions: ['what does A cost?'],
     confidence: ids.map((agent) => ({ agent, confidence })),

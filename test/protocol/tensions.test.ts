@@ -184,7 +184,7 @@ describe('the false-consensus guard', () => {
     expect(long.reasons.map((r) => r.code)).toEqual(['long-answers-no-tensions']);
     expect(falseConsensusReview({ answerTokens: 800, tensions: [], confidence: { a: 0.5 }, gaps: [] }).flagged).toBe(false);
     expect(falseConsensusReview({ answerTokens: 5000, tensions: [tension({ type: 'emphasis', severity: 1 })], confidence: {}, gaps: [] }).flagged).toBe(false);
-    expect(falseConsensusReview({ answerTokens: 500, tensions: [], confidence: {}, gaps: [] }, { longAnswerTokens: 400, maxConfidence: 0.85 }).flagged).toBe(true);
+    expect(falseConsensusReview({ answerTokens: 500, tensions: [], confidence: {}, gaps: [] }, { longAnswerTokens: 400, maxConfidence: 0.85, minTensions: 3 }).flagged).toBe(true);
   });
 
   it('flags every agent rated above 0.85 on a contested question, but not on emphasis alone or at exactly 0.85', () => {
@@ -194,6 +194,34 @@ describe('the false-consensus guard', () => {
     ]);
     expect(falseConsensusReview({ answerTokens: 10, tensions: contested, confidence: { a: 0.9, b: 0.85 }, gaps: [] }).flagged).toBe(false);
     expect(falseConsensusReview({ answerTokens: 10, tensions: [tension({ type: 'emphasis', severity: 2 })], confidence: { a: 0.99 }, gaps: [] }).flagged).toBe(false);
+  });
+
+  it('flags one or two tensions on long answers the panel disagreed on at round 0, but not an agreed or short debate', () => {
+    const one = [tension()];
+    const few = falseConsensusReview({ answerTokens: 2400, tensions: one, confidence: {}, gaps: [], contested: true });
+    expect(few.reasons.map((r) => r.code)).toEqual(['few-tensions']);
+    expect(few.reasons[0]!.detail).toContain('only 1 tension');
+    expect(falseConsensusReview({ answerTokens: 2400, tensions: [tension(), tension(), tension()], confidence: {}, gaps: [], contested: true }).flagged).toBe(false);
+    expect(falseConsensusReview({ answerTokens: 2400, tensions: one, confidence: {}, gaps: [], contested: false }).flagged).toBe(false);
+    expect(falseConsensusReview({ answerTokens: 500, tensions: one, confidence: {}, gaps: [], contested: true }).flagged).toBe(false);
+  });
+
+  it("flags a map that records neither consensus nor tension on an agent's main point", () => {
+    const points = numberClaims([
+      { agentId: 'a', texts: ['SQLite handles the current write load', 'backups are easy'], source: 'model' },
+      { agentId: 'b', texts: ['The team lacks Postgres operations experience'], source: 'model' },
+      { agentId: 'c', texts: ['Write volume doubles every quarter'], source: 'model' },
+    ]);
+    // a's main point is in a consensus zone a supports; c's is contested; b's appears nowhere.
+    const consensus = [{ claim: 'SQLite copes with today’s load', supportingAgents: ['a', 'c'], confidence: 0.7, loadBearing: true }];
+    const clash = [tension({ agentA: 'c', agentB: 'a', claimAId: points[3]!.id, claimBId: points[1]!.id })];
+    const r = falseConsensusReview({ answerTokens: 10, tensions: clash, confidence: {}, gaps: [], claims: points, consensus });
+    expect(r.reasons.map((x) => x.code)).toEqual(['uncovered-topics']);
+    expect(r.reasons[0]).toMatchObject({ count: 1 });
+    expect(r.reasons[0]!.detail).toContain('main point of b (C3');
+    // A zone b supports that shares a content word with its point covers it.
+    const covered = [...consensus, { claim: 'Postgres operations need training first', supportingAgents: ['b', 'a'], confidence: 0.6, loadBearing: false }];
+    expect(falseConsensusReview({ answerTokens: 10, tensions: clash, confidence: {}, gaps: [], claims: points, consensus: covered }).flagged).toBe(false);
   });
 
   it('flags a map where some pairs were never compared', () => {

@@ -6,6 +6,8 @@ import { openingSchema } from '../../protocol/schemas.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import { type ProtocolOutcome, type Runner, openingQuality } from '../runner.js';
 import type { Protocol } from './types.js';
+import type { TurnRecord } from '../events.js';
+import { TENSION_STAGE } from '../stages/tensions.js';
 
 type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
 
@@ -17,16 +19,20 @@ type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
  * fit its num_ctx). When an assignee gives no usable answer, the decomposer writes a fallback
  * analysis of that part, marked as such, and the parts after it run on that; a part is skipped,
  * with the reason, only when a dependency has neither. The decomposer then reassembles the
- * answer from every sub-answer. No judge and no synthesizer.
- * Calls: 1 split, k sub-answers (k ≤ protocol.maxSubQuestions), 1 fallback per failed part, 1 reassembly.
+ * answer from every sub-answer. When the preset maps tensions, the clashes between the parts are
+ * mapped before the reassembly (each agent's parts read as its answer), and the decomposer reads
+ * the map with them. No judge and no synthesizer.
+ * Calls: 1 split, k sub-answers (k ≤ protocol.maxSubQuestions), 1 fallback per failed part, the
+ * tension map (docs/tensions.md), 1 reassembly.
  */
 export const decompose: Protocol = {
   kind: 'decompose',
-  shape: (preset) => ({
+  shape: (preset, stages) => ({
     support: [],
     synthesisModels: [decomposerOf(preset.agents, preset.protocol.decomposer).model],
     usesJudge: false,
-    stages: [],
+    // The tension map alone, on the parts: there are no final positions to vote on.
+    stages: stages.filter((s) => s.name === TENSION_STAGE),
   }),
   run: runDecompose,
 };
@@ -75,7 +81,10 @@ async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<P
   const answered = parts.filter((p) => p.status === 'ok').length;
   const detail = `${answered} of ${parts.length} sub-questions answered`;
   runner.exit('reassembled', subQuestions.length, detail);
-  const synthesis = await reassemble(runner, lead, subQuestions, parts);
+  // The parts are independent answers to pieces of one question: where they clash is mapped before they are put together.
+  const mapped = await runner.runStages([partsAsRound(parts, subQuestions, byId)]);
+  runner.checkpoint();
+  const synthesis = await reassemble(runner, lead, subQuestions, parts, mapped);
   runner.checkpoint();
   return { exitReason: 'reassembled', exitDetail: detail, rounds: [], synthesis };
 }
@@ -141,6 +150,31 @@ async function answerPart(runner: Runner, sub: SubQuestion, agent: AgentSpec, in
   return finish({ ...answered({ ...base, agentId: lead.id }, fallback.value), fallback: { failedAgent: agent.id, failure } });
 }
 
+/**
+ * The usable parts as one round the tension map reads: each agent's parts together, as its answer
+ * (the map compares agents, so two parts by one agent are read as one answer).
+ */
+function partsAsRound(parts: SubAnswer[], subs: SubQuestion[], byId: Map<string, AgentSpec>): TranscriptRound {
+  const turns: TurnRecord[] = [];
+  for (const agentId of [...new Set(parts.filter((p) => p.status === 'ok').map((p) => p.agentId))]) {
+    const own = parts.filter((p) => p.status === 'ok' && p.agentId === agentId);
+    const position = own.map((p) => `On sub-question ${p.index} (${subs.find((q) => q.index === p.index)?.question ?? ''}): ${p.answer ?? ''}`).join('\n\n');
+    const confidences = own.map((p) => p.confidence ?? 0);
+    turns.push({
+      round: 0,
+      agentId,
+      model: byId.get(agentId)?.model ?? '',
+      status: 'ok',
+      position,
+      confidence: confidences.reduce((a, b) => a + b, 0) / confidences.length,
+      opening: null,
+      critique: null,
+      error: null,
+    });
+  }
+  return { round: 0, turns, judgement: null };
+}
+
 /** A usable sub-answer as its step: the answer, its confidence and what it stated. */
 function answered(base: { kind: 'subanswer'; index: number; agentId: string }, value: { position: string; reasoning: string; confidence: number; constraints?: SubAnswer['constraints']; tradeOffs?: string[] }): SubAnswer {
   const { constraints, tradeOffs } = value;
@@ -156,7 +190,7 @@ function answered(base: { kind: 'subanswer'; index: number; agentId: string }, v
 }
 
 /** The decomposer reads every sub-answer (shortened evenly to fit) and writes the answer to the whole question. */
-async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], parts: SubAnswer[]) {
+async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], parts: SubAnswer[], mapped: string[]) {
   const panel = runner.preset.agents.map((a) => a.id);
   const options = runner.callOptions(lead.model, lead.options, 'reassembly', { temperature: 0.2 });
   const questionOf = (i: number): string => subs.find((s) => s.index === i)?.question ?? '';
@@ -175,7 +209,7 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
     constraints: ok.flatMap((p) => (p.constraints ?? []).map((constraint) => ({ author: `${p.agentId} (sub-question ${p.index})`, constraint }))),
     tradeOffs: ok.flatMap((p) => (p.tradeOffs ?? []).map((tradeOff) => ({ agentId: `${p.agentId} (sub-question ${p.index})`, tradeOff }))),
   });
-  const section = merge?.section ?? null;
+  const section = [merge?.section, ...mapped].filter((x): x is string => Boolean(x)).join('\n\n') || null;
   const fixed = estimateMessagesTokens(reassemblyMessages(runner.question, lead.persona, [], gaps, panel, section));
   const fit = fitPeers(fixed, answers, budget) ?? { peers: answers, droppedChars: 0 };
   const truncation = fit.droppedChars > 0 ? `sub-answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[lead.model]}` : null;

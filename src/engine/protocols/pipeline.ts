@@ -23,10 +23,12 @@ import {
 } from '../../protocol/pipeline.js';
 import { type PeerView, type TranscriptRound, openingMessages, retryMessages } from '../../protocol/prompts.js';
 import type { Opening, Synthesis } from '../../protocol/schemas.js';
-import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
+import type { ChatMessage, Stage, SynthesisRecord, TurnRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, QualityHook, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { reviewConfidence } from '../../protocol/confidence.js';
+import { TENSION_STAGE } from '../stages/tensions.js';
 
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
 type Report = Extract<ProtocolStep, { kind: 'report' }>;
@@ -43,9 +45,10 @@ type Report = Extract<ProtocolStep, { kind: 'report' }>;
  */
 export const pipeline: Protocol = {
   kind: 'pipeline',
-  shape: (preset) => {
+  shape: (preset, stages) => {
     const filter = filterOf(preset);
-    return { support: filter.agent ? [] : [filter.model], synthesisModels: [filter.model], usesJudge: false, stages: [] };
+    // The tension map alone, on the reviews: a pipeline has no final positions to vote on.
+    return { support: filter.agent ? [] : [filter.model], synthesisModels: [filter.model], usesJudge: false, stages: stages.filter((s) => s.name === TENSION_STAGE) };
   },
   run: runPipeline,
 };
@@ -93,7 +96,10 @@ async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<Pr
   const detail = `${usable} of ${reviews.length} review${reviews.length === 1 ? '' : 's'} usable; ${mode === 'list' ? 'findings reduced to a list' : 'one document written'} by ${filter.id}`;
   startPhase(runner, 'final', filter.agent ? [filter.agent] : [{ id: filter.id, role: 'filter' }]);
   const failed = [...(plan ? [plan] : []), ...perspectives, ...reviews].filter((s) => s.status !== 'ok').map((s) => ({ agent: s.agentId, reason: s.error ?? s.status }));
-  const synthesis = await runFilter(runner, filter, mode, reviews, perspectives, failed);
+  // The reviews are independent answers (each reviewer alone, with the plan): where they clash is mapped before the filter reads them.
+  const mapped = await runner.runStages([reviewsAsRound(reviews, preset)]);
+  runner.checkpoint();
+  const synthesis = await runFilter(runner, filter, mode, reviews, perspectives, failed, mapped);
   runner.checkpoint();
   // Reported once the filter has written (or failed to write) the report, so the live view ends with it.
   runner.exit('filtered', PHASE_ROUND.final, synthesis.status === 'ok' ? detail : `${detail}; the filter gave no report`);
@@ -193,6 +199,7 @@ async function runFilter(
   reviews: Observed[],
   perspectives: Observed[],
   failed: { agent: string; reason: string }[],
+  mapped: string[] = [],
 ): Promise<SynthesisRecord> {
   const { preset } = runner;
   const persona = filter.agent?.persona;
@@ -202,7 +209,7 @@ async function runFilter(
   const views = [...ok(reviews), ...ok(perspectives)].map(asView);
   const gaps = failed.map((f) => `${f.agent}: ${f.reason}`);
   const nReviews = ok(reviews).length;
-  const build = (peers: PeerView[]) => filterMessages(runner.question, persona, mode, peers.slice(0, nReviews), peers.slice(nReviews), gaps);
+  const build = (peers: PeerView[]) => filterMessages(runner.question, persona, mode, peers.slice(0, nReviews), peers.slice(nReviews), gaps, mapped);
   const fit = fitPeers(estimateMessagesTokens(build([])), views, runner.promptBudget(filter.model, options));
   const known = new Map<string, { agentId: string; observation: Observation }>();
   for (const s of [...ok(reviews), ...ok(perspectives)]) for (const o of s.observations) known.set(`${s.agentId}/${o.id}`, { agentId: s.agentId, observation: o });
@@ -235,9 +242,30 @@ async function runFilter(
   }
   for (const n of report.notes) runner.warn(`filter: ${n}`);
   runner.step(report);
-  const result: SynthesisRecord = { status: 'ok', model: filter.model, synthesis: synthesisOf(report, nReviews, failed), error: null };
+  const result: SynthesisRecord = { status: 'ok', model: filter.model, synthesis: synthesisOf(report, reviews, failed, preset.protocol.convergenceThreshold), error: null };
   runner.emit({ type: 'synthesis.finished', result, at: runner.now() });
   return result;
+}
+
+/** The usable reviews as one round the tension map reads: each reviewer's summary and observations as its answer. */
+function reviewsAsRound(reviews: Observed[], preset: Preset): TranscriptRound {
+  const turns: TurnRecord[] = reviews
+    .filter((r) => r.status === 'ok')
+    .map((r) => {
+      const confidences = r.observations.map((o) => o.confidence);
+      return {
+        round: 0,
+        agentId: r.agentId,
+        model: preset.agents.find((a) => a.id === r.agentId)?.model ?? '',
+        status: 'ok' as const,
+        position: reviewText(r.summary ?? '', r.observations, r.agentId),
+        confidence: confidences.length ? confidences.reduce((a, b) => a + b, 0) / confidences.length / 100 : null,
+        opening: null,
+        critique: null,
+        error: null,
+      };
+    });
+  return { round: 0, turns, judgement: null };
 }
 
 /** Artifact mode keeps every observation in the report, blocking first, each with who raised it. */
@@ -247,14 +275,15 @@ function everyObservation(reviews: Observed[], perspectives: Observed[]): Findin
 }
 
 /** The report in the synthesis shape every view and export reads: the verdict as the recommendation, blocking findings as what to revisit. */
-function synthesisOf(report: Report, usableReviews: number, failed: { agent: string; reason: string }[]): Synthesis {
+function synthesisOf(report: Report, reviews: Observed[], failed: { agent: string; reason: string }[], threshold: number): Synthesis {
   const blocking = report.findings.filter((f) => f.blocking);
   const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${report.findings.length} findings, ${blocking.length} blocking.`;
-  const mean = report.findings.length ? report.findings.reduce((s, f) => s + f.confidence, 0) / report.findings.length : 0;
+  // The same rule every view applies to the record (docs/confidence.md).
+  const { level } = reviewConfidence({ reviews, report: { ok: true, findings: report.findings }, threshold });
   return {
     recommendation: verdict,
     triggersToRevisit: blocking.map((f) => `${f.id}: ${f.text}`),
-    confidence: { level: mean >= 80 ? 'high' : mean >= 60 ? 'medium' : 'low', converged: usableReviews },
+    confidence: { level, converged: reviews.filter((r) => r.status === 'ok').length },
     minorityPositions: [],
     failedAgents: failed,
   };

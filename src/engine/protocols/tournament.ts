@@ -5,6 +5,7 @@ import type { TurnRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { TENSION_STAGE } from '../stages/tensions.js';
 
 type Verdict = Extract<ProtocolStep, { kind: 'verdict' }>;
 
@@ -14,16 +15,19 @@ type Verdict = Extract<ProtocolStep, { kind: 'verdict' }>;
  * the top seed when the count is odd. In a match the two critique each other once, then the
  * judge names the winner. Losers are never called again. The matches of one bracket round run
  * together within the slots. The champion's final answer is the result; the synthesizer
- * writes the card from the final, keeping the runner-up's view as dissent.
- * Calls for n agents: n answers, 2(n − 1) critiques, n − 1 verdicts, 1 synthesis.
+ * writes the card from the final, keeping the runner-up's view as dissent. When the preset maps
+ * tensions, the clashes between the round-0 answers are mapped before the bracket, while they are
+ * still independent, and the synthesizer reads the map with the final.
+ * Calls for n agents: n answers, the tension map (docs/tensions.md), 2(n − 1) critiques, n − 1 verdicts, 1 synthesis.
  */
 export const tournament: Protocol = {
   kind: 'tournament',
-  shape: (preset) => ({
+  shape: (preset, stages) => ({
     support: [preset.judge.model, preset.synthesizer.model ?? ''],
     synthesisModels: [preset.synthesizer.model ?? ''],
     usesJudge: true,
-    stages: [],
+    // The tension map alone: a vote has no final positions to put to it.
+    stages: stages.filter((s) => s.name === TENSION_STAGE),
   }),
   run: runTournament,
 };
@@ -43,6 +47,9 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
     rounds.push(opening);
   }
   const usable = runner.requireAnswers(opening.turns, 0);
+  // The clashes of the independent answers, before any match makes one side read the other.
+  const mapped = await runner.runStages([opening]);
+  runner.checkpoint();
 
   // Each agent's latest usable turn: what its opponent reads and what the judge weighs.
   const latest = new Map<string, TurnRecord>(usable.map((t) => [t.agentId, t]));
@@ -86,7 +93,7 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   // The card is written from the final: the champion's and the runner-up's last turns.
   const finalists = [champion, ...(runnerUp ? [runnerUp] : [])];
   const finalTurns = finalists.map((id) => latest.get(id)).filter((t): t is TurnRecord => t !== undefined);
-  const synthesis = await runner.synthesize([{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts)], finalists);
+  const synthesis = await runner.synthesize([{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts), ...mapped], finalists);
   runner.checkpoint();
   return { exitReason: 'champion', exitDetail: detail, rounds, synthesis };
 }

@@ -54,9 +54,12 @@ export function mapsTensions(preset: Preset): boolean {
  * critique round) and hands the board on in `ctx.clashes`; other protocols map their
  * final answers here. A map that cannot be drawn is recorded as failed; the debate goes on.
  */
+/** The stage's name, by which a protocol that runs it alone picks it. */
+export const TENSION_STAGE = 'tension map';
+
 export function tensionStage(): ExtraStage {
   return {
-    name: 'tension map',
+    name: TENSION_STAGE,
     enabled: mapsTensions,
     models: (preset) => [tensionModel(preset)],
     run: (ctx) => runTensionStage(ctx),
@@ -217,7 +220,13 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
   }
   const confidence = Object.fromEntries(draft.value.confidence.map((c) => [c.agent, c.confidence]));
-  const review = falseConsensusReview({ answerTokens: tokens, tensions, confidence, gaps, malformedClashes: malformedClashes ?? 0 }, spec.guard);
+  // Contested: the judge scored round 0 below the threshold (the panel did not start out agreeing).
+  const opening = ctx.rounds.find((r) => r.round === 0)?.judgement?.convergence;
+  const contested = opening === null || opening === undefined ? undefined : opening < ctx.preset.protocol.convergenceThreshold;
+  const review = falseConsensusReview(
+    { answerTokens: tokens, tensions, confidence, gaps, malformedClashes: malformedClashes ?? 0, claims, consensus: draft.value.consensus, ...(contested === undefined ? {} : { contested }) },
+    spec.guard,
+  );
   const map = assembleTensionMap({
     debateId: ctx.debateId,
     generatedAt: ctx.now(),
