@@ -3,6 +3,12 @@ import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { TurnRecord } from '../events.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { mapClashes } from '../primitives/clashes.js';
+import { critiqueRound } from '../primitives/critique-round.js';
+import { answerAll, requireAnswers } from '../primitives/fan-out.js';
+import { judgeConvergence } from '../primitives/judge.js';
+import { runStages } from '../primitives/optional-stages.js';
+import { synthesize } from '../primitives/synthesize.js';
 
 /**
  * The debate: every agent answers alone (round 0); when the preset maps tensions, the clashes
@@ -37,15 +43,15 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   let current = rounds.at(-1);
   if (!current) {
     runner.startRound(0);
-    const openings = await runner.answerAll(agents, 0, upNext(0), recorded);
+    const openings = await answerAll(runner, agents, 0, upNext(0), recorded);
     runner.checkpoint();
-    runner.requireAnswers(openings, 0);
+    requireAnswers(runner, openings, 0);
     current = { round: 0, turns: openings, judgement: null };
     rounds.push(current);
   }
-  if (!current.judgement) current.judgement = await runner.judgeConvergence(current.round, current.turns, rounds.at(-2)?.judgement?.stances ?? null);
+  if (!current.judgement) current.judgement = await judgeConvergence(runner, current.round, current.turns, rounds.at(-2)?.judgement?.stances ?? null);
   // Clashes are found while they still stand: on the opening answers, before the first critique round.
-  await runner.mapClashes(rounds);
+  await mapClashes(runner, rounds);
   runner.checkpoint();
   let exit = exitDecision({ round: current.round, maxRounds, convergence: current.judgement.convergence, threshold });
 
@@ -62,19 +68,19 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     const previous: TurnRecord[] = current.turns;
     const stancesBefore = current.judgement?.stances ?? null;
     // Only the first round asked can have calls recorded before an interruption.
-    const turns = await runner.critiqueRound(round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined);
+    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined);
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);
-    current.judgement = await runner.judgeConvergence(round, turns, stancesBefore);
+    current.judgement = await judgeConvergence(runner, round, turns, stancesBefore);
     exit = exitDecision({ round, maxRounds, convergence: current.judgement.convergence, threshold });
   }
   runner.checkpoint();
   runner.exit(exit.reason, current.round, exit.detail);
 
-  const sections = await runner.runStages(rounds);
+  const sections = await runStages(runner, rounds);
   runner.checkpoint();
-  const synthesis = await runner.synthesize(rounds, sections);
+  const synthesis = await synthesize(runner, rounds, sections);
   runner.checkpoint();
   return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
 }

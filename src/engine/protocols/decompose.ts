@@ -4,8 +4,10 @@ import { blockedBy, fallbackMessages, planSubQuestions, reassemblyMessages, spli
 import { type PeerView, type TranscriptRound, retryMessages } from '../../protocol/prompts.js';
 import { openingSchema } from '../../protocol/schemas.js';
 import type { ProtocolStep } from '../protocol-events.js';
-import { type ProtocolOutcome, type Runner, openingQuality } from '../runner.js';
+import type { ProtocolOutcome, Runner } from '../runner.js';
+import { openingQuality } from '../primitives/turns.js';
 import type { Protocol } from './types.js';
+import { mergeStated, writeSynthesis } from '../primitives/synthesize.js';
 
 type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
 
@@ -171,7 +173,7 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
   const budget = runner.promptBudget(lead.model, options);
   // The parts' constraints are checked against each other before the answer is put together.
   const ok = parts.filter((p) => p.status === 'ok');
-  const merge = runner.mergeStated('reassembly', {
+  const merge = mergeStated(runner, 'reassembly', {
     constraints: ok.flatMap((p) => (p.constraints ?? []).map((constraint) => ({ author: `${p.agentId} (sub-question ${p.index})`, constraint }))),
     tradeOffs: ok.flatMap((p) => (p.tradeOffs ?? []).map((tradeOff) => ({ agentId: `${p.agentId} (sub-question ${p.index})`, tradeOff }))),
   });
@@ -180,5 +182,5 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
   const fit = fitPeers(fixed, answers, budget) ?? { peers: answers, droppedChars: 0 };
   const truncation = fit.droppedChars > 0 ? `sub-answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[lead.model]}` : null;
   const messages = reassemblyMessages(runner.question, lead.persona, fit.peers, gaps, panel, section);
-  return runner.writeSynthesis('reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed, merge?.collisionIds);
+  return writeSynthesis(runner, 'reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed, merge?.collisionIds);
 }

@@ -5,6 +5,10 @@ import type { TurnRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { critiqueTurn } from '../primitives/critique-round.js';
+import { answerAll, requireAnswers } from '../primitives/fan-out.js';
+import { synthesize } from '../primitives/synthesize.js';
+import { judgeMatch } from '../primitives/verdict.js';
 
 type Verdict = Extract<ProtocolStep, { kind: 'verdict' }>;
 
@@ -37,12 +41,12 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   let opening = rounds[0];
   if (!opening) {
     runner.startRound(0);
-    const turns = await runner.answerAll(preset.agents, 0, [preset.judge.model]);
+    const turns = await answerAll(runner, preset.agents, 0, [preset.judge.model]);
     runner.checkpoint();
     opening = { round: 0, turns, judgement: null };
     rounds.push(opening);
   }
-  const usable = runner.requireAnswers(opening.turns, 0);
+  const usable = requireAnswers(runner, opening.turns, 0);
 
   // Each agent's latest usable turn: what its opponent reads and what the judge weighs.
   const latest = new Map<string, TurnRecord>(usable.map((t) => [t.agentId, t]));
@@ -86,7 +90,7 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   // The card is written from the final: the champion's and the runner-up's last turns.
   const finalists = [champion, ...(runnerUp ? [runnerUp] : [])];
   const finalTurns = finalists.map((id) => latest.get(id)).filter((t): t is TurnRecord => t !== undefined);
-  const synthesis = await runner.synthesize([{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts)], finalists);
+  const synthesis = await synthesize(runner, [{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts)], finalists);
   runner.checkpoint();
   return { exitReason: 'champion', exitDetail: detail, rounds, synthesis };
 }
@@ -110,8 +114,8 @@ async function playMatch(
   if (b === null) return { advances: a, turns: [], verdict: null };
   const before = { a: latest.get(a)!, b: latest.get(b)! };
   const [turnA, turnB] = await Promise.all([
-    runner.critiqueTurn(byId.get(a)!, round, before.a, [before.b]),
-    runner.critiqueTurn(byId.get(b)!, round, before.b, [before.a]),
+    critiqueTurn(runner, byId.get(a)!, round, before.a, [before.b]),
+    critiqueTurn(runner, byId.get(b)!, round, before.b, [before.a]),
   ]);
   for (const turn of [turnA, turnB]) {
     runner.emit({ type: 'turn.finished', turn, at: runner.now() });
@@ -131,7 +135,7 @@ async function playMatch(
     position: t.position ?? '',
     critique: critiqueSummary(t.critique?.agreements ?? [], t.critique?.disagreements ?? []),
   });
-  const outcome = await runner.judgeMatch(round, [side(turnA), side(turnB)]);
+  const outcome = await judgeMatch(runner, round, [side(turnA), side(turnB)]);
   if (outcome.status === 'ok') {
     return { advances: outcome.value.winner, turns, verdict: { ...base, winner: outcome.value.winner, reasons: outcome.value.reasons, decidedBy: 'judged', error: null } };
   }
