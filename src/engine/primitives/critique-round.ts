@@ -24,6 +24,7 @@ export async function critiqueRound(
   peersOf: (agent: AgentSpec) => TurnRecord[],
   upNext: string[],
   recorded?: RecordedCalls,
+  briefOf: (agent: AgentSpec) => string | null = () => null,
 ): Promise<TurnRecord[]> {
   const own = (agent: AgentSpec): TurnRecord | undefined => previous.find((t) => t.agentId === agent.id);
   // Agents whose call of this round finished before an interruption: read again, or asked with the request built here.
@@ -32,7 +33,7 @@ export async function critiqueRound(
   for (const agent of agents) {
     const call = recorded?.get(agent.id);
     if (!call) continue;
-    const req = critiqueRequest(runner, agent, round, own(agent), peersOf(agent));
+    const req = critiqueRequest(runner, agent, round, own(agent), peersOf(agent), briefOf(agent));
     const outcome = 'schema' in req ? rereadCall(runner, req, call) : null;
     if (outcome) reused.set(agent.id, critiqueTurnFrom(agent, round, outcome));
     else prepared.set(agent.id, req);
@@ -40,7 +41,7 @@ export async function critiqueRound(
   const asked = await runner.scheduler.round(
     agents
       .filter((agent) => !reused.has(agent.id))
-      .map((agent) => ({ model: agent.model, run: () => critiqueTurn(runner, agent, round, own(agent), peersOf(agent), prepared.get(agent.id)) })),
+      .map((agent) => ({ model: agent.model, run: () => critiqueTurn(runner, agent, round, own(agent), peersOf(agent), prepared.get(agent.id) ?? critiqueRequest(runner, agent, round, own(agent), peersOf(agent), briefOf(agent))) })),
     upNext,
   );
   const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
@@ -61,8 +62,11 @@ export async function critiqueTurn(
   return 'schema' in prepared ? critiqueTurnFrom(agent, round, await runner.call(prepared)) : prepared;
 }
 
-/** The call an agent's critique makes, or its failed turn when the prompt cannot fit num_ctx. */
-export function critiqueRequest(runner: Runner, agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[]): TurnRecord | CallRequest<Critique> {
+/**
+ * The call an agent's critique makes, or its failed turn when the prompt cannot fit num_ctx.
+ * `brief` is a section of the protocol's own for this agent (an advocate's role), put before the instructions.
+ */
+export function critiqueRequest(runner: Runner, agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[], brief: string | null = null): TurnRecord | CallRequest<Critique> {
   const usable = peerTurns.filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position);
   // Under budget pressure peers' reasoning goes before their positions do.
   const lean = runner.dropPeerReasoning() && usable.some((t) => t.opening);
@@ -73,12 +77,12 @@ export function critiqueRequest(runner: Runner, agent: AgentSpec, round: number,
   // The open clashes this agent is a party to go in first; when they leave no room for the peers, they are left out.
   let clashes: Tension[] = runner.clashes ? openClashesOf(runner.clashes.tensions, agent.id) : [];
   let clashText = critiqueClashSection(agent.id, clashes);
-  let fit = fitPeers(estimateMessagesTokens(critiqueMessages(runner.question, agent.persona, round, ownPosition, [], clashText)), peers, budget);
+  let fit = fitPeers(estimateMessagesTokens(critiqueMessages(runner.question, agent.persona, round, ownPosition, [], clashText, brief ?? '')), peers, budget);
   if (!fit && clashes.length) {
     runner.warn(`${agent.id}, round ${round}: its open clashes (${clashes.map((t) => t.id).join(', ')}) left out to fit num_ctx ${runner.numCtx[agent.model]}`);
     clashes = [];
     clashText = '';
-    fit = fitPeers(estimateMessagesTokens(critiqueMessages(runner.question, agent.persona, round, ownPosition, [])), peers, budget);
+    fit = fitPeers(estimateMessagesTokens(critiqueMessages(runner.question, agent.persona, round, ownPosition, [], clashText, brief ?? '')), peers, budget);
   }
   if (!fit) {
     const error = `the prompt does not fit num_ctx ${runner.numCtx[agent.model]} for ${agent.model} even with peers' answers shortened`;
@@ -92,7 +96,7 @@ export function critiqueRequest(runner: Runner, agent: AgentSpec, round: number,
     round,
     agentId: agent.id,
     model: agent.model,
-    messages: critiqueMessages(runner.question, agent.persona, round, ownPosition, fit.peers, clashText),
+    messages: critiqueMessages(runner.question, agent.persona, round, ownPosition, fit.peers, clashText, brief ?? ''),
     options,
     schema: critiqueSchemaFor(
       peers.map((p) => p.agentId),
