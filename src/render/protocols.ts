@@ -49,7 +49,7 @@ type Downgrade = Extract<ProtocolStep, { kind: 'downgrade' }>;
 type Advocate = Extract<ProtocolStep, { kind: 'advocate' }>;
 
 /** Whether anyone moved in the round after an advocate spoke. */
-function advocateEffect(a: Advocate): string {
+export function advocateEffect(a: Advocate): string {
   if (a.moved === null) return 'no round followed to show an effect';
   return a.moved.length ? `moved after it: ${a.moved.join(', ')}` : 'nobody moved after it';
 }
@@ -280,6 +280,12 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     }
     const champion = steps.find((s): s is Extract<ProtocolStep, { kind: 'champion' }> => s.kind === 'champion');
     if (champion) out.push(`**Champion:** ${champion.agentId}${champion.runnerUp ? `, runner-up ${champion.runnerUp}` : ''}.`, '', champion.position ?? '', '');
+  }
+  const advocates = steps.filter((s): s is Advocate => s.kind === 'advocate').sort((a, b) => a.round - b.round);
+  if (advocates.length) {
+    out.push("## Devil's advocate", '', "_Each advocate's turn is left out of the convergence score._", '');
+    for (const a of advocates) out.push(`- Round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`);
+    out.push('');
   }
   out.push(...pipelineMarkdown(steps));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');

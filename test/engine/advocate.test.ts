@@ -5,6 +5,8 @@ import { recorder } from '../../src/engine/recorder.js';
 import { Runner } from '../../src/engine/runner.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { renderCard } from '../../src/render/card.js';
+import { renderMarkdown } from '../../src/render/markdown.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -91,6 +93,12 @@ describe("debate with a devil's advocate", () => {
     expect(card).toContain("DEVIL'S ADVOCATE");
     expect(card).toContain('moved after it: c');
     expect(card).toContain('no round followed to show an effect');
+    const markdown = renderMarkdown(debate);
+    expect(markdown).toContain("## Devil's advocate");
+    expect(markdown).toContain('- Round 1, a, against "stay": a-r1 (moved after it: c)');
+    const viewer = debatePage(debate, null);
+    expect(viewer).toContain('<section id="advocate">');
+    expect(viewer).toContain('<td>moved after it: c</td>');
   });
 
   it('briefs nobody and scores every agent when the preset does not ask for an advocate', async () => {
