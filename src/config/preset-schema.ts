@@ -130,6 +130,10 @@ export const protocolSchema = z.strictObject({
     .min(1000)
     .optional()
     .describe('Prompt plus reply tokens for the whole run. From 80% material is cut, at 100% lower-priority agents are skipped; see docs/attachments-and-budgets.md.'),
+  advocate: z
+    .boolean()
+    .optional()
+    .describe("debate: in each critique round one agent, a different one each round, argues against the round's majority; its turn is left out of the judge's convergence score (docs/protocol-advocate.md)."),
   filterMode: z
     .enum(['list', 'artifact'])
     .optional()

@@ -38,6 +38,15 @@ export type ProtocolStep =
       error: string | null;
     }
   | { kind: 'champion'; agentId: string; runnerUp: string | null; position: string | null }
+  | {
+      /** `protocol.advocate`: who argued against the majority in a critique round, what it raised, and who moved in the round after (null: no round followed). */
+      kind: 'advocate';
+      round: number;
+      agentId: string;
+      against: string | null;
+      raised: string | null;
+      moved: string[] | null;
+    }
   | { kind: 'split'; decomposer: string; subQuestions: SubQuestion[]; notes: string[] }
   | {
       kind: 'subanswer';

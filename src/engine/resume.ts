@@ -9,6 +9,7 @@ import { agentPairs, answerText, answerTokens, batchPairs, type ClashBoard } fro
 import { protocolFor } from './protocols/index.js';
 import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
+import { reuseClashes } from './primitives/clashes.js';
 
 /** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
 const RESUMABLE = new Set(['debate', 'parallel']);
@@ -154,7 +155,7 @@ export async function resumeDebate(
     synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
     synthesizer: null,
   });
-  if (plan.clashes) runner.reuseClashes(plan.clashes);
+  if (plan.clashes) reuseClashes(runner, plan.clashes);
   try {
     return runner.complete(await protocol.run(runner, plan.from, plan.recorded));
   } catch (err) {

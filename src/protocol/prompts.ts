@@ -59,6 +59,7 @@ export function critiqueMessages(
   ownPosition: string | null,
   peers: PeerView[],
   clashes = '',
+  brief = '',
 ): ChatMessage[] {
   const peerText = peers
     .map((p) => `[${p.agentId}]${p.shortened ? ' (shortened to fit)' : ''}\n${p.position}`)
@@ -78,6 +79,7 @@ export function critiqueMessages(
         peerText,
         '',
         ...(clashes ? [clashes, ''] : []),
+        ...(brief ? [brief, ''] : []),
         'Read them critically. Say where you agree with whom, where you disagree with whom and why (argue from substance, not from who said it), then give your updated position. Keep a point you still believe even if everyone else disagrees; change it if a peer showed you are wrong.',
         `Reply with a JSON object: "agreements" (a list of {"with": peer id, "on": the point}), "disagreements" (a list of {"with": peer id, "on": the point, "reason": why}), "updatedPosition" (your position now, complete on its own), "confidence" (a whole number from 0 to 100)${clashes ? ', "clashUpdates" (a list of {"tension": clash id, "stance": "maintain", "narrow" or "concede"}, one per open clash listed)' : ''}${STATED_FIELDS}. Peer ids: ${ids}.`,
       ].join('\n'),

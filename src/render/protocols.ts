@@ -46,6 +46,13 @@ const PIPELINE_TITLES: Record<number, string> = {
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
 type Report = Extract<ProtocolStep, { kind: 'report' }>;
 type Downgrade = Extract<ProtocolStep, { kind: 'downgrade' }>;
+type Advocate = Extract<ProtocolStep, { kind: 'advocate' }>;
+
+/** Whether anyone moved in the round after an advocate spoke. */
+export function advocateEffect(a: Advocate): string {
+  if (a.moved === null) return 'no round followed to show an effect';
+  return a.moved.length ? `moved after it: ${a.moved.join(', ')}` : 'nobody moved after it';
+}
 
 function confidenceTag(o: Observation): string {
   const why = o.confidence < BLOCKING_CONFIDENCE ? `blocking below ${BLOCKING_CONFIDENCE}` : 'blocking without evidence';
@@ -111,6 +118,8 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       ];
     case 'stances':
       return stanceStepLines(step, paint, clip);
+    case 'advocate':
+      return [`  ${paint('magenta', `advocate ${step.agentId}`)} ${paint('dim', `(round ${step.round}, left out of convergence)`)}: ${clip(step.raised ?? 'no usable turn')} ${paint('dim', `· ${advocateEffect(step)}`)}`];
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
@@ -147,6 +156,14 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     }
     for (const b of steps) if (b.kind === 'bracket') for (const p of b.pairings) if (p.b === null) rows.push({ round: b.round, lines: [`  - round ${b.round}: ${p.a} had a bye`] });
     for (const row of rows.sort((x, y) => x.round - y.round)) lines.push(...row.lines);
+  }
+  const advocates = steps.filter((s): s is Advocate => s.kind === 'advocate').sort((a, b) => a.round - b.round);
+  if (advocates.length) {
+    lines.push('', paint('bold', "DEVIL'S ADVOCATE (left out of the convergence score)"));
+    for (const a of advocates) {
+      const text = `round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`;
+      lines.push(...wrap(text, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+    }
   }
   lines.push(...pipelineCardLines(steps, paint, width, wrap));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
@@ -263,6 +280,12 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     }
     const champion = steps.find((s): s is Extract<ProtocolStep, { kind: 'champion' }> => s.kind === 'champion');
     if (champion) out.push(`**Champion:** ${champion.agentId}${champion.runnerUp ? `, runner-up ${champion.runnerUp}` : ''}.`, '', champion.position ?? '', '');
+  }
+  const advocates = steps.filter((s): s is Advocate => s.kind === 'advocate').sort((a, b) => a.round - b.round);
+  if (advocates.length) {
+    out.push("## Devil's advocate", '', "_Each advocate's turn is left out of the convergence score._", '');
+    for (const a of advocates) out.push(`- Round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`);
+    out.push('');
   }
   out.push(...pipelineMarkdown(steps));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');

@@ -13,7 +13,7 @@ import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
-import { adviceLine, adviceOf, answeredBy, kindOf } from '../render/protocols.js';
+import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf } from '../render/protocols.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -262,6 +262,14 @@ function protocolSection(d: StoredDebate): Html {
           ? html`<tr><td class="num">${b.round}</td><td>${p.a}</td><td>${p.a}</td><td>bye</td><td></td></tr>`
           : html`<tr><td class="num">${b.round}</td><td>${p.a} vs ${p.b}</td><td>${v?.winner ?? '-'}</td><td>${v?.decidedBy ?? 'not played'}</td><td>${(v?.reasons ?? []).join('; ')}</td></tr>`;
       }),
+    )}</tbody></table></section>`);
+  }
+  const advocates = steps.filter((s) => s.kind === 'advocate').sort((a, b) => a.round - b.round);
+  if (advocates.length) {
+    out.push(html`<section id="advocate"><h2>Devil's advocate</h2>
+<p class="muted">Each advocate's turn is left out of the convergence score.</p>
+<table class="advocate"><thead><tr><th class="num">round</th><th>advocate</th><th>against</th><th>raised</th><th>after it</th></tr></thead><tbody>${advocates.map(
+      (a) => html`<tr><td class="num">${a.round}</td><td>${a.agentId}</td><td>${a.against ?? 'no clear majority'}</td><td>${a.raised ?? 'no usable turn'}</td><td>${advocateEffect(a)}</td></tr>`,
     )}</tbody></table></section>`);
   }
   if (split) {

@@ -103,6 +103,15 @@ function demoStances(round: number, ids: string[], place: (id: string) => number
   ];
 }
 
+function demoAdvocate(peers: string[]): string {
+  return JSON.stringify({
+    agreements: [],
+    disagreements: peers.slice(0, 1).map((p) => ({ with: p, on: 'staying on SQLite', reason: 'a migration under load later costs more than one now, while the data is small' })),
+    updatedPosition: 'Against the majority: migrate to Postgres now. Waiting for a measured trigger means migrating later under load, with more data and less room for error.',
+    confidence: 55,
+  });
+}
+
 function roundOf(req: SimRequest): number {
   const match = /critique round (\d+)/.exec(req.messages.at(-1)?.content ?? '');
   return match ? Number(match[1]) : 0;
@@ -162,6 +171,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     if (keys.has('position')) return demoSubAnswer(req) ?? JSON.stringify(arch.opening);
     if (keys.has('updatedPosition')) {
       const round = roundOf(req);
+      // The debate's devil's advocate of this round (docs/protocol-advocate.md) argues against the majority.
+      if ((req.messages.at(-1)?.content ?? '').includes("the panel's devil's advocate")) return demoAdvocate(peerIds(req));
       const peers = peerIds(req);
       const step = Math.min(round, arch.updates.length) - 1;
       const agreeWith = peers.filter((_, i) => (i + index) % 2 === 0);

@@ -3,6 +3,13 @@ import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { TurnRecord } from '../events.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { mapClashes } from '../primitives/clashes.js';
+import { critiqueRound } from '../primitives/critique-round.js';
+import { answerAll, requireAnswers } from '../primitives/fan-out.js';
+import { judgeConvergence } from '../primitives/judge.js';
+import { runStages } from '../primitives/optional-stages.js';
+import { synthesize } from '../primitives/synthesize.js';
+import { advocateRound, advocateStep, withoutAdvocate } from '../primitives/advocate.js';
 
 /**
  * The debate: every agent answers alone (round 0); when the preset maps tensions, the clashes
@@ -10,6 +17,8 @@ import type { Protocol } from './types.js';
  * reading every peer's last position and the open clashes it is a party to, with the judge
  * scoring convergence after each round, until it converges or the round limit is reached; then
  * the optional stages (the targeted exchange on clashes still open, the map, votes); then the synthesis.
+ * With `protocol.advocate`, one agent per critique round, in turn, is briefed to argue against the
+ * majority, and the judge scores convergence without its turn (docs/protocol-advocate.md).
  * Calls: n + 1 for round 0 and its score, the clash map (docs/tensions.md), n + 1 per critique
  * round, 1 for the synthesis.
  */
@@ -37,15 +46,20 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   let current = rounds.at(-1);
   if (!current) {
     runner.startRound(0);
-    const openings = await runner.answerAll(agents, 0, upNext(0), recorded);
+    const openings = await answerAll(runner, agents, 0, upNext(0), recorded);
     runner.checkpoint();
-    runner.requireAnswers(openings, 0);
+    requireAnswers(runner, openings, 0);
     current = { round: 0, turns: openings, judgement: null };
     rounds.push(current);
   }
-  if (!current.judgement) current.judgement = await runner.judgeConvergence(current.round, current.turns, rounds.at(-2)?.judgement?.stances ?? null);
+  if (!current.judgement) {
+    // A stored critique round judged again leaves its advocate out, as when it ran.
+    const before = rounds.at(-2)?.judgement?.stances ?? null;
+    const advocate = preset.protocol.advocate ? advocateRound(runner, current.round, before) : null;
+    current.judgement = await judgeConvergence(runner, current.round, withoutAdvocate(current.turns, advocate), before);
+  }
   // Clashes are found while they still stand: on the opening answers, before the first critique round.
-  await runner.mapClashes(rounds);
+  await mapClashes(runner, rounds);
   runner.checkpoint();
   let exit = exitDecision({ round: current.round, maxRounds, convergence: current.judgement.convergence, threshold });
 
@@ -61,20 +75,24 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     runner.startRound(round);
     const previous: TurnRecord[] = current.turns;
     const stancesBefore = current.judgement?.stances ?? null;
+    const advocate = preset.protocol.advocate ? advocateRound(runner, round, stancesBefore) : null;
     // Only the first round asked can have calls recorded before an interruption.
-    const turns = await runner.critiqueRound(round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined);
+    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, (a) => (a.id === advocate?.agentId ? advocate.brief : null));
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);
-    current.judgement = await runner.judgeConvergence(round, turns, stancesBefore);
+    current.judgement = await judgeConvergence(runner, round, withoutAdvocate(turns, advocate), stancesBefore);
+    // The advocate of the round before is reported once this round shows who moved after reading it.
+    if (preset.protocol.advocate) advocateStep(runner, rounds.slice(0, -1), current.judgement.stances ?? null);
     exit = exitDecision({ round, maxRounds, convergence: current.judgement.convergence, threshold });
   }
   runner.checkpoint();
+  if (preset.protocol.advocate) advocateStep(runner, rounds, null);
   runner.exit(exit.reason, current.round, exit.detail);
 
-  const sections = await runner.runStages(rounds);
+  const sections = await runStages(runner, rounds);
   runner.checkpoint();
-  const synthesis = await runner.synthesize(rounds, sections);
+  const synthesis = await synthesize(runner, rounds, sections);
   runner.checkpoint();
   return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
 }

@@ -4,10 +4,13 @@ import { blockedBy, fallbackMessages, planSubQuestions, reassemblyMessages, spli
 import { type PeerView, type TranscriptRound, retryMessages } from '../../protocol/prompts.js';
 import { openingSchema } from '../../protocol/schemas.js';
 import type { ProtocolStep } from '../protocol-events.js';
-import { type ProtocolOutcome, type Runner, openingQuality } from '../runner.js';
+import type { ProtocolOutcome, Runner } from '../runner.js';
+import { openingQuality } from '../primitives/turns.js';
 import type { Protocol } from './types.js';
+import { runStages } from '../primitives/optional-stages.js';
 import type { TurnRecord } from '../events.js';
 import { TENSION_STAGE } from '../stages/tensions.js';
+import { mergeStated, writeSynthesis } from '../primitives/synthesize.js';
 
 type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
 
@@ -82,7 +85,7 @@ async function runDecompose(runner: Runner, _from: TranscriptRound[]): Promise<P
   const detail = `${answered} of ${parts.length} sub-questions answered`;
   runner.exit('reassembled', subQuestions.length, detail);
   // The parts are independent answers to pieces of one question: where they clash is mapped before they are put together.
-  const mapped = await runner.runStages([partsAsRound(parts, subQuestions, byId)]);
+  const mapped = await runStages(runner, [partsAsRound(parts, subQuestions, byId)]);
   runner.checkpoint();
   const synthesis = await reassemble(runner, lead, subQuestions, parts, mapped);
   runner.checkpoint();
@@ -205,7 +208,7 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
   const budget = runner.promptBudget(lead.model, options);
   // The parts' constraints are checked against each other before the answer is put together.
   const ok = parts.filter((p) => p.status === 'ok');
-  const merge = runner.mergeStated('reassembly', {
+  const merge = mergeStated(runner, 'reassembly', {
     constraints: ok.flatMap((p) => (p.constraints ?? []).map((constraint) => ({ author: `${p.agentId} (sub-question ${p.index})`, constraint }))),
     tradeOffs: ok.flatMap((p) => (p.tradeOffs ?? []).map((tradeOff) => ({ agentId: `${p.agentId} (sub-question ${p.index})`, tradeOff }))),
   });
@@ -214,5 +217,5 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
   const fit = fitPeers(fixed, answers, budget) ?? { peers: answers, droppedChars: 0 };
   const truncation = fit.droppedChars > 0 ? `sub-answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[lead.model]}` : null;
   const messages = reassemblyMessages(runner.question, lead.persona, fit.peers, gaps, panel, section);
-  return runner.writeSynthesis('reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed, merge?.collisionIds);
+  return writeSynthesis(runner, 'reassembly', subs.length + 1, lead.id, lead.model, messages, options, budget, truncation, failed, merge?.collisionIds);
 }

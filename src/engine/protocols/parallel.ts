@@ -1,6 +1,9 @@
 import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { answerAll, requireAnswers } from '../primitives/fan-out.js';
+import { runStages } from '../primitives/optional-stages.js';
+import { synthesize } from '../primitives/synthesize.js';
 
 /**
  * Parallel answers only: every agent answers once, all at once; the optional stages, if the
@@ -23,9 +26,9 @@ async function runParallel(runner: Runner, from: TranscriptRound[], recorded?: R
   let answers = from[0];
   if (!answers) {
     runner.startRound(0);
-    const turns = await runner.answerAll(preset.agents, 0, [preset.synthesizer.model ?? ''], recorded);
+    const turns = await answerAll(runner, preset.agents, 0, [preset.synthesizer.model ?? ''], recorded);
     runner.checkpoint();
-    runner.requireAnswers(turns, 0);
+    requireAnswers(runner, turns, 0);
     answers = { round: 0, turns, judgement: null };
   }
   const rounds = [answers];
@@ -33,9 +36,9 @@ async function runParallel(runner: Runner, from: TranscriptRound[], recorded?: R
   const detail = `${usable} of ${preset.agents.length} agents answered; no critique rounds in this protocol`;
   runner.exit('answered', 0, detail);
 
-  const sections = await runner.runStages(rounds);
+  const sections = await runStages(runner, rounds);
   runner.checkpoint();
-  const synthesis = await runner.synthesize(rounds, sections);
+  const synthesis = await synthesize(runner, rounds, sections);
   runner.checkpoint();
   return { exitReason: 'answered', exitDetail: detail, rounds, synthesis };
 }

@@ -27,6 +27,7 @@ import type { ChatMessage, Stage, SynthesisRecord, TurnRecord } from '../events.
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, QualityHook, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { runStages } from '../primitives/optional-stages.js';
 import { reviewConfidence } from '../../protocol/confidence.js';
 import { TENSION_STAGE } from '../stages/tensions.js';
 
@@ -97,7 +98,7 @@ async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<Pr
   startPhase(runner, 'final', filter.agent ? [filter.agent] : [{ id: filter.id, role: 'filter' }]);
   const failed = [...(plan ? [plan] : []), ...perspectives, ...reviews].filter((s) => s.status !== 'ok').map((s) => ({ agent: s.agentId, reason: s.error ?? s.status }));
   // The reviews are independent answers (each reviewer alone, with the plan): where they clash is mapped before the filter reads them.
-  const mapped = await runner.runStages([reviewsAsRound(reviews, preset)]);
+  const mapped = await runStages(runner, [reviewsAsRound(reviews, preset)]);
   runner.checkpoint();
   const synthesis = await runFilter(runner, filter, mode, reviews, perspectives, failed, mapped);
   runner.checkpoint();

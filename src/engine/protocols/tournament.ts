@@ -5,7 +5,12 @@ import type { TurnRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { runStages } from '../primitives/optional-stages.js';
 import { TENSION_STAGE } from '../stages/tensions.js';
+import { critiqueTurn } from '../primitives/critique-round.js';
+import { answerAll, requireAnswers } from '../primitives/fan-out.js';
+import { synthesize } from '../primitives/synthesize.js';
+import { judgeMatch } from '../primitives/verdict.js';
 
 type Verdict = Extract<ProtocolStep, { kind: 'verdict' }>;
 
@@ -41,14 +46,14 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   let opening = rounds[0];
   if (!opening) {
     runner.startRound(0);
-    const turns = await runner.answerAll(preset.agents, 0, [preset.judge.model]);
+    const turns = await answerAll(runner, preset.agents, 0, [preset.judge.model]);
     runner.checkpoint();
     opening = { round: 0, turns, judgement: null };
     rounds.push(opening);
   }
-  const usable = runner.requireAnswers(opening.turns, 0);
+  const usable = requireAnswers(runner, opening.turns, 0);
   // The clashes of the independent answers, before any match makes one side read the other.
-  const mapped = await runner.runStages([opening]);
+  const mapped = await runStages(runner, [opening]);
   runner.checkpoint();
 
   // Each agent's latest usable turn: what its opponent reads and what the judge weighs.
@@ -93,7 +98,7 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   // The card is written from the final: the champion's and the runner-up's last turns.
   const finalists = [champion, ...(runnerUp ? [runnerUp] : [])];
   const finalTurns = finalists.map((id) => latest.get(id)).filter((t): t is TurnRecord => t !== undefined);
-  const synthesis = await runner.synthesize([{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts), ...mapped], finalists);
+  const synthesis = await synthesize(runner, [{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts), ...mapped], finalists);
   runner.checkpoint();
   return { exitReason: 'champion', exitDetail: detail, rounds, synthesis };
 }
@@ -117,8 +122,8 @@ async function playMatch(
   if (b === null) return { advances: a, turns: [], verdict: null };
   const before = { a: latest.get(a)!, b: latest.get(b)! };
   const [turnA, turnB] = await Promise.all([
-    runner.critiqueTurn(byId.get(a)!, round, before.a, [before.b]),
-    runner.critiqueTurn(byId.get(b)!, round, before.b, [before.a]),
+    critiqueTurn(runner, byId.get(a)!, round, before.a, [before.b]),
+    critiqueTurn(runner, byId.get(b)!, round, before.b, [before.a]),
   ]);
   for (const turn of [turnA, turnB]) {
     runner.emit({ type: 'turn.finished', turn, at: runner.now() });
@@ -138,7 +143,7 @@ async function playMatch(
     position: t.position ?? '',
     critique: critiqueSummary(t.critique?.agreements ?? [], t.critique?.disagreements ?? []),
   });
-  const outcome = await runner.judgeMatch(round, [side(turnA), side(turnB)]);
+  const outcome = await judgeMatch(runner, round, [side(turnA), side(turnB)]);
   if (outcome.status === 'ok') {
     return { advances: outcome.value.winner, turns, verdict: { ...base, winner: outcome.value.winner, reasons: outcome.value.reasons, decidedBy: 'judged', error: null } };
   }
