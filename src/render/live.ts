@@ -45,7 +45,7 @@ const STAGE_LABEL: Record<Stage, string> = {
  * redrawn in place; elsewhere (pipes, CI, NO_COLOR terminals still get text) it prints
  * one plain line per event. Replays feed stored events through the same code.
  */
-export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts: { now?: () => number } = {}): DebateListener & { close(): void } {
+export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts: { now?: () => number; showThinking?: boolean } = {}): DebateListener & { close(): void } {
   const now = opts.now ?? Date.now;
   const paint = painter(style);
   const active = new Map<string, ActiveCall>();
