@@ -7,6 +7,8 @@ export interface EventsWriter extends DebateListener {
   emit<T extends ConclaveEvent['type']>(type: T, body: EventBody<T>, debateId?: string | null, at?: number): void;
   /** Writes the last line. Further events are dropped. */
   end(status: string, exitCode: number, error: string | null, debateId?: string | null): void;
+  /** Whether the end line was written. */
+  ended(): boolean;
 }
 
 /**
@@ -14,10 +16,10 @@ export interface EventsWriter extends DebateListener {
  * included (throttled per call). Lines are built with JSON.stringify, so model text is a
  * plain JSON string and can never break a line or the stream.
  */
-export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => number; intervalMs?: number } = {}): EventsWriter {
+export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => number; intervalMs?: number; debateId?: string } = {}): EventsWriter {
   const now = opts.now ?? Date.now;
   let seq = 0;
-  let debateId: string | null = null;
+  let debateId: string | null = opts.debateId ?? null;
   let ended = false;
   const write = (type: string, body: object, id: string | null = debateId, at: number = now()): void => {
     if (ended) return;
@@ -144,5 +146,6 @@ export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => num
       write('end', { status, exitCode, error }, id);
       ended = true;
     },
+    ended: () => ended,
   });
 }
