@@ -11,19 +11,24 @@ export interface EventsWriter extends DebateListener {
   ended(): boolean;
 }
 
+/** The `seq` of one output, shared by the writers of debates that run at once (a bench's items). */
+export interface EventCounter {
+  seq: number;
+}
+
 /**
  * The `--events` listener: each engine event as one NDJSON line on `out`, streamed text
  * included (throttled per call). Lines are built with JSON.stringify, so model text is a
  * plain JSON string and can never break a line or the stream.
  */
-export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => number; intervalMs?: number; debateId?: string } = {}): EventsWriter {
+export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => number; intervalMs?: number; debateId?: string; counter?: EventCounter } = {}): EventsWriter {
   const now = opts.now ?? Date.now;
-  let seq = 0;
+  const counter = opts.counter ?? { seq: 0 };
   let debateId: string | null = opts.debateId ?? null;
   let ended = false;
   const write = (type: string, body: object, id: string | null = debateId, at: number = now()): void => {
     if (ended) return;
-    out.write(`${JSON.stringify({ v: EVENTS_VERSION, debateId: id, seq: ++seq, type, at, ...body })}\n`);
+    out.write(`${JSON.stringify({ v: EVENTS_VERSION, debateId: id, seq: ++counter.seq, type, at, ...body })}\n`);
   };
   const tracker = new StreamTracker(
     (c) => write('call.delta', { stage: c.stage, round: c.round, agentId: c.agentId, tokens: c.tokens, thinking: c.thinking, field: c.field, text: c.text }),

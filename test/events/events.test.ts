@@ -6,6 +6,11 @@ import { eventsDoc } from '../../src/events/doc.js';
 import { type ConclaveEvent, conclaveEvent } from '../../src/events/schema.js';
 import { packagePath } from '../../src/package-root.js';
 import { runCli } from '../helpers/cli.js';
+import { loadPreset } from '../../src/config/load-preset.js';
+import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
+import { startSimulator } from '../../src/sim/index.js';
+import { items, setupBench } from '../bench/fixture.js';
+import { writeFileSync } from 'node:fs';
 
 let dir = '';
 beforeAll(() => {
@@ -79,6 +84,45 @@ describe('--events', () => {
     // What the terminal view and the recorder saw: judge scores with stances, and the stop.
     expect(events.some((e) => e.type === 'judge' && e.status === 'ok' && e.stances.length > 0)).toBe(true);
     expect(events.some((e) => e.type === 'stop')).toBe(true);
+  }, 120_000);
+
+  it('prints a new synthesis of a stored debate: its call streaming, the synthesis, and the end', async () => {
+    const db = join(dir, 'demo.db');
+    const { preset } = loadPreset('tech-decision', dir);
+    const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 4 });
+    try {
+      const listed = await runCli(['list', '--json', '--db', db], dir);
+      const id = (JSON.parse(listed.stdout) as { id: string }[])[0]!.id;
+      const r = await runCli(['synthesize', id, '--events', '--host', sim.url, '--db', db], dir);
+      expect(r.code).toBe(0);
+      const events = linesOf(r.stdout);
+      expect(events.every((e) => e.debateId === id)).toBe(true);
+      expect(events.map((e) => e.type).filter((t) => t !== 'call.delta')).toEqual(['call.started', 'call.finished', 'synthesis', 'end']);
+      expect(events.some((e) => e.type === 'call.delta' && e.field === 'recommendation' && e.text !== '')).toBe(true);
+      expect(events.at(-1)).toMatchObject({ type: 'end', status: 'completed', exitCode: 0 });
+    } finally {
+      await sim.close();
+    }
+  }, 120_000);
+
+  it("prints a bench's debates, each line naming its debate, and one end line for the whole run", async () => {
+    const bench = await setupBench();
+    try {
+      writeFileSync(join(dir, 'panel.json'), JSON.stringify(bench.preset));
+      writeFileSync(join(dir, 'suite.jsonl'), `${items.slice(0, 2).map((i) => JSON.stringify(i)).join('\n')}\n`);
+      const r = await runCli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', join(dir, 'bench.db'), '--events', '--concurrency', '2'], dir);
+      expect(r.code).toBe(0);
+      const events = linesOf(r.stdout);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      const plans = events.filter((e) => e.type === 'plan');
+      expect(plans).toHaveLength(2);
+      const ids = new Set(plans.map((e) => e.debateId));
+      // Every line but the last belongs to one of the item debates.
+      expect(events.slice(0, -1).every((e) => ids.has(e.debateId))).toBe(true);
+      expect(events.at(-1)).toMatchObject({ type: 'end', debateId: null, status: 'completed', exitCode: 0 });
+    } finally {
+      await bench.close();
+    }
   }, 120_000);
 
   it('is refused with --json', async () => {
