@@ -20,6 +20,7 @@ import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 import { eventsWriter } from '../events/writer.js';
+import { liveFileWriter } from '../events/live-file.js';
 import { exitCodeOf } from '../events/exit-code.js';
 
 /** A number flag's value as the user will recognise it: yargs turns `abc` into NaN. */
@@ -263,6 +264,9 @@ export async function driveFromCli(
   // With --events, stdout carries the event lines and nothing else: no card, no document.
   const events = args.events ? eventsWriter(io.stdout) : null;
   if (events) listeners.push(events);
+  // What each call is writing, for `conclave serve`'s page of the running debate.
+  const streamFile = store.path === ':memory:' ? null : liveFileWriter(store.path);
+  if (streamFile) listeners.push(streamFile);
   let debateId: string | null = null;
   let printed = false;
   listeners.push(
@@ -321,6 +325,7 @@ export async function driveFromCli(
     }
     throw err;
   } finally {
+    streamFile?.close();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
     store.close();
