@@ -40,6 +40,7 @@ export class StreamTracker {
   readonly #fire: (call: StreamedCall) => void;
   readonly #now: () => number;
   readonly #intervalMs: number;
+  #last: { key: string; e: Entry } | null = null;
 
   constructor(fire: (call: StreamedCall) => void, opts: { now?: () => number; intervalMs?: number } = {}) {
     this.#fire = fire;
@@ -62,9 +63,12 @@ export class StreamTracker {
   }
 
   progress(stage: string, round: number, agentId: string, tokens: number, delta: string): void {
-    const key = StreamTracker.key(stage, round, agentId);
-    const e = this.#calls.get(key);
+    // Tokens of one call mostly come in runs: the last call found is looked at first, with no key built.
+    const hit = this.#last;
+    const key = hit && hit.e.agentId === agentId && hit.e.round === round && hit.e.stage === stage && this.#calls.get(hit.key) === hit.e ? hit.key : StreamTracker.key(stage, round, agentId);
+    const e = key === hit?.key ? hit.e : this.#calls.get(key);
     if (!e) return;
+    this.#last = { key, e };
     e.tokens = tokens;
     e.raw += delta;
     const since = this.#now() - e.last;
