@@ -1,12 +1,12 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
-import { STREAM_INTERVAL_MS, type StreamedCall, StreamTracker } from './stream-text.js';
+import { type StreamedCall, StreamTracker } from './stream-text.js';
 
 /**
  * What a running debate is writing, for the web viewer: the process that runs it keeps a small
  * file beside the record with the streamed text of every call in flight, rewritten at most every
- * 100 ms and removed when the debate ends. The record itself never holds partial text: it keeps
+ * 250 ms and removed when the debate ends. The record itself never holds partial text: it keeps
  * what was said, not what was being said. `conclave serve` reads the file (live-file.ts) and
  * sends its changes over the debate page's event stream.
  */
@@ -24,6 +24,12 @@ export function liveDir(dbPath: string): string {
 
 const fileOf = (dbPath: string, debateId: string): string => join(liveDir(dbPath), `${debateId}.json`);
 
+/**
+ * How often the file may be rewritten: the viewer reads it every 300 ms, so writing it more
+ * often than this would only cost the run CPU (each call's text is still read at most every 100 ms).
+ */
+export const LIVE_FILE_INTERVAL_MS = 250;
+
 /** The listener that keeps the live file of the debate run with it; a record in memory gets none. */
 export function liveFileWriter(dbPath: string, opts: { now?: () => number } = {}): DebateListener & { close(): void } {
   const now = opts.now ?? Date.now;
@@ -31,13 +37,15 @@ export function liveFileWriter(dbPath: string, opts: { now?: () => number } = {}
   let timer: NodeJS.Timeout | null = null;
   let last = Number.NEGATIVE_INFINITY;
   let broken = false;
+  let madeDir = false;
   const write = (): void => {
     timer = null;
     if (debateId === null || broken) return;
     last = now();
     const file = fileOf(dbPath, debateId);
     try {
-      mkdirSync(liveDir(dbPath), { recursive: true });
+      if (!madeDir) mkdirSync(liveDir(dbPath), { recursive: true });
+      madeDir = true;
       const snapshot: LiveSnapshot = { v: 1, debateId, at: last, calls: tracker.current() };
       writeFileSync(`${file}.tmp`, JSON.stringify(snapshot));
       // A reader sees the old snapshot or the new one, never half of one.
@@ -47,13 +55,13 @@ export function liveFileWriter(dbPath: string, opts: { now?: () => number } = {}
       broken = true;
     }
   };
-  // One file for all the calls: written at most every 100 ms, whichever call moved.
+  // One file for all the calls, whichever call moved.
   const schedule = (): void => {
     if (timer !== null) return;
     const since = now() - last;
-    if (since >= STREAM_INTERVAL_MS) write();
+    if (since >= LIVE_FILE_INTERVAL_MS) write();
     else {
-      timer = setTimeout(write, STREAM_INTERVAL_MS - since);
+      timer = setTimeout(write, LIVE_FILE_INTERVAL_MS - since);
       timer.unref?.();
     }
   };

@@ -114,6 +114,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const listener = (untrusted: DebateEvent): void => {
     // A streamed token moves its turn's counter and its text; the block is redrawn at most every 100 ms.
     if (untrusted.type === 'turn.progress') {
+      // Plain output draws no block: it has nothing to keep.
+      if (!style.live) return;
       const held = heldKey(key(untrusted.stage, untrusted.round, untrusted.agentId));
       const a = held === undefined ? undefined : active.get(held);
       if (!a) return;
