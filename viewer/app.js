@@ -202,8 +202,27 @@
     }
   };
 
+  // What each call in flight is writing, growing in place: one item per call, replaced as a whole on each update.
+  const streams = el('ul', { id: 'live-stream', class: 'live-stream', 'aria-live': 'off' });
+  if (log) log.before(streams);
+  else document.querySelector('main, body').append(streams);
+  const showStreams = (list) => {
+    const seen = new Set();
+    for (const c of list) {
+      const key = `${c.stage}/${c.round}/${c.agentId}`;
+      seen.add(key);
+      const what = `${c.stage} · round ${c.round} · ${c.thinking ? 'thinking · ' : ''}${c.tokens} tokens`;
+      const item = el('li', { 'data-call': key, 'data-agent': c.agentId }, el('strong', { class: 'agent' }, c.agentId), ' ', el('span', { class: 'muted' }, what), el('p', { class: 'stream-text' }, c.text || ''));
+      const old = byAttr(streams, 'li[data-call]', 'data-call', key);
+      if (old) old.replaceWith(item);
+      else streams.append(item);
+    }
+    for (const item of [...streams.querySelectorAll('li[data-call]')]) if (!seen.has(item.getAttribute('data-call'))) item.remove();
+  };
+
   const source = new EventSource(`/api/debates/${encodeURIComponent(debateId)}/events`);
   source.onmessage = (message) => handle(JSON.parse(message.data));
+  source.addEventListener('stream', (message) => showStreams(JSON.parse(message.data).calls || []));
   // The stream ends when the debate does: load the finished record (tension map, votes, chart, synthesis).
   source.addEventListener('end', () => {
     source.close();

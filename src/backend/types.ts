@@ -43,6 +43,8 @@ export interface ChatRequest {
 export interface ChatProgress {
   tokens: number;
   delta: string;
+  /** The chunk of thinking this token carried; absent for answer tokens. */
+  thought?: string;
 }
 
 export interface ChatResult {

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pLimit from 'p-limit';
 import type { Preset } from '../config/preset-schema.js';
-import type { CallRecord, DebateEvent } from '../engine/events.js';
+import type { CallRecord, DebateEvent, DebateListener } from '../engine/events.js';
 import { recorder } from '../engine/recorder.js';
 import { presetModels, runDebate } from '../engine/run-debate.js';
 import type { ExtraStage } from '../engine/stage.js';
@@ -87,6 +87,8 @@ export interface ExecuteBenchOptions {
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
   onProgress?: (progress: BenchProgress) => void;
+  /** Listeners of each item's debate, made afresh per debate (the CLI's --events). */
+  listenersFor?: () => DebateListener[];
   /** Optional debate stages; defaults to the built-in ones. */
   stages?: ExtraStage[];
   now?: () => number;
@@ -212,7 +214,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
       limit(async () => {
         if (controller.signal.aborted) return;
         try {
-          const trial = await runTrial({ store, runId, item, snapshot, host, ...(hosts ? { hosts } : {}), ...(opts.env ? { env: opts.env } : {}), servers, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now });
+          const trial = await runTrial({ store, runId, item, snapshot, host, ...(hosts ? { hosts } : {}), ...(opts.env ? { env: opts.env } : {}), servers, pool, numParallel: run.numParallel, signal: controller.signal, stages: opts.stages, now, listeners: opts.listenersFor?.() ?? [] });
           finished += 1;
           opts.onProgress?.({ done: finished, total, resumedFrom, itemId: item.id, preset: snapshot.name, ...trial });
         } catch (err) {
@@ -286,6 +288,7 @@ interface TrialContext {
   signal: AbortSignal;
   stages: ExtraStage[] | undefined;
   now: () => number;
+  listeners: DebateListener[];
 }
 
 async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct' | 'answers' | 'unparsed'>> {
@@ -311,7 +314,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
       ...(ctx.hosts ? { hosts: ctx.hosts } : {}),
       ...(ctx.env ? { env: ctx.env } : {}),
       recorder: record,
-      listeners: [onStart, vote.listener],
+      listeners: [onStart, vote.listener, ...ctx.listeners],
       signal: ctx.signal,
       numParallel: ctx.numParallel,
       pool: ctx.pool,

@@ -15,6 +15,7 @@ export interface BenchRunArgs {
   hosts?: string;
   db?: string;
   json?: boolean;
+  events?: boolean;
   quiet?: boolean;
 }
 

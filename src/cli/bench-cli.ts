@@ -20,6 +20,8 @@ import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs,
 import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
+import { type EventCounter, eventsWriter } from '../events/writer.js';
+import { exitCodeOf } from '../events/exit-code.js';
 
 const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
 
@@ -44,6 +46,21 @@ function shellWord(text: string): string {
 }
 
 export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<number> {
+  if (!args.events) return runBench(args, io, null);
+  // One numbering for the whole output: items running at once interleave their lines.
+  const counter: EventCounter = { seq: 0 };
+  const closing = eventsWriter(io.stdout, { counter });
+  try {
+    const code = await runBench(args, io, counter);
+    closing.end('completed', code, null, null);
+    return code;
+  } catch (err) {
+    closing.end('failed', exitCodeOf(err), err instanceof Error ? err.message : String(err), null);
+    throw err;
+  }
+}
+
+async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | null): Promise<number> {
   const presets = args.preset ?? [];
   if (args.resume !== undefined && (args.suite !== undefined || presets.length > 0 || args.limit !== undefined)) {
     throw new InputError('BAD_FLAG', '--resume continues a run with its own suite and presets; it cannot be combined with --suite, --preset or --limit.', {
@@ -134,6 +151,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
         env: io.env,
         signal: controller.signal,
         ...(view ? { onProgress: (p) => view.update(p) } : {}),
+        ...(counter ? { listenersFor: () => [eventsWriter(io.stdout, { counter })] } : {}),
       });
     } finally {
       if (ticker) clearInterval(ticker);
@@ -143,7 +161,9 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     }
 
     const report = buildReport(loadBenchData(store, runId));
-    if (args.json) {
+    if (counter) {
+      // stdout carried the events; the summary is one `conclave bench report` away.
+    } else if (args.json) {
       io.stdout.write(`${jsonText(report, 2)}\n`);
     } else {
       io.stdout.write(renderBenchSummary(report));

@@ -19,6 +19,9 @@ import { detectStyle } from '../render/style.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
+import { eventsWriter } from '../events/writer.js';
+import { liveFileWriter } from '../events/live-file.js';
+import { exitCodeOf } from '../events/exit-code.js';
 
 /** A number flag's value as the user will recognise it: yargs turns `abc` into NaN. */
 export function given(value: number): string {
@@ -37,6 +40,8 @@ export interface RunCliArgs extends HostArgs {
   'vram-gib'?: number;
   hosts?: string;
   json?: boolean;
+  events?: boolean;
+  'show-thinking'?: boolean;
   quiet?: boolean;
   attach?: string[];
   'token-budget'?: number;
@@ -201,11 +206,23 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
 }
 
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
-  const prepared = await prepareRun(args, io);
-  // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
-  if (prepared.header.length > 0) io.stderr.write(`${prepared.header.map((l) => inert(l)).join('\n')}\n`);
-  const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
+  let store: Store;
+  let prepared: PreparedRun;
+  try {
+    prepared = await prepareRun(args, io);
+    // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
+    if (prepared.header.length > 0) io.stderr.write(`${prepared.header.map((l) => inert(l)).join('\n')}\n`);
+    store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
+  } catch (err) {
+    if (args.events) endBeforeStart(io, err);
+    throw err;
+  }
   return driveFromCli(io, store, args, (common) => runDebate({ ...prepared.options(store), ...common }));
+}
+
+/** With --events, a command refused before its run started still ends its output with the `end` line. */
+export function endBeforeStart(io: CliIO, err: unknown, debateId: string | null = null): void {
+  eventsWriter(io.stdout).end('failed', exitCodeOf(err), err instanceof Error ? err.message : String(err), debateId);
 }
 
 /** What every run from the command line passes the engine: the recorder, the live view, Ctrl-C. */
@@ -222,7 +239,7 @@ export interface CliRunHooks {
 export async function driveFromCli(
   io: CliIO,
   store: Store,
-  args: { json?: boolean; quiet?: boolean },
+  args: { json?: boolean; events?: boolean; 'show-thinking'?: boolean; quiet?: boolean },
   start: (hooks: CliRunHooks) => Promise<DebateResult>,
   resume?: ResumePoint,
 ): Promise<number> {
@@ -242,8 +259,14 @@ export async function driveFromCli(
   process.on('SIGTERM', onSigint);
 
   const style = detectStyle(io.stderr, io.env);
-  const live = args.quiet ? null : liveRenderer(io.stderr, style);
+  const live = args.quiet ? null : liveRenderer(io.stderr, style, { showThinking: args['show-thinking'] === true });
   const listeners: DebateListener[] = live ? [live] : [];
+  // With --events, stdout carries the event lines and nothing else: no card, no document.
+  const events = args.events ? eventsWriter(io.stdout) : null;
+  if (events) listeners.push(events);
+  // What each call is writing, for `conclave serve`'s page of the running debate.
+  const streamFile = store.path === ':memory:' ? null : liveFileWriter(store.path);
+  if (streamFile) listeners.push(streamFile);
   let debateId: string | null = null;
   let printed = false;
   listeners.push(
@@ -276,6 +299,13 @@ export async function driveFromCli(
     if (gaveUp) throw (reported = keptInMemory(io, store, gaveUp, record.unwritten()));
     live?.close();
     const stored = store.getDebate(result.id);
+    if (events) {
+      const code = result.status === 'completed' ? 0 : 5;
+      events.end(result.status, code, result.status === 'completed' ? null : (result.error ?? null));
+      printed = true;
+      if (!args.quiet) io.stderr.write(`Stored as ${result.id} in ${store.path}\n`);
+      return code;
+    }
     if (args.json) io.stdout.write(`${jsonText(debateDocument(stored), 2)}\n`);
     else io.stdout.write(renderCard(stored, detectStyle(io.stdout, io.env)));
     printed = true;
@@ -284,15 +314,31 @@ export async function driveFromCli(
     return result.status === 'completed' ? 0 : 5;
   } catch (err) {
     live?.close();
-    if (gaveUp && err !== reported) throw keptInMemory(io, store, gaveUp, record.unwritten());
+    if (gaveUp && err !== reported) {
+      const kept = keptInMemory(io, store, gaveUp, record.unwritten());
+      events?.end('interrupted', kept.exitCode, kept.message);
+      throw kept;
+    }
+    if (events) events.end(debateId ? statusOf(store, debateId) : 'failed', exitCodeOf(err), err instanceof Error ? err.message : String(err));
     if (!printed && args.json && debateId && (err instanceof DebateFailedError || err instanceof InterruptedError)) {
       io.stdout.write(`${jsonText(debateDocument(store.getDebate(debateId)), 2)}\n`);
     }
     throw err;
   } finally {
+    streamFile?.close();
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigint);
     store.close();
+  }
+}
+
+/** The recorded status of a debate that ended in an error; `failed` when the record cannot say. */
+function statusOf(store: Store, id: string): string {
+  try {
+    const status = store.getDebate(id).status;
+    return status === 'running' ? 'interrupted' : status;
+  } catch {
+    return 'failed';
   }
 }
 

@@ -83,7 +83,7 @@ export type DebateEvent =
   | { type: 'budget.decision'; decision: BudgetDecision; at: number }
   | { type: 'round.started'; round: number; at: number }
   | { type: 'turn.started'; stage: Stage; round: number; agentId: string; model: string; attempt: number; at: number }
-  | { type: 'turn.progress'; stage: Stage; round: number; agentId: string; tokens: number; delta: string }
+  | { type: 'turn.progress'; stage: Stage; round: number; agentId: string; tokens: number; delta: string; /** A chunk of the model's thinking, when this token was one. */ thought?: string }
   | { type: 'call.finished'; call: CallRecord }
   | { type: 'turn.finished'; turn: TurnRecord; at: number }
   | { type: 'quality.rated'; rating: QualityRecord; at: number }

@@ -5,7 +5,7 @@ import { estimateMessagesTokens } from '../protocol/context.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
 import { sameModel } from '../schedule/facts.js';
 import type { StoredDebate, Store } from '../store/store.js';
-import type { ChatMessage, SynthesisRecord } from './events.js';
+import type { ChatMessage, DebateListener, SynthesisRecord } from './events.js';
 import { lastStep } from './protocol-events.js';
 import { structuredCall } from './structured-call.js';
 import { failedAgentsOf, fitSynthesisPrompt, synthesisRecordOf, synthesisSchemaOf } from './synthesis.js';
@@ -24,6 +24,8 @@ export interface ResynthesizeOptions {
   signal?: AbortSignal;
   /** Told when the call starts (attempt 0, then 1 for a repair). */
   onStart?: (model: string, attempt: number) => void;
+  /** Hears the call as a run's listeners do: `turn.started`, `turn.progress` (when it reads them), `call.finished`, `synthesis.finished`. */
+  listener?: DebateListener;
 }
 
 const REPLY_TOKENS = 1500;
@@ -102,13 +104,16 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
   const round = previous?.round ?? last?.round ?? 0;
   const options = { num_predict: REPLY_TOKENS, temperature: 0.2, ...own, num_ctx: numCtx };
 
+  const listener = opts.listener;
+  const stage = previous?.stage ?? 'synthesis';
+  const agentId = previous?.agentId ?? 'synthesizer';
   const outcome = await structuredCall(
     gateway,
     {
       debateId: id,
-      stage: previous?.stage ?? 'synthesis',
+      stage,
       round,
-      agentId: previous?.agentId ?? 'synthesizer',
+      agentId,
       model,
       messages,
       options,
@@ -119,13 +124,20 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
     },
     {
       now,
-      onStart: (attempt) => opts.onStart?.(model, attempt),
-      onProgress: () => {},
-      onCall: (call) => store.recordCall(call),
+      onStart: (attempt) => {
+        opts.onStart?.(model, attempt);
+        listener?.({ type: 'turn.started', stage, round, agentId, model, attempt, at: now() });
+      },
+      onProgress: listener && listener.progress !== false ? (tokens, delta, thought) => listener({ type: 'turn.progress', stage, round, agentId, tokens, delta, ...(thought ? { thought } : {}) }) : () => {},
+      onCall: (call) => {
+        store.recordCall(call);
+        listener?.({ type: 'call.finished', call });
+      },
     },
   );
   const record = synthesisRecordOf(outcome, failed, model);
   store.recordSynthesis(id, record, now());
+  listener?.({ type: 'synthesis.finished', result: record, at: now() });
   if (record.status === 'ok') {
     store.finishDebate(id, {
       status: 'completed',

@@ -46,7 +46,7 @@ export interface StructuredCallSpec<T> {
 export interface StructuredCallHooks {
   onStart(attempt: number): void;
   /** Each streamed token; leave it out when nothing reads them. */
-  onProgress?: (tokens: number, delta: string) => void;
+  onProgress?: (tokens: number, delta: string, thought?: string) => void;
   /** Called once per model call, as soon as it ends. */
   onCall(call: CallRecord): void;
   now(): number;
@@ -104,7 +104,7 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
         () =>
           gateway.chat(
             { model: spec.model, messages: sent, options: sentOptions, format, ...think },
-            { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta) } : {}) },
+            { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta, p.thought) } : {}) },
           ),
         (err) => hooks.onCall(failedCall(baseAt(startedAt), err, hooks.now()).call),
         spec.retryDelaysMs,

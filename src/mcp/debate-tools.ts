@@ -6,7 +6,7 @@ import { InputError } from '../errors.js';
 import type { DebateStatus } from '../engine/events.js';
 import { debateDocument } from '../render/document.js';
 import { debateListDocument } from '../render/list-document.js';
-import { inert, jsonText } from '../render/inert.js';
+import { inert, inertLine, jsonText } from '../render/inert.js';
 import type { StoredDebate } from '../store/store.js';
 import { cardBlock, endNote, guarded, jsonBlock, keyParts, quoted, textResult, UNTRUSTED } from './results.js';
 import type { RunProgress } from './runs.js';
@@ -171,6 +171,8 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
 function progressLine(p: RunProgress): string {
   const parts = [p.round === null ? 'starting' : `round ${p.round}${p.stage ? ` (${p.stage})` : ''}`, `${p.callsDone} call${p.callsDone === 1 ? '' : 's'} done`];
   if (p.lastJudgeScore !== null) parts.push(`last judge score ${p.lastJudgeScore.toFixed(2)} (round ${p.lastJudgedRound})`);
+  // The first words of what a model is writing: its own text, made inert and quoted as such.
+  if (p.writing) parts.push(`${inertLine(p.writing.agentId)} is writing (${p.writing.stage}): "${inertLine(p.writing.words)}…"`);
   return parts.join(', ');
 }
 
@@ -233,5 +235,6 @@ function storedProgress(d: StoredDebate): RunProgress {
     callsDone: d.calls.length,
     lastJudgeScore: judged?.convergence ?? null,
     lastJudgedRound: judged?.round ?? null,
+    writing: null,
   };
 }

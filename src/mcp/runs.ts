@@ -4,6 +4,7 @@ import type { DebateEvent, DebateListener, DebateStatus, Stage } from '../engine
 import { lockWaitFromEnv, recorder } from '../engine/recorder.js';
 import { newDebateId, runDebate } from '../engine/run-debate.js';
 import type { Store } from '../store/store.js';
+import { StreamTracker } from '../events/stream-text.js';
 
 /** Where a run stands: what `conclave_wait` reports while it goes on. */
 export interface RunProgress {
@@ -15,7 +16,12 @@ export interface RunProgress {
   /** The mean of the judge's axes in the last round judged. */
   lastJudgeScore: number | null;
   lastJudgedRound: number | null;
+  /** The call streaming most recently, and the first words of what it is writing (model text: untrusted). */
+  writing: { agentId: string; stage: Stage; words: string } | null;
 }
+
+/** How many words of a streamed answer a progress notification carries. */
+export const FIRST_WORDS = 12;
 
 /** How a run of this process ended: its status, and the error that ended it, if one did. */
 export interface RunEnd {
@@ -63,17 +69,36 @@ export class RunRegistry {
     const controller = new AbortController();
     let started!: () => void;
     const recordedStart = new Promise<void>((resolve) => (started = resolve));
-    const progress: RunProgress = { step: 0, round: null, stage: null, callsDone: 0, lastJudgeScore: null, lastJudgedRound: null };
+    const progress: RunProgress = { step: 0, round: null, stage: null, callsDone: 0, lastJudgeScore: null, lastJudgedRound: null, writing: null };
     const watchers = new Set<() => void>();
     const notify = (): void => {
       for (const w of [...watchers]) w();
     };
+    // Streamed text, at most every 100 ms per call; a notification only when the first words change.
+    const streams = new StreamTracker((c) => {
+      const words = c.text.split(/\s+/).filter(Boolean).slice(0, FIRST_WORDS).join(' ');
+      const w = progress.writing;
+      if (words === '' || (w && w.agentId === c.agentId && w.stage === c.stage && w.words === words)) return;
+      progress.writing = { agentId: c.agentId, stage: c.stage as Stage, words };
+      progress.step += 1;
+      notify();
+    });
     const tracker: DebateListener = Object.assign((e: DebateEvent) => {
       if (e.type === 'debate.started') started();
+      if (e.type === 'turn.started') streams.started(e.stage, e.round, e.agentId);
+      if (e.type === 'turn.progress') {
+        streams.progress(e.stage, e.round, e.agentId, e.tokens, e.delta);
+        return;
+      }
+      if (e.type === 'call.finished') {
+        streams.finished(e.call.stage, e.call.round, e.call.agentId);
+        if (progress.writing?.agentId === e.call.agentId && progress.writing.stage === e.call.stage) progress.writing = null;
+      }
+      if (e.type === 'debate.finished') streams.close();
       if (!track(progress, e)) return;
       progress.step += 1;
       notify();
-    }, { progress: false });
+    }, { progress: true });
     let gaveUp: StoreError | null = null;
     const record = recorder(this.#store, {
       lockWaitMs: lockWaitFromEnv(this.#env),

@@ -115,7 +115,7 @@ export class Gateway implements ModelServer {
             thinkingTokens += 1;
             tokens += 1;
             // Progress counts thinking tokens too, so a model that thinks for minutes is seen working; the answer's text is `delta`.
-            control.onProgress?.({ tokens, delta: '' });
+            control.onProgress?.({ tokens, delta: '', thought });
           }
           const delta = chunk.message?.content ?? '';
           if (delta !== '') {

@@ -92,12 +92,12 @@ export class OpenAIGateway implements ModelServer {
             thinking += thought;
             thinkingTokens += 1;
             tokens += 1;
-            control.onProgress?.({ tokens, delta: '' });
+            control.onProgress?.({ tokens, delta: '', thought: withoutSecrets(thought, this.#secrets) });
           }
           if (typeof delta.content === 'string' && delta.content !== '') {
             content += delta.content;
             tokens += 1;
-            control.onProgress?.({ tokens, delta: delta.content });
+            control.onProgress?.({ tokens, delta: withoutSecrets(delta.content, this.#secrets) });
           }
           if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
         }

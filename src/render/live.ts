@@ -3,20 +3,25 @@ import { clipLine, visibleWidth, wrapLine } from './wrap.js';
 import { exitText } from './exit.js';
 import type { ProtocolKind } from '../config/preset-schema.js';
 import type { DebateEvent, DebateListener, QualityRecord, Stage } from '../engine/events.js';
-import { inertDeep } from './inert.js';
+import { inertDeep, inertLine } from './inert.js';
 import { type TermStyle, painter } from './style.js';
 import { PROTOCOL_LABEL, kindOf, protocolLiveView, roundTitle } from './protocols.js';
 import { qualityLiveLines } from './quality.js';
 import { tensionLiveView } from './tensions.js';
 import { materialLiveView } from './material.js';
 import { votingLiveView } from './voting.js';
+import { STREAM_INTERVAL_MS } from '../events/stream-text.js';
+import { StreamedReply, streamedLines } from './streamed-lines.js';
 
 interface ActiveCall {
+  stage: Stage;
   label: string;
   model: string;
   tokens: number;
   started: number;
   attempt: number;
+  /** The reply streamed so far, and what was last read of it (streamed-lines.ts). */
+  stream: StreamedReply;
 }
 
 const STAGE_LABEL: Record<Stage, string> = {
@@ -45,13 +50,15 @@ const STAGE_LABEL: Record<Stage, string> = {
  * redrawn in place; elsewhere (pipes, CI, NO_COLOR terminals still get text) it prints
  * one plain line per event. Replays feed stored events through the same code.
  */
-export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts: { now?: () => number } = {}): DebateListener & { close(): void } {
+export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts: { now?: () => number; showThinking?: boolean } = {}): DebateListener & { close(): void; note(line: string): void } {
   const now = opts.now ?? Date.now;
+  const showThinking = opts.showThinking === true;
   const paint = painter(style);
   const active = new Map<string, ActiveCall>();
   // The rating that counts for each result, shown on its turn line.
   const ratings = new Map<string, QualityRecord>();
   let blockLines = 0;
+  let drawnAt = Number.NEGATIVE_INFINITY;
   // After Ctrl-C, calls end aborted: say so once, not as failures the debate goes on after.
   let stopping = false;
   let exitShown = false;
@@ -74,10 +81,15 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const drawBlock = (): void => {
     if (!style.live) return;
     clearBlock();
-    const lines = [...active.values()].map((a) => {
+    drawnAt = now();
+    const lines = [...active.entries()].flatMap(([k, a]) => {
       const secs = ((now() - a.started) / 1000).toFixed(0);
       const retry = a.attempt === 2 ? ' (quality retry)' : a.attempt > 0 ? ' (repair)' : '';
-      return `  ${paint('cyan', '…')} ${a.label}${retry} ${paint('dim', `${a.model} · ${a.tokens} tokens · ${secs}s`)}`;
+      const thinking = a.stream.thinking(a.tokens) ? 'thinking · ' : '';
+      const head = `  ${paint('cyan', '…')} ${a.label}${retry} ${paint('dim', `${a.model} · ${thinking}${a.tokens} tokens · ${secs}s`)}`;
+      // Two calls under one name (a judge refereeing two matches) interleave their tokens: no text for them.
+      const shared = k.includes('#') || active.has(`${k}#2`);
+      return [head, ...(shared ? [] : streamedLines(a.stream, a.stage, style.columns, paint, showThinking))];
     });
     // One row per call, never wrapped: the block is redrawn by counting its rows.
     for (const line of lines) out.write(`${clipLine(line, style.columns)}\n`);
@@ -100,11 +112,16 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
   const materialView = materialLiveView(paint);
   let kind: ProtocolKind = 'debate';
   const listener = (untrusted: DebateEvent): void => {
-    // A streamed token only moves its turn's counter: its text is never shown.
+    // A streamed token moves its turn's counter and its text; the block is redrawn at most every 100 ms.
     if (untrusted.type === 'turn.progress') {
+      // Plain output draws no block: it has nothing to keep.
+      if (!style.live) return;
       const held = heldKey(key(untrusted.stage, untrusted.round, untrusted.agentId));
       const a = held === undefined ? undefined : active.get(held);
-      if (a) a.tokens = untrusted.tokens;
+      if (!a) return;
+      a.tokens = untrusted.tokens;
+      a.stream.add(untrusted.delta, untrusted.thought);
+      if (now() - drawnAt >= STREAM_INTERVAL_MS) drawBlock();
       return;
     }
     // Model text and server messages reach the terminal only without control characters.
@@ -151,7 +168,7 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         break;
       case 'turn.started': {
         const label = `${event.agentId} ${STAGE_LABEL[event.stage]}`;
-        active.set(freeKey(key(event.stage, event.round, event.agentId)), { label, model: event.model, tokens: 0, started: now(), attempt: event.attempt });
+        active.set(freeKey(key(event.stage, event.round, event.agentId)), { stage: event.stage, label, model: event.model, tokens: 0, started: now(), attempt: event.attempt, stream: new StreamedReply() });
         if (!style.live && event.attempt % 2 === 1) print(`  ${event.agentId}: asking again with the validation error (repair)`);
         break;
       }
@@ -220,8 +237,12 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
     }
   };
   return Object.assign(listener, {
-    // Token counts are drawn only by the live block.
+    // Token counts and streamed text are drawn only by the live block.
     progress: style.live,
+    /** A line of the command's own, printed above the live block. */
+    note(line: string): void {
+      print(inertLine(line));
+    },
     close(): void {
       if (timer) clearInterval(timer);
       clearBlock();

@@ -16,6 +16,7 @@ import { readRescoreRecords } from '../store/rescore-read.js';
 import type { StoredDebate, Store } from '../store/store.js';
 import { debatePage } from './debate-page.js';
 import { EventCursor } from './events.js';
+import { readLiveFile } from '../events/live-file.js';
 import { errorPage } from './html.js';
 import { filterFromQuery, listPage } from './list-page.js';
 import { dataVersion, isStaleRunning, withLiveness } from './store.js';
@@ -63,6 +64,8 @@ interface Watcher {
   res: ServerResponse;
   cursor: EventCursor;
   seq: number;
+  /** When the debate's live file was last sent (0: none sent, or it was gone). */
+  liveMtime: number;
 }
 
 export function createViewer(opts: ViewerOptions): Viewer {
@@ -256,7 +259,7 @@ export function createViewer(opts: ViewerOptions): Viewer {
       res.end();
       return;
     }
-    const w: Watcher = { id: d.id, res, cursor: new EventCursor(), seq: 0 };
+    const w: Watcher = { id: d.id, res, cursor: new EventCursor(), seq: 0, liveMtime: 0 };
     watchers.add(w);
     req.on('close', () => {
       watchers.delete(w);
@@ -266,8 +269,21 @@ export function createViewer(opts: ViewerOptions): Viewer {
     if (watchers.has(w)) startPolling();
   };
 
+  // The text each call of a running debate is writing, from the live file its process keeps.
+  const pushStreams = (): void => {
+    if (store.path === ':memory:') return;
+    for (const w of watchers) {
+      const live = readLiveFile(store.path, w.id);
+      const mtime = live?.mtimeMs ?? 0;
+      if (mtime === w.liveMtime) continue;
+      w.liveMtime = mtime;
+      w.res.write(`event: stream\ndata: ${JSON.stringify({ calls: live?.snapshot.calls ?? [] })}\n\n`);
+    }
+  };
+
   const poll = (): void => {
     ticks++;
+    pushStreams();
     let version: number;
     try {
       version = dataVersion(store);

@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { eventsOption } from '../events-args.js';
 import type { CliIO, ExitCode } from '../io.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from '../bench-args.js';
 import { dbOption } from '../shared.js';
@@ -30,6 +31,8 @@ export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, o
               .conflicts('host', 'hosts')
               .option('db', dbOption)
               .option('json', { type: 'boolean', describe: 'Print the full report as JSON on stdout at the end' })
+              .option('events', eventsOption)
+              .conflicts('events', 'json')
               .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
           async (args) => {
             const { benchRunFromCli } = await import('../bench-cli.js');

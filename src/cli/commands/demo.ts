@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
+import { eventsOption, showThinkingOption } from '../events-args.js';
 import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
 
 interface DemoArgs extends MaterialArgs {
@@ -9,6 +10,8 @@ interface DemoArgs extends MaterialArgs {
   'sign-key'?: string;
   'token-ms': number;
   json?: boolean;
+  events?: boolean;
+  'show-thinking'?: boolean;
   quiet?: boolean;
 }
 
@@ -27,6 +30,9 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         .option('token-ms', { type: 'number', default: 8, describe: 'Simulated time per token in ms' })
         .options(materialOptions)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON' })
+        .option('events', eventsOption)
+        .conflicts('events', 'json')
+        .option('show-thinking', showThinkingOption)
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { startSimulator } = await import('../../sim/index.js');
@@ -52,6 +58,8 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
             ...(args.db ? { db: args.db } : {}),
             ...(args['sign-key'] ? { 'sign-key': args['sign-key'] } : {}),
             ...(args.json ? { json: true } : {}),
+            ...(args.events ? { events: true } : {}),
+            ...(args['show-thinking'] ? { 'show-thinking': true } : {}),
             ...(args.quiet ? { quiet: true } : {}),
           },
           io,

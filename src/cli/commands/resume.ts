@@ -5,6 +5,7 @@ import { dbOption, openDb, signKeyOption } from '../shared.js';
 import type { HostEntry } from '../../config/preset-schema.js';
 import type { PlannedHost } from '../../schedule/plan.js';
 import { type HostArgs, apiOptions, checkRecordedKeys, singleHost, trustRecordedHostsOption } from '../host-args.js';
+import { eventsOption, showThinkingOption } from '../events-args.js';
 
 interface ResumeArgs extends HostArgs {
   'sign-key'?: string;
@@ -12,6 +13,8 @@ interface ResumeArgs extends HostArgs {
   id: string;
   db?: string;
   json?: boolean;
+  events?: boolean;
+  'show-thinking'?: boolean;
   quiet?: boolean;
 }
 
@@ -28,11 +31,14 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as JSON when it ends' })
+        .option('events', eventsOption)
+        .conflicts('events', 'json')
+        .option('show-thinking', showThinkingOption)
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { resumeDebate, planResume } = await import('../../engine/resume.js');
       const { resolveHost } = await import('../../ollama/host.js');
-      const { driveFromCli } = await import('../run-debate-cli.js');
+      const { driveFromCli, endBeforeStart } = await import('../run-debate-cli.js');
       const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
       let handedOver = false;
       try {
@@ -61,6 +67,9 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         }
         handedOver = true;
         exit.value = await driveFromCli(io, store, args, (hooks) => resumeDebate(stored, { ...hooks, host, env: io.env, ...(hosts.length > 0 ? { hosts } : {}) }, plan), plan.point);
+      } catch (err) {
+        if (args.events && !handedOver) endBeforeStart(io, err);
+        throw err;
       } finally {
         if (!handedOver) store.close();
       }

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { type CliIO, type ExitCode } from '../io.js';
 import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
 import { apiOptions } from '../host-args.js';
+import { eventsOption, showThinkingOption } from '../events-args.js';
 
 interface RunArgs extends MaterialArgs {
   question?: string;
@@ -16,6 +17,8 @@ interface RunArgs extends MaterialArgs {
   'vram-gib'?: number;
   hosts?: string;
   json?: boolean;
+  events?: boolean;
+  'show-thinking'?: boolean;
   quiet?: boolean;
 }
 
@@ -44,6 +47,9 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .option('trust-preset-hosts', { type: 'boolean', describe: "Let servers the preset names itself receive their API key from the environment and the preset's attachments" })
         .options(materialOptions)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
+        .option('events', eventsOption)
+        .conflicts('events', 'json')
+        .option('show-thinking', showThinkingOption)
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { runFromCli } = await import('../run-debate-cli.js');

@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
+import { eventsOption, showThinkingOption } from '../events-args.js';
 import { type HostArgs, apiOptions, checkRecordedKeys, recordedHostOf, singleHost, trustRecordedHostsOption } from '../host-args.js';
 
 interface SynthesizeArgs extends HostArgs {
@@ -10,6 +11,8 @@ interface SynthesizeArgs extends HostArgs {
   model?: string;
   db?: string;
   json?: boolean;
+  events?: boolean;
+  'show-thinking'?: boolean;
   quiet?: boolean;
 }
 
@@ -27,16 +30,29 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
+        .option('events', eventsOption)
+        .conflicts('events', 'json')
+        .option('show-thinking', showThinkingOption)
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
       const { resynthesize } = await import('../../engine/resynthesize.js');
+      const { exitCodeOf } = await import('../../events/exit-code.js');
       const { renderCard } = await import('../../render/card.js');
       const { debateDocument } = await import('../../render/document.js');
       const { detectStyle } = await import('../../render/style.js');
-      const { unsynthesized } = await import('../run-debate-cli.js');
-      const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
+      const { unsynthesized, endBeforeStart } = await import('../run-debate-cli.js');
+      const { synthesisListeners } = await import('../synthesize-live.js');
+      let store: Awaited<ReturnType<typeof openDb>>;
       try {
-        const id = store.resolveId(args.id);
+        store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});
+      } catch (err) {
+        if (args.events) endBeforeStart(io, err);
+        throw err;
+      }
+      let id: string | null = null;
+      let hear: ReturnType<typeof synthesisListeners> | null = null;
+      try {
+        id = store.resolveId(args.id);
         // Refused before any model call: a record that does not verify, or a key that may not continue it.
         store.checkGate(id);
         // The server the debate ran on, as `resume` does, unless --host (or --api) names another.
@@ -46,20 +62,32 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         if (recorded) checkRecordedKeys([recorded], args['trust-recorded-hosts'], 'synthesize');
         const target = recorded || singleHost(args, io.env);
         const host = target.url;
+        // The synthesis streams on a terminal; with --events its calls are event lines.
+        hear = synthesisListeners(io, id, { events: args.events === true, quiet: args.quiet === true, showThinking: args['show-thinking'] === true });
         const { record, debate } = await resynthesize({
           store,
           id,
           host: target,
           env: io.env,
           ...(args.model ? { model: args.model } : {}),
+          ...(hear.listener ? { listener: hear.listener } : {}),
           onStart: (model, attempt) => {
-            if (!args.quiet) io.stderr.write(`${attempt === 0 ? 'Synthesizing' : 'Asking again (the reply broke the schema)'}: debate ${id} with ${model} on ${host}…\n`);
+            if (!args.quiet) hear?.say(`${attempt === 0 ? 'Synthesizing' : 'Asking again (the reply broke the schema)'}: debate ${id} with ${model} on ${host}…\n`);
           },
         });
-        if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(debate), null, 2)}\n`);
+        hear.close();
+        const code = record.status === 'ok' ? 0 : 5;
+        if (hear.events) hear.events.end(debate.status, code, record.status === 'ok' ? null : unsynthesized(id, record.error).message);
+        else if (args.json) io.stdout.write(`${JSON.stringify(debateDocument(debate), null, 2)}\n`);
         else io.stdout.write(renderCard(debate, detectStyle(io.stdout, io.env)));
         if (record.status !== 'ok') throw unsynthesized(id, record.error);
         exit.value = 0;
+      } catch (err) {
+        hear?.close();
+        const events = hear?.events;
+        if (args.events && !events) endBeforeStart(io, err, id);
+        else if (events && !events.ended()) events.end('failed', exitCodeOf(err), err instanceof Error ? err.message : String(err));
+        throw err;
       } finally {
         store.close();
       }

@@ -37,7 +37,7 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
       {
         now: ctx.now,
         onStart: (attempt) => ctx.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: ctx.now() }),
-        ...(ctx.streamsProgress ? { onProgress: (tokens: number, delta: string) => ctx.emit({ type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
+        ...(ctx.streamsProgress ? { onProgress: (tokens: number, delta: string, thought?: string) => ctx.emit(thought ? { type: 'turn.progress', stage, round, agentId, tokens, delta, thought } : { type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
         onCall: (bare) => {
           const record = settle(bare);
           ctx.emit({ type: 'call.finished', call: record });
