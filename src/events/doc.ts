@@ -34,7 +34,7 @@ export function eventsDoc(): string {
   const lines: string[] = [
     '# Events (`--events`)',
     '',
-    '<!-- Generated from src/events/schema.ts by `npx tsx scripts/write-events-doc.ts`; a test fails when it is out of date. -->',
+    '<!-- Generated from src/events/schema.ts by `npm run docs:events`; a test fails when it is out of date. -->',
     '',
     '`conclave run`, `resume`, `synthesize`, `demo` and `bench` take `--events`: stdout then carries the run as it happens,',
     'one JSON object per line (NDJSON), instead of the card. Progress stays on stderr (`--quiet` silences it). `--events`',
