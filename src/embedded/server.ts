@@ -38,6 +38,7 @@ export class EmbeddedServer implements ModelServer {
   readonly dir: string;
   slots: number;
   #models: EmbeddedModel[] | null = null;
+  readonly #thinking = new Map<string, boolean>();
 
   constructor(dir: string, slots = 1) {
     this.dir = dir;
@@ -73,7 +74,9 @@ export class EmbeddedServer implements ModelServer {
       const model = this.#model(request.model);
       const options = request.options ?? {};
       const contextSize = positiveInt(options.num_ctx) ?? DEFAULT_NUM_CTX;
-      const grammarText = request.format === undefined ? null : request.format === 'json' ? schemaToGbnf({}) : schemaToGbnf(request.format);
+      const schemaText = request.format === undefined ? null : request.format === 'json' ? schemaToGbnf({}) : schemaToGbnf(request.format);
+      // A thinking model thinks before the reply the schema binds, as on Ollama: the grammar lets a `<think>` block open the reply.
+      const grammarText = schemaText !== null && request.think !== false && this.#thinks(model) ? withThinking(schemaText) : schemaText;
       const grammar = grammarText === null ? undefined : await engine.grammar(grammarText);
       const queued = process.hrtime.bigint();
       lease = await engine.acquire(model.path, contextSize, this.slots, abort.controller.signal);
@@ -116,6 +119,14 @@ export class EmbeddedServer implements ModelServer {
         const evalNs = Number(process.hrtime.bigint() - evalStarted);
         // A reply holding bytes that are not UTF-8 is read back as the grammar read it, so it keeps the shape the grammar allowed.
         if (grammar && content.includes('\uFFFD')) content = decodeAsGrammar(concatBytes(answerTokens.map(lease.vocabulary())));
+        // A thought node-llama-cpp's chat wrapper did not recognise is still a thought: it is recorded as such, not as the reply.
+        const split = splitThought(content);
+        if (split) {
+          thinking += split.thinking;
+          content = split.content;
+          const thoughtTokens = leadingTokens(answerTokens.map(lease.vocabulary()), Buffer.byteLength(split.raw));
+          thinkingTokens += thoughtTokens;
+        }
         const used = lease.sequence.tokenMeter.getState();
         const stop = result.metadata.stopReason;
         return {
@@ -144,6 +155,16 @@ export class EmbeddedServer implements ModelServer {
       lease?.release();
       abort.dispose();
     }
+  }
+
+  #thinks(model: EmbeddedModel): boolean {
+    let known = this.#thinking.get(model.path);
+    if (known === undefined) {
+      const template = readGgufInfo(model.path).metadata['tokenizer.chat_template'];
+      known = typeof template === 'string' && template.includes('</think>');
+      this.#thinking.set(model.path, known);
+    }
+    return known;
   }
 
   /** Loads the model with the context its calls will use, so the first call does not pay for it. */
@@ -189,8 +210,7 @@ export class EmbeddedServer implements ModelServer {
     const m = this.#model(model);
     const info = readGgufInfo(m.path);
     const geometry = ggufGeometry(info);
-    const template = info.metadata['tokenizer.chat_template'];
-    const capabilities = ['completion', ...(typeof template === 'string' && template.includes('<think>') ? ['thinking'] : [])];
+    const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
     return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken };
   }
 
@@ -215,6 +235,27 @@ export class EmbeddedServer implements ModelServer {
       cause: err,
     });
   }
+}
+
+/** The schema's grammar, with an optional `<think>…</think>` block before the reply (a thought holds no `<`). */
+export function withThinking(gbnf: string): string {
+  return `${gbnf.replace(/^root ::= /m, 'root ::= think-block? ')}think-block ::= "<think>" [^<]* "</think>"\n`;
+}
+
+/** A reply that opens with `<think>…</think>`: the thought and the reply after it. */
+export function splitThought(text: string): { thinking: string; content: string; raw: string } | null {
+  const match = /^\s*<think>([\s\S]*?)<\/think>/.exec(text);
+  return match ? { thinking: match[1]!.trim(), content: text.slice(match[0].length).trimStart(), raw: match[0] } : null;
+}
+
+/** How many of the reply's first tokens it takes to cover `bytes` bytes. */
+function leadingTokens(pieces: Uint8Array[], bytes: number): number {
+  let seen = 0;
+  for (let i = 0; i < pieces.length; i++) {
+    seen += pieces[i]!.length;
+    if (seen >= bytes) return i + 1;
+  }
+  return pieces.length;
 }
 
 /** The chat as node-llama-cpp takes it, ending with the model's turn to fill. */

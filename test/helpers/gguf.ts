@@ -21,7 +21,16 @@ export interface TinyModelOptions {
    * The default makes replies short, so a debate under small token limits usually finishes its JSON.
    */
   quoteBias?: number;
+  /**
+   * A thinking model, qwen3-style: `<think>` and `</think>` join the vocabulary, the chat template drops
+   * earlier turns' thoughts as qwen3's does, and the model leans toward opening a thought first and closing it soon.
+   */
+  thinking?: boolean;
 }
+
+/** ChatML that keeps only what follows `</think>` of earlier model turns, as qwen3's template does. */
+const CHATML_THINKING =
+  "{% for message in messages %}{% set content = message['content'] %}{% if message['role'] == 'assistant' and '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}{{ '<|im_start|>' + message['role'] + '\\n' + content + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 const CHATML =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
@@ -38,7 +47,7 @@ type Value =
   | { t: 'array'; of: 'f32' | 'i32'; v: number[] };
 
 /** The vocabulary: ids 0–2 are unk/bos/eos, 3–258 the byte tokens, then `▁` and printable ASCII. */
-export function tinyVocab(): { tokens: string[]; types: number[]; scores: number[] } {
+export function tinyVocab(thinking = false): { tokens: string[]; types: number[]; scores: number[] } {
   const tokens = ['<unk>', '<s>', '</s>'];
   const types = [2, 3, 3];
   for (let b = 0; b < 256; b++) {
@@ -51,6 +60,10 @@ export function tinyVocab(): { tokens: string[]; types: number[]; scores: number
     tokens.push(String.fromCharCode(c));
     types.push(1);
   }
+  if (thinking) {
+    tokens.push('<think>', '</think>');
+    types.push(4, 4);
+  }
   return { tokens, types, scores: tokens.map((_, i) => (i < 259 ? 0 : -i)) };
 }
 
@@ -60,10 +73,10 @@ export function tinyGguf(opts: TinyModelOptions = {}): Buffer {
   const layers = 2;
   const heads = 4;
   const ff = 128;
-  const vocab = tinyVocab();
+  const vocab = tinyVocab(opts.thinking === true);
   const nVocab = vocab.tokens.length;
   const random = mulberry32(opts.seed ?? 20_260_101);
-  const chatTemplate = opts.chatTemplate === undefined ? CHATML : opts.chatTemplate;
+  const chatTemplate = opts.chatTemplate === undefined ? (opts.thinking ? CHATML_THINKING : CHATML) : opts.chatTemplate;
 
   const kv: [string, Value][] = [
     ['general.architecture', { t: 'string', v: 'llama' }],
@@ -113,13 +126,15 @@ export function tinyGguf(opts: TinyModelOptions = {}): Buffer {
 
   const bias = opts.quoteBias ?? 1;
   const quote = vocab.tokens.indexOf('"');
+  const open = vocab.tokens.indexOf('<think>');
+  const close = vocab.tokens.indexOf('</think>');
   const closers = new Set(['"', '}', ']', ','].map((c) => vocab.tokens.indexOf(c)).concat(2));
   // Weights are stored with dims[0] varying fastest: element (input i, output j) is at j * dims[0] + i.
   const lean = (name: string, dims: number[], data: Buffer): void => {
     const set = (index: number, value: number): void => void data.writeFloatLE(value, index * 4);
     if (name === 'token_embd.weight') for (let t = 0; t < nVocab; t++) set(t * embd, 4);
     if (name.endsWith('attn_output.weight') || name.endsWith('ffn_down.weight')) for (let i = 0; i < dims[0]!; i++) set(i, 0);
-    if (name === 'output.weight') for (let t = 0; t < nVocab; t++) set(t * embd, t === quote ? bias * 2 : closers.has(t) ? bias * 0.8 : /^[a-z]$/i.test(vocab.tokens[t]!) ? bias * 0.9 : 0);
+    if (name === 'output.weight') for (let t = 0; t < nVocab; t++) set(t * embd, t === open ? bias * 1.5 : t === close ? bias * 1.9 : t === quote ? bias * 2 : closers.has(t) ? bias * 0.8 : /^[a-z]$/i.test(vocab.tokens[t]!) ? bias * 0.9 : 0);
   };
 
   const out = new Writer();
