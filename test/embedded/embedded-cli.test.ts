@@ -38,6 +38,21 @@ describe('a debate on embedded GGUF models, through the real llama.cpp', { timeo
         [`name: tiny-${file.slice(0, -5)}`, 'agents:', `  - { id: a, model: "${name}" }`, `  - { id: b, model: "${name}" }`, `judge: { model: "${name}" }`, `synthesizer: { model: "${name}" }`, 'protocol: { maxRounds: 1, maxAnswerTokens: 160 }', ''].join('\n'),
       );
     }
+    writeFileSync(
+      join(dir, 'review.yaml'),
+      [
+        'name: tiny-review',
+        'agents:',
+        '  - { id: lead, role: lead, model: tiny }',
+        '  - { id: product, role: analyst, model: tiny }',
+        '  - { id: checks, role: reviewer, model: tiny }',
+        '  - { id: editor, role: filter, model: tiny }',
+        'judge: { model: tiny }',
+        'synthesizer: { model: tiny }',
+        'protocol: { kind: pipeline, filterMode: list, maxAnswerTokens: 160 }',
+        '',
+      ].join('\n'),
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -52,6 +67,49 @@ describe('a debate on embedded GGUF models, through the real llama.cpp', { timeo
     const names = (text: string): string[] => (JSON.parse(text) as { models: { name: string; digest: string }[] }).models.map((m) => `${m.name} ${m.digest}`);
     expect(names(gguf.stdout)).toEqual([`tiny ${sha}`]);
     expect(names(ollama.stdout)).toEqual([`tiny:0.1m ${sha}`]);
+  });
+
+  it('runs a review pipeline on the tiny model to a sealed record, every call embedded', async () => {
+    const db = join(dir, 'review.db');
+    const r = await run(process.execPath, [BIN, 'run', 'Review: the order service now retries payment calls three times.', '--preset', join(dir, 'review.yaml'), '--embedded', join(dir, 'gguf'), '--db', db, '--quiet'], { cwd: dir }).catch(
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect([0, 5], r.stderr).toContain('code' in r ? r.code : 0);
+    const verified = await run(process.execPath, [BIN, 'verify', '--all', '--db', db], { cwd: dir });
+    expect(verified.stdout.match(/\bsealed\b/g)).toHaveLength(1);
+    const store = new Database(db, { readonly: true });
+    try {
+      const calls = store.prepare('select api, stage from calls').all() as { api: string | null; stage: string }[];
+      expect(new Set(calls.map((c) => c.api))).toEqual(new Set(['embedded']));
+      // The plan, the review and the filter each called the model.
+      expect(new Set(calls.map((c) => c.stage)).size).toBeGreaterThanOrEqual(3);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('runs a bench item on the tiny model, every call embedded', async () => {
+    const db = join(dir, 'bench.db');
+    const r = await run(process.execPath, [BIN, 'bench', '--suite', 'arithmetic', '--preset', join(dir, 'gguf.yaml'), '--limit', '1', '--embedded', join(dir, 'gguf'), '--db', db, '--quiet'], { cwd: dir }).catch(
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect('code' in r ? r.code : 0, r.stderr).toBe(0);
+    const store = new Database(db, { readonly: true });
+    try {
+      const tables = (store.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((t) => t.name);
+      const callTables = tables.filter((t) => t.endsWith('calls'));
+      let embedded = 0;
+      for (const t of callTables) {
+        const rows = store.prepare(`select api from ${t}`).all() as { api: string | null }[];
+        for (const row of rows) {
+          expect(row.api).toBe('embedded');
+          embedded += 1;
+        }
+      }
+      expect(embedded).toBeGreaterThan(0);
+    } finally {
+      store.close();
+    }
   });
 
   for (const layout of ['gguf', 'ollama'] as const) {
