@@ -10,7 +10,7 @@
 // its headers from PATH's folder when it has include/node (npm_config_nodedir), else node-gyp's own.
 // Prints the archive's path as its last line.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,6 +123,18 @@ try {
     if (target.nodedir) env.npm_config_nodedir = target.nodedir;
     rmSync(join(sqlite, 'build'), { recursive: true, force: true });
     npm(['rebuild', 'better-sqlite3', '--no-audit', '--no-fund'], pkg, env);
+  }
+  // --with-embedded: node-llama-cpp with this platform's CPU build of llama.cpp only, where the embedded backend looks for it.
+  if (process.argv.includes('--with-embedded')) {
+    const engineModules = join(root, 'embedded-engine', 'node_modules');
+    const builds = existsSync(join(engineModules, '@node-llama-cpp')) ? readdirSync(join(engineModules, '@node-llama-cpp')) : [];
+    const cpu = `${target.platform === 'darwin' ? 'mac' : target.platform === 'win32' ? 'win' : target.platform}-${target.arch}`;
+    if (!existsSync(join(engineModules, 'node-llama-cpp', 'package.json')) || !builds.includes(cpu)) fail(`--with-embedded needs node-llama-cpp with its ${cpu} build in embedded-engine/: run \`npm run embedded:install\` first.`);
+    const extra = builds.filter((b) => b !== cpu);
+    if (extra.length > 0) fail(`embedded-engine/ holds other llama.cpp builds (${extra.join(', ')}): only the CPU build ships. Remove embedded-engine/ and run \`npm run embedded:install\` again.`);
+    cpSync(engineModules, join(pkg, 'embedded-engine', 'node_modules'), { recursive: true, dereference: true });
+    shipped.files.push('embedded-engine');
+    log(`with node-llama-cpp and its ${cpu} CPU build of llama.cpp`);
   }
   writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
   // The native module needs only its binary and its JavaScript: not the SQLite sources or object files.
