@@ -33,8 +33,9 @@ export function cpuBuildPackage(platform: string = process.platform, arch: strin
 
 /** The command that installs node-llama-cpp where Conclave looks for it. */
 export function installCommand(root: string = packageRoot()): string {
-  const quoted = /^[\w./:@-]+$/.test(root) ? root : JSON.stringify(root);
-  return `npm install --prefix ${quoted}${process.platform === 'win32' ? '\\' : '/'}${ENGINE_FOLDER} --no-save --omit=optional --ignore-scripts node-llama-cpp@${NODE_LLAMA_CPP_VERSION} ${cpuBuildPackage()}@${NODE_LLAMA_CPP_VERSION}`;
+  const folder = `${root}${process.platform === 'win32' ? '\\' : '/'}${ENGINE_FOLDER}`;
+  const quoted = /^[\w./:@\\-]+$/.test(folder) ? folder : JSON.stringify(folder);
+  return `npm install --prefix ${quoted} --no-save --omit=optional --ignore-scripts node-llama-cpp@${NODE_LLAMA_CPP_VERSION} ${cpuBuildPackage()}@${NODE_LLAMA_CPP_VERSION}`;
 }
 
 /**
