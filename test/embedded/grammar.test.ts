@@ -24,6 +24,12 @@ function everySchema(): [string, z.ZodType][] {
     ['mapDraftSchemaFor', tensions.mapDraftSchemaFor(['a', 'b'])],
     ['findingsSchemaFor', pipeline.findingsSchemaFor(['plan', 'a'])],
     ['benchAnswerSchemaFor', benchAnswerSchemaFor('choice', 4)],
+    ['judgeSchemaFor', schemas.judgeSchemaFor(['a', 'b', 'c'])],
+    ['adviceSchemaFor', advice.adviceSchemaFor(['debate', 'parallel'])],
+    ['splitSchema', decompose.splitSchema(3)],
+    ['claimsReplySchema', tensions.claimsReplySchema(4)],
+    ['verdictSchema', tournament.verdictSchema('a', 'b')],
+    ['clashFormatFor', tensions.clashFormatFor([[['a'], ['b']], [['a', 'c'], ['b']]])],
   ];
   return [...fixed, ...perCall];
 }
