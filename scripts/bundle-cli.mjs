@@ -18,7 +18,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node22',
-  external: ['better-sqlite3'],
+  external: ['better-sqlite3', 'node-llama-cpp'],
   // Bundled CommonJS dependencies (yargs' helpers) call require: give the ES module one.
   banner: { js: "import { createRequire as conclaveRequire } from 'node:module'; const require = conclaveRequire(import.meta.url);" },
   // Whitespace and syntax only: parsing less text is most of a command's start-up, and names stay readable in --debug traces.

@@ -114,6 +114,18 @@ try {
   delete shipped.devDependencies;
   delete shipped.scripts;
 
+  // --with-embedded: node-llama-cpp with this platform's CPU build of llama.cpp only, where the embedded backend looks for it.
+  if (process.argv.includes('--with-embedded')) {
+    const engineModules = join(root, 'embedded-engine', 'node_modules');
+    const builds = existsSync(join(engineModules, '@node-llama-cpp')) ? readdirSync(join(engineModules, '@node-llama-cpp')) : [];
+    const cpu = `${target.platform === 'darwin' ? 'mac' : target.platform === 'win32' ? 'win' : target.platform}-${target.arch}`;
+    if (!existsSync(join(engineModules, 'node-llama-cpp', 'package.json')) || !builds.includes(cpu)) fail(`--with-embedded needs node-llama-cpp with its ${cpu} build in embedded-engine/: run \`npm run embedded:install\` first.`);
+    const extra = builds.filter((b) => b !== cpu);
+    if (extra.length > 0) fail(`embedded-engine/ holds other llama.cpp builds (${extra.join(', ')}): only the CPU build ships. Remove embedded-engine/ and run \`npm run embedded:install\` again.`);
+    cpSync(engineModules, join(pkg, 'embedded-engine', 'node_modules'), { recursive: true, dereference: true });
+    shipped.files.push('embedded-engine');
+    log(`with node-llama-cpp and its ${cpu} CPU build of llama.cpp`);
+  }
   writeFileSync(join(pkg, 'package.json'), `${JSON.stringify(shipped, null, 2)}\n`);
   // better-sqlite3 needs its JavaScript and the prebuilt binaries for this platform: not the SQLite
   // sources, its build files or the binaries for other systems.

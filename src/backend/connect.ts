@@ -2,7 +2,8 @@ import { InputError } from '../errors.js';
 import { Gateway } from '../ollama/gateway.js';
 import { OpenAIGateway } from '../openai/gateway.js';
 import type { Api, ModelServer } from './types.js';
-import { serverUrl } from './url.js';
+import { embeddedDir, serverUrl } from './url.js';
+import { embeddedServer } from '../embedded/server.js';
 
 export { serverUrl };
 
@@ -10,6 +11,9 @@ export { serverUrl };
 export interface ServerTarget {
   url: string;
   api?: Api;
+  /** For `api: embedded`: the models folder (else read from the url) and the sequences per loaded model. */
+  models?: string;
+  numParallel?: number;
   /** The environment variable holding the server's bearer key (OpenAI-compatible servers only). */
   apiKeyEnv?: string;
 }
@@ -17,6 +21,7 @@ export interface ServerTarget {
 /** A client for the server: the key, if any, is read from the environment now and kept only in memory. */
 export function connect(target: ServerTarget, env: NodeJS.ProcessEnv = process.env): ModelServer {
   const url = serverUrl(target);
+  if (target.api === 'embedded') return embeddedServer(embeddedDir(url), target.numParallel);
   if ((target.api ?? 'ollama') === 'ollama') return new Gateway(url);
   return new OpenAIGateway(url, { ...(target.apiKeyEnv ? { apiKey: apiKeyOf(target, url, env), apiKeyEnv: target.apiKeyEnv } : {}) });
 }

@@ -95,8 +95,8 @@ export interface ModelDetails {
   quantization?: string | null;
 }
 
-/** The wire protocol a model server speaks: Ollama's own API, or the OpenAI-compatible `/v1` one. */
-export type Api = 'ollama' | 'openai';
+/** The wire protocol a model server speaks: Ollama's own API, the OpenAI-compatible `/v1` one, or none: `embedded` runs GGUF files in this process. */
+export type Api = 'ollama' | 'openai' | 'embedded';
 
 /**
  * What the engine needs from a model server: the one interface both backends implement

@@ -1,10 +1,22 @@
+import { resolve } from 'node:path';
 import type { Api } from './types.js';
 import { InputError } from '../errors.js';
 import { normalizeHost } from '../ollama/host.js';
 
 /** The canonical URL of a server: Ollama's host form, or an OpenAI-compatible base ending in /v1. */
-export function serverUrl(target: { url: string; api?: Api }): string {
+export function serverUrl(target: { url: string; api?: Api; models?: string }): string {
+  if (target.api === 'embedded') return embeddedUrl(target.models ?? embeddedDir(target.url));
   return (target.api ?? 'ollama') === 'openai' ? normalizeOpenAIBase(target.url) : normalizeHost(target.url);
+}
+
+/** An embedded host's name in plans and records: `embedded:` and its models folder's absolute path. */
+export function embeddedUrl(dir: string): string {
+  return `embedded:${resolve(dir)}`;
+}
+
+/** The models folder an embedded host's name points at. */
+export function embeddedDir(url: string): string {
+  return url.startsWith('embedded:') ? url.slice('embedded:'.length) : url;
 }
 
 /** http(s)://host[:port]/…/v1, without a trailing slash; a scheme defaults to http. */

@@ -59,7 +59,7 @@ export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Pr
       agentId: spec.agentId,
       attempt,
       host: gateway.host,
-      ...(gateway.api === 'openai' ? { api: 'openai' as const } : {}),
+      ...(gateway.api === 'ollama' ? {} : { api: gateway.api }),
       model: spec.model,
       messages,
       options: spec.options,

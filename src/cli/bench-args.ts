@@ -12,6 +12,7 @@ export interface BenchRunArgs {
   host?: string;
   api?: 'ollama' | 'openai';
   'api-key-env'?: string;
+  embedded?: string;
   hosts?: string;
   db?: string;
   json?: boolean;

@@ -80,8 +80,8 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
   // --hosts, or one OpenAI-compatible --host, makes a host list; a plain --host stays the single Ollama host it always was.
   const hosts = args.hosts
     ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
-    : args.api === 'openai'
-      ? [singleHost(args, io.env)]
+    : args.api === 'openai' || args.embedded !== undefined
+      ? [singleHost(args, io.env, io.cwd)]
       : undefined;
   if (hosts) (await import('../schedule/scheduler.js')).validateHostEntries(hosts);
   const store = await openDb(args.db, io);
@@ -104,7 +104,7 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
         suite,
         items,
         presets: loaded.map((l) => ({ preset: l.preset, source: l.source })),
-        host: resolveHost(args.api === 'openai' ? undefined : args.host, io.env),
+        host: hosts?.[0]?.url ?? resolveHost(args.api === 'openai' ? undefined : args.host, io.env),
         ...(hosts ? { hosts } : {}),
         ...(args.seed === undefined ? {} : { seed: args.seed }),
         ...(args.limit === undefined ? {} : { limit: args.limit }),

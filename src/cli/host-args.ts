@@ -1,5 +1,6 @@
+import { resolve } from 'node:path';
 import type { Api } from '../backend/types.js';
-import { serverUrl } from '../backend/url.js';
+import { embeddedDir, embeddedUrl, serverUrl } from '../backend/url.js';
 import type { HostEntry } from '../config/preset-schema.js';
 import { InputError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
@@ -14,17 +15,23 @@ export const apiOptions = {
     type: 'string',
     describe: 'With --api openai: the environment variable that holds the server\'s API key (the key is never recorded)',
   },
+  embedded: {
+    type: 'string',
+    describe: 'Run GGUF models in this process, from DIR: a folder of .gguf files or an Ollama models folder (~/.ollama/models); needs node-llama-cpp',
+  },
 } as const;
 
 export interface HostArgs {
   host?: string;
   api?: Api;
   'api-key-env'?: string;
+  embedded?: string;
 }
 
 /** The one server `--host` (with `--api`, `--api-key-env`) names; an Ollama host falls back to OLLAMA_HOST, then the default. */
-export function singleHost(args: HostArgs, env: NodeJS.ProcessEnv): HostEntry {
+export function singleHost(args: HostArgs, env: NodeJS.ProcessEnv, cwd = process.cwd()): HostEntry {
   const keyEnv = args['api-key-env'];
+  if (args.embedded !== undefined) return embeddedHost(args, cwd);
   if (args.api !== 'openai') {
     if (keyEnv !== undefined) throw new InputError('BAD_HOST_CONFIG', '--api-key-env is for OpenAI-compatible servers; Ollama takes no key.', { hint: 'Add `--api openai` if --host is such a server, or drop --api-key-env.' });
     return { url: resolveHost(args.host, env) };
@@ -43,7 +50,7 @@ interface RecordedHost {
   url: string;
   vramBytes?: number;
   numParallel?: number;
-  api?: 'openai';
+  api?: 'openai' | 'embedded';
   apiKeyEnv?: string;
 }
 
@@ -58,6 +65,7 @@ export function recordedHostOf(plan: unknown, model: string): HostEntry | null {
   const placed = p?.models?.find((m) => m.model === model)?.hosts?.[0];
   const h = hosts.find((x) => x.url === placed) ?? hosts[0];
   if (!h) return null;
+  if (h.api === 'embedded') return { url: h.url, api: 'embedded', models: embeddedDir(h.url) };
   return h.api === 'openai'
     ? { url: h.url, api: 'openai', ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
     : { url: h.url };
@@ -80,4 +88,15 @@ export function checkRecordedKeys(hosts: readonly HostEntry[], trusted: boolean 
   throw new InputError('RECORD_HOST_KEY', `The record names the server ${keyed.url} and asks to send it the API key in $${keyed.apiKeyEnv}: a server named by a record never receives a key from your environment without your consent (a record can come from someone else).`, {
     hint: `Name the server yourself (\`conclave ${command} … --host ${keyed.url} --api openai --api-key-env ${keyed.apiKeyEnv}\`), or pass --trust-recorded-hosts if this record is yours.`,
   });
+}
+
+/** `--embedded DIR`: the models of DIR, run in this process; it takes the place of --host. */
+function embeddedHost(args: HostArgs, cwd: string): HostEntry {
+  const dir = args.embedded!;
+  if (dir.trim() === '') throw new InputError('BAD_FLAG', '--embedded needs a folder.', { hint: 'Pass a folder of .gguf files or an Ollama models folder, e.g. `--embedded ~/.ollama/models`.' });
+  if (args.host !== undefined || args.api !== undefined || args['api-key-env'] !== undefined) {
+    throw new InputError('BAD_FLAG', '--embedded runs the models in this process: it takes no --host, --api or --api-key-env.', { hint: 'Drop those flags, or drop --embedded to use a server.' });
+  }
+  const models = resolve(cwd, dir);
+  return { url: embeddedUrl(models), api: 'embedded', models };
 }

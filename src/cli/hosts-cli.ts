@@ -1,3 +1,4 @@
+import { NODE_LLAMA_CPP_VERSION } from '../embedded/engine.js';
 import { loadHostsFile } from '../config/load-hosts.js';
 import { loadPreset } from '../config/load-preset.js';
 import type { HostEntry } from '../config/preset-schema.js';
@@ -29,7 +30,7 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
     ? loadHostsFile(args.hosts, io.cwd)
     : [
         {
-          ...singleHost(args, io.env),
+          ...singleHost(args, io.env, io.cwd),
           ...(args['vram-gib'] !== undefined ? { vramGiB: args['vram-gib'] } : {}),
           ...(args['num-parallel'] !== undefined ? { numParallel: args['num-parallel'] } : {}),
         },
@@ -85,6 +86,12 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
       if (f.api === 'openai') {
         writeOut(`${f.url} · OpenAI-compatible${f.apiKeyEnv ? ` · key from $${f.apiKeyEnv}` : ''} · manages its own memory · ${slots}\n`);
         writeOut(formatTable(['model', 'context'], f.models.map((m) => [m.name, f.details[m.name]?.contextLength ? String(f.details[m.name]!.contextLength) : '-'])));
+        writeOut('\n');
+        continue;
+      }
+      if (f.api === 'embedded') {
+        writeOut(`${f.url} · embedded ${f.version ?? `node-llama-cpp ${NODE_LLAMA_CPP_VERSION}`} · one model loaded at a time · ${slots}\n`);
+        writeOut(formatTable(['model', 'size', 'context', 'sha256'], f.models.map((m) => [m.name, gb(m.size), f.details[m.name]?.contextLength ? String(f.details[m.name]!.contextLength) : '-', m.digest.slice(0, 12)])));
         writeOut('\n');
         continue;
       }

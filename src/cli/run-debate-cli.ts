@@ -152,8 +152,8 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
   // --hosts, or an explicit --host, replaces a host list written in the preset.
   const hosts = args.hosts
     ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
-    : args.host || args.api === 'openai'
-      ? [{ ...singleHost(args, io.env), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
+    : args.host || args.api === 'openai' || args.embedded !== undefined
+      ? [{ ...singleHost(args, io.env, io.cwd), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
       : undefined;
   const allowDirs = asker.allowDirs ?? [];
   if (asker.chooser === 'mcp') mcpPresetPath(args.preset, io.cwd, allowDirs, io.env);

@@ -1,4 +1,5 @@
-import { extname, resolve } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
+import { embeddedUrl } from '../backend/url.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
@@ -21,11 +22,23 @@ export function loadHostsFile(path: string, cwd = process.cwd()): HostEntry[] {
       hint: 'Pass a YAML or JSON list such as `- url: http://gpu-1:11434` with optional vramGiB and numParallel.',
     });
   }
-  const parsed = hostsFileSchema.safeParse(data);
+  const parsed = hostsFileSchema.safeParse(withEmbeddedUrls(data, dirname(file)));
   if (!parsed.success) {
     throw new InputError('HOSTS_INVALID', `The hosts file ${file} is invalid:\n${formatIssues(parsed.error)}`, {
       hint: 'Each entry is {url, vramGiB?, numParallel?}; vramGiB above 0, numParallel a whole number from 1 up.',
     });
   }
   return parsed.data;
+}
+
+/** An `api: embedded` entry names its folder with `models`, relative to the hosts file; its url is made from that folder. */
+function withEmbeddedUrls(data: unknown, base: string): unknown {
+  if (!Array.isArray(data)) return data;
+  return data.map((entry: unknown) => {
+    if (!entry || typeof entry !== 'object') return entry;
+    const e = entry as Record<string, unknown>;
+    if (e.api !== 'embedded' || typeof e.models !== 'string' || e.models === '') return entry;
+    const models = resolve(base, e.models.replace(/^~(?=$|\/)/, process.env.HOME ?? '~'));
+    return { ...e, models, url: e.url ?? embeddedUrl(models) };
+  });
 }

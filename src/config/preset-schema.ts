@@ -53,8 +53,12 @@ export const thinkSchema = z
 
 export const hostEntrySchema = z
   .strictObject({
-    url: z.string().min(1).describe('Ollama base URL, e.g. http://127.0.0.1:11434; for `api: openai`, the API base ending in /v1, e.g. http://gpu-2:8000/v1'),
-    api: z.enum(['ollama', 'openai']).optional().describe('The API the server speaks: `ollama` (default) or `openai` (llama-server, vLLM, LM Studio, any OpenAI-compatible /v1).'),
+    url: z.string().min(1).describe('Ollama base URL, e.g. http://127.0.0.1:11434; for `api: openai`, the API base ending in /v1, e.g. http://gpu-2:8000/v1; for `api: embedded`, filled in from `models`'),
+    api: z
+      .enum(['ollama', 'openai', 'embedded'])
+      .optional()
+      .describe('The API the server speaks: `ollama` (default), `openai` (llama-server, vLLM, LM Studio, any OpenAI-compatible /v1), or `embedded` (GGUF models run in this process, from `models`).'),
+    models: z.string().min(1).optional().describe('For `api: embedded`: a folder of .gguf files or an Ollama models folder (~/.ollama/models), relative to the hosts file.'),
     apiKeyEnv: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the name of an environment variable, e.g. VLLM_API_KEY')
@@ -66,6 +70,7 @@ export const hostEntrySchema = z
     family: z.string().min(1).optional().describe('The model family of what this server serves (e.g. llama, qwen), used where the server does not report one (docs/confidence.md).'),
   })
   .refine((h) => h.apiKeyEnv === undefined || h.api === 'openai', { message: 'apiKeyEnv is for `api: openai` servers (Ollama takes no key)', path: ['apiKeyEnv'] })
+  .refine((h) => (h.models !== undefined) === (h.api === 'embedded'), { message: '`api: embedded` takes `models: DIR` (a folder of .gguf files or an Ollama models folder), and only it does', path: ['models'] })
   .describe('One model server: Ollama, or an OpenAI-compatible one.');
 
 export const agentSchema = z.strictObject({

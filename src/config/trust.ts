@@ -145,6 +145,8 @@ export function checkDestinations(opts: {
   if (d.chosenBy === 'user' || opts.trustPresetHosts) return;
   const envHost = opts.env.OLLAMA_HOST?.trim() ? safeUrl({ url: opts.env.OLLAMA_HOST }) : null;
   const foreign = d.hosts.filter((h) => safeUrl(h) !== envHost);
+  const local = foreign.find((h) => h.api === 'embedded');
+  if (local) throw presetModelsRefused(opts.presetSource, local, opts.consent);
   const keyed = foreign.find((h) => h.apiKeyEnv !== undefined);
   if (keyed) {
     throw new InputError('PRESET_HOST_KEY', `The preset ${opts.presetSource} names its own server ${safeUrl(keyed)} and asks to send it the API key in $${keyed.apiKeyEnv}: a server named by a preset never receives a key from your environment without your consent.`, {
@@ -179,6 +181,8 @@ export function destinationUrls(hosts: readonly HostEntry[]): string {
  */
 export function presetHostsFor(hosts: readonly HostEntry[] | undefined, trusted: boolean): HostEntry[] | undefined {
   if (!hosts?.length) return undefined;
+  const local = hosts.find((h) => h.api === 'embedded');
+  if (local && !trusted) throw presetModelsRefused('', local, '--trust-preset-hosts (trustPresetHosts: true in the library)');
   const keyed = hosts.find((h) => h.apiKeyEnv !== undefined);
   if (keyed && !trusted) {
     throw new InputError('PRESET_HOST_KEY', `The preset names its own server ${safeUrl(keyed)} and asks to send it the API key in $${keyed.apiKeyEnv}: a server named by a preset never receives a key from the environment without consent.`, {
@@ -186,4 +190,11 @@ export function presetHostsFor(hosts: readonly HostEntry[] | undefined, trusted:
     });
   }
   return [...hosts];
+}
+
+/** A preset's own `api: embedded` host would have this process load and run the files of a folder the preset chose. */
+function presetModelsRefused(source: string, host: HostEntry, consent: string): InputError {
+  return new InputError('PRESET_HOST_MODELS', `The preset${source ? ` ${source}` : ''} names its own embedded host, the models folder ${host.models ?? host.url}: a preset never has Conclave load model files from a folder it chose without your consent.`, {
+    hint: `Name the folder yourself (--embedded DIR, or a --hosts file), or pass ${consent} if you trust the preset.`,
+  });
 }

@@ -54,7 +54,7 @@ export interface CallRecord {
   attempt: number;
   host: string;
   /** The API of the server that answered: `openai` for an OpenAI-compatible one; absent for Ollama. */
-  api?: 'openai';
+  api?: 'openai' | 'embedded';
   model: string;
   messages: ChatMessage[];
   options: Record<string, unknown>;

@@ -87,7 +87,7 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
       agentId: spec.agentId,
       attempt,
       host: gateway.host,
-      ...(gateway.api === 'openai' ? { api: 'openai' as const } : {}),
+      ...(gateway.api === 'ollama' ? {} : { api: gateway.api }),
       model: spec.model,
       messages,
       options: sentOptions,

@@ -3,11 +3,11 @@ import type { PlannedHost } from '../schedule/plan.js';
 /** Which servers answered a debate's calls: each host with its API and how many calls it served, in order of first use. */
 export interface ServedBy {
   host: string;
-  api: 'ollama' | 'openai';
+  api: 'ollama' | 'openai' | 'embedded';
   calls: number;
 }
 
-export function servedBy(calls: readonly { host: string; api?: 'openai' }[]): ServedBy[] {
+export function servedBy(calls: readonly { host: string; api?: 'openai' | 'embedded' }[]): ServedBy[] {
   const out = new Map<string, ServedBy>();
   for (const c of calls) {
     const api = c.api ?? 'ollama';
@@ -19,13 +19,14 @@ export function servedBy(calls: readonly { host: string; api?: 'openai' }[]): Se
   return [...out.values()];
 }
 
-export function apiName(api: 'ollama' | 'openai' | undefined): string {
-  return api === 'openai' ? 'OpenAI-compatible' : 'Ollama';
+export function apiName(api: 'ollama' | 'openai' | 'embedded' | undefined): string {
+  return api === 'openai' ? 'OpenAI-compatible' : api === 'embedded' ? 'embedded llama.cpp' : 'Ollama';
 }
 
 /** One host of the plan in words: an Ollama host with its VRAM, an OpenAI-compatible one as managing its own memory. */
 export function plannedHostText(h: PlannedHost): string {
   const slots = `${h.numParallel} parallel slot${h.numParallel === 1 ? '' : 's'} per model`;
+  if (h.api === 'embedded') return `embedded llama.cpp on ${h.device ?? 'CPU'}, one model loaded at a time, ${slots}`;
   return h.api === 'openai'
     ? `OpenAI-compatible server${h.apiKeyEnv ? ` (key from $${h.apiKeyEnv})` : ''}: manages its own memory, ${slots}`
     : `Ollama, ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${slots}`;

@@ -147,11 +147,14 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         else if (kind === 'pipeline') print(`  ${paint('dim', 'roles:')} ${event.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}`);
         else if (kind === 'parallel') print(`  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
         else print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
-        const plan = event.plan as { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][]; thinking?: PlanThinking[] } | undefined;
+        const plan = event.plan as
+          | { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][]; thinking?: PlanThinking[]; hosts?: { url: string; api?: string; device?: string }[] }
+          | undefined;
         if (plan?.models) {
           const slots = plan.models.map((m) => `${m.model} ×${m.slots}`).join(', ');
           print(`  ${paint('dim', 'schedule:')} ${slots}${plan.groups && plan.groups.length > 1 ? paint('dim', ` · panel runs in ${plan.groups.length} groups per round`) : ''}`);
         }
+        for (const h of plan?.hosts ?? []) if (h.api === 'embedded') print(`  ${paint('dim', 'device:')} ${h.device ?? 'CPU'} (embedded llama.cpp, one model loaded at a time)`);
         if (plan?.thinking?.length) print(`  ${paint('dim', 'thinking:')} ${thinkingLine(plan.thinking)}`);
         for (const line of material) print(line);
         for (const w of event.warnings) print(paint('yellow', `  warning: ${w}`));

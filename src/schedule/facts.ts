@@ -6,6 +6,8 @@ import type { HostEntry } from '../config/preset-schema.js';
 import { errorMessage } from '../errors.js';
 import { Gateway } from '../ollama/gateway.js';
 import { type OpenAIGateway, servedModel } from '../openai/gateway.js';
+import type { EmbeddedServer } from '../embedded/server.js';
+import { NODE_LLAMA_CPP_VERSION } from '../embedded/engine.js';
 
 const run = promisify(execFile);
 
@@ -35,8 +37,10 @@ export interface HostFacts {
   vramSource: 'config' | 'nvidia-smi' | 'assumed' | 'server';
   numParallel: number;
   numParallelSource: 'config' | 'probe' | 'default';
-  /** OLLAMA_MAX_LOADED_MODELS of the server: config, else Ollama's default of 3. */
+  /** OLLAMA_MAX_LOADED_MODELS of the server: config, else Ollama's default of 3 (1 for an embedded host). */
   maxLoaded: number;
+  /** Where an embedded host runs its models: `CPU`, or the GPU llama.cpp found. */
+  device?: string;
 }
 
 /** Ollama resolves a bare name to `:latest`; compare the same way. */
@@ -111,6 +115,7 @@ export async function gatherHostFacts(
     maxLoaded: entry.maxLoadedModels ?? 3,
   };
   if (api === 'openai') return openAIFacts(entry, base, models, opts.env);
+  if (api === 'embedded') return embeddedFacts(entry, base, models);
   const gateway = new Gateway(url);
   try {
     const [version, tags, loaded] = await Promise.all([opts.version === false ? null : gateway.version(), gateway.tags(), gateway.ps()]);
@@ -217,6 +222,34 @@ async function openAIInstead(url: string): Promise<Partial<Pick<HostFacts, 'erro
     error: `${base} is an OpenAI-compatible server, not Ollama: it answered 404 on /api/tags and serves /v1/models.`,
     errorHint: `Pass \`--host ${base}/v1 --api openai\` (and \`--api-key-env VAR\` if it wants a key), or in a hosts file \`api: openai\` with that URL.`,
   };
+}
+
+/**
+ * An embedded host: the models of its folder, each file's sha256 as its digest (read for the models the
+ * run needs), one model loaded at a time, memory and device from llama.cpp (CPU: the machine's RAM).
+ * The device is asked only when a run needs models: listing a folder does not load llama.cpp.
+ */
+async function embeddedFacts(entry: HostEntry, base: HostFacts, models: string[]): Promise<HostFacts> {
+  const server = connect(entry) as EmbeddedServer;
+  const wants = (name: string): boolean => models.length === 0 || models.some((m) => sameModel(m, name));
+  const facts: HostFacts = { ...base, maxLoaded: 1, numParallel: entry.numParallel ?? 1 };
+  try {
+    facts.models = await server.tags(wants);
+    for (const m of facts.models) if (wants(m.name)) facts.details[m.name] = await server.show(m.name);
+    facts.loaded = await server.ps();
+    if (models.length > 0) {
+      const device = await server.device();
+      facts.device = device.name;
+      facts.version = `node-llama-cpp ${NODE_LLAMA_CPP_VERSION} on ${device.name}`;
+      if (!entry.vramGiB) {
+        facts.vramBytes = device.memoryBytes;
+        facts.vramSource = 'server';
+      }
+    }
+  } catch (err) {
+    return { ...facts, ...failure(err) };
+  }
+  return { ...facts, ok: true };
 }
 
 function failure(err: unknown): Pick<HostFacts, 'error' | 'errorCode' | 'errorHint'> {

@@ -12,8 +12,10 @@ export const DEFAULT_MAX_LOADED = 3;
 
 export interface PlanHost {
   url: string;
-  /** An `openai` server owns its memory: its models need no VRAM here and never load or evict. Default `ollama`. */
-  api?: 'ollama' | 'openai';
+  /** An `openai` server owns its memory: its models need no VRAM here and never load or evict. Default `ollama`. `embedded` holds one model at a time. */
+  api?: 'ollama' | 'openai' | 'embedded';
+  /** Where an embedded host runs its models: `CPU`, or the GPU that llama.cpp found. */
+  device?: string;
   /** The environment variable holding an `openai` server's key: recorded by name so a resumed run finds it again. */
   apiKeyEnv?: string;
   vramBytes: number;
@@ -28,8 +30,10 @@ export interface PlannedHost {
   url: string;
   vramBytes: number;
   numParallel: number;
-  api?: 'openai';
+  api?: 'openai' | 'embedded';
   apiKeyEnv?: string;
+  /** An embedded host's device: `CPU`, or the GPU llama.cpp found. */
+  device?: string;
 }
 
 export interface PlanModel {
@@ -81,11 +85,12 @@ const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(1)} GB`;
 export function planSchedule(hosts: PlanHost[], debaters: string[], support: string[], numCtx: Record<string, number>): SchedulePlan {
   const warnings: string[] = [];
   const all = [...new Set([...debaters, ...support])];
-  const ollama = hosts.filter((h) => (h.api ?? 'ollama') === 'ollama');
+  // Embedded hosts load their models like Ollama does (one at a time), so they are planned the same way.
+  const ollama = hosts.filter((h) => h.api !== 'openai');
   const models: PlanModel[] = all.map((model) => {
     const serving = hosts.filter((h) => h.models[model]);
     // Memory is planned on the Ollama hosts that serve the model; a model served only by OpenAI-compatible servers needs none here.
-    const loading = serving.find((h) => (h.api ?? 'ollama') === 'ollama');
+    const loading = serving.find((h) => h.api !== 'openai');
     const info = loading?.models[model];
     const ctx = numCtx[model] ?? 4096;
     const need = info ? vramNeed(info.sizeBytes, info.kvBytesPerToken, ctx, loading!.numParallel) : 0;
@@ -124,7 +129,9 @@ export function planSchedule(hosts: PlanHost[], debaters: string[], support: str
     hosts: hosts.map((h) =>
       h.api === 'openai'
         ? { url: h.url, vramBytes: 0, numParallel: h.numParallel, api: 'openai' as const, ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
-        : { url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel },
+        : h.api === 'embedded'
+          ? { url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel, api: 'embedded' as const, ...(h.device ? { device: h.device } : {}) }
+          : { url: h.url, vramBytes: h.vramBytes, numParallel: h.numParallel },
     ),
     models,
     groups,

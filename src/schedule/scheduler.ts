@@ -77,7 +77,7 @@ export class DebateScheduler {
     this.plan = plan;
     this.numCtx = numCtx;
     this.strategy = strategy;
-    for (const f of facts) this.gateways.set(f.url, connect({ url: f.url, api: f.api, ...(f.apiKeyEnv ? { apiKeyEnv: f.apiKeyEnv } : {}) }, env));
+    for (const f of facts) this.gateways.set(f.url, connect({ url: f.url, api: f.api, numParallel: f.numParallel, ...(f.apiKeyEnv ? { apiKeyEnv: f.apiKeyEnv } : {}) }, env));
     const unbounded = strategy === 'unbounded' ? 1_000_000 : 0;
     this.pool =
       shared && strategy === 'planned'
@@ -102,7 +102,7 @@ export class DebateScheduler {
     const gathered = await Promise.all(setup.hosts.map((h) => gatherHostFacts(h, wanted, { version: false, ...(setup.env ? { env: setup.env } : {}) })));
     const healthy = gathered.filter((f) => f.ok);
     // A refused key, or the failure of a lone OpenAI-compatible server, is reported as the server said it, not as a host that is down.
-    const own = healthy.length > 0 ? undefined : (gathered.find((f) => f.errorCode === 'KEY_REFUSED' || f.errorCode === 'NOT_OLLAMA') ?? (gathered.length === 1 && gathered[0]!.api === 'openai' ? gathered[0] : undefined));
+    const own = healthy.length > 0 ? undefined : (gathered.find((f) => f.errorCode === 'KEY_REFUSED' || f.errorCode === 'NOT_OLLAMA') ?? (gathered.length === 1 && gathered[0]!.api !== 'ollama' ? gathered[0] : undefined));
     if (own) throw new HostError(own.errorCode ?? 'HOST_UNREACHABLE', own.error ?? `Cannot reach ${own.url}.`, own.errorHint ? { hint: own.errorHint } : {});
     if (healthy.length === 0) {
       const names = gathered.map((f) => f.url).join(', ');
@@ -158,6 +158,7 @@ export class DebateScheduler {
         url: f.url,
         api: f.api,
         ...(f.apiKeyEnv ? { apiKeyEnv: f.apiKeyEnv } : {}),
+        ...(f.device ? { device: f.device } : {}),
         vramBytes: f.vramBytes,
         numParallel: f.numParallel,
         maxLoaded: f.maxLoaded,

@@ -486,7 +486,7 @@ function toStoredCall(r: CallRow, number: number): StoredCall {
     agentId: r.agentId,
     attempt: r.attempt,
     host: r.host,
-    ...(r.api === 'openai' ? { api: 'openai' as const } : {}),
+    ...(r.api === 'openai' || r.api === 'embedded' ? { api: r.api } : {}),
     model: r.model,
     messages: r.messagesJson,
     options: r.optionsJson,

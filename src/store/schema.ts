@@ -84,8 +84,8 @@ export function modelCallColumns() {
     agentId: text('agent_id').notNull(),
     attempt: integer('attempt').notNull(),
     host: text('host').notNull(),
-    /** `openai` when an OpenAI-compatible server answered; NULL for Ollama (and every call recorded before there was a choice). */
-    api: text('api', { enum: ['openai'] }),
+    /** `openai` when an OpenAI-compatible server answered, `embedded` when llama.cpp in this process did; NULL for Ollama (and every call recorded before there was a choice). */
+    api: text('api', { enum: ['openai', 'embedded'] }),
     model: text('model').notNull(),
     messagesJson: text('messages_json', { mode: 'json' }).$type<ChatMessage[]>().notNull(),
     optionsJson: text('options_json', { mode: 'json' }).$type<Record<string, unknown>>().notNull(),

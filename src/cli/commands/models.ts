@@ -34,7 +34,7 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       // From the listed tags (Ollama's carry the family /api/show reports), else the preset's `family:`.
       const panelFamilies = (p: NonNullable<typeof preset>, all: typeof tags) => p.agents.map((a) => agentFamily(a, undefined, all.find((t) => sameModel(t.name, a.model))));
       const preset = args.preset ? loadPreset(args.preset, io.cwd).preset : null;
-      const entries = args.hosts ? (await import('../../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : [singleHost(args, io.env)];
+      const entries = args.hosts ? (await import('../../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : [singleHost(args, io.env, io.cwd)];
       validateHostEntries(entries);
       const servers = entries.map((e) => connect(e, io.env));
       const listed = await Promise.all(
@@ -51,7 +51,7 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       );
       const tags = listed.flatMap((l) => l.tags);
       const missing = preset ? missingModels(preset, tags) : [];
-      const kind = (api: string): string => (api === 'openai' ? 'OpenAI-compatible' : 'Ollama');
+      const kind = (api: string): string => (api === 'openai' ? 'OpenAI-compatible' : api === 'embedded' ? 'embedded (GGUF files run in this process)' : 'Ollama');
       if (args.json) {
         const one = (l: (typeof listed)[number]) => ({ host: l.server.host, api: l.server.api, models: l.tags, ...(l.error ? { error: l.error.message } : {}) });
         const hosts = args.hosts ? { hosts: listed.map(one) } : one(listed[0]!);

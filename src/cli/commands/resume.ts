@@ -6,6 +6,7 @@ import type { HostEntry } from '../../config/preset-schema.js';
 import type { PlannedHost } from '../../schedule/plan.js';
 import { type HostArgs, apiOptions, checkRecordedKeys, singleHost, trustRecordedHostsOption } from '../host-args.js';
 import { eventsOption, showThinkingOption } from '../events-args.js';
+import { embeddedDir } from '../../backend/url.js';
 
 interface ResumeArgs extends HostArgs {
   'sign-key'?: string;
@@ -50,10 +51,12 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         // The hosts and slots the debate ran with, unless --host names another server.
         const ran = (stored.plan as { hosts?: PlannedHost[] } | null)?.hosts ?? [];
         const slots = ran[0]?.numParallel;
-        const hosts: HostEntry[] = args.host
-          ? [{ ...singleHost(args, io.env), ...(slots ? { numParallel: slots } : {}) }]
+        const hosts: HostEntry[] = args.host || args.embedded !== undefined
+          ? [{ ...singleHost(args, io.env, io.cwd), ...(slots ? { numParallel: slots } : {}) }]
           : ran.map((h) =>
-              h.api === 'openai'
+              h.api === 'embedded'
+                ? { url: h.url, api: 'embedded', models: embeddedDir(h.url), numParallel: h.numParallel }
+                : h.api === 'openai'
                 ? { url: h.url, api: 'openai', numParallel: h.numParallel, ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
                 : { url: h.url, vramGiB: h.vramBytes / 2 ** 30, numParallel: h.numParallel },
             );

@@ -57,10 +57,10 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         store.checkGate(id);
         // The server the debate ran on, as `resume` does, unless --host (or --api) names another.
         const { synthesizerModel } = await import('../../config/synthesizer.js');
-        const stored = args.host || args.api ? null : store.getDebate(id);
+        const stored = args.host || args.api || args.embedded !== undefined ? null : store.getDebate(id);
         const recorded = stored ? recordedHostOf(stored.plan, args.model ?? synthesizerModel(stored.preset)) : null;
         if (recorded) checkRecordedKeys([recorded], args['trust-recorded-hosts'], 'synthesize');
-        const target = recorded || singleHost(args, io.env);
+        const target = recorded || singleHost(args, io.env, io.cwd);
         const host = target.url;
         // The synthesis streams on a terminal; with --events its calls are event lines.
         hear = synthesisListeners(io, id, { events: args.events === true, quiet: args.quiet === true, showThinking: args['show-thinking'] === true });

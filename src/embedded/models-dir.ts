@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { InputError } from '../errors.js';
+
+/** The layer of an Ollama manifest that is the model's GGUF file. */
+export const OLLAMA_MODEL_LAYER = 'application/vnd.ollama.image.model';
+
+/** One model of a models folder: its name as the user gives it and the GGUF file behind it. */
+export interface EmbeddedModel {
+  name: string;
+  path: string;
+  size: number;
+  /** The file's sha256 when already known (an Ollama blob is named by it); else computed on demand. */
+  sha256: string | null;
+}
+
+/**
+ * The models in `dir`: a folder of `.gguf` files (named by file name without `.gguf`), or an
+ * Ollama models folder (`~/.ollama/models`, or `~/.ollama` itself), named as Ollama names them,
+ * from its manifests. Only reads: nothing in the folder is ever written.
+ */
+export function listEmbeddedModels(dir: string): EmbeddedModel[] {
+  const root = resolve(dir);
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    throw new InputError('MODELS_DIR_MISSING', `The models folder ${root} does not exist or is not a folder.`, {
+      hint: 'Pass a folder of .gguf files, or an Ollama models folder such as ~/.ollama/models, to --embedded (or `models:` in the hosts file).',
+    });
+  }
+  const ollamaRoot = existsSync(join(root, 'manifests')) ? root : existsSync(join(root, 'models', 'manifests')) ? join(root, 'models') : null;
+  if (ollamaRoot) return ollamaModels(ollamaRoot);
+  return readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.gguf'))
+    .map((e) => {
+      const path = join(root, e.name);
+      return { name: e.name.slice(0, -'.gguf'.length), path, size: statSync(path).size, sha256: null };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Ollama's names: `registry.ollama.ai/library/NAME/TAG` is `NAME:TAG`, another namespace `NS/NAME:TAG`, another registry its full path. */
+function ollamaModels(root: string): EmbeddedModel[] {
+  const models: EmbeddedModel[] = [];
+  const manifests = join(root, 'manifests');
+  const walk = (dir: string, parts: string[]): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name), [...parts, e.name]);
+      else if (e.isFile() && parts.length >= 3) {
+        const model = fromManifest(root, join(dir, e.name), [...parts, e.name]);
+        if (model) models.push(model);
+      }
+    }
+  };
+  walk(manifests, []);
+  return models.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function fromManifest(root: string, file: string, parts: string[]): EmbeddedModel | null {
+  let manifest: { layers?: { mediaType?: unknown; digest?: unknown; size?: unknown }[] };
+  try {
+    manifest = JSON.parse(readFileSync(file, 'utf8')) as typeof manifest;
+  } catch {
+    return null;
+  }
+  const layer = manifest.layers?.find((l) => l.mediaType === OLLAMA_MODEL_LAYER);
+  const digest = typeof layer?.digest === 'string' ? /^sha256:([0-9a-f]{64})$/.exec(layer.digest)?.[1] : undefined;
+  if (!digest) return null;
+  const path = join(root, 'blobs', `sha256-${digest}`);
+  if (!existsSync(path)) return null;
+  const [registry, namespace, ...rest] = parts;
+  const tag = rest.pop()!;
+  const repo = rest.join('/');
+  const prefix = registry === 'registry.ollama.ai' ? (namespace === 'library' ? '' : `${namespace}/`) : `${registry}/${namespace}/`;
+  return { name: `${prefix}${repo}:${tag}`, path, size: statSync(path).size, sha256: digest };
+}
+
+const hashes = new Map<string, string>();
+
+/** The model file's sha256, read once per file version (path, size and mtime) in this process. */
+export async function modelSha256(model: EmbeddedModel): Promise<string> {
+  if (model.sha256) return model.sha256;
+  const stat = statSync(model.path);
+  const key = `${model.path}\0${stat.size}\0${stat.mtimeMs}`;
+  const known = hashes.get(key);
+  if (known) return known;
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(model.path, { highWaterMark: 4 << 20 })) hash.update(chunk as Buffer);
+  const hex = hash.digest('hex');
+  hashes.set(key, hex);
+  return hex;
+}
+
+/** A name for messages: the folder's last part. */
+export function dirLabel(dir: string): string {
+  return basename(resolve(dir));
+}
