@@ -4,13 +4,17 @@
 # an empty npm cache, and runs --version, a demo, verify, list | true and an MCP handshake from the
 # installed copy, with no node_modules of the checkout in reach.
 # `npm run check:release -- --node PATH [--node PATH …]` checks the one archive on each of those Nodes
-# (a node binary, or a folder with bin/node); with none, on the Node on PATH.
+# (a node binary, or a folder with bin/node); with none, on the Node on PATH. `--with-embedded` checks the
+# archive built with node-llama-cpp (`npm run release -- --with-embedded`, after `npm run embedded:install`)
+# and also runs, offline, a debate on a tiny random-weight GGUF model through its llama.cpp.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 targets=()
+embedded=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
+    --with-embedded) embedded="--with-embedded"; shift; continue ;;
     --node) given=${2:?--node needs a path}; shift 2 ;;
     --node=*) given=${1#--node=}; shift ;;
     *) echo "check-release: unknown argument $1 (use --node PATH)" >&2; exit 2 ;;
@@ -26,9 +30,15 @@ if ! unshare -n true 2>/dev/null; then
   exit 2
 fi
 
-archive=$(node scripts/release.mjs --node "${targets[0]}" | tail -1)
+archive=$(node scripts/release.mjs --node "${targets[0]}" $embedded | tail -1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ -n "$embedded" ]; then
+  # The tiny model is written here, with the checkout's tools, before anything goes offline.
+  mkdir -p "$work/gguf"
+  npx tsx -e "import { writeTinyGguf } from './test/helpers/gguf.ts'; writeTinyGguf(process.argv[1]);" "$work/gguf/tiny.gguf"
+  printf '%s\n' 'name: tiny' 'agents:' '  - { id: a, model: tiny }' '  - { id: b, model: tiny }' 'judge: { model: tiny }' 'synthesizer: { model: tiny }' 'protocol: { maxRounds: 1, maxAnswerTokens: 160 }' > "$work/tiny.yaml"
+fi
 
 check_on() {
 target=$1
@@ -82,6 +92,17 @@ case "$reply" in
   *'"serverInfo":{"name":"conclave"'*) echo "initialize answered" ;;
   *) echo "check-release: conclave mcp did not answer the MCP handshake: $reply" >&2; exit 1 ;;
 esac
+if [ -n "$embedded" ]; then
+  echo "== conclave run --embedded: a debate on a tiny GGUF model through the archive's llama.cpp"
+  # A random-weight model may give no usable synthesis (exit 5); the record must be whole and sealed either way.
+  status=0
+  offline conclave run "Is a tiny model a useful test?" --preset "$work/tiny.yaml" --embedded "$work/gguf" --db "$run/tiny.db" --quiet >/dev/null 2>"$run/tiny.err" || status=$?
+  case "$status" in
+    0|5) ;;
+    *) echo "check-release: the embedded debate exited $status:" >&2; cat "$run/tiny.err" >&2; exit 1 ;;
+  esac
+  offline conclave verify --all --db "$run/tiny.db"
+fi
 cd - >/dev/null
 }
 
