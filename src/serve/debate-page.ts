@@ -11,7 +11,7 @@ import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
-import { apiName, plannedHostText } from '../render/backends.js';
+import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, answeredBy } from '../render/protocols.js';
 
@@ -135,7 +135,7 @@ function panel(d: StoredDebate): Html {
   return html`<table class="panel" id="panel">
 <thead><tr><th>id</th><th>role</th><th>model</th><th>cluster</th><th>digest</th><th>persona</th></tr></thead>
 <tbody>${shown.map(
-    (a) => html`<tr><td class="agent">${a.id}</td><td>${roleOf(a)}</td><td><code>${a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
+    (a) => html`<tr><td class="agent">${a.id}</td><td>${roleOf(a)}</td><td><code>${a.role === 'synthesizer' ? synthesizerUsed(d) : a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
   )}</tbody>
 </table>`;
 }
