@@ -144,6 +144,33 @@ describe('the docs', () => {
     for (const name of imported) expect(index[name], name).toBeDefined();
   });
 
+  it('runs the README library example against the simulator, and it prints the computed confidence', async () => {
+    const block = all.find((b) => b.file === 'README.md' && b.info === 'ts' && b.body.includes('runDebate('));
+    expect(block).toBeDefined();
+    const index = (await import('../../src/index.js')) as Record<string, unknown>;
+    const { demoResponder, simModelsFor } = await import('../../src/sim/demo.js');
+    const { preset } = loadPreset('tech-decision');
+    const sim = await (index.startSimulator as typeof import('../../src/sim/index.js').startSimulator)({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 0 });
+    try {
+      const imported = /import \{([^}]*)\} from 'conclave';/.exec(block!.body)![1]!.split(',').map((s) => s.trim());
+      const body = block!.body
+        .replace(/^import .*$/m, '')
+        .replace('http://127.0.0.1:11434', sim.url)
+        .replace("'debates.db'", JSON.stringify(join(dir, 'library-example.db')));
+      const printed: unknown[][] = [];
+      const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<void>;
+      await new AsyncFunction(...imported, 'console', body)(...imported.map((n) => index[n]), { log: (...v: unknown[]) => printed.push(v) });
+      const store = (index.openStore as typeof import('../../src/store/open.js').openStore)(join(dir, 'library-example.db'), { readonly: true });
+      const [debate] = store.listDebates();
+      const expected = (index.debateDocument as typeof import('../../src/render/document.js').debateDocument)(store.getDebate(debate!.id));
+      store.close();
+      expect(expected.confidence).not.toBeNull();
+      expect(printed).toEqual([[expected.synthesis?.synthesis?.recommendation], [expected.confidence!.level, expected.confidence!.judgeScore]]);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it.each(of('sh'))('%s: every command runs or is accepted by the CLI as written', async (_where, block) => {
     for (const line of shellLines(block.body)) {
       for (const command of line.split(/\s*&&\s*/)) {
