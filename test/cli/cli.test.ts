@@ -120,6 +120,13 @@ describe('conclave CLI', () => {
     expect(m.code).toBe(3);
     expect(m.stdout).toContain('ollama pull qwen2.5:3b');
     expect(m.stdout).toContain('judge:1b');
+    expect(m.stderr).toMatch(/Exit 3: the preset needs \d+ models missing here/);
+    // The missing models and their pull commands line up in two columns; sizes line up on the right.
+    const missingRows = m.stdout.split('\n').filter((l) => l.includes('ollama pull '));
+    expect(missingRows.length).toBeGreaterThan(1);
+    expect(new Set(missingRows.map((l) => l.indexOf('ollama pull '))).size).toBe(1);
+    const sizes = m.stdout.split('\n').filter((l) => / GB /.test(l));
+    expect(new Set(sizes.map((l) => l.indexOf(' GB '))).size).toBe(1);
   });
 
   it('refuses a database file that is not SQLite, naming it, and exits 4', async () => {
