@@ -277,6 +277,11 @@ describe('conclave serve (command)', () => {
       const url = new URL(line);
       expect(url.searchParams.get('token')).toMatch(/^[\w-]{20,}$/);
       expect(stderr).toContain('Warning: listening on 0.0.0.0');
+      // An address a colleague can open: one of this machine's, or its name; never 0.0.0.0.
+      const { hostname, networkInterfaces } = await import('node:os');
+      const own = Object.values(networkInterfaces()).flatMap((l) => l ?? []).filter((i) => !i.internal && i.family === 'IPv4').map((i) => i.address);
+      expect(url.hostname).not.toBe('0.0.0.0');
+      expect([...own, hostname()]).toContain(url.hostname);
       const base = `http://127.0.0.1:${url.port}`;
       expect((await fetch(`${base}/api/debates`)).status).toBe(401);
       expect((await fetch(`${base}/api/debates?token=${url.searchParams.get('token')}`)).status).toBe(200);
