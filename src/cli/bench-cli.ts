@@ -20,6 +20,7 @@ import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs,
 import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
+import { plural } from '../plural.js';
 
 const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
 
@@ -99,7 +100,7 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     const total = run.itemCount * run.presets.length;
     const already = doneTrialKeys(store, runId).size;
     if (!args.quiet) {
-      const what = `${run.itemCount} items × ${run.presets.length} preset${run.presets.length === 1 ? '' : 's'}`;
+      const what = `${plural(run.itemCount, 'item')} × ${plural(run.presets.length, 'preset')}`;
       tellUser(
         io,
         args.resume === undefined
@@ -205,7 +206,7 @@ export async function benchImportFromCli(args: BenchImportArgs, io: CliIO): Prom
   const path = resolve(io.cwd, args.file);
   const items = args.kind === 'gsm8k' ? await importGsm8k(path) : await importMmlu(path);
   await writeOut(items.map((item) => `${JSON.stringify(item)}\n`).join(''), args.out, io);
-  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
+  if (args.out !== undefined) io.stderr.write(`${plural(items.length, 'item')}; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
   return 0;
 }
 

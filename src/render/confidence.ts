@@ -2,6 +2,7 @@ import { type ComputedConfidence, computeConfidence } from '../protocol/confiden
 import { independenceOf } from '../protocol/stances.js';
 import type { StoredDebate } from '../store/store.js';
 import { figuresOf } from './panel-record.js';
+import { plural } from '../plural.js';
 
 /** The engine's confidence for a stored debate with a synthesis (docs/confidence.md). */
 export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
@@ -41,5 +42,5 @@ export function restsOnText(c: ComputedConfidence): string | null {
 
 /** The synthesizer's own statement, labelled as the model's. */
 export function modelConfidenceText(level: string, converged: number): string {
-  return `the synthesizer's own statement: ${level}, ${converged} agents converged`;
+  return `the synthesizer's own statement: ${level}, ${plural(converged, 'agent')} converged`;
 }

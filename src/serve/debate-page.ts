@@ -14,6 +14,7 @@ import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from
 import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, answeredBy } from '../render/protocols.js';
+import { plural } from '../plural.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -391,13 +392,13 @@ function materialSection(d: StoredDebate): Html | string {
 <ul class="attachments" id="attachments">${files.map(
         (f) => html`<li><details><summary><code>${f.name}</code> · ${f.bytes.toLocaleString('en-US')} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${f.content}</pre></details></li>`,
       )}</ul>
-<p>${d.calls.filter((c) => c.material?.length).length} agent calls read it; what each read is in its prompt below.</p>`
+<p>${plural(d.calls.filter((c) => c.material?.length).length, 'agent call')} read it; what each read is in its prompt below.</p>`
     : '';
   const budget =
     b.limit === null
       ? ''
       : html`<h2>Token budget</h2>
-<p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${b.calls} calls${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
+<p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${plural(b.calls, 'call')}${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
 ${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail}${/ of [\d,]+ (used|tokens)/.test(x.detail) ? '' : ` (${x.used.toLocaleString('en-US')} of ${x.limit.toLocaleString('en-US')} used)`}</li>`)}</ul>` : ''}`;
   return html`${attached}${budget}`;
 }
@@ -411,7 +412,7 @@ function stanceStrip(d: StoredDebate): Html | string {
   return html`<section id="stances" class="card">
 <h3>Stances</h3>
 ${p.families ? html`<p>Families: ${familiesText(p.families)}</p>` : ''}
-${f && f.stancesAtStart !== null ? html`<p>${f.stancesAtStart} stances at round 0 (effective ${fixed(f.effectivePositions)}) → ${f.stancesAtEnd} at the end${f.majorityAdoption !== null ? html` · majority adoption ${f.joinedMajority.length}/${f.outsideMajority.length}` : ''}</p>` : ''}
+${f && f.stancesAtStart !== null ? html`<p>${plural(f.stancesAtStart, 'stance')} at round 0 (effective ${fixed(f.effectivePositions)}) → ${f.stancesAtEnd} at the end${f.majorityAdoption !== null ? html` · majority adoption ${f.joinedMajority.length}/${f.outsideMajority.length}` : ''}</p>` : ''}
 ${p.rounds.length
   ? html`<table class="stance-strips"><thead><tr><th>agent</th>${p.rounds.map((r) => html`<th>round ${r.round}</th>`)}</tr></thead><tbody>${agents.map(
       (id) => html`<tr data-agent="${id}"><th><span class="agent">${id}</span></th>${p.rounds.map((r) => {
@@ -433,7 +434,7 @@ export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   // Each protocol's page shows what it produced, in its own terms, and no section that does not apply.
   const shape =
     kind === 'debate'
-      ? html` · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold} · ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}`
+      ? html` · max ${plural(p.maxRounds, 'critique round')} · threshold ${p.convergenceThreshold} · ${plural(d.roundsCompleted, 'round')} held · final convergence ${fixed(d.finalConvergence)}`
       : kind === 'pipeline'
         ? html` · roles ${d.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')} · filter mode ${p.filterMode ?? 'list'}`
         : '';

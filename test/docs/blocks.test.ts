@@ -162,7 +162,10 @@ describe('the docs', () => {
       await new AsyncFunction(...imported, 'console', body)(...imported.map((n) => index[n]), { log: (...v: unknown[]) => printed.push(v) });
       const store = (index.openStore as typeof import('../../src/store/open.js').openStore)(join(dir, 'library-example.db'), { readonly: true });
       const [debate] = store.listDebates();
-      const expected = (index.debateDocument as typeof import('../../src/render/document.js').debateDocument)(store.getDebate(debate!.id));
+      const expected = (index.debateDocument as typeof import('../../src/render/document.js').debateDocument)(store.getDebate(debate!.id)) as {
+        synthesis?: { synthesis?: { recommendation: string } };
+        confidence: { level: string; judgeScore: number | null } | null;
+      };
       store.close();
       expect(expected.confidence).not.toBeNull();
       expect(printed).toEqual([[expected.synthesis?.synthesis?.recommendation], [expected.confidence!.level, expected.confidence!.judgeScore]]);

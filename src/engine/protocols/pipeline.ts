@@ -27,6 +27,7 @@ import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
 import type { ProtocolStep } from '../protocol-events.js';
 import type { ProtocolOutcome, QualityHook, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
+import { plural } from '../../plural.js';
 
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
 type Report = Extract<ProtocolStep, { kind: 'report' }>;
@@ -249,7 +250,7 @@ function everyObservation(reviews: Observed[], perspectives: Observed[]): Findin
 /** The report in the synthesis shape every view and export reads: the verdict as the recommendation, blocking findings as what to revisit. */
 function synthesisOf(report: Report, usableReviews: number, failed: { agent: string; reason: string }[]): Synthesis {
   const blocking = report.findings.filter((f) => f.blocking);
-  const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${report.findings.length} findings, ${blocking.length} blocking.`;
+  const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${plural(report.findings.length, 'finding')}, ${blocking.length} blocking.`;
   const mean = report.findings.length ? report.findings.reduce((s, f) => s + f.confidence, 0) / report.findings.length : 0;
   return {
     recommendation: verdict,
