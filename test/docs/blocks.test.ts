@@ -174,6 +174,17 @@ describe('the docs', () => {
     }
   });
 
+  it.each([
+    ['the card after `conclave demo`', 'RECOMMENDATION', []],
+    ['the cluster vote of `conclave demo --preset cluster-vote`', 'CLUSTER VOTE', ['--preset', 'cluster-vote']],
+  ] as const)("README's excerpt of %s is what the demo prints now", async (_what, opening, args) => {
+    const block = all.find((b) => b.file === 'README.md' && b.info === 'text' && b.body.startsWith(opening));
+    expect(block).toBeDefined();
+    const r = await cli(['demo', ...args, '--db', join(dir, `excerpt-${args.length}.db`), '--quiet', '--token-ms', '0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(block!.body);
+  });
+
   it.each(of('sh'))('%s: every command runs or is accepted by the CLI as written', async (_where, block) => {
     for (const line of shellLines(block.body)) {
       for (const command of line.split(/\s*&&\s*/)) {
