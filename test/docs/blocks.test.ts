@@ -185,6 +185,16 @@ describe('the docs', () => {
     expect(r.stdout).toContain(block!.body);
   });
 
+  it('shows with `demo --preset tension-map` the whole map, which the plain demo leaves out', async () => {
+    const map = await cli(['demo', '--preset', 'tension-map', '--db', join(dir, 'map.db'), '--quiet', '--token-ms', '0']);
+    const plain = await cli(['demo', '--db', join(dir, 'plain.db'), '--quiet', '--token-ms', '0']);
+    expect([map.code, plain.code]).toEqual([0, 0]);
+    for (const part of ['THE WHOLE MAP', '### Targeted exchange on T1', '> Now holds:', '### Load-bearing claims', '| T1 | 9 | factual |']) {
+      expect(map.stdout).toContain(part);
+      expect(plain.stdout).not.toContain(part);
+    }
+  });
+
   it.each(of('sh'))('%s: every command runs or is accepted by the CLI as written', async (_where, block) => {
     for (const line of shellLines(block.body)) {
       for (const command of line.split(/\s*&&\s*/)) {
