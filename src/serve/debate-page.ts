@@ -165,7 +165,7 @@ function synthesisCard(d: StoredDebate): Html {
 ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
-${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
+${y.triggersToRevisit.length && d.preset.protocol.kind !== 'pipeline' ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
 ${(d.preset.protocol.kind ?? 'debate') === 'debate' ? html`<p><strong>Confidence: ${confidenceOf(d) ? confidenceText(confidenceOf(d)!) : 'not computed'}</strong></p>${confidenceOf(d)?.capped ? html`<p class="capped">${cappedText(confidenceOf(d)!)}</p>` : ''}<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>` : ''}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
@@ -232,7 +232,7 @@ ${written
     (o) => html`<div class="observations" data-agent="${o.agentId}"><p><span class="agent">${o.agentId}</span> (${o.role})${o.status !== 'ok' ? html` <span class="error">${o.status}: ${o.error ?? ''}</span>` : ''}${o.phase === 'review' && !o.withPlan ? html` <span class="muted">without a plan</span>` : ''}</p>
 ${o.summary ? html`<p>${o.summary}</p>` : ''}
 ${o.observations.length ? html`<ul>${o.observations.map((x) => html`<li>${x.blocking ? html`<strong>blocking</strong> ` : ''}${x.text}${x.evidence ? html` <span class="muted">(${x.evidence})</span>` : ''}</li>`)}</ul>` : ''}</div>`,
-  )}</section>`,
+  )}${ph.phase === 'final' && !written.some((o) => o.phase === 'final') ? html`<p class="muted">It wrote the <a href="#review-report">review report</a> from the plan and the observations above.</p>` : ''}</section>`,
   )}</section>`;
 }
 
@@ -427,6 +427,16 @@ ${p.rounds.length
 </section>`;
 }
 
+/** Each time the debate was resumed, as `show` lists them: when, on which host, from where, and what it reused. */
+function resumptionList(d: StoredDebate): Html {
+  const list = d.resumptions ?? [];
+  if (list.length === 0) return html``;
+  return html`<ul class="resumptions" id="resumptions">${list.map(
+    (r) =>
+      html`<li>Resumed ${formatTime(r.at)} on <code>${r.host}</code>, ${r.fromRound < 0 ? 'from the start' : `after round ${r.fromRound}`} (calls 1–${r.callsBefore} were recorded before)${(r.reused ?? []).length ? html`; reused without asking again: ${(r.reused ?? []).map((t) => `${t.agentId} in round ${t.round} (call ${t.call})`).join(', ')}` : ''}</li>`,
+  )}</ul>`;
+}
+
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const kind = p.kind ?? 'debate';
@@ -443,8 +453,9 @@ ${constraints.length ? html`<ul class="constraints" id="constraints">${constrain
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
 · preset <strong>${d.presetName}</strong>${kind !== 'debate' ? html` · protocol <strong>${kind}</strong>` : ''}${shape}
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
-· host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>
+· host <code>${d.host}</code> · engine ${d.engineVersion} · id <code class="id">${d.id}</code>
 · <a href="/api/debates/${encodeURIComponent(d.id)}">JSON</a></p>
+${resumptionList(d)}
 ${adviceOf(d) ? html`<p class="advice" id="advice">Protocol chosen by the advisor: ${adviceLine(adviceOf(d)!)}</p>` : ''}
 ${exitLine(d, exitDetail)}
 <ol id="live-log" class="live-log"></ol>

@@ -93,7 +93,12 @@ describe('conclave serve (HTTP)', () => {
     const report = await cli(['bench', 'report', benchRun, '--format', 'html', '--db', file]);
     const res = await fetch(`${v.url}/bench/${benchRun}`);
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe(report.stdout);
+    // The same report, with a way back to the list that a file written by `bench report` has no use for.
+    const served = await res.text();
+    const back = '<nav class="back"><a href="/">← All debates and bench runs</a></nav>\n';
+    expect(served).toContain(back);
+    expect(report.stdout).not.toContain('<nav class="back">');
+    expect(served.replace(back, '')).toBe(report.stdout);
     const csp = res.headers.get('content-security-policy') ?? '';
     expect(csp).toMatch(/style-src 'self' 'sha256-[\w+/=]+'/);
     expect(csp).not.toContain('unsafe-inline');
