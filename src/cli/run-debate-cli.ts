@@ -19,6 +19,7 @@ import { detectStyle } from '../render/style.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
+import { closest } from '../suggest.js';
 
 /** A number flag's value as the user will recognise it: yargs turns `abc` into NaN. */
 export function given(value: number): string {
@@ -43,6 +44,8 @@ export interface RunCliArgs extends HostArgs {
   constraint?: string[];
   protocol?: Preset['protocol']['kind'];
   'trust-preset-hosts'?: boolean;
+  /** `--agent ID=MODEL`, repeatable: one agent's model for this run. */
+  agent?: string[];
 }
 
 /**
@@ -57,7 +60,11 @@ export interface RunAsker {
 }
 
 /** Apply --max-rounds / --threshold / --token-budget / --constraint to a preset, validating them as the preset's own fields would be. */
-export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[]; protocol?: Preset['protocol']['kind'] }): Preset {
+export function applyOverrides(
+  preset: Preset,
+  args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[]; protocol?: Preset['protocol']['kind']; agent?: string[] },
+): Preset {
+  const agents = agentModels(preset, args.agent ?? []);
   const maxRounds = args['max-rounds'];
   const threshold = args.threshold;
   const tokenBudget = args['token-budget'];
@@ -79,6 +86,7 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
   const kind = args.protocol ?? preset.protocol.kind;
   return {
     ...preset,
+    agents,
     protocol: {
       ...protocol,
       kind,
@@ -89,6 +97,33 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
     },
     ...(added.length ? { constraints: [...(preset.constraints ?? []), ...added] } : {}),
   };
+}
+
+/**
+ * The panel with each `--agent ID=MODEL` applied: that agent answers with MODEL, everything else of
+ * it kept. The preset as run, and so its snapshot in the record, names the model used.
+ */
+function agentModels(preset: Preset, overrides: readonly string[]): Preset['agents'] {
+  const ids = preset.agents.map((a) => a.id);
+  const models = new Map<string, string>();
+  for (const raw of overrides) {
+    const text = String(raw);
+    const eq = text.indexOf('=');
+    const id = eq < 0 ? '' : text.slice(0, eq).trim();
+    const model = eq < 0 ? '' : text.slice(eq + 1).trim();
+    if (id === '' || model === '') {
+      throw new InputError('BAD_FLAG', `--agent takes ID=MODEL; got \`${text}\`.`, { hint: `Name one of the preset's agents (${ids.join(', ')}) and a model, e.g. --agent ${ids[0] ?? 'ID'}=llama3.1:8b.` });
+    }
+    if (!ids.includes(id)) {
+      const near = closest(id, ids);
+      throw new InputError('UNKNOWN_AGENT', `--agent names \`${id}\`, which is not an agent of the preset ${preset.name}.${near ? ` Did you mean \`${near}\`?` : ''}`, {
+        hint: `Its agents are ${ids.join(', ')}.`,
+      });
+    }
+    if (models.has(id)) throw new InputError('BAD_FLAG', `--agent names \`${id}\` twice.`, { hint: 'Give each agent one model.' });
+    models.set(id, model);
+  }
+  return preset.agents.map((a) => (models.has(a.id) ? { ...a, model: models.get(a.id)! } : a));
 }
 
 /**

@@ -53,6 +53,27 @@ describe('conclave CLI', () => {
     debateId = doc.id;
   });
 
+  it('runs one agent on another model with --agent ID=MODEL, recorded in the preset snapshot, and names an unknown id with the nearest one', async () => {
+    const r = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--json', '--quiet', '--agent', 'a=model-2:1b', '--agent', 'b=judge:1b']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { preset: { agents: { id: string; model: string }[] }; calls: { agentId: string | null; model: string; stage: string }[] };
+    expect(doc.preset.agents.map((a) => [a.id, a.model])).toEqual([['a', 'model-2:1b'], ['b', 'judge:1b'], ['c', 'model-2:1b']]);
+    const modelsOf = (agent: string) => [...new Set(doc.calls.filter((c) => c.agentId === agent && c.stage !== 'judge' && c.stage !== 'synthesis').map((c) => c.model))];
+    expect([modelsOf('a'), modelsOf('b'), modelsOf('c')]).toEqual([['model-2:1b'], ['judge:1b'], ['model-2:1b']]);
+
+    const unknown = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'aa=model-2:1b']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--agent names `aa`, which is not an agent of the preset test-panel. Did you mean `a`?');
+    expect(unknown.stderr).toContain('Its agents are a, b, c.');
+    const malformed = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'a']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('--agent takes ID=MODEL; got `a`.');
+    // A model no host has is named as any missing model of a preset is.
+    const absent = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'c=absent:70b']);
+    expect(absent.code).toBe(3);
+    expect(absent.stderr).toContain('ollama pull absent:70b');
+  });
+
   it('prints the card on stdout and nothing on stderr with --quiet', async () => {
     const r = await cli(['run', 'Q2?', '--preset', presetFile, '--host', sim.url, '--db', db, '--quiet']);
     expect(r.code).toBe(0);

@@ -11,6 +11,7 @@ interface RunArgs extends MaterialArgs {
   db?: string;
   'sign-key'?: string;
   'max-rounds'?: number;
+  agent?: string[];
   threshold?: number;
   'num-parallel'?: number;
   'vram-gib'?: number;
@@ -36,6 +37,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
           choices: ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'auto'] as const,
           describe: "The protocol to run, over the preset's kind; auto lets the advisor model choose (docs/orchestration.md)",
         })
+        .option('agent', { type: 'string', array: true, describe: "ID=MODEL: this agent answers with MODEL for this run (repeatable; recorded in the preset snapshot)" })
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })
         .option('threshold', { type: 'number', describe: 'Convergence threshold for early exit, 0..1 (overrides the preset)' })
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
