@@ -16,6 +16,8 @@ export interface BenchRunArgs {
   db?: string;
   json?: boolean;
   quiet?: boolean;
+  /** `--fail-under CONDITION=ACCURACY`, repeatable: exit 7 when a condition's accuracy is below it. */
+  'fail-under'?: string[];
 }
 
 export interface BenchReportArgs {

@@ -21,6 +21,7 @@ import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 import { plural } from '../plural.js';
+import { GATE_EXIT, gateFailures, parseGate } from '../bench/gate.js';
 
 const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
 
@@ -61,6 +62,8 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
     }
   }
 
+  // The gate is read before any call, so a typo in it costs nothing.
+  const gate = parseGate(args['fail-under'] ?? []);
   // --hosts, or one OpenAI-compatible --host, makes a host list; a plain --host stays the single Ollama host it always was.
   const hosts = args.hosts
     ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
@@ -154,6 +157,13 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       const dbFlag = store.path === resolve(defaultDbPath(io.env)) ? '' : ` --db ${shellWord(store.path)}`;
       tellUser(io, `Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId}${dbFlag} --format html --out report.html\`\n`);
     }
+    const failures = gateFailures(gate, report.conditions);
+    if (failures.length > 0) {
+      // Said even with --quiet: it is why the command fails.
+      tellUser(io, `bench: --fail-under failed (exit ${GATE_EXIT}):\n${failures.map((f) => `  ${inert(f)}`).join('\n')}\n`);
+      return GATE_EXIT;
+    }
+    if (gate.length > 0 && !args.quiet) tellUser(io, `bench: --fail-under passed: ${gate.map((g) => `${g.condition} ≥ ${(g.floor * 100).toFixed(1)}%`).join(', ')}.\n`);
     return 0;
   } finally {
     store.close();

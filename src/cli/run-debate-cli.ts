@@ -3,7 +3,7 @@ import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readMcpAttach
 import { mcpPresetPath } from '../config/mcp-preset.js';
 import { checkDestinations, type Destinations, destinationUrls } from '../config/trust.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
-import type { Preset } from '../config/preset-schema.js';
+import type { HostEntry, Preset } from '../config/preset-schema.js';
 import { writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
@@ -46,6 +46,8 @@ export interface RunCliArgs extends HostArgs {
   'trust-preset-hosts'?: boolean;
   /** `--agent ID=MODEL`, repeatable: one agent's model for this run. */
   agent?: string[];
+  /** Print the plan, the calls and estimates; call no model, record nothing. */
+  'dry-run'?: boolean;
 }
 
 /**
@@ -162,6 +164,10 @@ export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-f
 export interface PreparedRun {
   /** Lines that say what is attached and where the question goes; shown even with --quiet. */
   header: string[];
+  /** The preset as it would run (overrides applied), the question and the servers: what --dry-run reads. */
+  preset: Preset;
+  question: string;
+  hosts: HostEntry[];
   /** The engine's options for this run, given the record it will be written to. */
   options(store: Store): Omit<RunDebateOptions, 'recorder' | 'listeners' | 'signal'>;
 }
@@ -217,6 +223,9 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
   ];
   return {
     header,
+    preset,
+    question,
+    hosts: hosts ?? (destinations.chosenBy === 'preset' ? destinations.hosts : [{ url: host, ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]),
     options: (store) => ({
       id: newDebateId(Date.now(), (id) => store.hasDebate(id)),
       question,
@@ -237,6 +246,10 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
 
 export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   const prepared = await prepareRun(args, io);
+  if (args['dry-run']) {
+    const { dryRunFromCli } = await import('./dry-run-cli.js');
+    return dryRunFromCli(prepared, args, io);
+  }
   // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
   if (prepared.header.length > 0) io.stderr.write(`${prepared.header.map((l) => inert(l)).join('\n')}\n`);
   const store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});

@@ -42,6 +42,30 @@ describe('conclave bench', () => {
     runs.push(id!);
   });
 
+  it('exits 7 with --fail-under when a condition scores below the figure, naming it, and 0 when every gated condition clears it', async () => {
+    const gated = (...gate: string[]) => cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', db, '--quiet', ...gate.flatMap((g) => ['--fail-under', g])]);
+    const below = await gated('debate-vote=0.8');
+    expect(below.code).toBe(7);
+    expect(below.stderr).toContain('bench: --fail-under failed (exit 7):');
+    expect(below.stderr).toMatch(/test-panel · debate \+ majority: accuracy 75\.0% \(3\/4\) is below 80\.0%\./);
+    const above = await gated('debate-vote=75%');
+    expect([above.code, above.stderr]).toEqual([0, '']);
+    // A gated condition the run cannot measure fails the gate rather than passing on nothing.
+    const unmeasured = await gated('debate-vote=0.5', 'cluster-vote=0.1');
+    expect(unmeasured.code).toBe(7);
+    expect(unmeasured.stderr).toMatch(/cluster vote: not measured/);
+    expect(unmeasured.stderr).not.toContain('debate + majority');
+  });
+
+  it('refuses a --fail-under it cannot read before any call, with the nearest condition', async () => {
+    const typo = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', 'http://127.0.0.1:9', '--db', db, '--fail-under', 'debate-synt=0.8']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('--fail-under names the condition `debate-synt`, which the bench does not have. Did you mean `debate-synth`?');
+    const figure = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', 'http://127.0.0.1:9', '--db', db, '--fail-under', 'sc=1.5']);
+    expect(figure.code).toBe(2);
+    expect(figure.stderr).toContain('--fail-under sc needs an accuracy from 0 to 1 (or 0% to 100%); got `1.5`.');
+  });
+
   it('writes the report as Markdown, JSON and a self-contained HTML page', async () => {
     const md = await cli(['bench', 'report', runs[0]!, '--db', db]);
     expect(md.code).toBe(0);

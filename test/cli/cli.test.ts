@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,33 @@ describe('conclave CLI', () => {
     const absent = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'c=absent:70b']);
     expect(absent.code).toBe(3);
     expect(absent.stderr).toContain('ollama pull absent:70b');
+  });
+
+  it('prints the plan, the calls and estimates with --dry-run, calling no model and recording nothing', async () => {
+    const chats: string[] = [];
+    const script = scriptedResponder([0.3, 0.9]);
+    const preset = testPreset(['a', 'b', 'c']);
+    const watched = await startSimulator({ models: simModels(preset), respond: (req) => (chats.push(req.model), script.respond(req)) });
+    try {
+      const fresh = join(dir, 'dry-run.db');
+      const r = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', watched.url, '--db', fresh, '--dry-run']);
+      expect(r.code).toBe(0);
+      expect(chats).toEqual([]);
+      expect(existsSync(fresh)).toBe(false);
+      expect(r.stdout).toContain('no model was called and nothing was recorded. Every figure below is an estimate.');
+      expect(r.stdout).toContain(`${watched.url}: Ollama`);
+      // Three agents over round 0 and 3 critique rounds, a judge call per round, one synthesis: 12 + 4 + 1.
+      expect(r.stdout).toMatch(/a: critique rounds\s+model-0:1b\s+3 /);
+      expect(r.stdout).toMatch(/judge, each round\s+judge:1b\s+4 /);
+      expect(r.stdout).toMatch(/17 calls, about [\d,]+ tokens at most/);
+      expect(r.stdout).toMatch(/about \d+ (s|min)/);
+      const asJson = JSON.parse((await cli(['run', 'Q?', '--preset', presetFile, '--host', watched.url, '--db', fresh, '--dry-run', '--json'])).stdout) as { estimate: boolean; calls: number; tokens: number };
+      expect(asJson).toMatchObject({ estimate: true, calls: 17 });
+      expect(asJson.tokens).toBeGreaterThan(17 * 64);
+      expect(chats).toEqual([]);
+    } finally {
+      await watched.close();
+    }
   });
 
   it('prints the card on stdout and nothing on stderr with --quiet', async () => {

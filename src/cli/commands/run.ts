@@ -12,6 +12,7 @@ interface RunArgs extends MaterialArgs {
   'sign-key'?: string;
   'max-rounds'?: number;
   agent?: string[];
+  'dry-run'?: boolean;
   threshold?: number;
   'num-parallel'?: number;
   'vram-gib'?: number;
@@ -45,6 +46,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .option('hosts', { type: 'string', describe: 'YAML/JSON list of Ollama hosts {url, vramGiB?, numParallel?} to spread the panel over' })
         .option('trust-preset-hosts', { type: 'boolean', describe: "Let servers the preset names itself receive their API key from the environment and the preset's attachments" })
         .options(materialOptions)
+        .option('dry-run', { type: 'boolean', describe: 'Print the plan, the calls, and token and time estimates from the hosts\' facts; call no model, record nothing' })
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('quiet', { alias: 'q', type: 'boolean', describe: 'No progress on stderr' }),
     handler: async (args) => {
