@@ -71,6 +71,20 @@ export async function benchRunFromCli(args: BenchRunArgs, io: CliIO): Promise<nu
       ? [singleHost(args, io.env)]
       : undefined;
   if (hosts) (await import('../schedule/scheduler.js')).validateHostEntries(hosts);
+  if (args['dry-run']) {
+    if (args.resume !== undefined) throw new InputError('BAD_FLAG', '--dry-run plans a new run; it cannot be combined with --resume.', { hint: 'Drop --dry-run, or give --suite and --preset instead of --resume.' });
+    const suite = args.suite!;
+    const all = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
+    const items = args.limit === undefined ? all : all.slice(0, args.limit);
+    const { benchDryRun } = await import('./dry-run-cli.js');
+    return benchDryRun(
+      presets.map((name) => loadPreset(name, io.cwd).preset),
+      items.map((i) => i.question),
+      hosts ?? [{ url: resolveHost(args.host, io.env) }],
+      args,
+      io,
+    );
+  }
   const store = await openDb(args.db, io);
   try {
     let runId: string;

@@ -61,6 +61,32 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
   } else {
     notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }
+  return withTotals({ protocol: kind, groups, notes }, sizeOf, plan, rounds);
+}
+
+/**
+ * One bench item of a preset: its debate, then the baselines (each agent alone, self-consistency
+ * with as many samples as the debate's debater calls at most, a synthesis over round 0).
+ */
+export function estimateBenchItem(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan?: SchedulePlan): DryRunEstimate {
+  const debate = estimateRun(preset, question, sizeOf, plan);
+  if (debate.groups.length === 0) return debate;
+  const answer = preset.protocol.maxAnswerTokens;
+  const q = estimateTokens(question) + 200;
+  const n = preset.agents.length;
+  const k = debate.groups.filter((g) => preset.agents.some((a) => g.what.startsWith(`${a.id}: `))).reduce((s, g) => s + g.calls, 0);
+  const baselines: CallGroup[] = [
+    ...preset.agents.map((a) => ({ what: `baseline: ${a.id} alone`, model: a.model, calls: 1, promptTokens: q, replyTokens: answer })),
+    { what: 'baseline: self-consistency', model: preset.agents[0]!.model, calls: k, promptTokens: q, replyTokens: answer },
+    { what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer },
+  ];
+  const rounds = preset.protocol.kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;
+  return withTotals({ protocol: debate.protocol, groups: [...debate.groups, ...baselines], notes: debate.notes.filter((x) => !x.startsWith('The models do not all fit')) }, sizeOf, plan, rounds);
+}
+
+function withTotals(base: Pick<DryRunEstimate, 'protocol' | 'groups' | 'notes'>, sizeOf: (model: string) => number | null, plan: SchedulePlan | undefined, rounds: number): DryRunEstimate {
+  const { groups } = base;
+  const notes = [...base.notes];
   const calls = groups.reduce((s, g) => s + g.calls, 0);
   const tokens = groups.reduce((s, g) => s + g.calls * (g.promptTokens + g.replyTokens), 0);
   let seconds: number | null = null;
@@ -85,5 +111,5 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     }
     if (unknown.size > 0) notes.push(`No size is known for ${[...unknown].join(', ')}: their calls are left out of the time.`);
   }
-  return { protocol: kind, groups, calls, tokens, seconds, notes };
+  return { protocol: base.protocol, groups, calls, tokens, seconds, notes };
 }
