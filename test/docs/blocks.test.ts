@@ -185,6 +185,16 @@ describe('the docs', () => {
     expect(r.stdout).toContain(block!.body);
   });
 
+  it("README's install section says how node-gyp finds Node's headers offline, with a folder the air-gapped section makes", () => {
+    const readme = readFileSync(packagePath('README.md'), 'utf8');
+    const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Installing on an air-gapped machine'));
+    const named = /npm_config_nodedir=\$PWD\/(\S+) npm ci/.exec(install)?.[1];
+    expect(named).toBeDefined();
+    expect(install).toMatch(/built from source[\s\S]*prebuilt binary needs neither the headers nor a compiler/);
+    // The folder is the registry's Node package as the air-gapped section unpacks it.
+    expect(readme).toContain(`npm run release -- --node ${named}`);
+  });
+
   it('shows with `demo --preset tension-map` the whole map, which the plain demo leaves out', async () => {
     const map = await cli(['demo', '--preset', 'tension-map', '--db', join(dir, 'map.db'), '--quiet', '--token-ms', '0']);
     const plain = await cli(['demo', '--db', join(dir, 'plain.db'), '--quiet', '--token-ms', '0']);
