@@ -7,6 +7,7 @@ import { formatTable } from '../render/table.js';
 import { DebateScheduler } from '../schedule/scheduler.js';
 import { gatherHostFacts } from '../schedule/facts.js';
 import type { CliIO } from './io.js';
+import { plural } from '../plural.js';
 
 /**
  * `run --dry-run`: asks the hosts for their facts (models, sizes, VRAM: no model is called), plans
@@ -53,7 +54,7 @@ export async function dryRunFromCli(prepared: { preset: Preset; question: string
     );
   }
   out.push('', 'ESTIMATE');
-  out.push(`  ${estimate.calls > 0 ? `${estimate.calls} calls, about ${estimate.tokens.toLocaleString('en-US')} tokens at most` : 'calls and tokens not estimated for this protocol'}`);
+  out.push(`  ${estimate.calls > 0 ? `${plural(estimate.calls, 'call')}, about ${estimate.tokens.toLocaleString('en-US')} tokens at most` : 'calls and tokens not estimated for this protocol'}`);
   if (estimate.seconds !== null) {
     out.push(`  about ${formatDuration(estimate.seconds)}, assuming a GPU that reads ${ASSUMED_BANDWIDTH_BYTES / 1e9} GB/s of weights per generated token (each model's size from its host) and every reply at its full length`);
   }
