@@ -11,7 +11,8 @@
 
   // Direction controls (overrides, embeddings, isolates, marks) reorder what a reader sees:
   // each is written out as <U+XXXX> in an isolating element of its own, as the server's pages do.
-  const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+  // Other control characters (no glyph: a tofu box) are written out the same way.
+  const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
   const bidiName = (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`;
   const textNodes = (text) => {
     if (!BIDI.test(text)) return [document.createTextNode(text)];

@@ -204,7 +204,8 @@ function inlineMarkdown(text: string): string {
 }
 
 /** The whole report as one offline HTML page. */
-export function renderBenchHtml(report: BenchReport): string {
+/** `backTo`: the page's way back (the viewer's list); a report written to a file has none. */
+export function renderBenchHtml(report: BenchReport, opts: { backTo?: { href: string; label: string } } = {}): string {
   const tables = reportTables(report);
   const section = (table: ReportTable, chart = ''): string =>
     `<h2 id="${escapeHtml(table.id.replace(/[^\w-]+/g, '-'))}">${escapeHtml(table.title)}</h2>\n<p class="legend">${escapeHtml(table.legend)}</p>\n${chart}<div class="scroll">${htmlTable(table)}</div>`;
@@ -226,7 +227,7 @@ export function renderBenchHtml(report: BenchReport): string {
 <style>${STYLE}</style>
 </head>
 <body>
-<h1>Bench run ${escapeHtml(report.run.id)}</h1>
+${opts.backTo ? `<nav class="back"><a href="${escapeHtml(opts.backTo.href)}">← ${escapeHtml(opts.backTo.label)}</a></nav>\n` : ''}<h1>Bench run ${escapeHtml(report.run.id)}</h1>
 <ul class="summary">${runSummaryLines(report)
     .map((l) => `<li>${inlineMarkdown(l)}</li>`)
     .join('')}</ul>

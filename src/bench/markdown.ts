@@ -3,6 +3,7 @@ import type { BenchReport, RunComparison } from './report.js';
 import { type ReportTable, conditionRows, pct, points, reportTables, runSummaryLines, signedInterval } from './tables.js';
 
 import { inert, markdownCell } from '../render/inert.js';
+import { plural } from '../plural.js';
 
 const cell = markdownCell;
 
@@ -34,11 +35,11 @@ export function renderComparisonMarkdown(c: RunComparison): string {
   const lines = [
     `# Bench runs ${c.a.id} (A) and ${c.b.id} (B)`,
     '',
-    `- A: suite \`${c.a.suite}\`, ${c.a.items} items. B: suite \`${c.b.suite}\`, ${c.b.items} items.`,
+    `- A: suite \`${c.a.suite}\`, ${plural(c.a.items, 'item')}. B: suite \`${c.b.suite}\`, ${plural(c.b.items, 'item')}.`,
     c.sameSuite
       ? '- Same items and gold answers in both runs.'
       : c.a.suite === c.b.suite
-        ? `- Both ran suite \`${c.a.suite}\`, A on ${c.a.items} items and B on ${c.b.items} (a different --limit): the items both ran are compared, by id and gold answer.`
+        ? `- Both ran suite \`${c.a.suite}\`, A on ${plural(c.a.items, 'item')} and B on ${c.b.items} (a different --limit): the items both ran are compared, by id and gold answer.`
         : '- The suites differ: only items with the same id and gold answer in both are compared.',
     '',
     'Difference = accuracy of B minus accuracy of A on the items both finished, with a 95% paired bootstrap interval.',

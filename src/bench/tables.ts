@@ -1,6 +1,7 @@
 import type { BenchReport, ConditionStats } from './report.js';
 import type { FlipMatrix } from './stats.js';
 import type { RunRescore } from './rescore.js';
+import { plural } from '../plural.js';
 
 /** One table of a report, rendered the same way by the Markdown and HTML writers. */
 export interface ReportTable {
@@ -237,11 +238,11 @@ export function runSummaryLines(report: BenchReport): string[] {
   const presets = r.presets.map((p) => {
     const agents = p.agents.map((a) => `${a.id}: ${a.model}`).join(', ');
     const k = r.meanK[p.name];
-    return `\`${p.name}\`: protocol ${p.protocol}, ${p.agents.length} agents (${agents}); ${protocolTerms(p)}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
+    return `\`${p.name}\`: protocol ${p.protocol}, ${plural(p.agents.length, 'agent')} (${agents}); ${protocolTerms(p)}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
   });
   return [
     ...(report.parseHealth?.warning ? [`**⚠ Warning: ${report.parseHealth.warning}**`] : []),
-    `Suite \`${r.suite}\`: ${r.items} items (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
+    `Suite \`${r.suite}\`: ${plural(r.items, 'item')} (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
     `Host ${r.host}; Conclave ${r.engineVersion}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
     ...presets.map((p) => `Preset ${p}.`),
   ];

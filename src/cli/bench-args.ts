@@ -18,6 +18,10 @@ export interface BenchRunArgs {
   json?: boolean;
   events?: boolean;
   quiet?: boolean;
+  /** `--fail-under CONDITION=ACCURACY`, repeatable: exit 7 when a condition's accuracy is below it. */
+  'fail-under'?: string[];
+  /** Print what the run would call and an estimate; call no model, record nothing. */
+  'dry-run'?: boolean;
 }
 
 export interface BenchReportArgs {

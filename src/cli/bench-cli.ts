@@ -22,6 +22,8 @@ import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 import { type EventCounter, eventsWriter } from '../events/writer.js';
 import { exitCodeOf } from '../events/exit-code.js';
+import { plural } from '../plural.js';
+import { GATE_EXIT, gateFailures, parseGate } from '../bench/gate.js';
 
 const usageHint = 'Start a run with `conclave bench --suite arithmetic --preset NAME`, or continue one with `conclave bench --resume RUN`.';
 
@@ -77,6 +79,8 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
     }
   }
 
+  // The gate is read before any call, so a typo in it costs nothing.
+  const gate = parseGate(args['fail-under'] ?? []);
   // --hosts, or one OpenAI-compatible --host, makes a host list; a plain --host stays the single Ollama host it always was.
   const hosts = args.hosts
     ? (await import('../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd)
@@ -84,6 +88,20 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
       ? [singleHost(args, io.env, io.cwd)]
       : undefined;
   if (hosts) (await import('../schedule/scheduler.js')).validateHostEntries(hosts);
+  if (args['dry-run']) {
+    if (args.resume !== undefined) throw new InputError('BAD_FLAG', '--dry-run plans a new run; it cannot be combined with --resume.', { hint: 'Drop --dry-run, or give --suite and --preset instead of --resume.' });
+    const suite = args.suite!;
+    const all = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
+    const items = args.limit === undefined ? all : all.slice(0, args.limit);
+    const { benchDryRun } = await import('./dry-run-cli.js');
+    return benchDryRun(
+      presets.map((name) => loadPreset(name, io.cwd).preset),
+      items.map((i) => i.question),
+      hosts ?? [{ url: resolveHost(args.host, io.env) }],
+      args,
+      io,
+    );
+  }
   const store = await openDb(args.db, io);
   try {
     let runId: string;
@@ -116,7 +134,7 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
     const total = run.itemCount * run.presets.length;
     const already = doneTrialKeys(store, runId).size;
     if (!args.quiet) {
-      const what = `${run.itemCount} items × ${run.presets.length} preset${run.presets.length === 1 ? '' : 's'}`;
+      const what = `${plural(run.itemCount, 'item')} × ${plural(run.presets.length, 'preset')}`;
       tellUser(
         io,
         args.resume === undefined
@@ -173,6 +191,13 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
       const dbFlag = store.path === resolve(defaultDbPath(io.env)) ? '' : ` --db ${shellWord(store.path)}`;
       tellUser(io, `Stored as bench run ${runId} in ${store.path}. Full report: \`conclave bench report ${runId}${dbFlag} --format html --out report.html\`\n`);
     }
+    const failures = gateFailures(gate, report.conditions);
+    if (failures.length > 0) {
+      // Said even with --quiet: it is why the command fails.
+      tellUser(io, `bench: --fail-under failed (exit ${GATE_EXIT}):\n${failures.map((f) => `  ${inert(f)}`).join('\n')}\n`);
+      return GATE_EXIT;
+    }
+    if (gate.length > 0 && !args.quiet) tellUser(io, `bench: --fail-under passed: ${gate.map((g) => `${g.condition} ≥ ${(g.floor * 100).toFixed(1)}%`).join(', ')}.\n`);
     return 0;
   } finally {
     store.close();
@@ -225,7 +250,7 @@ export async function benchImportFromCli(args: BenchImportArgs, io: CliIO): Prom
   const path = resolve(io.cwd, args.file);
   const items = args.kind === 'gsm8k' ? await importGsm8k(path) : await importMmlu(path);
   await writeOut(items.map((item) => `${JSON.stringify(item)}\n`).join(''), args.out, io);
-  if (args.out !== undefined) io.stderr.write(`${items.length} items; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
+  if (args.out !== undefined) io.stderr.write(`${plural(items.length, 'item')}; run them with \`conclave bench --suite ${args.out} --preset NAME\`\n`);
   return 0;
 }
 

@@ -9,6 +9,7 @@ import type { Store } from '../store/store.js';
 import type { RescoreArgs } from './bench-args.js';
 import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
+import { plural } from '../plural.js';
 
 const pct = (x: number | null): string => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
 const num = (x: number | null, digits = 1): string => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(digits));
@@ -97,7 +98,7 @@ export function rescoreDebate(store: Store, id: string, names: readonly string[]
 }
 
 export function renderRunRescore(r: RunRescore): string {
-  const out: string[] = [inertLine(`Bench run ${r.run.id}: ${r.run.items} items, re-scored from the record (no model was called)`), ''];
+  const out: string[] = [inertLine(`Bench run ${r.run.id}: ${plural(r.run.items, 'item')}, re-scored from the record (no model was called)`), ''];
   for (const preset of r.run.presets) {
     const rows = r.rules.filter((f) => f.preset === preset);
     out.push(inertLine(`Preset ${preset} (own scoring: ${r.own[preset] ?? '–'})`));

@@ -3,7 +3,7 @@ import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readMcpAttach
 import { mcpPresetPath } from '../config/mcp-preset.js';
 import { checkDestinations, type Destinations, destinationUrls } from '../config/trust.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
-import type { Preset } from '../config/preset-schema.js';
+import type { HostEntry, Preset } from '../config/preset-schema.js';
 import { writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
@@ -22,6 +22,7 @@ import { inert, jsonText } from '../render/inert.js';
 import { eventsWriter } from '../events/writer.js';
 import { liveFileWriter } from '../events/live-file.js';
 import { exitCodeOf } from '../events/exit-code.js';
+import { closest } from '../suggest.js';
 
 /** A number flag's value as the user will recognise it: yargs turns `abc` into NaN. */
 export function given(value: number): string {
@@ -48,6 +49,10 @@ export interface RunCliArgs extends HostArgs {
   constraint?: string[];
   protocol?: Preset['protocol']['kind'];
   'trust-preset-hosts'?: boolean;
+  /** `--agent ID=MODEL`, repeatable: one agent's model for this run. */
+  agent?: string[];
+  /** Print the plan, the calls and estimates; call no model, record nothing. */
+  'dry-run'?: boolean;
 }
 
 /**
@@ -62,7 +67,11 @@ export interface RunAsker {
 }
 
 /** Apply --max-rounds / --threshold / --token-budget / --constraint to a preset, validating them as the preset's own fields would be. */
-export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[]; protocol?: Preset['protocol']['kind'] }): Preset {
+export function applyOverrides(
+  preset: Preset,
+  args: { 'max-rounds'?: number; threshold?: number; 'token-budget'?: number; constraint?: string[]; protocol?: Preset['protocol']['kind']; agent?: string[] },
+): Preset {
+  const agents = agentModels(preset, args.agent ?? []);
   const maxRounds = args['max-rounds'];
   const threshold = args.threshold;
   const tokenBudget = args['token-budget'];
@@ -84,6 +93,7 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
   const kind = args.protocol ?? preset.protocol.kind;
   return {
     ...preset,
+    agents,
     protocol: {
       ...protocol,
       kind,
@@ -94,6 +104,33 @@ export function applyOverrides(preset: Preset, args: { 'max-rounds'?: number; th
     },
     ...(added.length ? { constraints: [...(preset.constraints ?? []), ...added] } : {}),
   };
+}
+
+/**
+ * The panel with each `--agent ID=MODEL` applied: that agent answers with MODEL, everything else of
+ * it kept. The preset as run, and so its snapshot in the record, names the model used.
+ */
+function agentModels(preset: Preset, overrides: readonly string[]): Preset['agents'] {
+  const ids = preset.agents.map((a) => a.id);
+  const models = new Map<string, string>();
+  for (const raw of overrides) {
+    const text = String(raw);
+    const eq = text.indexOf('=');
+    const id = eq < 0 ? '' : text.slice(0, eq).trim();
+    const model = eq < 0 ? '' : text.slice(eq + 1).trim();
+    if (id === '' || model === '') {
+      throw new InputError('BAD_FLAG', `--agent takes ID=MODEL; got \`${text}\`.`, { hint: `Name one of the preset's agents (${ids.join(', ')}) and a model, e.g. --agent ${ids[0] ?? 'ID'}=llama3.1:8b.` });
+    }
+    if (!ids.includes(id)) {
+      const near = closest(id, ids);
+      throw new InputError('UNKNOWN_AGENT', `--agent names \`${id}\`, which is not an agent of the preset ${preset.name}.${near ? ` Did you mean \`${near}\`?` : ''}`, {
+        hint: `Its agents are ${ids.join(', ')}.`,
+      });
+    }
+    if (models.has(id)) throw new InputError('BAD_FLAG', `--agent names \`${id}\` twice.`, { hint: 'Give each agent one model.' });
+    models.set(id, model);
+  }
+  return preset.agents.map((a) => (models.has(a.id) ? { ...a, model: models.get(a.id)! } : a));
 }
 
 /**
@@ -132,6 +169,10 @@ export async function questionOf(args: Pick<RunCliArgs, 'question' | 'question-f
 export interface PreparedRun {
   /** Lines that say what is attached and where the question goes; shown even with --quiet. */
   header: string[];
+  /** The preset as it would run (overrides applied), the question and the servers: what --dry-run reads. */
+  preset: Preset;
+  question: string;
+  hosts: HostEntry[];
   /** The engine's options for this run, given the record it will be written to. */
   options(store: Store): Omit<RunDebateOptions, 'recorder' | 'listeners' | 'signal'>;
 }
@@ -187,6 +228,9 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
   ];
   return {
     header,
+    preset,
+    question,
+    hosts: hosts ?? (destinations.chosenBy === 'preset' ? destinations.hosts : [{ url: host, ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]),
     options: (store) => ({
       id: newDebateId(Date.now(), (id) => store.hasDebate(id)),
       question,
@@ -210,6 +254,10 @@ export async function runFromCli(args: RunCliArgs, io: CliIO): Promise<number> {
   let prepared: PreparedRun;
   try {
     prepared = await prepareRun(args, io);
+    if (args['dry-run']) {
+      const { dryRunFromCli } = await import('./dry-run-cli.js');
+      return dryRunFromCli(prepared, args, io);
+    }
     // Said even with --quiet: what leaves this machine, and where to, is never a surprise.
     if (prepared.header.length > 0) io.stderr.write(`${prepared.header.map((l) => inert(l)).join('\n')}\n`);
     store = await openDb(args.db, io, args['sign-key'] ? { signKey: args['sign-key'] } : {});

@@ -8,7 +8,8 @@ import { debateDocument } from '../render/document.js';
 import { debateListDocument } from '../render/list-document.js';
 import { inert, inertLine, jsonText } from '../render/inert.js';
 import type { StoredDebate } from '../store/store.js';
-import { cardBlock, endNote, guarded, jsonBlock, keyParts, quoted, textResult, UNTRUSTED } from './results.js';
+import { cardBlock, endNote, guarded, jsonBlock, keyParts, quoted, structuredResult, UNTRUSTED } from './results.js';
+import { listOutput, showOutput, startOutput, waitOutput } from './output-schemas.js';
 import type { RunProgress } from './runs.js';
 import type { McpContext } from './context.js';
 
@@ -38,6 +39,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         constraints: z.array(z.string()).optional().describe('Constraints stated in every agent prompt, never shortened'),
         tokenBudget: z.number().int().min(1000).optional().describe('Prompt plus reply tokens for the whole run, from 1000'),
       },
+      outputSchema: startOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
     async (args) =>
@@ -61,7 +63,8 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         );
         for (const line of prepared.header) ctx.log(line);
         const id = await ctx.runs.start(prepared);
-        return textResult(
+        return structuredResult(
+          { id, status: 'running' },
           [`Started debate ${id}.`, ...prepared.header, `Call conclave_wait with id "${id}" to follow it; it reports progress while the debate runs and the result once it has ended.`].join('\n'),
           jsonText({ id, status: 'running' }),
         );
@@ -80,6 +83,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         id: z.string().describe('The debate id (or a unique prefix of it)'),
         maxSeconds: z.number().min(0).max(MAX_WAIT_SECONDS).optional().describe(`Seconds to wait at most, 0 to ${MAX_WAIT_SECONDS}; default ${DEFAULT_WAIT_SECONDS}`),
       },
+      outputSchema: waitOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) =>
@@ -114,15 +118,18 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
       title: 'Show a stored Conclave debate',
       description: `Return a stored debate: its card and its whole JSON document (every turn, judge score, call and the synthesis; format in docs/record.md). ${UNTRUSTED}`,
       inputSchema: { id: z.string().describe('The debate id (or a unique prefix of it)') },
+      outputSchema: showOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) =>
       guarded(async () => {
         const stored = ctx.store.getDebate(ctx.store.resolveId(args.id));
-        return textResult(
+        const document = debateDocument(stored);
+        return structuredResult(
+          { id: stored.id, status: stored.status, document },
           `Debate ${stored.id}: ${stored.status}. The card, then the whole JSON document (format conclave.debate).`,
           cardBlock(stored),
-          jsonBlock(`the JSON document of debate ${stored.id}, with every reply of the panel`, debateDocument(stored)),
+          jsonBlock(`the JSON document of debate ${stored.id}, with every reply of the panel`, document),
         );
       }),
   );
@@ -137,6 +144,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         preset: z.string().optional().describe('Only debates run with the preset of this name'),
         limit: z.number().int().min(1).max(500).optional().describe('How many at most; default 20'),
       },
+      outputSchema: listOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) =>
@@ -163,7 +171,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         const matched = (list: { presetName: string }[]): number => (args.preset ? list.filter((d) => d.presetName === args.preset).length : list.length);
         const total = rows.length < limit ? rows.length : matched(ctx.store.listDebates({ ...(status ? { status } : {}), limit: Number.MAX_SAFE_INTEGER }));
         const shown = total > entries.length ? `${entries.length} of ${total} debates (the newest; raise limit for more)` : `${entries.length} debate${entries.length === 1 ? '' : 's'}`;
-        return textResult(`${shown} in ${ctx.store.path}, newest first.`, jsonText(entries, 2));
+        return structuredResult({ debates: entries, total, database: ctx.store.path }, `${shown} in ${ctx.store.path}, newest first.`, jsonText(entries, 2));
       }),
   );
 }
@@ -177,19 +185,23 @@ function progressLine(p: RunProgress): string {
 }
 
 function runningResult(id: string, p: RunProgress, note?: string): CallToolResult {
-  return textResult(
+  const progress = { round: p.round, stage: p.stage, callsDone: p.callsDone, lastJudgeScore: p.lastJudgeScore, lastJudgedRound: p.lastJudgedRound };
+  return structuredResult(
+    { id, status: 'running', ended: false, progress },
     [`Debate ${id} is still running: ${progressLine(p)}.`, ...(note ? [note] : []), `Call conclave_wait with id "${id}" again to go on waiting.`].join('\n'),
     jsonText({ id, status: 'running', round: p.round, stage: p.stage, callsDone: p.callsDone, lastJudgeScore: p.lastJudgeScore, lastJudgedRound: p.lastJudgedRound }, 2),
   );
 }
 
 function endedResult(d: StoredDebate, reason: string | null): CallToolResult {
-  return textResult(
+  const summary = keyParts(d);
+  return structuredResult(
+    { id: d.id, status: d.status, ended: true, reason, debate: summary },
     endNote(d),
     // The reason can quote what a model or a server sent back.
     ...(reason ? [quoted(`why debate ${d.id} ended as it did, as Conclave recorded it (it can quote replies of models and servers)`, inert(reason))] : []),
     cardBlock(d),
-    jsonBlock(`the key parts of the JSON document of debate ${d.id}`, keyParts(d)),
+    jsonBlock(`the key parts of the JSON document of debate ${d.id}`, summary),
   );
 }
 

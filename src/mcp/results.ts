@@ -29,6 +29,14 @@ export function textResult(...parts: string[]): CallToolResult {
   return { content: parts.map((text) => ({ type: 'text' as const, text })) };
 }
 
+/**
+ * A result with `structuredContent` (what the tool's `outputSchema` declares) and the same in text
+ * for clients that read only text. The value goes through JSON so it is exactly what the wire carries.
+ */
+export function structuredResult(structured: Record<string, unknown>, ...parts: string[]): CallToolResult {
+  return { ...textResult(...parts), structuredContent: JSON.parse(JSON.stringify(structured)) as Record<string, unknown> };
+}
+
 /** A tool error the calling model can read and act on: the CLI's message and hint. */
 export function errorResult(err: unknown): CallToolResult {
   if (isConclaveError(err)) {

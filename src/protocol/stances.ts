@@ -1,3 +1,4 @@
+import { plural } from '../plural.js';
 
 /**
  * Stances: the judge's per-round grouping of the panel by the position each agent holds,
@@ -301,6 +302,6 @@ export function independenceOf(figures: ConformityFigures): { independent: boole
     rests.families.length === 1
       ? `one model family (${rests.families[0]}${rests.unknown ? `, and ${rests.unknown} of unknown family` : ''})`
       : 'agents of unknown model family';
-  const how = figures.stancesAtStart === null ? 'with no stance record from round 0' : figures.movers.length > 0 ? `after ${figures.movers.length} agent${figures.movers.length === 1 ? '' : 's'} moved` : `from ${figures.stancesAtStart} stances at round 0`;
+  const how = figures.stancesAtStart === null ? 'with no stance record from round 0' : figures.movers.length > 0 ? `after ${figures.movers.length} agent${figures.movers.length === 1 ? '' : 's'} moved` : `from ${plural(figures.stancesAtStart, 'stance')} at round 0`;
   return { independent: false, reason: `agreement ${how} rests on ${which}: not independent support` };
 }

@@ -1,5 +1,6 @@
 // The tension map's format and ordering, without its schemas: what the record's readers need
 // (store/tensions.ts), so a command that only reads the record never loads zod.
+import { plural } from '../plural.js';
 
 export const TENSION_MAP_FORMAT = 'conclave.tension-map';
 export const TENSION_MAP_VERSION = 1;
@@ -67,7 +68,7 @@ export function round2Decision<T extends RankedClash>(tensions: readonly T[], ru
   }
   const top = qualifying[0]!.severity;
   const target = qualifying.find((t) => t.severity === top && t.resolvable) ?? qualifying[0]!;
-  return { fire: true, qualifying: ids, target, reason: `${qualifying.length} clashes meet the rule (${need}): ${ids.join(', ')}` };
+  return { fire: true, qualifying: ids, target, reason: `${plural(qualifying.length, 'clash', 'clashes')} ${qualifying.length === 1 ? 'meets' : 'meet'} the rule (${need}): ${ids.join(', ')}` };
 }
 
 

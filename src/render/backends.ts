@@ -31,3 +31,15 @@ export function plannedHostText(h: PlannedHost): string {
     ? `OpenAI-compatible server${h.apiKeyEnv ? ` (key from $${h.apiKeyEnv})` : ''}: manages its own memory, ${slots}`
     : `Ollama, ${(h.vramBytes / 2 ** 30).toFixed(0)} GiB VRAM, ${slots}`;
 }
+
+/**
+ * The synthesizer whose synthesis the record holds: the model of the last attempt that succeeded
+ * (`conclave synthesize --model` can name another than the preset's), else the preset's.
+ */
+export function synthesizerUsed(d: {
+  preset: { synthesizer: { model?: string | undefined } };
+  synthesisAttempts?: readonly { model: string; status: string }[] | undefined;
+}): string {
+  const ok = (d.synthesisAttempts ?? []).filter((a) => a.status === 'ok' && a.model).at(-1);
+  return ok?.model ?? d.preset.synthesizer.model ?? '';
+}

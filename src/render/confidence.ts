@@ -11,6 +11,7 @@ import type { ProtocolStep } from '../engine/protocol-events.js';
 import type { StoredDebate } from '../store/store.js';
 import { figuresOf } from './panel-record.js';
 import { kindOf } from './protocols.js';
+import { plural } from '../plural.js';
 
 /**
  * The engine's confidence for a stored run (docs/confidence.md): what each protocol recorded,
@@ -96,5 +97,5 @@ export function restsOnText(c: ComputedConfidence): string | null {
 
 /** The synthesizer's own statement, labelled as the model's. */
 export function modelConfidenceText(level: string, converged: number): string {
-  return `the synthesizer's own statement: ${level}, ${converged} agents converged`;
+  return `the synthesizer's own statement: ${level}, ${plural(converged, 'agent')} converged`;
 }

@@ -10,7 +10,7 @@ import { tensionMarkdown } from './tensions.js';
 import { materialMarkdown } from './material.js';
 import { votingMarkdown } from './voting.js';
 import { callPlaceText } from './place.js';
-import { apiName, plannedHostText, servedBy } from './backends.js';
+import { apiName, plannedHostText, servedBy, synthesizerUsed } from './backends.js';
 import type { PlannedHost } from '../schedule/plan.js';
 
 /**
@@ -36,7 +36,7 @@ export function renderMarkdown(stored: StoredDebate): string {
       .filter((a) => a.role === 'debater')
       .map((a) => `${a.id} (\`${a.model}\`)`)
       .join(', ')}`,
-    `- Judge: \`${d.preset.judge.model}\`, synthesizer: \`${d.preset.synthesizer.model ?? ''}\``,
+    `- Judge: \`${d.preset.judge.model}\`, synthesizer: \`${synthesizerUsed(d)}\`${synthesizerUsed(d) !== (d.preset.synthesizer.model ?? '') ? ` (the preset names \`${d.preset.synthesizer.model ?? ''}\`)` : ''}`,
     '',
   );
   const s = d.synthesis?.synthesis;

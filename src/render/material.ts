@@ -3,6 +3,7 @@ import { describeUses } from '../protocol/material.js';
 import type { StoredDebate } from '../store/store.js';
 import type { painter } from './style.js';
 import { callPlaceText } from './place.js';
+import { plural } from '../plural.js';
 
 type Paint = ReturnType<typeof painter>;
 type Wrap = (text: string, width: number) => string[];
@@ -51,7 +52,7 @@ export function materialCardLines(d: StoredDebate, paint: Paint, width: number, 
   const b = budgetSummary(d);
   if (b.limit !== null) {
     const share = Math.round((b.used / b.limit) * 100);
-    lines.push('', paint('bold', `TOKEN BUDGET: ${tokens(b.used)} of ${tokens(b.limit)} tokens (${share}%) in ${b.calls} calls`));
+    lines.push('', paint('bold', `TOKEN BUDGET: ${tokens(b.used)} of ${tokens(b.limit)} tokens (${share}%) in ${plural(b.calls, 'call')}`));
     if (b.truncated) lines.push(paint('dim', `  material or peers' reasoning cut in ${b.truncated} prompt${b.truncated === 1 ? '' : 's'} (from 80% of the budget)`));
     if (b.cutShort) lines.push(...wrap(`Cut short by the budget: ${b.cutShort}.`, width - 2).map((l) => `  ${paint('yellow', l)}`));
   }
@@ -74,7 +75,7 @@ export function materialMarkdown(d: StoredDebate): string[] {
   }
   const b = budgetSummary(d);
   if (b.limit !== null) {
-    out.push('## Token budget', '', `${tokens(b.used)} of ${tokens(b.limit)} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${b.calls} calls.${b.cutShort ? ` Cut short: ${b.cutShort}.` : ''}`, '');
+    out.push('## Token budget', '', `${tokens(b.used)} of ${tokens(b.limit)} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${plural(b.calls, 'call')}.${b.cutShort ? ` Cut short: ${b.cutShort}.` : ''}`, '');
     for (const x of d.budgetDecisions ?? []) out.push(`- ${x.kind} at ${tokens(x.used)} tokens: ${x.detail}`);
     if (d.budgetDecisions?.length) out.push('');
   }

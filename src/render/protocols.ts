@@ -6,6 +6,7 @@ import type { Finding, Observation } from '../protocol/pipeline.js';
 import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/phases.js';
 import type { Paint } from './style.js';
 import { stanceStepLines } from './stance-lines.js';
+import { plural } from '../plural.js';
 
 /**
  * The renderers for the protocols' own shapes: a tournament's bracket and verdicts, a
@@ -123,7 +124,7 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
-        `  ${paint('magenta', step.filter)}: ${step.mode === 'list' ? `${step.findings.length} findings, ${step.findings.filter((f) => f.blocking).length} blocking` : `wrote ${clip(step.artifact?.title ?? '')}`}`,
+        `  ${paint('magenta', step.filter)}: ${step.mode === 'list' ? `${plural(step.findings.length, 'finding')}, ${step.findings.filter((f) => f.blocking).length} blocking` : `wrote ${clip(step.artifact?.title ?? '')}`}`,
       ];
   }
 }
@@ -230,7 +231,7 @@ export function protocolFooter(d: StoredDebate): string {
   const debaters = d.agents.filter((a) => a.role === 'debater').length;
   switch (kind) {
     case 'parallel':
-      return `parallel answers from ${debaters} agents`;
+      return `parallel answers from ${plural(debaters, 'agent')}`;
     case 'tournament': {
       const rounds = steps.filter((s) => s.kind === 'bracket').length;
       return `tournament of ${debaters} agents · ${rounds} bracket round${rounds === 1 ? '' : 's'}`;

@@ -5,6 +5,7 @@ import { bySeverity, malformedClashesOf, resolutionText, round2Decision, round2D
 import type { StoredDebate } from '../store/store.js';
 import type { StoredTensionMap } from '../store/tensions.js';
 import type { Paint } from './style.js';
+import { plural } from '../plural.js';
 
 /**
  * How the tension map shows: live and in replays (from its events), on the card,
@@ -32,7 +33,7 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
     case 'claims': {
       lines.push(
         paint('bold', '\nTension map') +
-          paint('dim', ` · ${update.agents.length} agents · ${update.claims.length} load-bearing claims · ${update.pairs} pairs in ${update.clashCalls} clash call${update.clashCalls === 1 ? '' : 's'}`),
+          paint('dim', ` · ${plural(update.agents.length, 'agent')} · ${plural(update.claims.length, 'load-bearing claim')} · ${plural(update.pairs, 'pair')} in ${update.clashCalls} clash call${update.clashCalls === 1 ? '' : 's'}`),
       );
       const counts = update.agents.map((a) => `${a} ${update.claims.filter((c) => c.agentId === a).length}`).join(' · ');
       if (counts) lines.push(`  ${paint('dim', 'claims:')} ${counts}`);

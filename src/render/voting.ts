@@ -4,6 +4,7 @@ import type { Tier, Vote } from '../protocol/voting.js';
 import type { StoredDebate } from '../store/store.js';
 import type { StoredBallot, StoredVoteIteration, StoredVoting } from '../store/voting.js';
 import type { Paint } from './style.js';
+import { plural } from '../plural.js';
 
 /**
  * How the cluster vote shows: on the card, in `show` (Markdown), in the JSON
@@ -144,7 +145,7 @@ export function votingCardLines(d: StoredDebate, paint: Paint, width: number, wr
     }
   }
   const abstained = abstentionCount(final.ballots);
-  lines.push(paint('dim', `  ${final.ballots.length} votes, ${abstained} abstention${abstained === 1 ? '' : 's'}; ★ persuasive (approved by a cluster other than the author's)`));
+  lines.push(paint('dim', `  ${plural(final.ballots.length, 'vote')}, ${abstained} abstention${abstained === 1 ? '' : 's'}; ★ persuasive (approved by a cluster other than the author's)`));
   return lines;
 }
 
@@ -168,7 +169,7 @@ export function votingMarkdown(d: StoredDebate): string[] {
     }
     if (it.tiers.length === 0) out.push('_Not classified: the debate stopped during the vote._');
     const abstentions = it.ballots.filter((b) => b.vote === 'abstain');
-    out.push('', `${it.ballots.length} votes, ${abstentions.length} abstention${abstentions.length === 1 ? '' : 's'}.`);
+    out.push('', `${plural(it.ballots.length, 'vote')}, ${abstentions.length} abstention${abstentions.length === 1 ? '' : 's'}.`);
     for (const b of abstentions) out.push(`- ${b.voterId} on ${authorOf.get(b.artifactId) ?? b.artifactId}: ${b.parseStatus}${b.error ? ` (${firstLine(b.error)})` : ''}`);
     out.push('');
   }
@@ -255,7 +256,7 @@ export function votingLiveView(paint: Paint): (event: DebateEvent) => string[] {
         const title = event.iteration === 0 ? 'Cluster vote on the final positions' : `Cluster vote after refinement ${event.iteration}`;
         const refined = event.artifacts.filter((a) => a.origin === 'kept').map((a) => a.authorId);
         return [
-          paint('bold', `\n${title}`) + paint('dim', ` · ${artifacts.length} positions, ${expected} votes`),
+          paint('bold', `\n${title}`) + paint('dim', ` · ${plural(artifacts.length, 'position')}, ${plural(expected, 'vote')}`),
           ...(refined.length ? [paint('yellow', `  kept the earlier text of ${refined.join(', ')}: their refinement failed`)] : []),
         ];
       }

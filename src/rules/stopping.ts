@@ -14,6 +14,7 @@ import {
   spentThrough,
   tally,
 } from './trajectory.js';
+import { plural } from '../plural.js';
 
 /**
  * Stopping rules: each walks the rounds that ran and stops at the first one its test accepts
@@ -76,7 +77,7 @@ function fixedRounds(k: number): Rule {
     family: 'stopping',
     label: `${k} critique round${k === 1 ? '' : 's'}, no judge, majority`,
     source: 'Kaesberg et al. 2025 (rounds before voting)',
-    decide: (t) => stopAt(t, (round) => round.round >= k, { judge: false, what: `${k} rounds` }),
+    decide: (t) => stopAt(t, (round) => round.round >= k, { judge: false, what: plural(k, 'round') }),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ModelDetails, TagModel } from '../backend/types.js';
 import { type AgentFamily, familyKey } from '../protocol/stances.js';
+import { plural } from '../plural.js';
 
 /**
  * Each debater's model family, for the record and the plan's warning: what the server
@@ -23,7 +24,7 @@ export function oneFamilyWarning(families: readonly AgentFamily[]): string | nul
   const keys = families.map((f) => familyKey(f.family));
   if (keys.some((k) => k === null) || new Set(keys).size !== 1) return null;
   return (
-    `All ${families.length} agents are of one model family (${keys[0]}): models of one family tend to share their errors, so their agreement is weak evidence ` +
+    `${families.length === 1 ? 'The one agent is' : `All ${plural(families.length, 'agent')} are`} of one model family (${keys[0]}): models of one family tend to share their errors, so their agreement is weak evidence ` +
     `and the card's confidence stays at MEDIUM unless they agree from round 0 (docs/confidence.md). Mix families for independent views.`
   );
 }

@@ -11,9 +11,10 @@ import { abstainingClusters } from '../render/voting.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
-import { apiName, plannedHostText } from '../render/backends.js';
+import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf } from '../render/protocols.js';
+import { plural } from '../plural.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -135,7 +136,7 @@ function panel(d: StoredDebate): Html {
   return html`<table class="panel" id="panel">
 <thead><tr><th>id</th><th>role</th><th>model</th><th>cluster</th><th>digest</th><th>persona</th></tr></thead>
 <tbody>${shown.map(
-    (a) => html`<tr><td class="agent">${a.id}</td><td>${roleOf(a)}</td><td><code>${a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
+    (a) => html`<tr><td class="agent">${a.id}</td><td>${roleOf(a)}</td><td><code>${a.role === 'synthesizer' ? synthesizerUsed(d) : a.model}</code></td><td>${a.cluster ?? ''}</td><td><code>${a.digest ? a.digest.slice(0, 12) : ''}</code></td><td>${a.persona ? html`<details><summary>${clipText(a.persona, 60)}</summary><p>${a.persona}</p></details>` : ''}</td></tr>`,
   )}</tbody>
 </table>`;
 }
@@ -171,7 +172,7 @@ function synthesisCard(d: StoredDebate): Html {
 ${synthesisAttempts(d)}
 <h3>Recommendation</h3>
 <p class="recommendation">${y.recommendation}</p>
-${y.triggersToRevisit.length ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
+${y.triggersToRevisit.length && kindOf(d) !== 'pipeline' ? html`<h3>Triggers to revisit</h3><ul>${y.triggersToRevisit.map((t) => html`<li>${t}</li>`)}</ul>` : ''}
 ${confidenceBlock(d)}${kindOf(d) !== 'debate' ? '' : html`<p class="dim">${modelConfidenceText(y.confidence.level, y.confidence.converged)}</p>`}
 ${y.minorityPositions.length ? html`<h3>Minority positions</h3>${y.minorityPositions.map((m) => html`<div class="minority"><p><span class="agent">${m.agent}</span>, round ${m.round}: ${m.argument}</p><p class="muted">Why it still matters: ${m.whyItMatters}</p></div>`)}` : ''}
 ${y.failedAgents.length ? html`<h3>Failed agents</h3><ul>${y.failedAgents.map((f) => html`<li><span class="agent">${f.agent}</span>: ${f.reason}</li>`)}</ul>` : ''}
@@ -238,7 +239,7 @@ ${written
     (o) => html`<div class="observations" data-agent="${o.agentId}"><p><span class="agent">${o.agentId}</span> (${o.role})${o.status !== 'ok' ? html` <span class="error">${o.status}: ${o.error ?? ''}</span>` : ''}${o.phase === 'review' && !o.withPlan ? html` <span class="muted">without a plan</span>` : ''}</p>
 ${o.summary ? html`<p>${o.summary}</p>` : ''}
 ${o.observations.length ? html`<ul>${o.observations.map((x) => html`<li>${x.blocking ? html`<strong>blocking</strong> ` : ''}${x.text}${x.evidence ? html` <span class="muted">(${x.evidence})</span>` : ''}</li>`)}</ul>` : ''}</div>`,
-  )}</section>`,
+  )}${ph.phase === 'final' && !written.some((o) => o.phase === 'final') ? html`<p class="muted">It wrote the <a href="#review-report">review report</a> from the plan and the observations above.</p>` : ''}</section>`,
   )}</section>`;
 }
 
@@ -406,13 +407,13 @@ function materialSection(d: StoredDebate): Html | string {
 <ul class="attachments" id="attachments">${files.map(
         (f) => html`<li><details><summary><code>${f.name}</code> · ${f.bytes.toLocaleString('en-US')} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${f.content}</pre></details></li>`,
       )}</ul>
-<p>${d.calls.filter((c) => c.material?.length).length} agent calls read it; what each read is in its prompt below.</p>`
+<p>${plural(d.calls.filter((c) => c.material?.length).length, 'agent call')} read it; what each read is in its prompt below.</p>`
     : '';
   const budget =
     b.limit === null
       ? ''
       : html`<h2>Token budget</h2>
-<p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${b.calls} calls${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
+<p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${plural(b.calls, 'call')}${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
 ${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail}${/ of [\d,]+ (used|tokens)/.test(x.detail) ? '' : ` (${x.used.toLocaleString('en-US')} of ${x.limit.toLocaleString('en-US')} used)`}</li>`)}</ul>` : ''}`;
   return html`${attached}${budget}`;
 }
@@ -426,7 +427,7 @@ function stanceStrip(d: StoredDebate): Html | string {
   return html`<section id="stances" class="card">
 <h3>Stances</h3>
 ${p.families ? html`<p>Families: ${familiesText(p.families)}</p>` : ''}
-${f && f.stancesAtStart !== null ? html`<p>${f.stancesAtStart} stances at round 0 (effective ${fixed(f.effectivePositions)}) → ${f.stancesAtEnd} at the end${f.majorityAdoption !== null ? html` · majority adoption ${f.joinedMajority.length}/${f.outsideMajority.length}` : ''}</p>` : ''}
+${f && f.stancesAtStart !== null ? html`<p>${plural(f.stancesAtStart, 'stance')} at round 0 (effective ${fixed(f.effectivePositions)}) → ${f.stancesAtEnd} at the end${f.majorityAdoption !== null ? html` · majority adoption ${f.joinedMajority.length}/${f.outsideMajority.length}` : ''}</p>` : ''}
 ${p.rounds.length
   ? html`<table class="stance-strips"><thead><tr><th>agent</th>${p.rounds.map((r) => html`<th>round ${r.round}</th>`)}</tr></thead><tbody>${agents.map(
       (id) => html`<tr data-agent="${id}"><th><span class="agent">${id}</span></th>${p.rounds.map((r) => {
@@ -441,6 +442,16 @@ ${p.rounds.length
 </section>`;
 }
 
+/** Each time the debate was resumed, as `show` lists them: when, on which host, from where, and what it reused. */
+function resumptionList(d: StoredDebate): Html {
+  const list = d.resumptions ?? [];
+  if (list.length === 0) return html``;
+  return html`<ul class="resumptions" id="resumptions">${list.map(
+    (r) =>
+      html`<li>Resumed ${formatTime(r.at)} on <code>${r.host}</code>, ${r.fromRound < 0 ? 'from the start' : `after round ${r.fromRound}`} (calls 1–${r.callsBefore} were recorded before)${(r.reused ?? []).length ? html`; reused without asking again: ${(r.reused ?? []).map((t) => `${t.agentId} in round ${t.round} (call ${t.call})`).join(', ')}` : ''}</li>`,
+  )}</ul>`;
+}
+
 export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   const p = d.preset.protocol;
   const kind = p.kind ?? 'debate';
@@ -448,7 +459,7 @@ export function debatePage(d: StoredDebate, exitDetail: string | null): string {
   // Each protocol's page shows what it produced, in its own terms, and no section that does not apply.
   const shape =
     kind === 'debate'
-      ? html` · max ${p.maxRounds} critique rounds · threshold ${p.convergenceThreshold} · ${d.roundsCompleted} rounds held · final convergence ${fixed(d.finalConvergence)}`
+      ? html` · max ${plural(p.maxRounds, 'critique round')} · threshold ${p.convergenceThreshold} · ${plural(d.roundsCompleted, 'round')} held · final convergence ${fixed(d.finalConvergence)}`
       : kind === 'pipeline'
         ? html` · roles ${d.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')} · filter mode ${p.filterMode ?? 'list'}`
         : '';
@@ -457,8 +468,9 @@ ${constraints.length ? html`<ul class="constraints" id="constraints">${constrain
 <p class="facts"><span class="status status-${d.status}" id="status">${d.status}</span>
 · preset <strong>${d.presetName}</strong>${kind !== 'debate' ? html` · protocol <strong>${kind}</strong>` : ''}${shape}
 · started ${formatTime(d.createdAt)}${d.finishedAt ? html` · finished ${formatTime(d.finishedAt)}` : ''}
-· host <code>${d.host}</code> · engine ${d.engineVersion} · id <code>${d.id}</code>
+· host <code>${d.host}</code> · engine ${d.engineVersion} · id <code class="id">${d.id}</code>
 · <a href="/api/debates/${encodeURIComponent(d.id)}">JSON</a></p>
+${resumptionList(d)}
 ${adviceOf(d) ? html`<p class="advice" id="advice">Protocol chosen by the advisor: ${adviceLine(adviceOf(d)!)}</p>` : ''}
 ${exitLine(d, exitDetail)}
 <ol id="live-log" class="live-log"></ol>

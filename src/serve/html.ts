@@ -17,12 +17,20 @@ type Part = Html | string | number | boolean | null | undefined | readonly Part[
 /** A direction control in page text: written out, in an element of its own that isolates it. */
 const isolatedBidi = (c: string): string => `<bdi class="ctl" title="a direction control character, shown instead of applied">${escapeMarkup(bidiName(c))}</bdi>`;
 
+/**
+ * Other control characters (C0 but tab, newline and carriage return; DEL; C1) have no glyph: a browser
+ * draws a tofu box or nothing. They are written out as `<U+0007>` too, so a reader sees what is there.
+ */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+const isolatedControl = (c: string): string => `<bdi class="ctl" title="a control character, shown instead of applied">${escapeMarkup(bidiName(c))}</bdi>`;
+
 function renderPart(part: Part, inText: boolean): string {
   if (part instanceof Html) return part.value;
   if (Array.isArray(part)) return part.map((p) => renderPart(p, inText)).join('');
   if (part === null || part === undefined || part === false || part === true) return '';
   // In an attribute or the title no element can stand: the control is written out as text there.
-  return inText ? replaceBidi(escapeMarkup(String(part)), isolatedBidi) : escapeHtml(String(part));
+  const text = String(part);
+  return inText ? replaceBidi(escapeMarkup(text), isolatedBidi).replace(CONTROL, isolatedControl) : escapeHtml(text.replace(CONTROL, bidiName));
 }
 
 /** Whether a value placed after this markup lands in element text (not an attribute value, nor the title). */

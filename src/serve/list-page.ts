@@ -74,7 +74,7 @@ ${debates.map(
 <td class="num">${fixed(r.finalConvergence)}</td>
 <td class="num">${r.agentCount}</td>
 <td class="num">${r.callCount}</td>
-<td><code>${r.id}</code></td>
+<td><code class="id">${r.id}</code></td>
 </tr>`,
 )}
 </tbody>
@@ -94,7 +94,7 @@ ${benchRuns.map(
 <td>${r.suite}</td>
 <td>${r.presets.map((p) => p.name).join(', ')}</td>
 <td class="num">${r.trialsDone}/${r.itemCount * r.presets.length}</td>
-<td><a href="/bench/${encodeURIComponent(r.id)}"><code>${r.id}</code></a></td>
+<td><a href="/bench/${encodeURIComponent(r.id)}"><code class="id">${r.id}</code></a></td>
 </tr>`,
 )}
 </tbody>

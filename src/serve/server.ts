@@ -213,7 +213,7 @@ export function createViewer(opts: ViewerOptions): Viewer {
       }
       const data = loadBenchData(store, runId);
       const records = readRescoreRecords(store, data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId])));
-      const report = renderBenchHtml(buildReport(data, { records }));
+      const report = renderBenchHtml(buildReport(data, { records }), { backTo: { href: '/', label: 'All debates and bench runs' } });
       // The report is one self-contained page with an inline stylesheet: allow exactly that one.
       const styles = [...report.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1] ?? '').digest('base64')}'`);
       sendHtml(res, 200, report, { 'content-security-policy': CSP.replace("style-src 'self'", `style-src 'self' ${styles.join(' ')}`) });

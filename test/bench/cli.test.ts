@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +40,50 @@ describe('conclave bench', () => {
     // The printed command names this database, so it works as printed.
     expect(r.stderr).toContain(`Full report: \`conclave bench report ${id} --db ${db} --format html --out report.html\``);
     runs.push(id!);
+  });
+
+  it('exits 7 with --fail-under when a condition scores below the figure, naming it, and 0 when every gated condition clears it', async () => {
+    // A database of its own: the runs below are not the ones the other tests count.
+    const gated = (...gate: string[]) => cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', join(dir, 'gate.db'), '--quiet', ...gate.flatMap((g) => ['--fail-under', g])]);
+    const below = await gated('debate-vote=0.8');
+    expect(below.code).toBe(7);
+    expect(below.stderr).toContain('bench: --fail-under failed (exit 7):');
+    expect(below.stderr).toMatch(/test-panel · debate \+ majority: accuracy 75\.0% \(3\/4\) is below 80\.0%\./);
+    const above = await gated('debate-vote=75%');
+    expect([above.code, above.stderr]).toEqual([0, '']);
+    // A gated condition the run cannot measure fails the gate rather than passing on nothing.
+    const unmeasured = await gated('debate-vote=0.5', 'cluster-vote=0.1');
+    expect(unmeasured.code).toBe(7);
+    expect(unmeasured.stderr).toMatch(/cluster vote: not measured/);
+    expect(unmeasured.stderr).not.toContain('debate + majority');
+  });
+
+  it('estimates a bench with --dry-run per preset, calling no model and recording nothing', async () => {
+    const before = bench.seen.length;
+    const fresh = join(dir, 'dry.db');
+    const r = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', fresh, '--dry-run']);
+    expect(r.code).toBe(0);
+    expect(existsSync(fresh)).toBe(false);
+    expect(r.stdout).toContain(`Dry run of a bench of ${items.length} items: no model was called and nothing was recorded. Every figure below is an estimate`);
+    expect(r.stdout).toMatch(/test-panel\s+debate\s+[\d,]+\s+~[\d,]+/);
+    const json = JSON.parse((await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', fresh, '--dry-run', '--json', '--limit', '1'])).stdout) as { estimate: boolean; presets: { items: number; calls: number }[] };
+    expect(json.estimate).toBe(true);
+    expect(json.presets[0]!.items).toBe(1);
+    // One item: the debate's calls plus each agent alone, self-consistency and a parallel synthesis.
+    const n = bench.preset.agents.length;
+    const rounds = 1 + bench.preset.protocol.maxRounds;
+    expect(json.presets[0]!.calls).toBe(n * rounds + rounds + 1 + n + n * rounds + 1);
+    expect(existsSync(fresh)).toBe(false);
+    expect(bench.seen.length).toBe(before);
+  });
+
+  it('refuses a --fail-under it cannot read before any call, with the nearest condition', async () => {
+    const typo = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', 'http://127.0.0.1:9', '--db', join(dir, 'gate.db'), '--fail-under', 'debate-synt=0.8']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('--fail-under names the condition `debate-synt`, which the bench does not have. Did you mean `debate-synth`?');
+    const figure = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', 'http://127.0.0.1:9', '--db', join(dir, 'gate.db'), '--fail-under', 'sc=1.5']);
+    expect(figure.code).toBe(2);
+    expect(figure.stderr).toContain('--fail-under sc needs an accuracy from 0 to 1 (or 0% to 100%); got `1.5`.');
   });
 
   it('writes the report as Markdown, JSON and a self-contained HTML page', async () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,6 +51,54 @@ describe('conclave CLI', () => {
     expect(r.stderr).toContain('Round 0 · independent answers');
     expect(r.stderr).toContain('judge: convergence 0.90');
     debateId = doc.id;
+  });
+
+  it('runs one agent on another model with --agent ID=MODEL, recorded in the preset snapshot, and names an unknown id with the nearest one', async () => {
+    const r = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', sim.url, '--db', db, '--json', '--quiet', '--agent', 'a=model-2:1b', '--agent', 'b=judge:1b']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout) as { preset: { agents: { id: string; model: string }[] }; calls: { agentId: string | null; model: string; stage: string }[] };
+    expect(doc.preset.agents.map((a) => [a.id, a.model])).toEqual([['a', 'model-2:1b'], ['b', 'judge:1b'], ['c', 'model-2:1b']]);
+    const modelsOf = (agent: string) => [...new Set(doc.calls.filter((c) => c.agentId === agent && c.stage !== 'judge' && c.stage !== 'synthesis').map((c) => c.model))];
+    expect([modelsOf('a'), modelsOf('b'), modelsOf('c')]).toEqual([['model-2:1b'], ['judge:1b'], ['model-2:1b']]);
+
+    const unknown = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'aa=model-2:1b']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--agent names `aa`, which is not an agent of the preset test-panel. Did you mean `a`?');
+    expect(unknown.stderr).toContain('Its agents are a, b, c.');
+    const malformed = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'a']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('--agent takes ID=MODEL; got `a`.');
+    // A model no host has is named as any missing model of a preset is.
+    const absent = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'c=absent:70b']);
+    expect(absent.code).toBe(3);
+    expect(absent.stderr).toContain('ollama pull absent:70b');
+  });
+
+  it('prints the plan, the calls and estimates with --dry-run, calling no model and recording nothing', async () => {
+    const chats: string[] = [];
+    const script = scriptedResponder([0.3, 0.9]);
+    const preset = testPreset(['a', 'b', 'c']);
+    const watched = await startSimulator({ models: simModels(preset), respond: (req) => (chats.push(req.model), script.respond(req)) });
+    try {
+      const fresh = join(dir, 'dry-run.db');
+      const r = await cli(['run', 'Should we do A?', '--preset', presetFile, '--host', watched.url, '--db', fresh, '--dry-run']);
+      expect(r.code).toBe(0);
+      expect(chats).toEqual([]);
+      expect(existsSync(fresh)).toBe(false);
+      expect(r.stdout).toContain('no model was called and nothing was recorded. Every figure below is an estimate.');
+      expect(r.stdout).toContain(`${watched.url}: Ollama`);
+      // Three agents over round 0 and 3 critique rounds, a judge call per round, one synthesis: 12 + 4 + 1.
+      expect(r.stdout).toMatch(/a: critique rounds\s+model-0:1b\s+3 /);
+      expect(r.stdout).toMatch(/judge, each round\s+judge:1b\s+4 /);
+      expect(r.stdout).toMatch(/17 calls, about [\d,]+ tokens at most/);
+      expect(r.stdout).toMatch(/about \d+ (s|min)/);
+      const asJson = JSON.parse((await cli(['run', 'Q?', '--preset', presetFile, '--host', watched.url, '--db', fresh, '--dry-run', '--json'])).stdout) as { estimate: boolean; calls: number; tokens: number };
+      expect(asJson).toMatchObject({ estimate: true, calls: 17 });
+      expect(asJson.tokens).toBeGreaterThan(17 * 64);
+      expect(chats).toEqual([]);
+    } finally {
+      await watched.close();
+    }
   });
 
   it('prints the card on stdout and nothing on stderr with --quiet', async () => {
@@ -120,6 +168,13 @@ describe('conclave CLI', () => {
     expect(m.code).toBe(3);
     expect(m.stdout).toContain('ollama pull qwen2.5:3b');
     expect(m.stdout).toContain('judge:1b');
+    expect(m.stderr).toMatch(/Exit 3: the preset needs \d+ models missing here/);
+    // The missing models and their pull commands line up in two columns; sizes line up on the right.
+    const missingRows = m.stdout.split('\n').filter((l) => l.includes('ollama pull '));
+    expect(missingRows.length).toBeGreaterThan(1);
+    expect(new Set(missingRows.map((l) => l.indexOf('ollama pull '))).size).toBe(1);
+    const sizes = m.stdout.split('\n').filter((l) => / GB /.test(l));
+    expect(new Set(sizes.map((l) => l.indexOf(' GB '))).size).toBe(1);
   });
 
   it('refuses a database file that is not SQLite, naming it, and exits 4', async () => {

@@ -226,6 +226,9 @@ describe('the grammar is the contract', () => {
       store.close();
     }
     expect((await cli(['list', '--db', db, '--status', 'completed'])).stdout).toContain(id!);
+    // `show` names the synthesizer that wrote the synthesis, not the preset's.
+    const shown = await cli(['show', id!, '--db', db]);
+    expect(shown.stdout).toContain('synthesizer: `other:3b` (the preset names `synth:1b`)');
     // Each attempt extends the hash chain and seals the record again.
     const verified = await cli(['verify', id!, '--db', db]);
     expect([verified.code, verified.stdout]).toEqual([0, expect.stringContaining(`${id}  sealed`)]);

@@ -144,6 +144,67 @@ describe('the docs', () => {
     for (const name of imported) expect(index[name], name).toBeDefined();
   });
 
+  it('runs the README library example against the simulator, and it prints the computed confidence', async () => {
+    const block = all.find((b) => b.file === 'README.md' && b.info === 'ts' && b.body.includes('runDebate('));
+    expect(block).toBeDefined();
+    const index = (await import('../../src/index.js')) as Record<string, unknown>;
+    const { demoResponder, simModelsFor } = await import('../../src/sim/demo.js');
+    const { preset } = loadPreset('tech-decision');
+    const sim = await (index.startSimulator as typeof import('../../src/sim/index.js').startSimulator)({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 0 });
+    try {
+      const imported = /import \{([^}]*)\} from 'conclave';/.exec(block!.body)![1]!.split(',').map((s) => s.trim());
+      const body = block!.body
+        .replace(/^import .*$/m, '')
+        .replace('http://127.0.0.1:11434', sim.url)
+        .replace("'debates.db'", JSON.stringify(join(dir, 'library-example.db')));
+      const printed: unknown[][] = [];
+      const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor as new (...args: string[]) => (...values: unknown[]) => Promise<void>;
+      await new AsyncFunction(...imported, 'console', body)(...imported.map((n) => index[n]), { log: (...v: unknown[]) => printed.push(v) });
+      const store = (index.openStore as typeof import('../../src/store/open.js').openStore)(join(dir, 'library-example.db'), { readonly: true });
+      const [debate] = store.listDebates();
+      const expected = (index.debateDocument as typeof import('../../src/render/document.js').debateDocument)(store.getDebate(debate!.id)) as {
+        synthesis?: { synthesis?: { recommendation: string } };
+        confidence: { level: string; judgeScore: number | null } | null;
+      };
+      store.close();
+      expect(expected.confidence).not.toBeNull();
+      expect(printed).toEqual([[expected.synthesis?.synthesis?.recommendation], [expected.confidence!.level, expected.confidence!.judgeScore]]);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it.each([
+    ['the card after `conclave demo`', 'RECOMMENDATION', []],
+    ['the cluster vote of `conclave demo --preset cluster-vote`', 'CLUSTER VOTE', ['--preset', 'cluster-vote']],
+  ] as const)("README's excerpt of %s is what the demo prints now", async (_what, opening, args) => {
+    const block = all.find((b) => b.file === 'README.md' && b.info === 'text' && b.body.startsWith(opening));
+    expect(block).toBeDefined();
+    const r = await cli(['demo', ...args, '--db', join(dir, `excerpt-${args.length}.db`), '--quiet', '--token-ms', '0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(block!.body);
+  });
+
+  it("README's install section says how node-gyp finds Node's headers offline, with a folder the air-gapped section makes", () => {
+    const readme = readFileSync(packagePath('README.md'), 'utf8');
+    const install = readme.slice(readme.indexOf('## Install'), readme.indexOf('## Installing on an air-gapped machine'));
+    const named = /npm_config_nodedir=\$PWD\/(\S+) npm ci/.exec(install)?.[1];
+    expect(named).toBeDefined();
+    expect(install).toMatch(/built from source[\s\S]*prebuilt binary needs neither the headers nor a compiler/);
+    // The folder is the registry's Node package as the air-gapped section unpacks it.
+    expect(readme).toContain(`npm run check:release -- --node ${named}`);
+  });
+
+  it('shows with `demo --preset tension-map` the whole map, which the plain demo leaves out', async () => {
+    const map = await cli(['demo', '--preset', 'tension-map', '--db', join(dir, 'map.db'), '--quiet', '--token-ms', '0']);
+    const plain = await cli(['demo', '--db', join(dir, 'plain.db'), '--quiet', '--token-ms', '0']);
+    expect([map.code, plain.code]).toEqual([0, 0]);
+    for (const part of ['THE WHOLE MAP', '### Targeted exchange on T1', '> Now holds:', '### Load-bearing claims', '| T1 | 9 | factual |']) {
+      expect(map.stdout).toContain(part);
+      expect(plain.stdout).not.toContain(part);
+    }
+  });
+
   it.each(of('sh'))('%s: every command runs or is accepted by the CLI as written', async (_where, block) => {
     for (const line of shellLines(block.body)) {
       for (const command of line.split(/\s*&&\s*/)) {

@@ -167,6 +167,51 @@ describe('conclave mcp', () => {
     }
   });
 
+  it('returns structuredContent from every tool, valid against the outputSchema it declares, and the same data in text', async () => {
+    const db = join(dir, 'structured.db');
+    const { client, transport } = await connect(db);
+    const release = hold();
+    try {
+      // Listing the tools lets the SDK's client check every structuredContent below against its outputSchema.
+      const { tools } = await client.listTools();
+      for (const t of tools) {
+        expect(t.outputSchema?.type, t.name).toBe('object');
+        expect(Object.keys(t.outputSchema?.properties ?? {}).length, t.name).toBeGreaterThan(0);
+      }
+      const started = await call(client, 'conclave_start', { question: 'Should we do A?', preset: presetFile });
+      const id = lastJson<{ id: string }>(started).id;
+      expect(started.structuredContent).toEqual({ id, status: 'running' });
+
+      const early = await call(client, 'conclave_wait', { id, maxSeconds: 1 });
+      expect(early.structuredContent).toMatchObject({ id, status: 'running', ended: false, progress: { round: 0, lastJudgeScore: null } });
+      release();
+      let done = await call(client, 'conclave_wait', { id, maxSeconds: 120 });
+      while ((done.structuredContent as { ended: boolean }).ended === false) done = await call(client, 'conclave_wait', { id, maxSeconds: 120 });
+      expect(done.structuredContent).toMatchObject({ id, status: 'completed', ended: true, debate: { id, status: 'completed', format: 'conclave.debate.summary' } });
+      expect((done.structuredContent as { debate: unknown }).debate).toEqual(lastJson(done));
+
+      const shown = await call(client, 'conclave_show', { id });
+      expect(shown.structuredContent).toMatchObject({ id, status: 'completed', document: { id } });
+      expect((shown.structuredContent as { document: unknown }).document).toEqual(lastJson(shown));
+
+      const listed = await call(client, 'conclave_list', { limit: 1 });
+      expect(listed.structuredContent).toEqual({ debates: lastJson(listed), total: 1, database: db });
+
+      const presets = await call(client, 'conclave_presets');
+      expect((presets.structuredContent as { presets: unknown }).presets).toEqual(lastJson(presets));
+      const models = await call(client, 'conclave_models', { preset: presetFile });
+      expect(models.structuredContent).toEqual(lastJson(models));
+      expect(models.structuredContent).toMatchObject({ missing: [], hosts: [{ url: sim.url, reachable: true }] });
+
+      // A tool error stays text alone: there is nothing structured to report.
+      const bad = await call(client, 'conclave_show', { id: 'nope-123' });
+      expect([bad.isError, bad.structuredContent]).toEqual([true, undefined]);
+    } finally {
+      release();
+      await transport.close();
+    }
+  });
+
   it('lists the built-in presets with their protocols, and the models of its host', async () => {
     const { client, transport } = await connect(join(dir, 'catalog.db'));
     try {

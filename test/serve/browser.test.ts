@@ -276,6 +276,21 @@ describe('the viewer in a browser', () => {
     expect(problems).toEqual([]);
   });
 
+  it('keeps every id on one line in a 1280-pixel window, beside a long question', { timeout: 60_000 }, async () => {
+    const file = tempRecord();
+    const question = `Should we ${'move every service of the platform to the new storage layer '.repeat(4)}now?`;
+    const id = await recordDebate(file, arguingResponder([0.3, 0.9]).respond, { question });
+    viewer = await startViewer(file);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const lines = "[...document.querySelectorAll('code.id')].map((c) => new Set([...c.getClientRects()].map((r) => Math.round(r.top))).size)";
+    await page.goto(viewer.url);
+    expect(await page.evaluate(lines)).toEqual([1]);
+    await page.goto(`${viewer.url}/debates/${id}`);
+    expect(await page.evaluate(lines)).toEqual([1]);
+    await context.close();
+  });
+
   it('fits every table of a two-preset bench report into a 1280-pixel window', { timeout: 120_000 }, async () => {
     const { loadPreset } = await import('../../src/config/load-preset.js');
     const { demoResponder, simModelsFor } = await import('../../src/sim/demo.js');

@@ -24,6 +24,14 @@ describe('direction controls in HTML', () => {
     expect(escapeHtml('<b>\u200f')).toBe('&lt;b&gt;&lt;U+200F&gt;');
   });
 
+  it('show other control characters, which have no glyph, written out in the same element instead of as a tofu box', () => {
+    const out = html`<td>${'bell\u0007 nul\u0000 del\u007f c1\u0085 tab\tline\n'}</td>`.value;
+    expect(out).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/);
+    for (const c of ['0007', '0000', '007F', '0085']) expect(out).toContain(`<bdi class="ctl" title="a control character, shown instead of applied">&lt;U+${c}&gt;</bdi>`);
+    expect(out).toContain('tab\tline\n');
+    expect(html`<a title="${'x\u0007'}">z</a>`.value).toBe('<a title="x&lt;U+0007&gt;">z</a>');
+  });
+
   it('never reach a page of the viewer as characters, from the question or a reply', async () => {
     const file = tempRecord();
     const reversed = 'do \u202etpecca TON od\u202c the plan';

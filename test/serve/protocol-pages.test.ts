@@ -42,6 +42,33 @@ describe('each protocol\'s page in the viewer', () => {
     for (const text of judgeOnly) expect(page).not.toContain(text);
     // The pipeline calls neither the judge nor the synthesizer: they are not on its panel.
     expect(panelRoles(page)).toEqual(['lead', 'analyst', 'reviewer', 'reviewer', 'filter']);
+    // Every phase heading has something under it: the filter's says it wrote the report.
+    const phases = [...page.matchAll(/<section class="phase" data-phase="(\w+)"><h3>[^<]*<\/h3>([\s\S]*?)<\/section>/g)];
+    expect(phases.map((m) => m[1])).toEqual(['plan', 'review', 'final']);
+    for (const m of phases) expect(m[2]!.replace(/<[^>]*>/g, '').trim(), m[1]).not.toBe('');
+    expect(page).toContain('It wrote the <a href="#review-report">review report</a>');
+    // A blocking finding is in the report, marked blocking: not a trigger to revisit.
+    expect(page).toMatch(/<table class="findings">[\s\S]*blocking/);
+    expect(page).not.toContain('Triggers to revisit');
+  }, 60_000);
+
+  it('lists each resumption as `show` does: when, on which host, from where, and the turns it reused', async () => {
+    const db = join(dir, 'resumed.db');
+    const r = await runCli(['demo', '--db', db, '--token-ms', '0', '--quiet', '--json'], dir);
+    const store = openStore(db, { readonly: true });
+    try {
+      const d = store.getDebate((JSON.parse(r.stdout) as { id: string }).id);
+      const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+      const resumed = { ...d, resumptions: [{ fromRound: 1, callsBefore: 9, reused: [{ round: 2, agentId: 'architect', call: 8 }], host: 'http://gpu-2:11434', at }] };
+      const page = debatePage(resumed, null);
+      expect(page).toContain('id="resumptions"');
+      const item = /<ul class="resumptions" id="resumptions"><li>([\s\S]*?)<\/li>/.exec(page)?.[1]?.replace(/<[^>]*>/g, '') ?? '';
+      expect(item).toContain('on http://gpu-2:11434, after round 1 (calls 1–9 were recorded before)');
+      expect(item).toContain('reused without asking again: architect in round 2 (call 8)');
+      expect(debatePage(d, null)).not.toContain('id="resumptions"');
+    } finally {
+      store.close();
+    }
   }, 60_000);
 
   it.each([

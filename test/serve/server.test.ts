@@ -93,7 +93,12 @@ describe('conclave serve (HTTP)', () => {
     const report = await cli(['bench', 'report', benchRun, '--format', 'html', '--db', file]);
     const res = await fetch(`${v.url}/bench/${benchRun}`);
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe(report.stdout);
+    // The same report, with a way back to the list that a file written by `bench report` has no use for.
+    const served = await res.text();
+    const back = '<nav class="back"><a href="/">← All debates and bench runs</a></nav>\n';
+    expect(served).toContain(back);
+    expect(report.stdout).not.toContain('<nav class="back">');
+    expect(served.replace(back, '')).toBe(report.stdout);
     const csp = res.headers.get('content-security-policy') ?? '';
     expect(csp).toMatch(/style-src 'self' 'sha256-[\w+/=]+'/);
     expect(csp).not.toContain('unsafe-inline');
@@ -277,6 +282,11 @@ describe('conclave serve (command)', () => {
       const url = new URL(line);
       expect(url.searchParams.get('token')).toMatch(/^[\w-]{20,}$/);
       expect(stderr).toContain('Warning: listening on 0.0.0.0');
+      // An address a colleague can open: one of this machine's, or its name; never 0.0.0.0.
+      const { hostname, networkInterfaces } = await import('node:os');
+      const own = Object.values(networkInterfaces()).flatMap((l) => l ?? []).filter((i) => !i.internal && i.family === 'IPv4').map((i) => i.address);
+      expect(url.hostname).not.toBe('0.0.0.0');
+      expect([...own, hostname()]).toContain(url.hostname);
       const base = `http://127.0.0.1:${url.port}`;
       expect((await fetch(`${base}/api/debates`)).status).toBe(401);
       expect((await fetch(`${base}/api/debates?token=${url.searchParams.get('token')}`)).status).toBe(200);

@@ -30,6 +30,8 @@ export function benchCommand(io: CliIO, exit: ExitCode): CommandModule<object, o
               .option('hosts', { type: 'string', describe: 'YAML/JSON list of hosts (Ollama and OpenAI-compatible) to spread the calls over' })
               .conflicts('host', 'hosts')
               .option('db', dbOption)
+              .option('dry-run', { type: 'boolean', describe: "Print the calls per preset and token and time estimates from the hosts' facts; call no model, record nothing" })
+              .option('fail-under', { type: 'string', array: true, describe: 'CONDITION=ACCURACY (0..1 or N%), repeatable: exit 7 when that condition of any preset scores below it (a CI gate)' })
               .option('json', { type: 'boolean', describe: 'Print the full report as JSON on stdout at the end' })
               .option('events', eventsOption)
               .conflicts('events', 'json')

@@ -64,6 +64,9 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
           },
           io,
         );
+        // The tension-map demo exists to show the map: after the card (which the plain demo shares), the
+        // whole map as `show` has it: the table with claim ids, the targeted exchange word for word, the coverage.
+        if (args.preset === 'tension-map' && !args.json) await printWholeMap(io, args.db);
       } catch (err) {
         // The demo's simulator stops with the demo, so `resume` alone would find no host: say which one to start.
         const { InterruptedError } = await import('../../errors.js');
@@ -77,4 +80,20 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
       }
     },
   };
+}
+
+async function printWholeMap(io: CliIO, db: string | undefined): Promise<void> {
+  const { openRecordDb } = await import('../shared.js');
+  const { tensionMarkdown } = await import('../../render/tensions.js');
+  const { markdownDeep, inert } = await import('../../render/inert.js');
+  const store = await openRecordDb(db, io);
+  try {
+    const newest = store.listDebates({ limit: 20 }).find((d) => d.presetName === 'tension-map');
+    if (!newest) return;
+    const lines = tensionMarkdown(markdownDeep(store.getDebate(newest.id)));
+    if (lines.length === 0) return;
+    io.stdout.write(`\nTHE WHOLE MAP (as \`conclave show ${newest.id}\` prints it)\n\n${inert(lines.slice(2).join('\n'))}\n`);
+  } finally {
+    store.close();
+  }
 }

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, validateBundleShape } from '../shared.js';
+import { plural } from '../../plural.js';
 
 interface ImportArgs {
   file: string;
@@ -52,8 +53,8 @@ export function importCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const signed = publicKey ? ', signed by the given key' : typeof bundle.debate.seal_signature === 'string' ? ', signed (pass --public-key to prove by whom)' : '';
         const state =
           r.verdict.state === 'sealed'
-            ? `sealed, ${r.verdict.calls} calls verified${signed}`
-            : `not sealed (${r.verdict.reason}); ${r.verdict.calls} calls verified${signed}`;
+            ? `sealed, ${plural(r.verdict.calls, 'call')} verified${signed}`
+            : `not sealed (${r.verdict.reason}); ${plural(r.verdict.calls, 'call')} verified${signed}`;
         // The id comes from the bundle file.
         io.stderr.write(inert(r.inserted ? `Imported ${r.id} into ${store.path}: ${state}.\n` : `${r.id} is already in ${store.path}, identical: nothing to do.\n`));
         io.stdout.write(`${inert(r.id)}\n`);

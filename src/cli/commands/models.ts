@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { inert, jsonText } from '../../render/inert.js';
 import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
+import { plural } from '../../plural.js';
 
 interface ModelsArgs extends HostArgs {
   hosts?: string;
@@ -68,6 +69,7 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
             formatTable(
               ['model', 'family', 'size', 'params', 'quant', 'digest'],
               l.tags.map((t) => [t.name, t.family ?? '-', t.size > 0 ? `${(t.size / 1e9).toFixed(1)} GB` : '-', t.parameterSize ?? '-', t.quantization ?? '-', t.digest === '' ? '-' : t.digest.slice(0, 12)]),
+              [2, 3],
             ),
           );
         }
@@ -75,9 +77,10 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
           writeOut(`\nPanel of ${preset.name}: ${panelFamilies(preset, tags).map((f) => `${f.agentId} ${f.family ?? 'unknown'}${f.source === 'preset' ? ' (preset)' : ''}`).join(' · ')}\n`);
           const oneFamily = oneFamilyWarning(panelFamilies(preset, tags));
           if (oneFamily) writeOut(`warning: ${oneFamily}\n`);
-          if (missing.length === 0) writeOut(`\nPreset ${preset.name}: all ${presetModels(preset).length} models are present.\n`);
-          else if (servers.every((g) => g.api === 'ollama') && servers.length === 1) writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${missing.map((m) => `  ${m}    ollama pull ${m}`).join('\n')}\n`);
+          if (missing.length === 0) writeOut(`\nPreset ${preset.name}: ${presetModels(preset).length === 1 ? 'its one model is' : `all ${plural(presetModels(preset).length, 'model')} are`} present.\n`);
+          else if (servers.every((g) => g.api === 'ollama') && servers.length === 1) writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${formatTable(['model', 'to fetch it'], missing.map((m) => [m, `ollama pull ${m}`])).replace(/^/gm, '  ')}`);
           else writeOut(`\nPreset ${preset.name} needs models no host serves:\n${missing.map((m) => `  ${m}`).join('\n')}\n`);
+          if (missing.length > 0) io.stderr.write(`Exit 3: the preset needs ${missing.length === 1 ? 'a model' : plural(missing.length, 'model')} missing here (a CI step can gate on it).\n`);
         }
       }
       if (missing.length > 0 || listed.some((l) => l.error)) exit.value = 3;

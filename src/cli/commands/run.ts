@@ -12,6 +12,8 @@ interface RunArgs extends MaterialArgs {
   db?: string;
   'sign-key'?: string;
   'max-rounds'?: number;
+  agent?: string[];
+  'dry-run'?: boolean;
   threshold?: number;
   'num-parallel'?: number;
   'vram-gib'?: number;
@@ -39,6 +41,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
           choices: ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'auto'] as const,
           describe: "The protocol to run, over the preset's kind; auto lets the advisor model choose (docs/orchestration.md)",
         })
+        .option('agent', { type: 'string', array: true, describe: "ID=MODEL: this agent answers with MODEL for this run (repeatable; recorded in the preset snapshot)" })
         .option('max-rounds', { type: 'number', describe: 'Critique rounds after round 0 (overrides the preset)' })
         .option('threshold', { type: 'number', describe: 'Convergence threshold for early exit, 0..1 (overrides the preset)' })
         .option('num-parallel', { type: 'number', describe: "Calls in flight per model: the server's OLLAMA_NUM_PARALLEL (default 1)" })
@@ -46,6 +49,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .option('hosts', { type: 'string', describe: 'YAML/JSON list of Ollama hosts {url, vramGiB?, numParallel?} to spread the panel over' })
         .option('trust-preset-hosts', { type: 'boolean', describe: "Let servers the preset names itself receive their API key from the environment and the preset's attachments" })
         .options(materialOptions)
+        .option('dry-run', { type: 'boolean', describe: 'Print the plan, the calls, and token and time estimates from the hosts\' facts; call no model, record nothing' })
         .option('json', { type: 'boolean', describe: 'Print the whole debate as one JSON object on stdout' })
         .option('events', eventsOption)
         .conflicts('events', 'json')

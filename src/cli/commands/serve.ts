@@ -58,7 +58,13 @@ export function serveCommand(io: CliIO, _exit: ExitCode): CommandModule<object, 
         );
       }
       io.stderr.write(`Conclave viewer for ${store.path} (read-only). Ctrl-C to stop.\n`);
-      io.stdout.write(`${base}/${token ? `?token=${token}` : ''}\n`);
+      // Listening on every interface: print an address a colleague can open, not 0.0.0.0.
+      const { reachableBases } = await import('../../serve/addresses.js');
+      const { hostname, networkInterfaces } = await import('node:os');
+      const [first, ...others] = reachableBases(listen, Number(new URL(base).port), networkInterfaces(), hostname());
+      const tokenQuery = token ? `?token=${token}` : '';
+      if (others.length > 0) io.stderr.write(`Also reachable at: ${others.map((b) => `${b}/${tokenQuery}`).join('  ')}\n`);
+      io.stdout.write(`${first ?? base}/${tokenQuery}\n`);
       await new Promise<void>((done) => {
         const stop = (): void => {
           process.off('SIGINT', stop);

@@ -30,6 +30,7 @@ import type { Protocol } from './types.js';
 import { runStages } from '../primitives/optional-stages.js';
 import { reviewConfidence } from '../../protocol/confidence.js';
 import { TENSION_STAGE } from '../stages/tensions.js';
+import { plural } from '../../plural.js';
 
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
 type Report = Extract<ProtocolStep, { kind: 'report' }>;
@@ -278,7 +279,7 @@ function everyObservation(reviews: Observed[], perspectives: Observed[]): Findin
 /** The report in the synthesis shape every view and export reads: the verdict as the recommendation, blocking findings as what to revisit. */
 function synthesisOf(report: Report, reviews: Observed[], failed: { agent: string; reason: string }[], threshold: number): Synthesis {
   const blocking = report.findings.filter((f) => f.blocking);
-  const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${report.findings.length} findings, ${blocking.length} blocking.`;
+  const verdict = report.artifact ? `${report.artifact.title}\n\n${report.artifact.document || '(empty document)'}` : report.summary || `${plural(report.findings.length, 'finding')}, ${blocking.length} blocking.`;
   // The same rule every view applies to the record (docs/confidence.md).
   const { level } = reviewConfidence({ reviews, report: { ok: true, findings: report.findings }, threshold });
   return {

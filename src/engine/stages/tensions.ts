@@ -35,6 +35,7 @@ import {
 } from '../../protocol/tensions.js';
 import type { TurnRecord } from '../events.js';
 import type { ExtraStage, StageContext, StageOutput } from '../stage.js';
+import { plural } from '../../plural.js';
 
 /** The model that reads claims, compares them and draws the map: the preset's choice, else the judge's. */
 export function tensionModel(preset: Preset): string {
@@ -120,7 +121,7 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   report({ step: 'claims', agents: mapped, claims, gaps: [...gaps], answerTokens: tokens, pairs: pairs.length, clashCalls: batches.length, round });
   if (stopped()) return null;
   if (mapped.length < 2) {
-    report({ step: 'map', result: { status: 'failed', error: `claims came from ${mapped.length} agent(s); a map needs two or more`, gaps } });
+    report({ step: 'map', result: { status: 'failed', error: `claims came from ${plural(mapped.length, 'agent')}; a map needs two or more`, gaps } });
     return null;
   }
 

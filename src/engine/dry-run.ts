@@ -1,0 +1,115 @@
+import type { Preset } from '../config/preset-schema.js';
+import { estimateTokens } from '../protocol/context.js';
+import type { SchedulePlan } from '../schedule/plan.js';
+import { synthesizerModel } from '../config/synthesizer.js';
+
+/**
+ * What a run would do, without making it: the calls it makes at most, their tokens and a time,
+ * all estimates. Calls are an upper bound (the judge can stop a debate early); tokens assume every
+ * reply uses its whole `maxAnswerTokens`; time assumes a decode rate from each model's size.
+ */
+export interface CallGroup {
+  what: string;
+  model: string;
+  calls: number;
+  /** Prompt tokens of one call, estimated. */
+  promptTokens: number;
+  /** Reply tokens of one call at most. */
+  replyTokens: number;
+}
+
+export interface DryRunEstimate {
+  protocol: string;
+  groups: CallGroup[];
+  calls: number;
+  tokens: number;
+  /** Seconds, or null when the protocol's calls are not estimated. */
+  seconds: number | null;
+  notes: string[];
+}
+
+/** Memory bandwidth assumed for the time estimate: a workstation GPU decodes about this many bytes of weights per second. */
+export const ASSUMED_BANDWIDTH_BYTES = 400e9;
+/** Prompt tokens are read this many times faster than reply tokens are written. */
+const PREFILL_SPEEDUP = 20;
+
+export function estimateRun(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan?: SchedulePlan): DryRunEstimate {
+  const kind = preset.protocol.kind;
+  const n = preset.agents.length;
+  const answer = preset.protocol.maxAnswerTokens;
+  const q = estimateTokens(question) + 200;
+  const persona = Math.max(0, ...preset.agents.map((a) => estimateTokens(a.persona ?? '')));
+  const rounds = kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;
+  const groups: CallGroup[] = [];
+  const notes: string[] = [];
+  const synthesizer = synthesizerModel(preset);
+  if (kind === 'debate' || kind === 'parallel') {
+    for (const a of preset.agents) {
+      groups.push({ what: `${a.id}: round 0`, model: a.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+      if (rounds > 1) groups.push({ what: `${a.id}: critique rounds`, model: a.model, calls: rounds - 1, promptTokens: q + persona + (n - 1) * answer, replyTokens: answer });
+    }
+    if (kind === 'debate') groups.push({ what: 'judge, each round', model: preset.judge.model, calls: rounds, promptTokens: q + n * answer, replyTokens: answer });
+    if (preset.tensions?.enabled) {
+      const model = preset.tensions.model ?? preset.judge.model;
+      const pairs = (n * (n - 1)) / 2;
+      groups.push({ what: 'tension map: claims, clashes, map', model, calls: n + Math.ceil(pairs / preset.tensions.pairsPerCall) + 1, promptTokens: q + n * answer, replyTokens: answer });
+      if (preset.tensions.round2.enabled) groups.push({ what: 'targeted exchange', model: preset.agents[0]!.model, calls: 2, promptTokens: q + persona + 2 * answer, replyTokens: answer });
+    }
+    if (preset.voting) groups.push({ what: 'cluster vote: ballots', model: preset.judge.model, calls: n * (n - 1), promptTokens: q + 2 * answer, replyTokens: 200 });
+    groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
+    if (kind === 'debate' && rounds > 1) notes.push(`Calls are an upper bound: the judge stops the debate once it scores ${preset.protocol.convergenceThreshold} or more, often after round 1 or 2.`);
+  } else {
+    notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
+  }
+  return withTotals({ protocol: kind, groups, notes }, sizeOf, plan, rounds);
+}
+
+/**
+ * One bench item of a preset: its debate, then the baselines (each agent alone, self-consistency
+ * with as many samples as the debate's debater calls at most, a synthesis over round 0).
+ */
+export function estimateBenchItem(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan?: SchedulePlan): DryRunEstimate {
+  const debate = estimateRun(preset, question, sizeOf, plan);
+  if (debate.groups.length === 0) return debate;
+  const answer = preset.protocol.maxAnswerTokens;
+  const q = estimateTokens(question) + 200;
+  const n = preset.agents.length;
+  const k = debate.groups.filter((g) => preset.agents.some((a) => g.what.startsWith(`${a.id}: `))).reduce((s, g) => s + g.calls, 0);
+  const baselines: CallGroup[] = [
+    ...preset.agents.map((a) => ({ what: `baseline: ${a.id} alone`, model: a.model, calls: 1, promptTokens: q, replyTokens: answer })),
+    { what: 'baseline: self-consistency', model: preset.agents[0]!.model, calls: k, promptTokens: q, replyTokens: answer },
+    { what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer },
+  ];
+  const rounds = preset.protocol.kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;
+  return withTotals({ protocol: debate.protocol, groups: [...debate.groups, ...baselines], notes: debate.notes.filter((x) => !x.startsWith('The models do not all fit')) }, sizeOf, plan, rounds);
+}
+
+function withTotals(base: Pick<DryRunEstimate, 'protocol' | 'groups' | 'notes'>, sizeOf: (model: string) => number | null, plan: SchedulePlan | undefined, rounds: number): DryRunEstimate {
+  const { groups } = base;
+  const notes = [...base.notes];
+  const calls = groups.reduce((s, g) => s + g.calls, 0);
+  const tokens = groups.reduce((s, g) => s + g.calls * (g.promptTokens + g.replyTokens), 0);
+  let seconds: number | null = null;
+  if (groups.length > 0) {
+    seconds = 0;
+    const unknown = new Set<string>();
+    for (const g of groups) {
+      const bytes = sizeOf(g.model);
+      if (bytes === null || bytes <= 0) {
+        unknown.add(g.model);
+        continue;
+      }
+      const perToken = bytes / ASSUMED_BANDWIDTH_BYTES;
+      // Calls to one model wait for each other unless the server has slots for them.
+      const slots = Math.max(1, plan?.models.find((m) => m.model === g.model)?.slots ?? 1);
+      seconds += (g.calls / slots) * perToken * (g.replyTokens + g.promptTokens / PREFILL_SPEEDUP);
+    }
+    if (plan && !plan.allResident) {
+      const loads = new Set(groups.map((g) => g.model)).size * rounds;
+      seconds += loads * 5;
+      notes.push('The models do not all fit in VRAM together: about 5 s is counted for each model load per round.');
+    }
+    if (unknown.size > 0) notes.push(`No size is known for ${[...unknown].join(', ')}: their calls are left out of the time.`);
+  }
+  return { protocol: base.protocol, groups, calls, tokens, seconds, notes };
+}
