@@ -4,25 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
-
-// Runs a command with stdin, stdout and stderr on a pseudo-terminal and prints what the terminal showed.
-const ON_A_PTY = `
-import os, pty, subprocess, sys
-master, slave = pty.openpty()
-child = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, close_fds=True)
-os.close(slave)
-shown = b''
-while True:
-    try:
-        data = os.read(master, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    shown += data
-sys.stdout.buffer.write(shown)
-sys.exit(child.wait())
-`;
+import { ON_A_PTY } from '../helpers/pty.js';
 
 let dir = '';
 
