@@ -86,13 +86,20 @@ async function printWholeMap(io: CliIO, db: string | undefined): Promise<void> {
   const { openRecordDb } = await import('../shared.js');
   const { tensionMarkdown } = await import('../../render/tensions.js');
   const { markdownDeep, inert } = await import('../../render/inert.js');
+  const { detectStyle } = await import('../../render/style.js');
+  const { wrapLine } = await import('../../render/wrap.js');
   const store = await openRecordDb(db, io);
   try {
     const newest = store.listDebates({ limit: 20 }).find((d) => d.presetName === 'tension-map');
     if (!newest) return;
     const lines = tensionMarkdown(markdownDeep(store.getDebate(newest.id)));
     if (lines.length === 0) return;
-    io.stdout.write(`\nTHE WHOLE MAP (as \`conclave show ${newest.id}\` prints it)\n\n${inert(lines.slice(2).join('\n'))}\n`);
+    // Fitted to the card's width, as the card is: Markdown reads the same with its lines wrapped.
+    const width = Math.min(detectStyle(io.stdout, io.env).columns, 100);
+    const fitted = inert(lines.slice(2).join('\n'))
+      .split('\n')
+      .flatMap((l) => wrapLine(l, width));
+    io.stdout.write(`\nTHE WHOLE MAP (as \`conclave show ${newest.id}\` prints it)\n\n${fitted.join('\n')}\n`);
   } finally {
     store.close();
   }
