@@ -139,6 +139,14 @@ export const protocolSchema = z.strictObject({
     .boolean()
     .optional()
     .describe("debate: in each critique round one agent, a different one each round, argues against the round's majority; its turn is left out of the judge's convergence score (docs/protocol-advocate.md)."),
+  critique: z
+    .enum(['standard', 'anti-conformity'])
+    .optional()
+    .describe("debate: standard critique rounds (the default), or anti-conformity: every agent defends its own position and names the weakest point of each peer's; agreeing with the majority is no goal (docs/protocol-anti-conformity.md)."),
+  earlyExit: z
+    .boolean()
+    .optional()
+    .describe('debate: set false to run every critique round up to maxRounds even when the judge scores convergence at the threshold (default true; docs/protocol-anti-conformity.md).'),
   filterMode: z
     .enum(['list', 'artifact'])
     .optional()

@@ -9,6 +9,7 @@ import { answerAll, requireAnswers } from '../primitives/fan-out.js';
 import { judgeConvergence } from '../primitives/judge.js';
 import { runStages } from '../primitives/optional-stages.js';
 import { synthesize } from '../primitives/synthesize.js';
+import { antiConformityBrief } from '../../protocol/anti-conformity.js';
 import { advocateRound, advocateStep, withoutAdvocate } from '../primitives/advocate.js';
 
 /**
@@ -61,7 +62,12 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   // Clashes are found while they still stand: on the opening answers, before the first critique round.
   await mapClashes(runner, rounds);
   runner.checkpoint();
-  let exit = exitDecision({ round: current.round, maxRounds, convergence: current.judgement.convergence, threshold });
+  // With early exit off the judge's score is still recorded, but only maxRounds ends the rounds.
+  const earlyExit = preset.protocol.earlyExit !== false;
+  const stopAt = (convergence: number | null): number | null => (earlyExit ? convergence : null);
+  // Anti-conformity: every agent reads the same critique brief; a round's advocate reads its own.
+  const critiqueBrief = preset.protocol.critique === 'anti-conformity' ? antiConformityBrief() : null;
+  let exit = exitDecision({ round: current.round, maxRounds, convergence: stopAt(current.judgement.convergence), threshold });
 
   for (let round = current.round + 1; !exit; round++) {
     runner.checkpoint();
@@ -77,14 +83,14 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     const stancesBefore = current.judgement?.stances ?? null;
     const advocate = preset.protocol.advocate ? advocateRound(runner, round, stancesBefore) : null;
     // Only the first round asked can have calls recorded before an interruption.
-    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, (a) => (a.id === advocate?.agentId ? advocate.brief : null));
+    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, (a) => (a.id === advocate?.agentId ? advocate.brief : critiqueBrief));
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);
     current.judgement = await judgeConvergence(runner, round, withoutAdvocate(turns, advocate), stancesBefore);
     // The advocate of the round before is reported once this round shows who moved after reading it.
     if (preset.protocol.advocate) advocateStep(runner, rounds.slice(0, -1), current.judgement.stances ?? null);
-    exit = exitDecision({ round, maxRounds, convergence: current.judgement.convergence, threshold });
+    exit = exitDecision({ round, maxRounds, convergence: stopAt(current.judgement.convergence), threshold });
   }
   runner.checkpoint();
   if (preset.protocol.advocate) advocateStep(runner, rounds, null);
