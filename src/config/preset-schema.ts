@@ -143,6 +143,10 @@ export const protocolSchema = z.strictObject({
     .enum(['standard', 'anti-conformity'])
     .optional()
     .describe("debate: standard critique rounds (the default), or anti-conformity: every agent defends its own position and names the weakest point of each peer's; agreeing with the majority is no goal (docs/protocol-anti-conformity.md)."),
+  decision: z
+    .enum(['final', 'trajectory'])
+    .optional()
+    .describe("debate: final: the synthesizer decides from the final round (the default); trajectory: the position with the best Free-MAD score over all rounds, counted on the judge's stances, is the decision the synthesizer writes up (docs/protocol-anti-conformity.md)."),
   earlyExit: z
     .boolean()
     .optional()

@@ -15,9 +15,10 @@ export function antiConformityBrief(): string {
 }
 
 /** The debate settings a header or card shows when they differ from the defaults; null when none do. */
-export function debateSettingsLine(protocol: { critique?: string | undefined; earlyExit?: boolean | undefined; maxRounds: number }): string | null {
+export function debateSettingsLine(protocol: { critique?: string | undefined; decision?: string | undefined; earlyExit?: boolean | undefined; maxRounds: number }): string | null {
   const parts: string[] = [];
   if (protocol.critique === 'anti-conformity') parts.push('critique: anti-conformity (each agent defends its position and names the weakest point of each peer\'s)');
+  if (protocol.decision === 'trajectory') parts.push('decision: trajectory (the best Free-MAD score over all rounds)');
   if (protocol.earlyExit === false) parts.push(`early exit off (all ${protocol.maxRounds} critique round${protocol.maxRounds === 1 ? '' : 's'} run)`);
   return parts.length ? parts.join(' · ') : null;
 }

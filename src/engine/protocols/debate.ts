@@ -10,6 +10,7 @@ import { judgeConvergence } from '../primitives/judge.js';
 import { runStages } from '../primitives/optional-stages.js';
 import { synthesize } from '../primitives/synthesize.js';
 import { antiConformityBrief } from '../../protocol/anti-conformity.js';
+import { trajectoryChoice, trajectorySection } from '../../protocol/trajectory-decision.js';
 import { advocateRound, advocateStep, withoutAdvocate } from '../primitives/advocate.js';
 
 /**
@@ -98,7 +99,17 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
 
   const sections = await runStages(runner, rounds);
   runner.checkpoint();
-  const synthesis = await synthesize(runner, rounds, sections);
+  // decision: trajectory: the Free-MAD score over all rounds chooses the position the synthesis writes up.
+  const decided = preset.protocol.decision === 'trajectory' ? decideByTrajectory(runner, rounds) : null;
+  const synthesis = await synthesize(runner, rounds, decided ? [...sections, decided] : sections);
   runner.checkpoint();
   return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
+}
+
+/** Records what the trajectory rule chose and returns the synthesizer's section, or null when it could not choose. */
+function decideByTrajectory(runner: Runner, rounds: readonly TranscriptRound[]): string | null {
+  const { maxRounds, convergenceThreshold } = runner.preset.protocol;
+  const choice = trajectoryChoice(runner.preset.agents.map((a) => a.id), rounds.map((r) => r.judgement?.stances ?? null), maxRounds, convergenceThreshold);
+  runner.step({ kind: 'trajectory', ...choice });
+  return trajectorySection(choice);
 }
