@@ -5,6 +5,7 @@ import { runDebate } from '../../src/engine/run-debate.js';
 import { antiConformityBrief } from '../../src/protocol/anti-conformity.js';
 import { renderCard } from '../../src/render/card.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
@@ -86,6 +87,9 @@ describe('decision by trajectory', () => {
     expect(card).toContain('chosen: S1 "stay" (score 58.3; the final majority was S2)');
     expect(card).toContain('decision: trajectory');
     expect(renderMarkdown(debate)).toContain('- Chosen: S1 "stay" (score 58.3; the final majority was S2)');
+    const viewer = debatePage(debate, null);
+    expect(viewer).toContain('<section id="trajectory">');
+    expect(viewer).toContain('<td>S1</td><td>stay</td><td class="num">58.3</td>');
   });
 
   it('leaves the synthesis alone without the setting', async () => {
