@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProtocolStep } from '../../src/engine/protocol-events.js';
+import { builtinPresetNames, loadPreset } from '../../src/config/load-preset.js';
+import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { antiConformityBrief } from '../../src/protocol/anti-conformity.js';
@@ -116,3 +118,22 @@ describe('early exit', () => {
   });
 });
 
+
+describe('the built-in anti-conformity preset', () => {
+  it('completes on the demo panel with every critique round held and the trajectory deciding', async () => {
+    const presets = builtinPresetNames().map((n) => loadPreset(n).preset);
+    const { preset } = loadPreset('anti-conformity');
+    expect(preset.protocol).toMatchObject({ critique: 'anti-conformity', decision: 'trajectory', earlyExit: false });
+    sim = await startSimulator({ models: simModelsFor(presets), respond: demoResponder(presets) });
+    store = openStore(':memory:');
+    const result = await runDebate({ question: 'Should we migrate this tool from SQLite to Postgres now?', preset, host: sim.url, recorder: recorder(store) });
+    expect(result.status).toBe('completed');
+    expect(result.exitReason).toBe('max_rounds');
+    const debate = store.getDebate(result.id);
+    expect(debate.rounds.map((r) => r.round)).toEqual([0, 1, 2, 3]);
+    // The demo judge scores convergence above the threshold before the last round: early exit would have stopped there.
+    expect(debate.rounds.slice(0, -1).some((r) => (r.convergence ?? 0) >= preset.protocol.convergenceThreshold)).toBe(true);
+    expect(trajectorySteps(debate.steps)[0]?.stance).not.toBeNull();
+    expect(debate.preset.protocol).toMatchObject({ critique: 'anti-conformity', decision: 'trajectory', earlyExit: false });
+  });
+});
