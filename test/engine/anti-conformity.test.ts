@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ProtocolStep } from '../../src/engine/protocol-events.js';
-import { builtinPresetNames, loadPreset } from '../../src/config/load-preset.js';
+import { builtinPresetNames, loadPreset, parsePreset } from '../../src/config/load-preset.js';
 import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
@@ -135,5 +135,16 @@ describe('the built-in anti-conformity preset', () => {
     expect(debate.rounds.slice(0, -1).some((r) => (r.convergence ?? 0) >= preset.protocol.convergenceThreshold)).toBe(true);
     expect(trajectorySteps(debate.steps)[0]?.stance).not.toBeNull();
     expect(debate.preset.protocol).toMatchObject({ critique: 'anti-conformity', decision: 'trajectory', earlyExit: false });
+  });
+});
+
+describe('the settings outside a debate', () => {
+  it('are refused by name, with the fix', () => {
+    const base = { name: 'p', agents: [{ id: 'a', model: 'm1' }, { id: 'b', model: 'm2' }], judge: { model: 'j' }, synthesizer: { model: 's' } };
+    expect(() => parsePreset({ ...base, protocol: { kind: 'parallel', critique: 'anti-conformity', earlyExit: false } })).toThrow(
+      /protocol\.critique: only used when protocol\.kind is debate \(it is parallel\); remove it or set protocol\.kind: debate[\s\S]*protocol\.earlyExit: only used/,
+    );
+    expect(() => parsePreset({ ...base, protocol: { kind: 'tournament', decision: 'trajectory' } })).toThrow(/protocol\.decision: only used when protocol\.kind is debate/);
+    expect(parsePreset({ ...base, protocol: { kind: 'auto', decision: 'trajectory' } }).preset.protocol.decision).toBe('trajectory');
   });
 });
