@@ -117,6 +117,12 @@ export function checkProtocolPreset(preset: Preset): string[] {
   if (!preset.synthesizer.rotate && !preset.synthesizer.model) errors.push('synthesizer.model: required unless synthesizer.rotate is true');
   if (preset.synthesizer.models && !preset.synthesizer.rotate) errors.push('synthesizer.models: only used with rotate: true; add it or remove the list');
   if (preset.protocol.advisor !== undefined && kind !== 'auto') errors.push(`protocol.advisor: only used when protocol.kind is auto (it is ${kind})`);
+  // The critique, its decision and its early exit are the debate's; with `auto` they wait for the advisor to choose a debate.
+  if (kind !== 'debate' && kind !== 'auto') {
+    for (const field of ['critique', 'decision', 'earlyExit'] as const) {
+      if (preset.protocol[field] !== undefined) errors.push(`protocol.${field}: only used when protocol.kind is debate (it is ${kind}); remove it or set protocol.kind: debate`);
+    }
+  }
   const decomposer = preset.protocol.decomposer;
   if (decomposer !== undefined) {
     // With `auto`, the decomposer waits for the advisor to choose decompose.

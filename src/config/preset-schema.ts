@@ -139,6 +139,18 @@ export const protocolSchema = z.strictObject({
     .boolean()
     .optional()
     .describe("debate: in each critique round one agent, a different one each round, argues against the round's majority; its turn is left out of the judge's convergence score (docs/protocol-advocate.md)."),
+  critique: z
+    .enum(['standard', 'anti-conformity'])
+    .optional()
+    .describe("debate: standard critique rounds (the default), or anti-conformity: every agent defends its own position and names the weakest point of each peer's; agreeing with the majority is no goal (docs/protocol-anti-conformity.md)."),
+  decision: z
+    .enum(['final', 'trajectory'])
+    .optional()
+    .describe("debate: final: the synthesizer decides from the final round (the default); trajectory: the position with the best Free-MAD score over all rounds, counted on the judge's stances, is the decision the synthesizer writes up (docs/protocol-anti-conformity.md)."),
+  earlyExit: z
+    .boolean()
+    .optional()
+    .describe('debate: set false to run every critique round up to maxRounds even when the judge scores convergence at the threshold (default true; docs/protocol-anti-conformity.md).'),
   filterMode: z
     .enum(['list', 'artifact'])
     .optional()

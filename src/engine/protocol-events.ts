@@ -6,6 +6,7 @@ import type { Finding, Observation } from '../protocol/pipeline.js';
 import { PHASE_ROUND, type PipelinePhase } from '../protocol/phases.js';
 import type { Pairing } from '../protocol/tournament.js';
 import type { RoundStances } from '../protocol/stances.js';
+import type { TrajectoryChoice } from '../protocol/trajectory-decision.js';
 
 /**
  * What a protocol records beyond turns, judge scores and the synthesis: the shape of its
@@ -47,6 +48,8 @@ export type ProtocolStep =
       raised: string | null;
       moved: string[] | null;
     }
+  /** `protocol.decision: trajectory`: the position the Free-MAD trajectory score chose for the synthesis, every position's score, and the final round's majority. */
+  | ({ kind: 'trajectory' } & TrajectoryChoice)
   | { kind: 'split'; decomposer: string; subQuestions: SubQuestion[]; notes: string[] }
   | {
       kind: 'subanswer';

@@ -10,6 +10,7 @@ import { constraintCardLines } from './constraints.js';
 import { tensionCardLines } from './tensions.js';
 import { materialCardLines } from './material.js';
 import { votingCardLines } from './voting.js';
+import { debateSettingsLine } from '../protocol/anti-conformity.js';
 import { fitText } from './wrap.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
@@ -27,6 +28,8 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
   for (const c of d.preset.constraints ?? []) lines.push(`  ${paint('dim', 'constraint:')} ${c}`);
   const advice = adviceOf(d);
   if (advice) lines.push(...wrap(`protocol: ${adviceLine(advice)}`, width - 2).map((l) => `  ${paint('dim', l)}`));
+  const settings = kindOf(d) === 'debate' ? debateSettingsLine(d.preset.protocol) : null;
+  if (settings) lines.push(...wrap(`protocol: ${settings}`, width - 2).map((l) => `  ${paint('dim', l)}`));
   const s = d.synthesis?.synthesis;
   const computed = confidenceOf(d);
   const confidence = (): void => {

@@ -12,6 +12,7 @@ import { materialLiveView } from './material.js';
 import { votingLiveView } from './voting.js';
 import { STREAM_INTERVAL_MS } from '../events/stream-text.js';
 import { StreamedReply, streamedLines } from './streamed-lines.js';
+import { debateSettingsLine } from '../protocol/anti-conformity.js';
 
 interface ActiveCall {
   stage: Stage;
@@ -147,6 +148,8 @@ export function liveRenderer(out: NodeJS.WritableStream, style: TermStyle, opts:
         else if (kind === 'pipeline') print(`  ${paint('dim', 'roles:')} ${event.preset.agents.map((a) => `${a.id} (${a.role ?? 'reviewer'})`).join(', ')}`);
         else if (kind === 'parallel') print(`  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
         else print(`  ${paint('dim', 'judge:')} ${event.preset.judge.model}  ${paint('dim', 'synthesizer:')} ${event.preset.synthesizer.model ?? ''}`);
+        const settings = kind === 'debate' ? debateSettingsLine(event.preset.protocol) : null;
+        if (settings) print(`  ${paint('dim', 'protocol:')} ${settings}`);
         const plan = event.plan as
           | { models?: { model: string; numCtx: number; slots: number }[]; groups?: string[][]; thinking?: PlanThinking[]; hosts?: { url: string; api?: string; device?: string }[] }
           | undefined;

@@ -55,6 +55,15 @@ export function advocateEffect(a: Advocate): string {
   return a.moved.length ? `moved after it: ${a.moved.join(', ')}` : 'nobody moved after it';
 }
 
+type TrajectoryStep = Extract<ProtocolStep, { kind: 'trajectory' }>;
+
+/** What the trajectory rule chose, against the final majority: `S2 "migrate" (score 31.7; the final majority was S1)`. */
+export function trajectoryText(t: TrajectoryStep): string {
+  if (t.stance === null) return `no choice (${t.why ?? 'no stances'}); the synthesizer decided from the final round`;
+  const against = t.finalMajority === null ? 'no clear final majority' : t.finalMajority === t.stance ? 'also the final majority' : `the final majority was ${t.finalMajority}`;
+  return `${t.stance} "${t.summary ?? ''}" (score ${t.score}; ${against})`;
+}
+
 function confidenceTag(o: Observation): string {
   const why = o.confidence < BLOCKING_CONFIDENCE ? `blocking below ${BLOCKING_CONFIDENCE}` : 'blocking without evidence';
   return `${o.blocking ? 'BLOCKING' : 'not blocking'}, confidence ${o.confidence}${o.downgraded ? `, downgraded (${why})` : ''}`;
@@ -121,6 +130,8 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       return stanceStepLines(step, paint, clip);
     case 'advocate':
       return [`  ${paint('magenta', `advocate ${step.agentId}`)} ${paint('dim', `(round ${step.round}, left out of convergence)`)}: ${clip(step.raised ?? 'no usable turn')} ${paint('dim', `· ${advocateEffect(step)}`)}`];
+    case 'trajectory':
+      return [`  ${paint('magenta', 'decision by trajectory (Free-MAD):')} ${clip(trajectoryText(step))}`];
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
@@ -165,6 +176,12 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
       const text = `round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`;
       lines.push(...wrap(text, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
     }
+  }
+  const trajectory = steps.find((s): s is TrajectoryStep => s.kind === 'trajectory');
+  if (trajectory) {
+    lines.push('', paint('bold', 'DECISION BY TRAJECTORY (Free-MAD score over all rounds)'));
+    lines.push(...wrap(`chosen: ${trajectoryText(trajectory)}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
+    for (const x of trajectory.scores) lines.push(...wrap(`${x.stance} "${x.summary}": ${x.score}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
   }
   lines.push(...pipelineCardLines(steps, paint, width, wrap));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
@@ -286,6 +303,12 @@ export function protocolMarkdown(d: StoredDebate): string[] {
   if (advocates.length) {
     out.push("## Devil's advocate", '', "_Each advocate's turn is left out of the convergence score._", '');
     for (const a of advocates) out.push(`- Round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`);
+    out.push('');
+  }
+  const trajectory = steps.find((s): s is TrajectoryStep => s.kind === 'trajectory');
+  if (trajectory) {
+    out.push('## Decision by trajectory', '', '_The Free-MAD score over all rounds chose the position the synthesis writes up._', '', `- Chosen: ${trajectoryText(trajectory)}`);
+    for (const x of trajectory.scores) out.push(`- ${x.stance} "${x.summary}": ${x.score}`);
     out.push('');
   }
   out.push(...pipelineMarkdown(steps));

@@ -13,7 +13,7 @@ import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
-import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf } from '../render/protocols.js';
+import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf, trajectoryText } from '../render/protocols.js';
 import { plural } from '../plural.js';
 
 /**
@@ -271,6 +271,14 @@ function protocolSection(d: StoredDebate): Html {
 <p class="muted">Each advocate's turn is left out of the convergence score.</p>
 <table class="advocate"><thead><tr><th class="num">round</th><th>advocate</th><th>against</th><th>raised</th><th>after it</th></tr></thead><tbody>${advocates.map(
       (a) => html`<tr><td class="num">${a.round}</td><td>${a.agentId}</td><td>${a.against ?? 'no clear majority'}</td><td>${a.raised ?? 'no usable turn'}</td><td>${advocateEffect(a)}</td></tr>`,
+    )}</tbody></table></section>`);
+  }
+  const trajectory = steps.find((s) => s.kind === 'trajectory');
+  if (trajectory) {
+    out.push(html`<section id="trajectory"><h2>Decision by trajectory</h2>
+<p>Chosen: ${trajectoryText(trajectory)}</p>
+<table class="trajectory"><thead><tr><th>stance</th><th>summary</th><th class="num">Free-MAD score</th></tr></thead><tbody>${trajectory.scores.map(
+      (x) => html`<tr><td>${x.stance}</td><td>${x.summary}</td><td class="num">${x.score}</td></tr>`,
     )}</tbody></table></section>`);
   }
   if (split) {

@@ -9,6 +9,8 @@ import { answerAll, requireAnswers } from '../primitives/fan-out.js';
 import { judgeConvergence } from '../primitives/judge.js';
 import { runStages } from '../primitives/optional-stages.js';
 import { synthesize } from '../primitives/synthesize.js';
+import { antiConformityBrief } from '../../protocol/anti-conformity.js';
+import { trajectoryChoice, trajectorySection } from '../../protocol/trajectory-decision.js';
 import { advocateRound, advocateStep, withoutAdvocate } from '../primitives/advocate.js';
 
 /**
@@ -61,7 +63,12 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   // Clashes are found while they still stand: on the opening answers, before the first critique round.
   await mapClashes(runner, rounds);
   runner.checkpoint();
-  let exit = exitDecision({ round: current.round, maxRounds, convergence: current.judgement.convergence, threshold });
+  // With early exit off the judge's score is still recorded, but only maxRounds ends the rounds.
+  const earlyExit = preset.protocol.earlyExit !== false;
+  const stopAt = (convergence: number | null): number | null => (earlyExit ? convergence : null);
+  // Anti-conformity: every agent reads the same critique brief; a round's advocate reads its own.
+  const critiqueBrief = preset.protocol.critique === 'anti-conformity' ? antiConformityBrief() : null;
+  let exit = exitDecision({ round: current.round, maxRounds, convergence: stopAt(current.judgement.convergence), threshold });
 
   for (let round = current.round + 1; !exit; round++) {
     runner.checkpoint();
@@ -77,14 +84,14 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     const stancesBefore = current.judgement?.stances ?? null;
     const advocate = preset.protocol.advocate ? advocateRound(runner, round, stancesBefore) : null;
     // Only the first round asked can have calls recorded before an interruption.
-    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, (a) => (a.id === advocate?.agentId ? advocate.brief : null));
+    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, (a) => (a.id === advocate?.agentId ? advocate.brief : critiqueBrief));
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);
     current.judgement = await judgeConvergence(runner, round, withoutAdvocate(turns, advocate), stancesBefore);
     // The advocate of the round before is reported once this round shows who moved after reading it.
     if (preset.protocol.advocate) advocateStep(runner, rounds.slice(0, -1), current.judgement.stances ?? null);
-    exit = exitDecision({ round, maxRounds, convergence: current.judgement.convergence, threshold });
+    exit = exitDecision({ round, maxRounds, convergence: stopAt(current.judgement.convergence), threshold });
   }
   runner.checkpoint();
   if (preset.protocol.advocate) advocateStep(runner, rounds, null);
@@ -92,7 +99,17 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
 
   const sections = await runStages(runner, rounds);
   runner.checkpoint();
-  const synthesis = await synthesize(runner, rounds, sections);
+  // decision: trajectory: the Free-MAD score over all rounds chooses the position the synthesis writes up.
+  const decided = preset.protocol.decision === 'trajectory' ? decideByTrajectory(runner, rounds) : null;
+  const synthesis = await synthesize(runner, rounds, decided ? [...sections, decided] : sections);
   runner.checkpoint();
   return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
+}
+
+/** Records what the trajectory rule chose and returns the synthesizer's section, or null when it could not choose. */
+function decideByTrajectory(runner: Runner, rounds: readonly TranscriptRound[]): string | null {
+  const { maxRounds, convergenceThreshold } = runner.preset.protocol;
+  const choice = trajectoryChoice(runner.preset.agents.map((a) => a.id), rounds.map((r) => r.judgement?.stances ?? null), maxRounds, convergenceThreshold);
+  runner.step({ kind: 'trajectory', ...choice });
+  return trajectorySection(choice);
 }
