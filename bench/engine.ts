@@ -9,6 +9,7 @@ import pLimit from 'p-limit';
 import type { StoredCall } from '../src/store/store.js';
 import { recorder } from '../src/engine/recorder.js';
 import { runDebate } from '../src/engine/run-debate.js';
+import { median } from '../src/bench/stats.js';
 import { openStore } from '../src/store/open.js';
 import { packagePath } from '../src/package-root.js';
 import { emptyMetrics } from '../src/engine/structured-call.js';
@@ -32,11 +33,6 @@ const verdict = (met: boolean): string => (met ? 'meets the target' : 'MISSES th
 // (the engine and the bare client alternate).
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 async function startSimChild(agents: number) {
   const preset = testPreset(Array.from({ length: agents }, (_, i) => `agent${i}`));

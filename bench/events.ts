@@ -6,6 +6,7 @@ import { runInNewContext } from 'node:vm';
 import type { DebateEvent, DebateListener } from '../src/engine/events.js';
 import { recorder } from '../src/engine/recorder.js';
 import { runDebate } from '../src/engine/run-debate.js';
+import { median } from '../src/bench/stats.js';
 import { liveFileWriter } from '../src/events/live-file.js';
 import { eventsWriter } from '../src/events/writer.js';
 import { openStore } from '../src/store/open.js';
@@ -24,11 +25,6 @@ import { startSimProcess } from './sim-process.js';
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 type Mode = 'bare' | 'tokens heard' | 'live file' | 'live file + --events';
 
