@@ -11,7 +11,7 @@ export function benchReply(req: SimRequest, words: number): string {
     case 'critique':
       return reply.critique(agent, body(`round ${roundOf(req)}`));
     case 'judge':
-      return reply.judge(0.1);
+      return reply.judge(0.1, req);
     case 'synthesis':
       return reply.synthesis();
     default:
