@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { InputError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { type Preset, presetSchema } from './preset-schema.js';
+import { sidesProblem } from '../protocol/oxford.js';
 import { checkVotingPreset } from './voting-preset.js';
 import { FILE_LIMITS, readTextFile } from './read-file.js';
 import { expandAgentFiles } from './agent-files.js';
@@ -132,9 +133,26 @@ export function checkProtocolPreset(preset: Preset): string[] {
     }
   }
   errors.push(...checkPipelineRoles(preset));
-  if (kind === 'tournament' || kind === 'decompose' || kind === 'pipeline') {
+  errors.push(...checkOxfordSides(preset));
+  if (kind === 'tournament' || kind === 'decompose' || kind === 'pipeline' || kind === 'oxford') {
     if (preset.voting && preset.voting.enabled !== false) errors.push(`voting: the ${kind} protocol runs no vote; remove the block or set voting.enabled: false`);
   }
+  return errors;
+}
+
+/**
+ * Sides belong to Oxford debates: elsewhere they are an error. An Oxford debate needs a speaker
+ * on each side, and maps no tensions: its clashes are the motion's, set by the sides.
+ */
+function checkOxfordSides(preset: Preset): string[] {
+  const kind = preset.protocol.kind;
+  if (kind !== 'oxford') {
+    return preset.agents.flatMap((a, i) => (a.side === undefined ? [] : [`agents.${i}.side: sides are only used when protocol.kind is oxford (it is ${kind}); remove it or set protocol.kind: oxford`]));
+  }
+  const errors: string[] = [];
+  const problem = sidesProblem(preset.agents);
+  if (problem) errors.push(`agents: ${problem}`);
+  if (preset.tensions && preset.tensions.enabled !== false) errors.push('tensions: the oxford protocol maps no tensions (its sides clash by design on the motion); remove the block or set tensions.enabled: false');
   return errors;
 }
 

@@ -86,6 +86,10 @@ export const agentSchema = z.strictObject({
     .enum(['lead', 'analyst', 'reviewer', 'filter'])
     .optional()
     .describe('pipeline only: lead writes the plan, analysts add observations, reviewers review against the plan, the filter writes the final report; default reviewer.'),
+  side: z
+    .enum(['for', 'against'])
+    .optional()
+    .describe('oxford only: the side of the motion this agent speaks for; agents without one are alternated in panel order (docs/protocol-oxford.md).'),
   think: thinkSchema.optional(),
   options: modelOptionsSchema.optional(),
   family: z.string().min(1).optional().describe("The model's family (e.g. llama, qwen), used where its server does not report one (docs/confidence.md)."),
@@ -98,13 +102,13 @@ export const modelRoleSchema = z.strictObject({
 });
 
 /** The shapes a run can take; see docs/protocols.md. */
-export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline'] as const;
+export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'oxford'] as const;
 
 export const protocolSchema = z.strictObject({
   kind: z
     .enum([...protocolKinds, 'auto'])
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; oxford: two sides argue a motion in openings, rebuttals and closings, the judge gives a verdict; auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
   advisor: z.string().min(1).optional().describe('auto: the model that classifies the question and chooses the protocol (default: the judge model).'),
   brief: z
     .string()

@@ -13,9 +13,13 @@ export function advisorModel(preset: Preset): string {
   return preset.protocol.advisor ?? preset.judge.model;
 }
 
-/** The protocols this panel can run: those whose preset checks pass with the panel as it is (pipeline only where agents have roles). */
+/**
+ * The protocols this panel can run: those whose preset checks pass with the panel as it is
+ * (pipeline only where agents have roles). Never oxford: a motion and its sides are the user's to set.
+ */
 export function protocolChoices(preset: Preset): ProtocolKind[] {
   return protocolKinds.filter((kind) => {
+    if (kind === 'oxford') return false;
     if (kind === 'pipeline' && !preset.agents.some((a) => a.role !== undefined)) return false;
     return checkProtocolPreset(asKind(preset, kind)).length === 0;
   });

@@ -39,7 +39,7 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
   const answer = preset.protocol.maxAnswerTokens;
   const q = estimateTokens(question) + 200;
   const persona = Math.max(0, ...preset.agents.map((a) => estimateTokens(a.persona ?? '')));
-  const rounds = kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;
+  const rounds = kind === 'debate' ? 1 + preset.protocol.maxRounds : kind === 'oxford' ? 3 : 1;
   const groups: CallGroup[] = [];
   const notes: string[] = [];
   const synthesizer = synthesizerModel(preset);
@@ -58,6 +58,15 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     if (preset.voting) groups.push({ what: 'cluster vote: ballots', model: preset.judge.model, calls: n * (n - 1), promptTokens: q + 2 * answer, replyTokens: 200 });
     groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
     if (kind === 'debate' && rounds > 1) notes.push(`Calls are an upper bound: the judge stops the debate once it scores ${preset.protocol.convergenceThreshold} or more, often after round 1 or 2.`);
+  } else if (kind === 'oxford') {
+    // A speaker reads the other side's speeches: at most the larger side's.
+    const others = n - Math.floor(n / 2);
+    for (const a of preset.agents) {
+      groups.push({ what: `${a.id}: opening`, model: a.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+      groups.push({ what: `${a.id}: rebuttal and closing`, model: a.model, calls: 2, promptTokens: q + persona + (1 + others) * answer, replyTokens: answer });
+    }
+    groups.push({ what: 'judge, the verdict', model: preset.judge.model, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
+    groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
   } else {
     notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }

@@ -5,6 +5,7 @@ import type { SubQuestion } from '../protocol/decompose.js';
 import type { Finding, Observation } from '../protocol/pipeline.js';
 import { PHASE_ROUND, type PipelinePhase } from '../protocol/phases.js';
 import type { Pairing } from '../protocol/tournament.js';
+import type { Framing, Ruling, Sides } from '../protocol/oxford.js';
 import type { RoundStances } from '../protocol/stances.js';
 import type { TrajectoryChoice } from '../protocol/trajectory-decision.js';
 
@@ -39,6 +40,10 @@ export type ProtocolStep =
       error: string | null;
     }
   | { kind: 'champion'; agentId: string; runnerUp: string | null; position: string | null }
+  /** `protocol.kind: oxford`: the motion as put to the panel, how the question was framed, and who speaks on each side. */
+  | ({ kind: 'motion'; motion: string; framing: Framing } & Sides)
+  /** `protocol.kind: oxford`: the judge's verdict after the closings (round 2); null when the judge gave none usable. */
+  | { kind: 'ruling'; round: number; ruling: Ruling | null; error: string | null }
   | {
       /** `protocol.advocate`: who argued against the majority in a critique round, what it raised, and who moved in the round after (null: no round followed). */
       kind: 'advocate';
@@ -142,6 +147,7 @@ export function stepRound(step: ProtocolStep): number {
     case 'bracket':
     case 'verdict':
     case 'stances':
+    case 'ruling':
       return step.round;
     case 'subanswer':
       return step.index;
@@ -158,7 +164,7 @@ export function stepRound(step: ProtocolStep): number {
 
 /** Steps that open their round in a replay (shown before its turns); the others close it. */
 export function opensRound(step: ProtocolStep): boolean {
-  return step.kind === 'bracket' || step.kind === 'synthesizer' || step.kind === 'phase';
+  return step.kind === 'bracket' || step.kind === 'synthesizer' || step.kind === 'phase' || step.kind === 'motion';
 }
 
 export type ProtocolEvent = { type: 'protocol.step'; step: ProtocolStep; at: number };

@@ -31,6 +31,7 @@ const PROTOCOL_TEXT: Readonly<Record<ProtocolKind, string>> = {
   tournament: 'tournament: the answers meet in pairwise matches judged one against one; for choosing the best of several competing options',
   decompose: 'decompose: the question is split into sub-questions answered separately, then reassembled; for questions made of distinct parts',
   pipeline: 'pipeline: a lead plans, reviewers review, a filter reduces the findings; for reviewing a plan, a design or a change',
+  oxford: 'oxford: two sides argue a motion in openings, rebuttals and closings, and the judge gives a verdict; for testing a yes-or-no proposal against its strongest opposition',
 };
 
 export interface Advice {

@@ -3,11 +3,11 @@
  * model. Each protocol has its rule, all of them here (docs/confidence.md): a debate reads the
  * judge's last score and the final positions the synthesis rests on, a decomposition the
  * confidences of its parts, a review pipeline its findings and its reviews, a tournament its
- * bracket. A cluster vote's rejected positions never count as support.
+ * bracket, an Oxford debate its verdict's margin. A cluster vote's rejected positions never count as support.
  */
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
-export type ConfidenceRule = 'debate' | 'parallel' | 'tournament' | 'decompose' | 'pipeline';
+export type ConfidenceRule = 'debate' | 'parallel' | 'tournament' | 'decompose' | 'pipeline' | 'oxford';
 
 export interface ComputedConfidence {
   level: ConfidenceLevel;
@@ -240,6 +240,43 @@ export function tournamentConfidence(input: { champion: string | null; matches: 
     of: 1,
     restsOnUnknown: input.restsOn === undefined,
     basis: [`champion ${champion}`, `${judged} judged win${judged === 1 ? '' : 's'}`, ...(fallback ? [`${fallback} without the judge`] : []), rests ? 'synthesis rests on it' : 'synthesis does not rest on it'],
+    lowered,
+  };
+}
+
+/**
+ * An Oxford debate: the judge's verdict between two assigned sides says which case was argued
+ * better, never that the panel agrees, so its level is MEDIUM at most. MEDIUM when the judge gave
+ * a verdict with a margin of at least MEDIUM_SCORE, both sides closed with a usable speech, and the
+ * synthesis rests on a speaker of the winning side; LOW otherwise. The score is the margin.
+ */
+export function oxfordConfidence(input: {
+  ruling: { winner: 'for' | 'against'; margin: number } | null;
+  sides: { for: readonly string[]; against: readonly string[] };
+  /** Speakers with a usable closing. */
+  closed: readonly string[];
+  restsOn: readonly string[] | undefined;
+  threshold: number;
+}): ComputedConfidence {
+  const base = blank('oxford', input.threshold);
+  if (!input.ruling) return { ...base, level: 'low', basis: ['no verdict'], lowered: ['LOW: the judge gave no usable verdict.'] };
+  const { winner, margin } = input.ruling;
+  const winners = input.sides[winner];
+  const rests = winners.filter((id) => (input.restsOn ?? []).includes(id));
+  const lowered: string[] = [];
+  if (margin < MEDIUM_SCORE) lowered.push(`LOW: the judge called it close (margin ${margin.toFixed(2)} < ${MEDIUM_SCORE.toFixed(2)}).`);
+  for (const side of ['for', 'against'] as const) {
+    if (!input.sides[side].some((id) => input.closed.includes(id))) lowered.push(`LOW: the ${side} side gave no usable closing.`);
+  }
+  if (rests.length === 0) lowered.push(`LOW: the synthesis does not rest on the winning (${winner}) side.`);
+  return {
+    ...base,
+    level: lowered.length ? 'low' : 'medium',
+    score: margin,
+    restsOn: rests,
+    of: winners.length,
+    restsOnUnknown: input.restsOn === undefined,
+    basis: [`verdict ${winner}`, `margin ${margin.toFixed(2)}`, `${input.closed.length} closing${input.closed.length === 1 ? '' : 's'}`, rests.length ? `synthesis rests on ${rests.length}/${winners.length} ${winner} speaker${winners.length === 1 ? '' : 's'}` : 'synthesis does not rest on the winning side'],
     lowered,
   };
 }

@@ -15,7 +15,8 @@ export type ExitReason =
   | 'champion'
   | 'reassembled'
   | 'budget'
-  | 'filtered';
+  | 'filtered'
+  | 'verdict';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

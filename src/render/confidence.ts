@@ -3,6 +3,7 @@ import {
   type PartConfidence,
   computeConfidence,
   decompositionConfidence,
+  oxfordConfidence,
   reviewConfidence,
   tournamentConfidence,
 } from '../protocol/confidence.js';
@@ -45,6 +46,13 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       const champion = steps.find((x): x is Extract<ProtocolStep, { kind: 'champion' }> => x.kind === 'champion');
       const matches = steps.filter((x): x is Extract<ProtocolStep, { kind: 'verdict' }> => x.kind === 'verdict');
       return tournamentConfidence({ champion: champion?.agentId ?? null, matches, restsOn: s.restsOn, threshold });
+    }
+    case 'oxford': {
+      if (!s) return null;
+      const motion = steps.filter((x): x is Extract<ProtocolStep, { kind: 'motion' }> => x.kind === 'motion').at(-1);
+      const ruling = steps.filter((x): x is Extract<ProtocolStep, { kind: 'ruling' }> => x.kind === 'ruling').at(-1);
+      const closed = d.turns.filter((t) => t.round === 2 && t.status === 'ok').map((t) => t.agentId);
+      return oxfordConfidence({ ruling: ruling?.ruling ?? null, sides: motion ?? { for: [], against: [] }, closed, restsOn: s.restsOn, threshold });
     }
     default: {
       if (!s) return null;

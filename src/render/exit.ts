@@ -13,6 +13,8 @@ export function exitText(reason: string): string {
       return 'the tournament has a champion';
     case 'reassembled':
       return 'the parts were reassembled';
+    case 'verdict':
+      return 'the judge gave a verdict on the motion';
     case 'filtered':
       return 'every phase ran, through the filter';
     case 'interrupted':

@@ -14,6 +14,7 @@ import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from
 import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf, trajectoryText } from '../render/protocols.js';
+import { argumentText, sidesText, verdictText } from '../render/oxford.js';
 import { plural } from '../plural.js';
 
 /**
@@ -31,6 +32,7 @@ function roundsOf(d: StoredDebate): number[] {
 }
 
 function roundLabel(round: number, kind = 'debate'): string {
+  if (kind === 'oxford') return ['openings', 'rebuttals', 'closings'][round] ?? `round ${round}`;
   if (round === 0) return 'round 0 (answers)';
   return kind === 'tournament' ? `bracket round ${round}` : `round ${round}`;
 }
@@ -123,6 +125,7 @@ const SUPPORT_ROLES: Record<string, readonly string[]> = {
   parallel: ['synthesizer'],
   decompose: [],
   pipeline: [],
+  oxford: ['judge', 'synthesizer'],
 };
 
 function panel(d: StoredDebate): Html {
@@ -272,6 +275,17 @@ function protocolSection(d: StoredDebate): Html {
 <table class="advocate"><thead><tr><th class="num">round</th><th>advocate</th><th>against</th><th>raised</th><th>after it</th></tr></thead><tbody>${advocates.map(
       (a) => html`<tr><td class="num">${a.round}</td><td>${a.agentId}</td><td>${a.against ?? 'no clear majority'}</td><td>${a.raised ?? 'no usable turn'}</td><td>${advocateEffect(a)}</td></tr>`,
     )}</tbody></table></section>`);
+  }
+  const motion = steps.filter((s) => s.kind === 'motion').at(-1);
+  if (motion) {
+    const ruling = steps.filter((s) => s.kind === 'ruling').at(-1);
+    const r = ruling?.ruling;
+    out.push(html`<section id="oxford"><h2>Oxford debate</h2>
+<p><strong>Motion:</strong> ${motion.motion}</p>
+<p>${sidesText(motion)}</p>
+<p><strong>Verdict:</strong> ${ruling ? verdictText(ruling) : 'none recorded'}</p>
+${r ? html`<ul>${r.reasons.map((x) => html`<li>${x}</li>`)}</ul>
+<table class="ruling"><tbody><tr><th>decisive argument</th><td>${argumentText(r.decisive)}</td></tr><tr><th>the losing side's best point</th><td>${argumentText(r.losingBest)}</td></tr></tbody></table>` : ''}</section>`);
   }
   const trajectory = steps.find((s) => s.kind === 'trajectory');
   if (trajectory) {

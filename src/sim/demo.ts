@@ -5,6 +5,7 @@ import { demoClaims, demoClashes, demoClashUpdates, demoMap, demoTargeted, demoT
 import { demoArtifact, demoFindings, demoObservations } from './demo-pipeline.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
+import { demoOxfordAnswer, demoOxfordOpening, demoOxfordSynthesis, demoOxfordVerdict } from './demo-oxford.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
 
 /**
@@ -162,6 +163,11 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     if (keys.has('clashes')) return demoClashes(req);
     if (keys.has('stance') && keys.has('revisedClaim')) return demoTargeted(index);
     if (keys.has('majorFindings')) return demoMap(req);
+    // An Oxford debate's speeches, verdict and synthesis (src/sim/demo-oxford.ts).
+    if (keys.has('strongestFor')) return demoOxfordVerdict(req);
+    // Sides alternate in panel order, so an agent's place within its side is half its place in the panel.
+    const oxford = keys.has('position') ? demoOxfordOpening(req, index >> 1) : keys.has('updatedPosition') ? demoOxfordAnswer(req, index >> 1) : null;
+    if (oxford) return oxford;
     // The tournament's verdicts and the decomposition's split and parts (src/sim/demo-protocols.ts).
     if (keys.has('winner') && keys.has('reasons')) {
       const rank = (id: string): number => [2, 0, 1].indexOf(preset.agents.findIndex((a) => a.id === id) % ARCHETYPES.length);
@@ -203,6 +209,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       if (reassembly) return reassembly;
       const listed = /Panelists: ([^\n]*)/.exec(req.messages.at(-1)?.content ?? '')?.[1];
       const ids = listed ? listed.split(',').map((s) => s.trim()) : preset.agents.map((a) => a.id);
+      const oxfordSynthesis = demoOxfordSynthesis(req, ids);
+      if (oxfordSynthesis) return oxfordSynthesis;
       const withTensions = demoTensionSynthesis(req, ids);
       if (withTensions) return withTensions;
       const migrator = preset.agents.find((_, i) => i % ARCHETYPES.length === 1)?.id;

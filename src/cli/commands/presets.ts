@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import type { Preset } from '../../config/preset-schema.js';
 import { synthesizerCandidates } from '../../config/synthesizer.js';
+import { assignSides } from '../../protocol/oxford.js';
 import { inert, jsonText } from '../../render/inert.js';
 
 interface PresetsArgs {
@@ -40,6 +41,10 @@ export function protocolLine(preset: Preset): string {
       return `protocol: tournament  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'decompose':
       return `protocol: decompose  decomposer: ${preset.protocol.decomposer ?? preset.agents[0]?.id ?? ''}`;
+    case 'oxford': {
+      const sides = assignSides(preset.agents);
+      return `protocol: oxford  for: ${sides.for.join(', ')}  against: ${sides.against.join(', ')}  judge: ${preset.judge.model}  synthesizer: ${synth}`;
+    }
     case 'auto':
       return `protocol: auto  advisor: ${preset.protocol.advisor ?? preset.judge.model}  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'pipeline':
