@@ -56,6 +56,7 @@ describe('the declared order of every schema is the order the grammar writes', (
       ['debate with tension map, targeted exchange and vote', contractPanel(), []],
       ['parallel', kinds('parallel'), []],
       ['tournament', kinds('tournament'), []],
+      ['oxford', kinds('oxford'), []],
       ['decompose', kinds('decompose'), []],
       ['pipeline (list)', pipelineContractPanel('list'), []],
       ['pipeline (artifact)', pipelineContractPanel('artifact'), []],
