@@ -11,11 +11,15 @@ import { assignSides, frameMotion } from '../../src/protocol/oxford.js';
 import { renderCard } from '../../src/render/card.js';
 import { confidenceOf } from '../../src/render/confidence.js';
 import { debateDocument } from '../../src/render/document.js';
+import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { storedEvents } from '../../src/render/replay.js';
+import { plainStyle } from '../../src/render/style.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { capture } from '../helpers/cli.js';
 import { agentOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
@@ -122,6 +126,20 @@ describe('the Oxford protocol', () => {
     expect(doc.protocol.kind).toBe('oxford');
     expect(doc.protocol.steps.map((s) => s.kind)).toEqual(expect.arrayContaining(['motion', 'ruling']));
     expect(confidenceOf(debate)).toMatchObject({ rule: 'oxford', level: 'medium', score: 0.7, restsOn: ['b', 'd'] });
+  });
+
+  it('replays the phases, the motion and the verdict from the record alone', async () => {
+    const { debate } = await run();
+    const out = capture();
+    const render = liveRenderer(out, { ...plainStyle, live: false });
+    for (const e of storedEvents(debate)) render(e);
+    render.close();
+    const text = out.text.replace(/\s+/g, ' ');
+    // The motion opens round 0: the live view prints it before the round's title, a replay after it.
+    expect(text).toContain('motion: This house says yes to: Should we do A?');
+    const order = ['Openings · each side', 'Rebuttals · each speaker', 'Closings · each speaker', 'verdict: AGAINST the motion, margin 70/100', "losing side's best point: a (for): a-best-for"].map((x) => text.indexOf(x));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((x, y) => x - y)).toEqual(order);
   });
 
   it('repairs a verdict whose side is not for or against, and reads the repaired one', async () => {
