@@ -16,7 +16,8 @@ export function contextNeeds(preset: Preset, question: string, shape: RunShape, 
   const constraints = estimateTokens(standingText(preset.constraints ?? [], preset.protocol.brief));
   const budgets = stageBudgets({
     agentCount: preset.agents.length,
-    maxRounds: preset.protocol.maxRounds,
+    // An Oxford debate always holds two rounds after its openings (rebuttals, closings).
+    maxRounds: preset.protocol.kind === 'oxford' ? 2 : preset.protocol.maxRounds,
     questionTokens: estimateTokens(question),
     maxPersonaTokens: Math.max(60, ...preset.agents.map((a) => estimateTokens(a.persona ?? ''))),
     maxAnswerTokens: preset.protocol.maxAnswerTokens,
@@ -32,7 +33,8 @@ export function contextNeeds(preset: Preset, question: string, shape: RunShape, 
     need(a.model, 'opening', a.options?.num_ctx, material + constraints);
     need(a.model, 'critique', a.options?.num_ctx, material + constraints);
   }
-  if (shape.usesJudge) need(preset.judge.model, 'judge', preset.judge.options?.num_ctx);
+  // An Oxford judge reads every speech of every round, as a synthesizer does.
+  if (shape.usesJudge) need(preset.judge.model, preset.protocol.kind === 'oxford' ? 'synthesis' : 'judge', preset.judge.options?.num_ctx);
   for (const model of shape.synthesisModels) {
     const own = model === preset.synthesizer.model ? preset.synthesizer.options?.num_ctx : preset.agents.find((a) => a.model === model)?.options?.num_ctx;
     need(model, 'synthesis', own);
