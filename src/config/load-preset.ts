@@ -140,10 +140,7 @@ export function checkProtocolPreset(preset: Preset): string[] {
   return errors;
 }
 
-/**
- * Sides belong to Oxford debates: elsewhere they are an error. An Oxford debate needs a speaker
- * on each side, and maps no tensions: its clashes are the motion's, set by the sides.
- */
+/** Sides belong to Oxford debates: elsewhere they are an error. An Oxford debate needs a speaker on each side. */
 function checkOxfordSides(preset: Preset): string[] {
   const kind = preset.protocol.kind;
   if (kind !== 'oxford') {
@@ -152,7 +149,6 @@ function checkOxfordSides(preset: Preset): string[] {
   const errors: string[] = [];
   const problem = sidesProblem(preset.agents);
   if (problem) errors.push(`agents: ${problem}`);
-  if (preset.tensions && preset.tensions.enabled !== false) errors.push('tensions: the oxford protocol maps no tensions (its sides clash by design on the motion); remove the block or set tensions.enabled: false');
   return errors;
 }
 

@@ -22,7 +22,7 @@ export const oxford: Protocol = {
     support: [preset.judge.model, preset.synthesizer.model ?? ''],
     synthesisModels: [preset.synthesizer.model ?? ''],
     usesJudge: true,
-    // No tension map or vote: the sides clash on the motion by design (the preset check refuses both).
+    // No tension map or vote: the sides clash on the motion by design (the preset check refuses a vote).
     stages: [],
   }),
   run: runOxford,
@@ -37,6 +37,7 @@ async function runOxford(runner: Runner, from: TranscriptRound[], recorded?: Rec
   // The motion is recorded once: a resumed run that has stored speeches recorded it before.
   if (from.length === 0 && !recorded?.size) {
     runner.step({ kind: 'motion', ...motion, ...sides });
+    if (preset.tensions?.enabled) runner.warn("the preset's tension map is not run in an Oxford debate: its sides clash on the motion by design");
     if (motion.framing === 'open') runner.warn(`the question is open, not a yes/no motion: the for side defends the most direct course it names or implies. For a sharper debate, phrase it as "This house would …"`);
   }
   // Each phase is one round of the record; a stored round is kept, the one left incomplete goes on from its recorded speeches.
