@@ -4,6 +4,7 @@ import { panelMarkdown } from './panel.js';
 import { markdownDeep } from './inert.js';
 import { exitText } from './exit.js';
 import { adviceLine, adviceOf, kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
+import { sideTag } from './oxford.js';
 import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
 import { constraintMarkdown } from './constraints.js';
 import { tensionMarkdown } from './tensions.js';
@@ -67,11 +68,12 @@ export function renderMarkdown(stored: StoredDebate): string {
   out.push(...tensionMarkdown(d));
   const rating = ratingOf(d);
   const rounds = [...new Set(d.turns.map((t) => t.round))].sort((a, b) => a - b);
+  const steps = (d.steps ?? []).map((s) => s.step);
   for (const round of rounds) {
     out.push(`## ${(roundTitle(kindOf(d), round) ?? `Round ${round}`).replace(' · ', ': ')}`, '');
     for (const t of d.turns.filter((x) => x.round === round)) {
       const q = qualityLabel(rating(t.round === 0 ? 'opening' : 'critique', t.round, t.agentId));
-      out.push(`### ${t.agentId} (\`${t.model}\`)${t.confidence == null ? '' : `, confidence ${t.confidence.toFixed(2)}`}${q ? `, ${q}` : ''}`, '');
+      out.push(`### ${t.agentId}${sideTag(steps, t.agentId)} (\`${t.model}\`)${t.confidence == null ? '' : `, confidence ${t.confidence.toFixed(2)}`}${q ? `, ${q}` : ''}`, '');
       if (t.status !== 'ok') {
         out.push(`_No usable answer: ${t.error ?? t.status}_`, '');
         continue;
@@ -81,7 +83,7 @@ export function renderMarkdown(stored: StoredDebate): string {
         for (const a of t.critique.agreements) out.push(`- agrees with **${a.with}** on ${a.on}`);
         for (const x of t.critique.disagreements) out.push(`- disagrees with **${x.with}** on ${x.on}: ${x.reason}`);
         if (t.critique.agreements.length || t.critique.disagreements.length) out.push('');
-        out.push(`**Updated position.** ${t.critique.updatedPosition}`, '');
+        out.push(`**${kindOf(d) === 'oxford' ? 'Speech' : 'Updated position'}.** ${t.critique.updatedPosition}`, '');
       }
     }
     const j = d.rounds.find((r) => r.round === round);

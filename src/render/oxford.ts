@@ -75,3 +75,10 @@ export function oxfordMarkdown(steps: ProtocolStep[]): string[] {
   out.push(`- **Decisive argument:** ${argumentText(ruling.ruling.decisive)}`, `- **The losing side's best point:** ${argumentText(ruling.ruling.losingBest)}`, '');
   return out;
 }
+
+/** ` (for)` after a speaker's id in an Oxford debate's transcript; empty for any other run or agent. */
+export function sideTag(steps: ProtocolStep[], agentId: string): string {
+  const motion = lastOf(steps, 'motion');
+  if (!motion) return '';
+  return motion.for.includes(agentId) ? ' (for)' : motion.against.includes(agentId) ? ' (against)' : '';
+}

@@ -14,7 +14,7 @@ import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from
 import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf, trajectoryText } from '../render/protocols.js';
-import { argumentText, sidesText, verdictText } from '../render/oxford.js';
+import { argumentText, sidesText, sideTag, verdictText } from '../render/oxford.js';
 import { plural } from '../plural.js';
 
 /**
@@ -60,11 +60,12 @@ export function judgeCell(j: RoundJudgement | undefined, round: number): Html {
 function grid(d: StoredDebate): Html {
   const rounds = roundsOf(d);
   const debaters = d.agents.filter((a) => a.role === 'debater');
+  const steps = (d.steps ?? []).map((s) => s.step);
   return html`<div class="scroll"><table class="grid" id="grid">
 <thead><tr><th>agent</th>${rounds.map((r) => html`<th data-round="${r}">${roundLabel(r, d.preset.protocol.kind)}</th>`)}</tr></thead>
 <tbody>
 ${debaters.map(
-  (a) => html`<tr data-agent="${a.id}"><th><span class="agent">${a.id}</span><br><span class="muted">${a.model}</span></th>${rounds.map((r) =>
+  (a) => html`<tr data-agent="${a.id}"><th><span class="agent">${a.id}</span><br><span class="muted">${a.model}${sideTag(steps, a.id)}</span></th>${rounds.map((r) =>
     turnCell(
       d.turns.find((t) => t.round === r && t.agentId === a.id),
       r,

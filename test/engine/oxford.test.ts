@@ -120,7 +120,10 @@ describe('the Oxford protocol', () => {
     expect(card).toContain('VERDICT: AGAINST the motion, margin 70/100');
     expect(card).toContain("losing side's best point: a (for): a-best-for");
     expect(card).toContain('decisive argument: b (against): b-best-against');
-    expect(renderMarkdown(debate)).toContain("- **The losing side's best point:** a (for): a-best-for");
+    const markdown = renderMarkdown(debate);
+    expect(markdown).toContain("- **The losing side's best point:** a (for): a-best-for");
+    expect(markdown).toContain('## Rebuttals: each speaker answers the other side\'s openings');
+    expect(markdown).toMatch(/### b \(against\) \(`model-1:1b`\)/);
     expect(debatePage(debate, null)).toContain('<section id="oxford">');
     const doc = debateDocument(debate) as { protocol: { kind: string; steps: ProtocolStep[] } };
     expect(doc.protocol.kind).toBe('oxford');
