@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { plural } from '../plural.js';
 import { idEnum, percent } from './grammar.js';
 import { type PeerView, STATED_FIELDS, systemPrompt } from './prompts.js';
 import type { ChatMessage, TurnRecord } from './records.js';
@@ -57,7 +58,7 @@ export function sidesProblem(agents: readonly { id: string; side?: Side | undefi
   for (const side of SIDES) {
     if (sides[side].length > 0) continue;
     const other = otherSide(side);
-    return `the ${side} side has no speaker: ${agents.length === 1 ? 'the only agent is' : `all ${agents.length} agents are`} \`side: ${other}\`; set \`side: ${side}\` on one of them, or leave \`side\` out to alternate them in panel order`;
+    return `the ${side} side has no speaker: ${agents.length === 1 ? 'the only agent is' : `all ${plural(agents.length, 'agent')} are`} \`side: ${other}\`; set \`side: ${side}\` on one of them, or leave \`side\` out to alternate them in panel order`;
   }
   return null;
 }

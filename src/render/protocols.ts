@@ -275,7 +275,7 @@ export function protocolFooter(d: StoredDebate): string {
     }
     case 'oxford': {
       const motion = steps.find((s) => s.kind === 'motion');
-      const sides = motion?.kind === 'motion' ? `${motion.for.length} for, ${motion.against.length} against` : `${debaters} agents`;
+      const sides = motion?.kind === 'motion' ? `${motion.for.length} for, ${motion.against.length} against` : plural(debaters, 'agent');
       return `Oxford debate · ${sides} · openings, rebuttals, closings`;
     }
     default:
