@@ -131,6 +131,17 @@ describe('the Oxford protocol', () => {
     expect(confidenceOf(debate)).toMatchObject({ rule: 'oxford', level: 'medium', score: 0.7, restsOn: ['b', 'd'] });
   });
 
+  it('names a side\'s best argument only among its speakers who gave a usable speech, and goes on without the one who gave none', async () => {
+    const base = speeches();
+    const script = { seen: base.seen, respond: (req: SimRequest): SimReply => (agentOf(req) === 'c' ? (base.seen.push(req), 'not json') : base.respond(req)) };
+    const { seen, result, debate } = await run(oxfordPreset(), script);
+    expect(result.status).toBe('completed');
+    const format = seen.find((r) => stageOf(r) === 'verdict')!.format as { properties: Record<string, { properties?: { speaker: { enum: string[] } } }> };
+    expect(format.properties.strongestFor!.properties!.speaker.enum).toEqual(['a']);
+    expect(format.properties.strongestAgainst!.properties!.speaker.enum).toEqual(['b', 'd']);
+    expect(debate.turns.filter((t) => t.agentId === 'c').map((t) => t.status)).toEqual(['invalid', 'invalid', 'invalid']);
+  });
+
   it('replays the phases, the motion and the verdict from the record alone', async () => {
     const { debate } = await run();
     const out = capture();

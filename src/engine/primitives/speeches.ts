@@ -115,7 +115,13 @@ export async function judgeMotion(runner: Runner, round: number, motion: Motion,
     model,
     messages: rulingMessages(motion, fitted),
     options,
-    schema: rulingSchema(sides),
+    // Each side's best argument is named among its speakers who gave a usable speech (any of them, when none did).
+    schema: rulingSchema({ for: spoke(sides.for, speeches), against: spoke(sides.against, speeches) }),
     truncation: fit.droppedChars > 0 ? `speeches shortened by ${fit.droppedChars} characters for the judge` : null,
   });
+}
+
+function spoke(side: string[], speeches: SpeechView[]): string[] {
+  const ids = side.filter((id) => speeches.some((s) => s.agentId === id));
+  return ids.length ? ids : side;
 }
