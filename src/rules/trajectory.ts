@@ -171,5 +171,6 @@ export function neverRan(t: Trajectory, round: number): { available: false; why:
 
 /** Protocols whose agents never answer the question independently, so round 0 has no answers to count. */
 export function noIndependentAnswers(t: Trajectory): string | null {
+  if (t.protocol === 'oxford') return "an Oxford debate's answers argue the sides they were given";
   return t.protocol === 'pipeline' ? 'a review pipeline has no independent answers' : t.protocol === 'decompose' ? 'a decomposition has no independent answers' : null;
 }
