@@ -142,6 +142,23 @@ describe('the Oxford protocol', () => {
     expect(debate.turns.filter((t) => t.agentId === 'c').map((t) => t.status)).toEqual(['invalid', 'invalid', 'invalid']);
   });
 
+  it('frames an open question for both sides and warns that a motion would be sharper', async () => {
+    const preset = oxfordPreset(['a', 'b']);
+    const script = speeches();
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const warnings: string[] = [];
+    const listen = (e: DebateEvent): void => void (e.type === 'warning' && warnings.push(e.message));
+    await runDebate({ question: 'Which database should we use?', preset, host: sim.url, recorder: recorder(store), listeners: [listen] });
+    expect(warnings.some((w) => w.startsWith('the question is open, not a yes/no motion'))).toBe(true);
+    const speechPrompts = script.seen.filter((r) => phaseOf(r) !== null);
+    expect(speechPrompts).toHaveLength(6);
+    for (const r of speechPrompts) {
+      expect(prompt(r)).toContain('Motion: This house would act on the most direct answer to: Which database should we use?');
+      expect(prompt(r)).toContain('The for side argues for the most direct course of action the question names or implies');
+    }
+  });
+
   it('replays the phases, the motion and the verdict from the record alone', async () => {
     const { debate } = await run();
     const out = capture();
