@@ -55,9 +55,9 @@ async function runOxford(runner: Runner, from: TranscriptRound[], recorded?: Rec
 
   const openings = await phase(OXFORD_ROUND.opening, (a) => openingSpeech(runner, motion, side(a.id), a));
   requireAnswers(runner, openings.turns, 0);
-  const rebuttals = await phase(OXFORD_ROUND.rebuttal, (a) => answerSpeech(runner, 'rebuttal', 1, motion, side(a.id), a, turnOf(openings, a.id), otherSide(openings, a.id)));
+  const rebuttals = await phase(OXFORD_ROUND.rebuttal, (a) => answerSpeech(runner, 'rebuttal', OXFORD_ROUND.rebuttal, motion, side(a.id), a, turnOf(openings, a.id), otherSide(openings, a.id)));
   const closings = await phase(OXFORD_ROUND.closing, (a) =>
-    answerSpeech(runner, 'closing', 2, motion, side(a.id), a, turnOf(rebuttals, a.id) ?? turnOf(openings, a.id), otherSide(rebuttals, a.id)),
+    answerSpeech(runner, 'closing', OXFORD_ROUND.closing, motion, side(a.id), a, turnOf(rebuttals, a.id) ?? turnOf(openings, a.id), otherSide(rebuttals, a.id)),
   );
   const rounds = [openings, rebuttals, closings];
 
