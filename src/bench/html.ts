@@ -21,6 +21,7 @@ export function escapeMarkup(text: string): string {
 const CONDITION_COLORS: Record<Condition, string> = {
   single: '#8c8c8c',
   sc: '#3b75af',
+  'self-correction': '#6f8fb8',
   'round0-vote': '#4aa3a2',
   parallel: '#c44e52',
   'debate-vote': '#e08a2b',

@@ -69,10 +69,10 @@ describe('conclave bench', () => {
     const json = JSON.parse((await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', fresh, '--dry-run', '--json', '--limit', '1'])).stdout) as { estimate: boolean; presets: { items: number; calls: number }[] };
     expect(json.estimate).toBe(true);
     expect(json.presets[0]!.items).toBe(1);
-    // One item: the debate's calls plus each agent alone, self-consistency and a parallel synthesis.
+    // One item: the debate's calls plus each agent alone, self-consistency, the self-correction revisions (one per critique turn) and a parallel synthesis.
     const n = bench.preset.agents.length;
     const rounds = 1 + bench.preset.protocol.maxRounds;
-    expect(json.presets[0]!.calls).toBe(n * rounds + rounds + 1 + n + n * rounds + 1);
+    expect(json.presets[0]!.calls).toBe(n * rounds + rounds + 1 + n + n * rounds + n * (rounds - 1) + 1);
     expect(existsSync(fresh)).toBe(false);
     expect(bench.seen.length).toBe(before);
   });

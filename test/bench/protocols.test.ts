@@ -51,6 +51,13 @@ describe('benchmarking presets of every protocol', () => {
       expect(r.available).toBe(true);
       expect(r.calls).toBe(4);
     }
+    // The control revises round 0 once for every match critique an agent made: the debater calls of the tournament.
+    for (const t of loadBenchData(bench.store, runId).trials) {
+      const control = t.results.find((r) => r.condition === 'self-correction')!;
+      expect(control.available).toBe(true);
+      expect(control.calls).toBe(t.agentTurns);
+      expect(control.callIds.length).toBe(bench.store.getDebate(t.debateId!).calls.filter((c) => c.stage === 'critique' && c.attempt === 0).length);
+    }
     // Three agents: a bye and one match, then the final; two verdicts per item.
     for (const t of loadBenchData(bench.store, runId).trials) expect(bench.store.getDebate(t.debateId!).calls.filter((c) => c.stage === 'verdict')).toHaveLength(2);
     expect(renderBenchMarkdown(buildReport(loadBenchData(bench.store, runId)))).toContain('protocol tournament');
@@ -66,5 +73,6 @@ describe('benchmarking presets of every protocol', () => {
       for (const r of row(bench, runId, condition)) expect(r).toMatchObject({ available: false, note: 'a decomposition has no independent answers' });
     }
     for (const r of row(bench, runId, 'debate-synth')) expect(r.calls).toBe(3);
+    for (const r of row(bench, runId, 'self-correction')) expect(r).toMatchObject({ available: false, note: 'a decompose run has no independent round 0 to revise' });
   });
 });
