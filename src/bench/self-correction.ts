@@ -51,7 +51,7 @@ export function openingText(debate: StoredDebate, agentId: string): string | nul
 
 function revisedText(outcome: AnswerOutcome): string | null {
   if (outcome.answer === null) return null;
-  return clip(outcome.reasoning ? `${outcome.reasoning}\n\nAnswer: ${outcome.answer}` : `Answer: ${outcome.answer}`, MAX_PREVIOUS_CHARS);
+  return clip(outcome.reasoning ? `${outcome.reasoning}\n\nFinal answer: ${outcome.answer}` : `Final answer: ${outcome.answer}`, MAX_PREVIOUS_CHARS);
 }
 
 export interface SelfCorrectionSpec {

@@ -141,6 +141,16 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
     const yes = artifact !== null && (artifact === own || (own === null && artifact === p.gold));
     return JSON.stringify({ reason: yes ? 'Same figure as mine.' : 'A different figure from mine.', vote: yes ? 'YES' : 'NO' });
   }
+  if (keys.has('answer') && /This is revision \d+\./.test(prompt)) {
+    // The bench's self-correction control: the agent re-examines its own answer with no peers.
+    // It fixes a slip with the same chance, drawn from the same numbers, as in a critique round,
+    // so only the crowd's pull differs between the two.
+    const round = Number(/This is revision (\d+)\./.exec(prompt)?.[1] ?? 1);
+    const own = numberIn(/Your answer so far:\n([\s\S]*?)\n\nThis is revision/.exec(prompt)?.[1] ?? '');
+    const r = chance('update', req.model, p.text, round);
+    const next = own === p.gold ? own : r < accuracyOf(req.model) * 0.4 ? p.gold : (own ?? solve(req.model, p, 'retry', round) ?? slip(p, req.model, 'unsure', round));
+    return JSON.stringify({ reasoning: 'Rechecked the multiplications first.', answer: next });
+  }
   if (keys.has('answer')) {
     // Self-consistency samples differ by their seed; a single answer has none.
     const seed = typeof req.options.seed === 'number' ? req.options.seed : 'none';

@@ -233,7 +233,7 @@ describe('a bench run against a scripted panel', () => {
     // i4: b's second revision starts from its first (3), not from round 0.
     const b4 = revisions.filter((r) => r.messages[0]!.content === 'You are agent b.' && r.messages.at(-1)!.content.includes(items[3]!.question));
     expect(b4.map((r) => /This is revision (\d)/.exec(r.messages.at(-1)!.content)![1])).toEqual(['1', '2']);
-    expect(b4[1]!.messages.at(-1)!.content).toContain('Answer: 3');
+    expect(b4[1]!.messages.at(-1)!.content).toContain('Final answer: 3');
   });
 
   it('votes the last answers of the self-correction control, falling back to round 0 where the debate ran no critique', () => {

@@ -2,7 +2,7 @@ import { Ollama } from 'ollama';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { arithmeticSuite } from '../../src/bench/arithmetic.js';
-import { answerMessages, benchAnswerSchemaFor } from '../../src/bench/prompts.js';
+import { answerMessages, benchAnswerSchemaFor, revisionMessages } from '../../src/bench/prompts.js';
 import { builtinPresetNames, loadPreset } from '../../src/config/load-preset.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { formatSchemaOf } from '../../src/protocol/grammar.js';
@@ -66,5 +66,27 @@ describe('the simulated panel', () => {
     expect(Math.abs(weak - accuracyOf('gemma2:2b'))).toBeLessThan(0.15);
     expect(strong).toBeGreaterThan(weak);
     expect(await score('qwen2.5:3b')).toBe(strong);
+  });
+
+  it('plays the self-correction control: an agent keeps a right answer and fixes some of its slips alone, from its own answer', async () => {
+    const s = await builtinSim();
+    const client = new Ollama({ host: s.url });
+    const items = arithmeticSuite(40);
+    const format = formatSchemaOf(benchAnswerSchemaFor('number', 0));
+    const revise = async (previous: string, item: (typeof items)[number]) => {
+      const reply = await client.chat({ model: 'gemma2:2b', messages: revisionMessages(item, null, 1, previous), format });
+      return (JSON.parse(reply.message.content) as { answer: number }).answer;
+    };
+    let fixed = 0;
+    for (const item of items) {
+      const gold = Number(item.answer);
+      expect(await revise(`Working left to right. Final answer: ${gold}`, item)).toBe(gold);
+      const revised = await revise(`Working left to right. Final answer: ${gold + 10}`, item);
+      // A slip either stays the agent's own or is fixed; it never turns into some other figure.
+      expect([gold, gold + 10]).toContain(revised);
+      if (revised === gold) fixed += 1;
+    }
+    expect(fixed).toBeGreaterThan(0);
+    expect(fixed).toBeLessThan(items.length);
   });
 });
