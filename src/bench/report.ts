@@ -216,7 +216,8 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
           preset: snapshot.name,
           ...key,
           available: false,
-          note: missingNote ?? (rows.length === 0 ? 'no finished items' : 'not available'),
+          // A run recorded before a condition existed has finished items but no row for it.
+          note: missingNote ?? (trials.length === 0 ? 'no finished items' : rows.length === 0 ? 'not measured in this run (recorded before this condition existed)' : 'not available'),
           n: 0,
           correct: 0,
           accuracy: null,

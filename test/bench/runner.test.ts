@@ -253,6 +253,12 @@ describe('a bench run against a scripted panel', () => {
     expect(renderBenchSummary(report)).toMatch(/test-panel: debate \+ majority − self-correction \(no peers\) = 0\.0 pp \(95% CI .*, 4 items\): what the peers add/);
   });
 
+  it('says a run recorded before the self-correction control existed did not measure it, rather than that it has no items', () => {
+    const older = { ...data, trials: data.trials.map((t) => ({ ...t, results: t.results.filter((r) => r.condition !== 'self-correction') })) };
+    const row = buildReport(older, { iterations: 10 }).conditions.find((c) => c.condition === 'self-correction')!;
+    expect(row).toMatchObject({ available: false, note: 'not measured in this run (recorded before this condition existed)' });
+  });
+
   it('reports the cluster vote as unavailable, with the reason, for a preset without voting', () => {
     expect(condition('cluster-vote')).toMatchObject({ available: false, accuracy: null, note: 'the preset has no voting block' });
   });
