@@ -31,8 +31,8 @@ export interface SelfCorrectionAgent {
 /** The longest previous answer put back to the agent, in characters. */
 const MAX_PREVIOUS_CHARS = 4000;
 
-/** Kinds whose round 0 is each agent answering alone. */
-const REVISABLE = new Set(['debate', 'tournament']);
+/** Kinds whose round 0 is each agent answering alone (a parallel run has no critique turn, so nothing to revise). */
+const REVISABLE = new Set(['debate', 'tournament', 'parallel']);
 
 /** How many revisions each agent makes: the critique turns (first attempts) it made in the debate. */
 export function revisionCounts(calls: readonly StoredCall[], agentIds: readonly string[]): Map<string, number> {
@@ -66,7 +66,7 @@ export interface SelfCorrectionSpec {
 /** Runs the control: agents side by side, each one's revisions one after another. */
 export async function selfCorrection(spec: SelfCorrectionSpec): Promise<SelfCorrectionCapture> {
   const kind = spec.debate.preset.protocol.kind ?? 'debate';
-  if (!REVISABLE.has(kind)) return { available: false, note: `a ${kind} run has no independent round 0 to revise`, agents: [] };
+  if (!REVISABLE.has(kind)) return { available: false, note: `a ${kind} run has no round of independent answers to revise`, agents: [] };
   const counts = revisionCounts(spec.debate.calls, spec.preset.agents.map((a) => a.id));
   const agents = await Promise.all(
     spec.preset.agents.map(async (agent, index): Promise<SelfCorrectionAgent> => {

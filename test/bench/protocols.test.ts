@@ -25,6 +25,9 @@ describe('benchmarking presets of every protocol', () => {
       const parallel = t.results.find((r) => r.condition === 'parallel')!;
       expect(parallel.calls).toBe(debate.calls.length);
       expect(parallel.answer).toBe(t.results.find((r) => r.condition === 'debate-synth')!.answer);
+      // No critique turn to match: the control is the round-0 vote, at the round-0 calls.
+      const control = t.results.find((r) => r.condition === 'self-correction')!;
+      expect(control).toMatchObject({ available: true, answer: t.results.find((r) => r.condition === 'round0-vote')!.answer, calls: debate.calls.filter((c) => c.stage === 'opening').length, callIds: [] });
     }
     expect(renderBenchMarkdown(buildReport(data))).toContain('protocol parallel');
   });
@@ -73,6 +76,6 @@ describe('benchmarking presets of every protocol', () => {
       for (const r of row(bench, runId, condition)) expect(r).toMatchObject({ available: false, note: 'a decomposition has no independent answers' });
     }
     for (const r of row(bench, runId, 'debate-synth')) expect(r.calls).toBe(3);
-    for (const r of row(bench, runId, 'self-correction')) expect(r).toMatchObject({ available: false, note: 'a decompose run has no independent round 0 to revise' });
+    for (const r of row(bench, runId, 'self-correction')) expect(r).toMatchObject({ available: false, note: 'a decompose run has no round of independent answers to revise' });
   });
 });
