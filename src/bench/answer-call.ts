@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { CallRecord } from '../engine/events.js';
+import type { ChatMessage, CallRecord } from '../engine/events.js';
 import { failedCall, parseReply } from '../engine/structured-call.js';
 import type { ModelServer } from '../backend/types.js';
 import { repairMessages } from '../protocol/prompts.js';
@@ -22,6 +22,8 @@ export interface AnswerCallSpec {
   now: () => number;
   /** Stores one call as soon as it ends and returns its row id. */
   onCall: (call: CallRecord) => number;
+  /** A revision of the self-correction control: its own messages, recorded as a critique of that round. Default: a stand-alone answer. */
+  revision?: { round: number; messages: ChatMessage[] };
 }
 
 export interface AnswerOutcome {
@@ -35,6 +37,8 @@ export interface AnswerOutcome {
   error: string | null;
   /** The gateway's code when the call failed (`HOST_UNREACHABLE`, `CALL_TIMEOUT`, …). */
   errorCode: string | null;
+  /** The "reasoning" of the reply the answer was read from, when it had one. */
+  reasoning?: string;
 }
 
 /**
@@ -44,7 +48,7 @@ export interface AnswerOutcome {
  * repaired once when nothing usable came back.
  */
 export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Promise<AnswerOutcome> {
-  const original = answerMessages(spec.item, spec.persona);
+  const original = spec.revision?.messages ?? answerMessages(spec.item, spec.persona);
   const schema: z.ZodType<{ reasoning: string; answer: string | number }> = benchAnswerSchemaFor(spec.item.kind, spec.item.choices?.length ?? 0);
   const format = formatSchemaOf(schema);
   const outcome: AnswerOutcome = { status: 'unparsed', answer: null, method: 'none', callIds: [], calls: [], error: null, errorCode: null };
@@ -54,8 +58,8 @@ export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Pr
     const startedAt = spec.now();
     const base = {
       debateId: '',
-      stage: 'opening' as const,
-      round: 0,
+      stage: spec.revision ? ('critique' as const) : ('opening' as const),
+      round: spec.revision?.round ?? 0,
       agentId: spec.agentId,
       attempt,
       host: gateway.host,
@@ -107,7 +111,10 @@ export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Pr
     };
     outcome.calls.push(call);
     outcome.callIds.push(spec.onCall(call));
-    if (extracted.value !== null) return { ...outcome, status: 'ok', answer: extracted.value, method: extracted.method, error: null };
+    if (extracted.value !== null) {
+      const reasoning = parsed.ok ? parsed.value.reasoning : undefined;
+      return { ...outcome, status: 'ok', answer: extracted.value, method: extracted.method, error: null, ...(reasoning === undefined ? {} : { reasoning }) };
+    }
     outcome.error = problem;
     messages = repairMessages(original, content, problem ?? 'it has no final answer.');
   }

@@ -11,12 +11,16 @@ import { CLUSTER_VOTE, FINAL_MAJORITY, ROUND0_MAJORITY, SYNTHESIZER } from '../r
 import type { Decision, Rule } from '../rules/trajectory.js';
 import { callCost, gradedTrajectory, singleAnswer } from './trajectory.js';
 import type { SuiteItem } from './suite.js';
+import type { SelfCorrectionCapture } from './self-correction.js';
 
 /**
  * The conditions a bench compares, each at the compute it actually spent:
  * - `single`: each panel agent alone, one answer (variant = agent id);
  * - `sc`: self-consistency, k answers from the panel's agents in turn, majority vote,
  *   where k is the number of debater turns the debate made on the same item;
+ * - `self-correction`: the isolated control: each agent revises its own round-0 answer alone,
+ *   as many times as it took a critique turn in the debate, and the last answers are voted
+ *   (src/bench/self-correction.ts): the same agent calls as the debate, without the peers;
  * - `round0-vote`: majority vote of the debate's independent round 0;
  * - `parallel`: the parallel protocol, round 0 and a synthesis over it: charged the round-0
  *   calls and its own synthesis call (or, for a preset whose protocol is parallel, its run);
@@ -25,12 +29,13 @@ import type { SuiteItem } from './suite.js';
  * - `cluster-vote`: the top position of the cluster approval vote (presets with `voting`).
  * The `debate-*` conditions read whatever protocol the preset runs (its final turns, its result).
  */
-export const CONDITIONS = ['single', 'sc', 'round0-vote', 'parallel', 'debate-vote', 'debate-synth', 'cluster-vote'] as const;
+export const CONDITIONS = ['single', 'sc', 'self-correction', 'round0-vote', 'parallel', 'debate-vote', 'debate-synth', 'cluster-vote'] as const;
 export type Condition = (typeof CONDITIONS)[number];
 
 export const CONDITION_LABELS: Record<Condition, string> = {
   single: 'single agent',
   sc: 'self-consistency@k',
+  'self-correction': 'self-correction (no peers)',
   'round0-vote': 'round-0 majority',
   parallel: 'parallel + synthesizer',
   'debate-vote': 'debate + majority',
@@ -63,6 +68,8 @@ export interface TrialInput {
   vote: VoteCapture;
   /** The parallel condition's synthesis over round 0; null when the preset's protocol gives none to build on. */
   parallel?: ParallelCapture | null;
+  /** The isolated self-correction control; null or absent when it was not run. */
+  selfCorrection?: SelfCorrectionCapture | null;
 }
 
 export interface ScoredTrial {
@@ -185,6 +192,8 @@ export function scoreTrial(input: TrialInput): ScoredTrial {
     note: `k=${input.samples.length}`,
   });
 
+  results.push(selfCorrectionCondition(input.selfCorrection ?? null, debate, reads, answers, item, right));
+
   // The protocol the debate ran: with `auto`, the advisor's choice for this item.
   const kind = debate.preset.protocol.kind ?? 'debate';
   const synthesis = debate.synthesis?.synthesis ?? null;
@@ -241,6 +250,48 @@ export function resultOfDecision(condition: Condition, decision: Decision, right
 
 function unavailable(condition: Condition, note: string): BenchResultRow {
   return { condition, variant: '', available: false, answer: null, correct: false, calls: 0, promptTokens: 0, completionTokens: 0, callIds: [], note };
+}
+
+/**
+ * The self-correction control's vote: each agent's last revision (its round-0 answer when it
+ * made none), majority-voted; charged the debate's round-0 calls it reuses and its revisions.
+ */
+function selfCorrectionCondition(
+  capture: SelfCorrectionCapture | null,
+  debate: StoredDebate,
+  reads: ReadonlyMap<string, Read>,
+  answers: BenchAnswerRow[],
+  item: SuiteItem,
+  right: (answer: string | null) => boolean,
+): BenchResultRow {
+  if (capture === null) return unavailable('self-correction', 'not run');
+  if (!capture.available) return unavailable('self-correction', capture.note ?? 'not available');
+  const finals: (string | null)[] = [];
+  const revisions: BaselineAnswer[] = [];
+  for (const agent of capture.agents) {
+    agent.revisions.forEach((o, i) => {
+      answers.push({ source: 'self-correction', round: i + 1, slot: agent.agentId, agentId: agent.agentId, model: agent.model, status: o.status, answer: o.answer, method: o.status === 'error' ? null : o.method, correct: right(o.answer) });
+      revisions.push({ agentId: agent.agentId, model: agent.model, outcome: o });
+    });
+    const last = agent.revisions.at(-1);
+    finals.push(last === undefined ? (reads.get(`0/${agent.agentId}`)?.answer ?? null) : last.answer);
+  }
+  const answer = majorityVote(finals, item.kind);
+  const openings = spent(debate.calls.filter((c) => c.stage === 'opening'));
+  const own = baselineSpent(revisions);
+  const counts = capture.agents.map((a) => a.revisions.length);
+  return {
+    condition: 'self-correction',
+    variant: '',
+    available: true,
+    answer,
+    correct: right(answer),
+    calls: openings.calls + own.calls,
+    promptTokens: openings.promptTokens + own.promptTokens,
+    completionTokens: openings.completionTokens + own.completionTokens,
+    callIds: own.callIds,
+    note: `revisions per agent: ${new Set(counts).size === 1 ? String(counts[0] ?? 0) : counts.join('/')}`,
+  };
 }
 
 /** The parallel protocol's answer and what it cost: round 0 plus its own synthesis, or the whole run of a parallel preset. */

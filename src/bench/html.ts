@@ -21,6 +21,7 @@ export function escapeMarkup(text: string): string {
 const CONDITION_COLORS: Record<Condition, string> = {
   single: '#8c8c8c',
   sc: '#3b75af',
+  'self-correction': '#6f8fb8',
   'round0-vote': '#4aa3a2',
   parallel: '#c44e52',
   'debate-vote': '#e08a2b',
@@ -189,7 +190,7 @@ const STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d1d1f;background:#fff;margin:0;padding:24px 32px;max-width:1400px}
 h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:28px 0 6px;border-bottom:1px solid #ddd;padding-bottom:4px}
 ul.summary{padding-left:18px;margin:6px 0}p.legend{color:#555;margin:4px 0 10px;max-width:900px}
-table{border-collapse:collapse;font-size:13px;margin:6px 0}th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:left}th,td.num{white-space:nowrap}td{max-width:24em;overflow-wrap:anywhere}
+table{border-collapse:collapse;font-size:13px;margin:6px 0}th,td{padding:3px 10px;border-bottom:1px solid #eee;text-align:left}th.num,td.num{white-space:nowrap}td{max-width:24em;overflow-wrap:anywhere}
 th{background:#f6f6f6;font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .muted{fill:#888;color:#888}svg text{font:12px system-ui,sans-serif}svg .group{font-weight:600;font-size:13px}
 svg .label{fill:#333}svg .tick{fill:#777;font-size:11px}svg .value{fill:#333;font-variant-numeric:tabular-nums}

@@ -1,6 +1,7 @@
 import { formatTable } from '../render/table.js';
 import type { BenchReport, RunComparison } from './report.js';
 import { type ReportTable, conditionRows, pct, points, reportTables, runSummaryLines, signedInterval } from './tables.js';
+import { CONDITION_LABELS } from './conditions.js';
 
 import { inert, markdownCell } from '../render/inert.js';
 import { plural } from '../plural.js';
@@ -27,7 +28,13 @@ export function renderBenchMarkdown(report: BenchReport): string {
 export function renderBenchSummary(report: BenchReport): string {
   const rows = conditionRows(report.conditions);
   const table = formatTable(['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'], rows);
-  return report.parseHealth?.warning ? `${table}\n⚠ Warning: ${report.parseHealth.warning}\n` : table;
+  // What the peers' content adds beyond re-examination, paired on the same items.
+  const control = (report.differences ?? [])
+    .filter((d) => d.a === CONDITION_LABELS['debate-vote'] && d.b === CONDITION_LABELS['self-correction'])
+    .map((d) => `${d.scope}: ${d.a} − ${d.b} = ${points(d.diff)} (95% CI ${signedInterval(d.ciLow, d.ciHigh)}, ${plural(d.n, 'item')}): what the peers add beyond re-examination.\n`)
+    .join('');
+  const body = `${table}${control ? `\n${control}` : ''}`;
+  return report.parseHealth?.warning ? `${body}\n⚠ Warning: ${report.parseHealth.warning}\n` : body;
 }
 
 /** `conclave bench compare` as Markdown. */

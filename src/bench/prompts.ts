@@ -71,3 +71,40 @@ export function answerMessages(item: SuiteItem, persona: string | null | undefin
     },
   ];
 }
+
+/**
+ * A solo agent's system prompt: the persona the panel gave it, or a default that, unlike the
+ * debate's, mentions no panel, so the self-correction control never tells an agent peers exist.
+ */
+export function soloSystemPrompt(persona: string | null | undefined): string {
+  return persona && persona.trim() !== '' ? persona.trim() : 'You are a careful, independent analyst. You reason from evidence, say plainly what you do not know, and change your mind only for a better argument.';
+}
+
+/**
+ * One revision of the self-correction control: the agent re-examines its own latest answer,
+ * with nothing from anyone else and no word that anyone else answered. `previous` is null
+ * when its last answer could not be used.
+ */
+export function revisionMessages(item: SuiteItem, persona: string | null | undefined, revision: number, previous: string | null): ChatMessage[] {
+  const shape =
+    item.kind === 'number'
+      ? '"answer" (the final result as a JSON number, e.g. -42 or 3.5)'
+      : item.kind === 'choice'
+        ? '"answer" (the letter of the option you choose, e.g. "B")'
+        : '"answer" (the answer in a few words)';
+  return [
+    { role: 'system', content: soloSystemPrompt(persona) },
+    {
+      role: 'user',
+      content: [
+        `Question: ${benchQuestion(item)}`,
+        '',
+        previous === null ? 'Your previous answer to this question could not be used.' : `Your answer so far:\n${previous}`,
+        '',
+        `This is revision ${revision}. Re-examine the answer: check each step of the working again, correct any mistake you find, and keep what holds up. Change it only if you find it wrong.`,
+        '',
+        `Reply with a JSON object: "reasoning" (your working, briefly), ${shape}.`,
+      ].join('\n'),
+    },
+  ];
+}

@@ -216,7 +216,8 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
           preset: snapshot.name,
           ...key,
           available: false,
-          note: missingNote ?? (rows.length === 0 ? 'no finished items' : 'not available'),
+          // A run recorded before a condition existed has finished items but no row for it.
+          note: missingNote ?? (trials.length === 0 ? 'no finished items' : rows.length === 0 ? 'not measured in this run (recorded before this condition existed)' : 'not available'),
           n: 0,
           correct: 0,
           accuracy: null,
@@ -268,6 +269,8 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
     ['debate-vote', 'sc'],
     ['debate-synth', 'sc'],
     ['cluster-vote', 'sc'],
+    ['debate-vote', 'self-correction'],
+    ['self-correction', 'round0-vote'],
     ['debate-vote', 'round0-vote'],
     ['debate-synth', 'debate-vote'],
     ['sc', 'round0-vote'],
@@ -374,7 +377,17 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
 
   const parse = new Map<string, ParseFailureStats>();
   const stageName = (a: BenchAnswerRow): string | null =>
-    a.source === 'debate' ? `round ${a.round}` : a.source === 'single' ? 'single' : a.source === 'sc' ? 'self-consistency' : a.source === 'synthesis' ? 'synthesis' : null;
+    a.source === 'debate'
+      ? `round ${a.round}`
+      : a.source === 'single'
+        ? 'single'
+        : a.source === 'sc'
+          ? 'self-consistency'
+          : a.source === 'self-correction'
+            ? 'self-correction'
+            : a.source === 'synthesis'
+              ? 'synthesis'
+              : null;
   for (const t of data.trials) {
     for (const a of t.answers) {
       const stage = stageName(a);
@@ -387,7 +400,7 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
       parse.set(key, row);
     }
   }
-  const stageOrder = (s: string): number => (s.startsWith('round ') ? Number(s.slice(6)) : s === 'synthesis' ? 1000 : s === 'single' ? 1001 : 1002);
+  const stageOrder = (s: string): number => (s.startsWith('round ') ? Number(s.slice(6)) : s === 'synthesis' ? 1000 : s === 'single' ? 1001 : s === 'self-consistency' ? 1002 : 1003);
   const parseFailures = [...parse.values()]
     .map((r) => ({ ...r, rate: share(r.unparsed, r.answers - r.errors) }))
     .sort((a, b) => a.model.localeCompare(b.model) || stageOrder(a.stage) - stageOrder(b.stage));

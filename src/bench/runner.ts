@@ -39,6 +39,8 @@ import { type BaselineAnswer, type Condition, agentTurnCount, scoreTrial } from 
 import { benchQuestion } from './prompts.js';
 import type { SuiteItem } from './suite.js';
 import { captureVote } from './vote-capture.js';
+import { selfCorrection } from './self-correction.js';
+import type { ChatMessage } from '../engine/events.js';
 
 export interface NewBenchOptions {
   store: Store;
@@ -337,7 +339,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   const asked = new Map<string, CallRecord>();
   for (const call of debate.calls) if ((call.stage === 'opening' || call.stage === 'synthesis') && call.attempt === 0 && !asked.has(call.agentId)) asked.set(call.agentId, call);
   const k = agentTurnCount(debate.calls);
-  const ask = (agentIndex: number, condition: 'single' | 'sc', sample: number): Promise<BaselineAnswer> => {
+  const ask = (agentIndex: number, condition: 'single' | 'sc' | 'self-correction', sample: number, revision?: ChatMessage[]): Promise<BaselineAnswer> => {
     const agent = preset.agents[agentIndex]!;
     const ctxSize = numCtx.get(agent.model);
     const opening = asked.get(agent.id);
@@ -362,14 +364,16 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
           signal: ctx.signal,
           now,
           onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
+          ...(revision ? { revision: { round: sample, messages: revision } } : {}),
         }),
       )
       .then((outcome) => ({ agentId: agent.id, model: agent.model, outcome }));
   };
   const n = preset.agents.length;
-  const [singles, samples] = await Promise.all([
+  const [singles, samples, control] = await Promise.all([
     Promise.all(preset.agents.map((_, i) => ask(i, 'single', 0))),
     Promise.all(Array.from({ length: k }, (_, j) => ask(j % n, 'sc', j))),
+    selfCorrection({ item, preset, debate, signal: ctx.signal, revise: (i, round, messages) => ask(i, 'self-correction', round, messages).then((b) => b.outcome) }),
   ]);
   // The parallel protocol from the debate's round 0: one more call, a synthesis over the independent answers.
   let parallel: ParallelCapture | null = null;
@@ -395,7 +399,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   if (ctx.signal.aborted) throw new InterruptedError('stopped');
   // A server that went away or lost a model is not a wrong answer: stop, and let a resume redo this item.
   const outage =
-    [...singles, ...samples].map((b) => (b.outcome.errorCode && OUTAGE_CODES.has(b.outcome.errorCode) ? `${b.model}: ${b.outcome.error}` : null)).find((x) => x !== null) ??
+    [...singles, ...samples, ...control.agents.flatMap((a) => a.revisions.map((outcome) => ({ model: a.model, outcome })))].map((b) => (b.outcome.errorCode && OUTAGE_CODES.has(b.outcome.errorCode) ? `${b.model}: ${b.outcome.error}` : null)).find((x) => x !== null) ??
     debate.calls.map((c) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
     null;
   if (outage !== null) {
@@ -404,7 +408,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     });
   }
 
-  const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result(), parallel });
+  const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result(), parallel, selfCorrection: control });
   finishTrial(
     store,
     trialId,

@@ -64,7 +64,7 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
     {
       id: 'accuracy',
       title: 'Accuracy by condition',
-      legend: `Share of items answered correctly, with a 95% percentile bootstrap interval (${report.bootstrap.iterations} resamples, seed ${report.bootstrap.seed}). An answer that could not be read counts as wrong. Calls and tokens are per item, repairs included: self-consistency uses as many agent calls (k) as the debate's agents made on that item.`,
+      legend: `Share of items answered correctly, with a 95% percentile bootstrap interval (${report.bootstrap.iterations} resamples, seed ${report.bootstrap.seed}). An answer that could not be read counts as wrong. Calls and tokens are per item, repairs included: self-consistency uses as many agent calls (k) as the debate's agents made on that item, and so does self-correction: each agent revises its own round-0 answer alone, once per critique turn it made, and the last answers are voted.`,
       headers: ['preset', 'condition', 'accuracy', '95% CI', 'correct', 'calls/item', 'tokens/item'],
       numeric: [2, 4, 5, 6],
       rows: conditionRows(report.conditions),
@@ -72,7 +72,7 @@ export function reportTables(report: BenchReport, options: { maxItems?: number }
     {
       id: 'differences',
       title: 'Differences between conditions',
-      legend: 'Accuracy of the first condition minus the second on the same items, in percentage points, with a paired bootstrap interval: an interval that contains 0 means the run cannot tell the two apart.',
+      legend: 'Accuracy of the first condition minus the second on the same items, in percentage points, with a paired bootstrap interval: an interval that contains 0 means the run cannot tell the two apart. Debate + majority − self-correction is what the peers\' content adds beyond each agent re-examining its own answer.',
       headers: ['scope', 'comparison', 'difference', '95% CI', 'items'],
       numeric: [2, 4],
       rows: report.differences.map((d) => [d.scope, `${d.a} − ${d.b}`, points(d.diff), signedInterval(d.ciLow, d.ciHigh), String(d.n)]),

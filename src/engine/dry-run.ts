@@ -75,7 +75,8 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
 
 /**
  * One bench item of a preset: its debate, then the baselines (each agent alone, self-consistency
- * with as many samples as the debate's debater calls at most, a synthesis over round 0).
+ * with as many samples as the debate's debater calls at most, the self-correction control's
+ * revisions, one per critique turn, and a synthesis over round 0).
  */
 export function estimateBenchItem(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan?: SchedulePlan): DryRunEstimate {
   const debate = estimateRun(preset, question, sizeOf, plan);
@@ -87,6 +88,11 @@ export function estimateBenchItem(preset: Preset, question: string, sizeOf: (mod
   const baselines: CallGroup[] = [
     ...preset.agents.map((a) => ({ what: `baseline: ${a.id} alone`, model: a.model, calls: 1, promptTokens: q, replyTokens: answer })),
     { what: 'baseline: self-consistency', model: preset.agents[0]!.model, calls: k, promptTokens: q, replyTokens: answer },
+    // The control reuses the debate's round 0, so it adds one revision per critique turn.
+    ...preset.agents
+      .map((a) => ({ a, calls: debate.groups.find((g) => g.what === `${a.id}: critique rounds`)?.calls ?? 0 }))
+      .filter(({ calls }) => calls > 0)
+      .map(({ a, calls }) => ({ what: `baseline: ${a.id} self-correction`, model: a.model, calls, promptTokens: q + answer, replyTokens: answer })),
     { what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer },
   ];
   const rounds = preset.protocol.kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SimRequest } from './server.js';
+import { demoClashUpdates } from './demo-tensions.js';
 
 /**
  * The simulated panel's answers to the built-in `arithmetic` bench suite
@@ -101,7 +102,11 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
     const crowd = majority(peers);
     const r = chance('update', req.model, p.text, round);
     let next = own;
-    if (own === p.gold) {
+    if (prompt.includes("the panel's devil's advocate")) {
+      // Briefed to argue against the majority: the advocate states another figure than the crowd's.
+      const others = [p.gold, slip(p, req.model, 'advocate', round), ...[0, 1, 2].map((k) => slip(p, 'advocate', k))].filter((n) => n !== crowd.value);
+      next = others[Math.floor(r * others.length)] ?? own;
+    } else if (own === p.gold) {
       // Right answers mostly hold, but a unanimous wrong crowd sometimes talks an agent out of one.
       if (crowd.value !== null && crowd.value !== p.gold && crowd.count === peers.length && r < 0.4) next = crowd.value;
     } else if (r < accuracyOf(req.model) * 0.4) {
@@ -111,13 +116,23 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
     } else if (own === null) {
       next = solve(req.model, p, 'retry', round);
     }
-    return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: stated(next), confidence: 75 });
+    // With a tension map on, the schema asks for a stance on each open clash: the agent keeps its own.
+    return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: stated(next), confidence: 75, ...(keys.has('clashUpdates') ? { clashUpdates: demoClashUpdates(req, round) } : {}) });
   }
   if (keys.has('caveats')) {
-    const answers = [...prompt.matchAll(/\[[\w.-]+\](?: \(shortened\))?\n(.*)/g)].map((m) => numberIn(m[1]!));
+    const held = [...prompt.matchAll(/\[([\w.-]+)\](?: \(shortened\))?\n(.*)/g)].map((m) => ({ agent: m[1]!, n: numberIn(m[2]!) }));
+    const answers = held.map((h) => h.n);
     const agree = majority(answers).count / Math.max(1, answers.length);
     const percent = Math.round(agree * 100);
-    return JSON.stringify({ rationale: `${percent}% give the same figure.`, recommendation: percent, facts: percent, caveats: percent });
+    const score = { rationale: `${percent}% give the same figure.`, recommendation: percent, facts: percent, caveats: percent };
+    if (!keys.has('stances')) return JSON.stringify(score);
+    // One stance per figure, named by it, so the same figure keeps its id from round to round.
+    const stances = new Map<string, string[]>();
+    for (const h of held) {
+      const id = h.n === null ? 'no figure' : `= ${h.n}`;
+      stances.set(id, [...(stances.get(id) ?? []), h.agent]);
+    }
+    return JSON.stringify({ ...score, stances: [...stances].map(([id, agents]) => ({ id, summary: id === 'no figure' ? 'States no figure.' : `The result is ${id.slice(2)}.`, agents })) });
   }
   if (keys.has('triggersToRevisit')) {
     const lastRound = prompt.split('## Round').at(-1) ?? '';
@@ -140,6 +155,16 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
     const own = numberIn(/Your own final position, for reference:\n(.*)/.exec(prompt)?.[1] ?? '');
     const yes = artifact !== null && (artifact === own || (own === null && artifact === p.gold));
     return JSON.stringify({ reason: yes ? 'Same figure as mine.' : 'A different figure from mine.', vote: yes ? 'YES' : 'NO' });
+  }
+  if (keys.has('answer') && /This is revision \d+\./.test(prompt)) {
+    // The bench's self-correction control: the agent re-examines its own answer with no peers.
+    // It fixes a slip with the same chance, drawn from the same numbers, as in a critique round,
+    // so only the crowd's pull differs between the two.
+    const round = Number(/This is revision (\d+)\./.exec(prompt)?.[1] ?? 1);
+    const own = numberIn(/Your answer so far:\n([\s\S]*?)\n\nThis is revision/.exec(prompt)?.[1] ?? '');
+    const r = chance('update', req.model, p.text, round);
+    const next = own === p.gold ? own : r < accuracyOf(req.model) * 0.4 ? p.gold : (own ?? solve(req.model, p, 'retry', round) ?? slip(p, req.model, 'unsure', round));
+    return JSON.stringify({ reasoning: 'Rechecked the multiplications first.', answer: next });
   }
   if (keys.has('answer')) {
     // Self-consistency samples differ by their seed; a single answer has none.

@@ -9,9 +9,10 @@ export const benchTrialStatuses = ['running', 'done', 'interrupted'] as const;
 export const benchItemKinds = ['number', 'choice', 'text'] as const;
 /**
  * Where an extracted answer came from: a debate turn, the synthesis, a stand-alone
- * answer call, or a minority position the synthesis kept (a copy of that turn's answer).
+ * answer call, a minority position the synthesis kept (a copy of that turn's answer), or a
+ * revision of the self-correction control.
  */
-export const benchAnswerSources = ['debate', 'synthesis', 'single', 'sc', 'minority'] as const;
+export const benchAnswerSources = ['debate', 'synthesis', 'single', 'sc', 'minority', 'self-correction'] as const;
 /** `ok`: an answer was read; `unparsed`: the reply held none; `error`: the call itself failed. */
 export const benchAnswerStatuses = ['ok', 'unparsed', 'error'] as const;
 

@@ -32,6 +32,8 @@ describe('conclave bench', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/debate \+ majority\s+75\.0%\s+\[25\.0, 100\.0\]\s+3\/4/);
     expect(r.stdout).toMatch(/debate \+ cluster vote\s+unavailable/);
+    expect(r.stdout).toMatch(/self-correction \(no peers\)\s+75\.0%\s+\[25\.0, 100\.0\]\s+3\/4\s+6\.0/);
+    expect(r.stdout).toMatch(/test-panel: debate \+ majority − self-correction \(no peers\) = 0\.0 pp \(95% CI \[.*\], 4 items\)/);
     expect(r.stderr).toContain('bench: 4/4 (100%)');
     expect(r.stderr).toContain('ETA');
     expect(r.stderr).not.toContain('\u001b[');
@@ -45,10 +47,11 @@ describe('conclave bench', () => {
   it('exits 7 with --fail-under when a condition scores below the figure, naming it, and 0 when every gated condition clears it', async () => {
     // A database of its own: the runs below are not the ones the other tests count.
     const gated = (...gate: string[]) => cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', join(dir, 'gate.db'), '--quiet', ...gate.flatMap((g) => ['--fail-under', g])]);
-    const below = await gated('debate-vote=0.8');
+    const below = await gated('debate-vote=0.8', 'self-correction=0.8');
     expect(below.code).toBe(7);
     expect(below.stderr).toContain('bench: --fail-under failed (exit 7):');
     expect(below.stderr).toMatch(/test-panel · debate \+ majority: accuracy 75\.0% \(3\/4\) is below 80\.0%\./);
+    expect(below.stderr).toMatch(/test-panel · self-correction \(no peers\): accuracy 75\.0% \(3\/4\) is below 80\.0%\./);
     const above = await gated('debate-vote=75%');
     expect([above.code, above.stderr]).toEqual([0, '']);
     // A gated condition the run cannot measure fails the gate rather than passing on nothing.
@@ -69,10 +72,10 @@ describe('conclave bench', () => {
     const json = JSON.parse((await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', bench.sim.url, '--db', fresh, '--dry-run', '--json', '--limit', '1'])).stdout) as { estimate: boolean; presets: { items: number; calls: number }[] };
     expect(json.estimate).toBe(true);
     expect(json.presets[0]!.items).toBe(1);
-    // One item: the debate's calls plus each agent alone, self-consistency and a parallel synthesis.
+    // One item: the debate's calls plus each agent alone, self-consistency, the self-correction revisions (one per critique turn) and a parallel synthesis.
     const n = bench.preset.agents.length;
     const rounds = 1 + bench.preset.protocol.maxRounds;
-    expect(json.presets[0]!.calls).toBe(n * rounds + rounds + 1 + n + n * rounds + 1);
+    expect(json.presets[0]!.calls).toBe(n * rounds + rounds + 1 + n + n * rounds + n * (rounds - 1) + 1);
     expect(existsSync(fresh)).toBe(false);
     expect(bench.seen.length).toBe(before);
   });

@@ -17,6 +17,10 @@ import { simModels, testPreset } from '../helpers/panel.js';
  * | i4   | 3 ∅ 2           | r1: 3 3 2; r2: 3 3 3 | max_rounds   | 3 ✓     | 3 ✓        | ∅ ✗   | 2 ✗ (9)       |
  *
  * Singles: a 10 5 7 3 (3/4), b 10 -5 7 ∅ (3/4, ∅ after one repair), c 4 3 7 2 (1/4).
+ *
+ * Self-correction (each agent revises its own round-0 answer once per critique turn it made;
+ * no revision where the debate stopped at round 0), majority of the last answers:
+ * i1 10 10 4 → 10 ✓; i2 5 -5 3 → 5 ✗ (tie, earliest); i3 7 7 7 → 7 ✓; i4 r1 3 3 2, r2 3 3 2 → 3 ✓ (3/4).
  */
 export const items: SuiteItem[] = [
   { id: 'i1', question: 'Item one: what is 4+6?', answer: '10', kind: 'number' },
@@ -43,6 +47,7 @@ export const scripts: Record<string, ItemScript> = {
     judge: [0.1, 0.1, 0.5],
     synth: null,
     single: { b: null },
+    revise: { b: ['3'] },
     sc: ['3', '2', '2', '2', '3', '2', null, '2', '3'],
   },
 };

@@ -25,6 +25,9 @@ describe('benchmarking presets of every protocol', () => {
       const parallel = t.results.find((r) => r.condition === 'parallel')!;
       expect(parallel.calls).toBe(debate.calls.length);
       expect(parallel.answer).toBe(t.results.find((r) => r.condition === 'debate-synth')!.answer);
+      // No critique turn to match: the control is the round-0 vote, at the round-0 calls.
+      const control = t.results.find((r) => r.condition === 'self-correction')!;
+      expect(control).toMatchObject({ available: true, answer: t.results.find((r) => r.condition === 'round0-vote')!.answer, calls: debate.calls.filter((c) => c.stage === 'opening').length, callIds: [] });
     }
     expect(renderBenchMarkdown(buildReport(data))).toContain('protocol parallel');
   });
@@ -51,6 +54,13 @@ describe('benchmarking presets of every protocol', () => {
       expect(r.available).toBe(true);
       expect(r.calls).toBe(4);
     }
+    // The control revises round 0 once for every match critique an agent made: the debater calls of the tournament.
+    for (const t of loadBenchData(bench.store, runId).trials) {
+      const control = t.results.find((r) => r.condition === 'self-correction')!;
+      expect(control.available).toBe(true);
+      expect(control.calls).toBe(t.agentTurns);
+      expect(control.callIds.length).toBe(bench.store.getDebate(t.debateId!).calls.filter((c) => c.stage === 'critique' && c.attempt === 0).length);
+    }
     // Three agents: a bye and one match, then the final; two verdicts per item.
     for (const t of loadBenchData(bench.store, runId).trials) expect(bench.store.getDebate(t.debateId!).calls.filter((c) => c.stage === 'verdict')).toHaveLength(2);
     expect(renderBenchMarkdown(buildReport(loadBenchData(bench.store, runId)))).toContain('protocol tournament');
@@ -66,5 +76,6 @@ describe('benchmarking presets of every protocol', () => {
       for (const r of row(bench, runId, condition)) expect(r).toMatchObject({ available: false, note: 'a decomposition has no independent answers' });
     }
     for (const r of row(bench, runId, 'debate-synth')) expect(r.calls).toBe(3);
+    for (const r of row(bench, runId, 'self-correction')) expect(r).toMatchObject({ available: false, note: 'a decompose run has no round of independent answers to revise' });
   });
 });

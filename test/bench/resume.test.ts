@@ -99,7 +99,7 @@ describe('bench resume', () => {
     const runId = await bench.start({ concurrency: 3, onProgress: (p) => seenProgress.push(p.done) });
     expect(seenProgress).toEqual([1, 2, 3, 4]);
     const report = buildReport(loadBenchData(bench.store, runId));
-    expect(report.conditions.filter((c) => c.available).map((c) => c.correct)).toEqual([3, 3, 1, 3, 3, 2, 3, 2]);
+    expect(report.conditions.filter((c) => c.available).map((c) => c.correct)).toEqual([3, 3, 1, 3, 3, 3, 2, 3, 2]);
   });
 
   it('shares one set of call slots between items run side by side, so no model gets more calls than --num-parallel', async () => {

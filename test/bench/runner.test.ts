@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchReport, buildReport } from '../../src/bench/report.js';
-import { renderBenchMarkdown } from '../../src/bench/markdown.js';
+import { renderBenchMarkdown, renderBenchSummary } from '../../src/bench/markdown.js';
+import { CONDITION_LABELS } from '../../src/bench/conditions.js';
 import { bootstrapCI, pairedBootstrapDiff } from '../../src/bench/stats.js';
 import { type BenchData, loadBenchData } from '../../src/store/bench.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
@@ -32,6 +33,7 @@ describe('a bench run against a scripted panel', () => {
       'single:b': '3/4',
       'single:c': '1/4',
       sc: '3/4',
+      'self-correction': '3/4',
       'round0-vote': '3/4',
       parallel: '2/4',
       'debate-vote': '3/4',
@@ -169,8 +171,8 @@ describe('a bench run against a scripted panel', () => {
 
   it('reports latency, tokens and tokens per second per model', () => {
     const agent = report.models.find((m) => m.model === 'model-0:1b')!;
-    // Debate turns (4+3+1) + single answers (4) + samples with one repair (9): 21 calls.
-    expect(agent.calls).toBe(21);
+    // Debate turns (4+3+1) + single answers (4) + samples with one repair (9) + self-correction revisions (0+1+1+2): 25 calls.
+    expect(agent.calls).toBe(25);
     expect(agent.meanLatencyMs).toBeGreaterThanOrEqual(0);
     expect(agent.meanCompletionTokens).toBeGreaterThan(0);
     expect(agent.tokensPerSecond).toBeGreaterThan(0);
@@ -190,9 +192,71 @@ describe('a bench run against a scripted panel', () => {
 
   it('asks single agents and samples for JSON with an answer field, in their own persona', () => {
     const answerCalls = bench.seen.filter((r) => 'answer' in ((r.format as { properties?: object } | null)?.properties ?? {}));
-    // 4 items × 3 agents single + 24 samples (k summed over items) + 2 repairs.
-    expect(answerCalls).toHaveLength(12 + 24 + 2);
+    // 4 items × 3 agents single + 24 samples (k summed over items) + 2 repairs + 12 self-correction revisions (critique turns summed over items).
+    expect(answerCalls).toHaveLength(12 + 24 + 2 + 12);
     expect(answerCalls.every((r) => /^You are agent [abc]\.$/.test(r.messages[0]!.content))).toBe(true);
+  });
+
+  it('runs the self-correction control with exactly the agent calls the debate made, per item and per agent', () => {
+    const revisions = bench.seen.filter((r) => /This is revision \d+\./.test(r.messages.at(-1)?.content ?? ''));
+    for (const t of data.trials) {
+      const item = items.find((i) => i.id === t.itemId)!;
+      const debate = bench.store.getDebate(t.debateId!);
+      for (const agentId of ['a', 'b', 'c']) {
+        const debater = debate.calls.filter((c) => c.agentId === agentId && (c.stage === 'opening' || c.stage === 'critique') && c.attempt === 0).length;
+        const openings = debate.calls.filter((c) => c.agentId === agentId && c.stage === 'opening' && c.attempt === 0).length;
+        const own = revisions.filter((r) => r.messages[0]!.content === `You are agent ${agentId}.` && r.messages.at(-1)!.content.includes(item.question));
+        expect(openings + own.length).toBe(debater);
+      }
+    }
+    // No repair was needed, so the control's calls per item are the debate's debater calls: k.
+    expect(['i1', 'i2', 'i3', 'i4'].map((id) => result(id, 'self-correction').calls)).toEqual(data.trials.map((t) => t.agentTurns));
+    expect(data.trials.map((t) => t.agentTurns)).toEqual([3, 6, 6, 9]);
+    expect(['i1', 'i2', 'i3', 'i4'].map((id) => result(id, 'self-correction').callIds.length)).toEqual([0, 3, 3, 6]);
+  });
+
+  it('shows each revision only the agent\'s own previous answer, and never that peers exist', () => {
+    const revisions = bench.seen.filter((r) => /This is revision \d+\./.test(r.messages.at(-1)?.content ?? ''));
+    expect(revisions).toHaveLength(12);
+    for (const r of revisions) {
+      const text = r.messages.map((m) => m.content).join('\n');
+      expect(text).not.toMatch(/panel|peer|other|agreement|critique/i);
+      const own = /^You are agent ([abc])\.$/.exec(r.messages[0]!.content)![1]!;
+      for (const other of ['a', 'b', 'c'].filter((x) => x !== own)) expect(text).not.toContain(`agent ${other}`);
+    }
+    // The same agents' critique prompts do carry their peers, so the check above would see them.
+    expect(bench.seen.filter((r) => 'updatedPosition' in ((r.format as { properties?: object } | null)?.properties ?? {})).every((r) => /other panelists/.test(r.messages.at(-1)!.content))).toBe(true);
+    // i2: agent a revises its own round-0 5, not its peers' -5 and 3.
+    const a2 = revisions.find((r) => r.messages[0]!.content === 'You are agent a.' && r.messages.at(-1)!.content.includes(items[1]!.question))!;
+    expect(a2.messages.at(-1)!.content).toContain('Your answer so far:\nI worked it through. Final answer: 5');
+    expect(a2.messages.at(-1)!.content).not.toMatch(/Final answer: (-5|3)\b/);
+    // i4: b's second revision starts from its first (3), not from round 0.
+    const b4 = revisions.filter((r) => r.messages[0]!.content === 'You are agent b.' && r.messages.at(-1)!.content.includes(items[3]!.question));
+    expect(b4.map((r) => /This is revision (\d)/.exec(r.messages.at(-1)!.content)![1])).toEqual(['1', '2']);
+    expect(b4[1]!.messages.at(-1)!.content).toContain('Final answer: 3');
+  });
+
+  it('votes the last answers of the self-correction control, falling back to round 0 where the debate ran no critique', () => {
+    expect(['i1', 'i2', 'i3', 'i4'].map((id) => result(id, 'self-correction').answer)).toEqual(['10', '5', '7', '3']);
+    const revised = trial('i4').answers.filter((a) => a.source === 'self-correction');
+    expect(revised.map((a) => `${a.round}/${a.agentId}=${a.answer}`)).toEqual(['1/a=3', '1/b=3', '1/c=2', '2/a=3', '2/b=3', '2/c=2']);
+    expect(report.parseFailures.find((p) => p.model === 'model-1:1b' && p.stage === 'self-correction')).toMatchObject({ answers: 4, unparsed: 0 });
+  });
+
+  it('reports debate − self-correction as a paired difference on the same items, in the table and the terminal summary', () => {
+    const d = report.differences.find((x) => x.scope === 'test-panel' && x.a === 'debate + majority' && x.b === CONDITION_LABELS['self-correction'])!;
+    expect(d.n).toBe(4);
+    // Debate ✓ ✓ ✗ ✓ against self-correction ✓ ✗ ✓ ✓, item by item.
+    const expected = pairedBootstrapDiff([true, true, false, true], [true, false, true, true], { seed: 0, iterations: 2000 });
+    expect([d.diff, d.ciLow, d.ciHigh]).toEqual([0, expected.low, expected.high]);
+    expect(renderBenchMarkdown(report)).toContain(`| test-panel | debate + majority − ${CONDITION_LABELS['self-correction']} | 0.0 pp |`);
+    expect(renderBenchSummary(report)).toMatch(/test-panel: debate \+ majority − self-correction \(no peers\) = 0\.0 pp \(95% CI .*, 4 items\): what the peers add/);
+  });
+
+  it('says a run recorded before the self-correction control existed did not measure it, rather than that it has no items', () => {
+    const older = { ...data, trials: data.trials.map((t) => ({ ...t, results: t.results.filter((r) => r.condition !== 'self-correction') })) };
+    const row = buildReport(older, { iterations: 10 }).conditions.find((c) => c.condition === 'self-correction')!;
+    expect(row).toMatchObject({ available: false, note: 'not measured in this run (recorded before this condition existed)' });
   });
 
   it('reports the cluster vote as unavailable, with the reason, for a preset without voting', () => {

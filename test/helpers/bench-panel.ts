@@ -23,6 +23,8 @@ export interface ItemScript {
   voteYes?: string[];
   /** Self-consistency samples in order (sample j is asked of agent j mod n). */
   sc?: (string | null)[];
+  /** Per agent, its answer after each revision of the self-correction control (1, 2, …); default: its round-0 answer. */
+  revise?: Record<string, (string | null)[]>;
 }
 
 type BenchStage = 'opening' | 'critique' | 'judge' | 'synthesis' | 'answer' | 'vote' | 'other';
@@ -92,8 +94,11 @@ export function benchResponder(items: SuiteItem[], scripts: Record<string, ItemS
         const sample = typeof seed === 'number' ? seed - 1 : -1;
         const repair = req.messages.some((m) => m.role === 'assistant');
         const single = script.single?.[agent] !== undefined ? script.single[agent]! : pick(script.rounds[agent]!, 0);
+        const revision = Number(/This is revision (\d+)\./.exec(req.messages.at(-1)?.content ?? '')?.[1] ?? 0);
         let answer: string | null;
-        if (sample >= 0) {
+        if (revision > 0) {
+          answer = script.revise?.[agent] ? pick(script.revise[agent], revision - 1) : pick(script.rounds[agent]!, 0);
+        } else if (sample >= 0) {
           answer = pick(script.sc ?? [null], sample);
         } else if (repair) {
           answer = script.singleRepair?.[agent] !== undefined ? script.singleRepair[agent]! : single;

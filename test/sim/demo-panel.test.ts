@@ -2,7 +2,7 @@ import { Ollama } from 'ollama';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { arithmeticSuite } from '../../src/bench/arithmetic.js';
-import { answerMessages, benchAnswerSchemaFor } from '../../src/bench/prompts.js';
+import { answerMessages, benchAnswerSchemaFor, benchQuestion, revisionMessages } from '../../src/bench/prompts.js';
 import { builtinPresetNames, loadPreset } from '../../src/config/load-preset.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { formatSchemaOf } from '../../src/protocol/grammar.js';
@@ -66,5 +66,63 @@ describe('the simulated panel', () => {
     expect(Math.abs(weak - accuracyOf('gemma2:2b'))).toBeLessThan(0.15);
     expect(strong).toBeGreaterThan(weak);
     expect(await score('qwen2.5:3b')).toBe(strong);
+  });
+
+  it('plays the self-correction control: an agent keeps a right answer and fixes some of its slips alone, from its own answer', async () => {
+    const s = await builtinSim();
+    const client = new Ollama({ host: s.url });
+    const items = arithmeticSuite(40);
+    const format = formatSchemaOf(benchAnswerSchemaFor('number', 0));
+    const revise = async (previous: string, item: (typeof items)[number]) => {
+      const reply = await client.chat({ model: 'gemma2:2b', messages: revisionMessages(item, null, 1, previous), format });
+      return (JSON.parse(reply.message.content) as { answer: number }).answer;
+    };
+    let fixed = 0;
+    for (const item of items) {
+      const gold = Number(item.answer);
+      expect(await revise(`Working left to right. Final answer: ${gold}`, item)).toBe(gold);
+      const revised = await revise(`Working left to right. Final answer: ${gold + 10}`, item);
+      // A slip either stays the agent's own or is fixed; it never turns into some other figure.
+      expect([gold, gold + 10]).toContain(revised);
+      if (revised === gold) fixed += 1;
+    }
+    expect(fixed).toBeGreaterThan(0);
+    expect(fixed).toBeLessThan(items.length);
+  });
+
+  it('plays an arithmetic debate of a preset with a tension map and a devil\'s advocate without one repair: stances from the judge, clash stances from the critiques', async () => {
+    const s = await builtinSim();
+    const { preset } = loadPreset('devils-advocate');
+    // An item the panel starts split on, so critique rounds run and an advocate speaks.
+    const item = arithmeticSuite(30).find((i) => i.id === 'arith-000')!;
+    const calls: { stage: string; attempt: number; status: string }[] = [];
+    const prompts: string[] = [];
+    const result = await runDebate({
+      question: benchQuestion(item),
+      preset,
+      host: s.url,
+      listeners: [
+        (e) => {
+          if (e.type === 'call.finished') {
+            calls.push({ stage: e.call.stage, attempt: e.call.attempt, status: e.call.status });
+            if (e.call.stage === 'critique') prompts.push(e.call.messages.at(-1)!.content);
+          }
+        },
+      ],
+    });
+    expect(result.status).toBe('completed');
+    expect(calls.filter((c) => c.attempt > 0)).toEqual([]);
+    expect(calls.every((c) => c.status === 'ok')).toBe(true);
+    const critiques = result.rounds.filter((r) => r.round > 0).flatMap((r) => r.turns);
+    expect(critiques.length).toBeGreaterThan(0);
+    expect(critiques.every((t) => /Final answer: -?\d+/.test(t.position ?? ''))).toBe(true);
+    expect(prompts.some((p) => p.includes("the panel's devil's advocate"))).toBe(true);
+    // Round 1's advocate (the first agent) states, on this item, a figure neither peer held after round 0.
+    const figure = (text: string | null) => /Final answer: (-?\d+)/.exec(text ?? '')?.[1];
+    const advocate = preset.agents[0]!.id;
+    const before = result.rounds[0]!.turns.filter((t) => t.agentId !== advocate).map((t) => figure(t.position));
+    const argued = figure(result.rounds[1]!.turns.find((t) => t.agentId === advocate)!.position);
+    expect(argued).toBeDefined();
+    expect(before).not.toContain(argued);
   });
 });
