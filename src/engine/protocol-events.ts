@@ -72,8 +72,10 @@ export type ProtocolStep =
       status: 'ok' | 'failed';
       choices: ProtocolKind[];
       advice: Advice | null;
-      /** The protocol run: the advice's, or `debate` when the advisor failed. */
+      /** The protocol run: the one the rules chose from the advice, or `debate` when the advisor failed. */
       chosen: ProtocolKind;
+      /** The rule that chose it, in words (`parts: dependent → decompose (…)`); absent in older records. */
+      rule?: string;
       maxRounds: number;
       tokenBudget: number | null;
       error: string | null;

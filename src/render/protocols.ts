@@ -119,7 +119,7 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       ];
     case 'advice':
       return step.advice
-        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.advice.depth}, ${step.advice.pattern}${step.tokenBudget ? `, budget ${step.tokenBudget.toLocaleString('en-US')} tokens` : ''}): ${step.advice.reason}`))}`]
+        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', step.rule ? 'classified; running' : 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.rule ?? `${step.advice.depth}, ${step.advice.pattern}`}${step.tokenBudget ? `, budget ${step.tokenBudget.toLocaleString('en-US')} tokens` : ''}): ${step.advice.reason}`))}`]
         : [paint('yellow', `  advisor ${step.model} gave no usable advice (${clip(step.error ?? 'no reply')}): running ${step.chosen}`)];
     case 'constraints':
       return [
@@ -410,6 +410,10 @@ export function adviceLine(a: AdviceStep): string {
   if (!a.advice) return `${a.model} gave no usable advice (${a.error ?? 'no reply'}), so it ran as ${a.chosen}${budget}.`;
   const depth = a.chosen === 'debate' ? `, at most ${a.maxRounds} critique round${a.maxRounds === 1 ? '' : 's'}` : '';
   const domains = a.advice.domains.length ? `; domains: ${a.advice.domains.join(', ')}` : '';
+  if (a.rule) {
+    const mode = a.advice.mode ? `, ${a.advice.mode}` : '';
+    return `${a.model} classified it (${a.advice.depth}, ${a.advice.pattern}${mode}; parts: ${a.advice.parts}${domains}): ${a.advice.reason} Rule: ${a.rule}; ran ${a.chosen} among ${a.choices.join(', ')}${depth}${budget}.`;
+  }
   return `${a.model} chose ${a.chosen} among ${a.choices.join(', ')} (${a.advice.depth}, ${a.advice.pattern}${depth}${budget}; parts: ${a.advice.parts}${domains}): ${a.advice.reason}`;
 }
 
