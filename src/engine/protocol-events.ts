@@ -66,6 +66,25 @@ export type ProtocolStep =
       fallback?: { failedAgent: string; failure: string };
     }
   | {
+      /**
+       * A debate's or parallel run's seat whose turn failed (rejected, timed out, its host failed):
+       * the orchestrator's fallback analysis in its place, read by peers, the judge and the
+       * synthesizer as a fallback, never as the agent's own (docs/protocols.md).
+       */
+      kind: 'fallback';
+      round: number;
+      agentId: string;
+      /** The orchestrator's model that wrote it: the synthesizer's. */
+      model: string;
+      /** Why the agent's own turn failed. */
+      failure: string;
+      status: 'ok' | 'failed';
+      position: string | null;
+      reasoning: string | null;
+      confidence: number | null;
+      error: string | null;
+    }
+  | {
       /** `protocol.kind: auto`: what the advisor chose, among which protocols, and what the run became. */
       kind: 'advice';
       model: string;

@@ -132,6 +132,8 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       return [`  ${paint('magenta', `advocate ${step.agentId}`)} ${paint('dim', `(round ${step.round}, left out of convergence)`)}: ${clip(step.raised ?? 'no usable turn')} ${paint('dim', `· ${advocateEffect(step)}`)}`];
     case 'trajectory':
       return [`  ${paint('magenta', 'decision by trajectory (Free-MAD):')} ${clip(trajectoryText(step))}`];
+    case 'fallback':
+      return [paint('yellow', `  ${clip(fallbackText(step))}`)];
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
@@ -176,6 +178,11 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
       const text = `round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`;
       lines.push(...wrap(text, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
     }
+  }
+  const fallbacks = fallbacksOf(d);
+  if (fallbacks.length) {
+    lines.push('', paint('bold', "FALLBACK ANALYSES (by the orchestrator, in the seats whose turn failed; not the agents' own)"));
+    for (const f of fallbacks) lines.push(...wrap(fallbackText(f), width - 4).map((l, i) => paint('yellow', i === 0 ? `  - ${l}` : `    ${l}`)));
   }
   const trajectory = steps.find((s): s is TrajectoryStep => s.kind === 'trajectory');
   if (trajectory) {
@@ -305,6 +312,12 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     for (const a of advocates) out.push(`- Round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`);
     out.push('');
   }
+  const fallbacks = fallbacksOf(d);
+  if (fallbacks.length) {
+    out.push('## Fallback analyses', '', "_Written by the orchestrator in the seats whose turn failed; not the agents' own. Peers, the judge and the synthesizer read them marked as such._", '');
+    for (const f of fallbacks) out.push(`- ${fallbackText(f)}`);
+    out.push('');
+  }
   const trajectory = steps.find((s): s is TrajectoryStep => s.kind === 'trajectory');
   if (trajectory) {
     out.push('## Decision by trajectory', '', '_The Free-MAD score over all rounds chose the position the synthesis writes up._', '', `- Chosen: ${trajectoryText(trajectory)}`);
@@ -415,6 +428,20 @@ export function adviceLine(a: AdviceStep): string {
     return `${a.model} classified it (${a.advice.depth}, ${a.advice.pattern}${mode}; parts: ${a.advice.parts}${domains}): ${a.advice.reason} Rule: ${a.rule}; ran ${a.chosen} among ${a.choices.join(', ')}${depth}${budget}.`;
   }
   return `${a.model} chose ${a.chosen} among ${a.choices.join(', ')} (${a.advice.depth}, ${a.advice.pattern}${depth}${budget}; parts: ${a.advice.parts}${domains}): ${a.advice.reason}`;
+}
+
+type FallbackStep = Extract<ProtocolStep, { kind: 'fallback' }>;
+
+/** The seats the orchestrator filled after their agent's turn failed, in round order. */
+export function fallbacksOf(d: Pick<StoredDebate, 'steps'>): FallbackStep[] {
+  return (d.steps ?? []).map((s) => s.step).filter((s): s is FallbackStep => s.kind === 'fallback').sort((a, b) => a.round - b.round);
+}
+
+/** `round 1, beta failed (timeout): fallback analysis by gemma2:9b, not beta's own (confidence 0.60): …` */
+export function fallbackText(f: FallbackStep): string {
+  const where = `round ${f.round}, ${f.agentId} failed (${f.failure})`;
+  if (f.status !== 'ok') return `${where}: the fallback by ${f.model} failed too (${f.error}); the seat is empty`;
+  return `${where}: fallback analysis by ${f.model}, not ${f.agentId}'s own${f.confidence === null ? '' : ` (confidence ${f.confidence.toFixed(2)})`}: ${f.position ?? ''}`;
 }
 
 /** Who answered a usable sub-question: its assignee, or the decomposer's fallback after the assignee failed. */
