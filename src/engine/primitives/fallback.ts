@@ -38,10 +38,10 @@ export async function fillFailedSeats(runner: Runner, round: number, turns: Turn
       const messages = withFallbackNote(req.messages, seatFallbackNote(agent.id, round, failure));
       let filledTurn: TurnRecord;
       if (req.stage === 'opening') {
-        const outcome = await runner.call({ ...(req as CallRequest<Opening>), stage: 'fallback', model, messages, options, quality: undefined });
+        const outcome = await runner.call({ ...(req as CallRequest<Opening>), stage: 'fallback', model, messages, options });
         filledTurn = turnFrom(seat, round, outcome, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }));
       } else {
-        const outcome = await runner.call({ ...(req as CallRequest<Critique>), stage: 'fallback', model, messages, options, quality: undefined });
+        const outcome = await runner.call({ ...(req as CallRequest<Critique>), stage: 'fallback', model, messages, options });
         filledTurn = critiqueTurnFrom(seat, round, outcome);
       }
       if (filledTurn.status !== 'ok') {
