@@ -1,5 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { DebateEvent } from '../../src/engine/events.js';
 import { recorder } from '../../src/engine/recorder.js';
+import { planResume, resumeDebate } from '../../src/engine/resume.js';
+import { InterruptedError } from '../../src/errors.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { confidenceOf } from '../../src/render/confidence.js';
 import { renderCard } from '../../src/render/card.js';
@@ -116,5 +119,38 @@ describe('a failed seat in a debate gets the orchestrator\'s fallback analysis',
     const synthesis = debate.calls.find((c) => c.stage === 'synthesis')!;
     expect(synthesis.messages.map((m) => m.content).join('\n')).toContain(`${MARK('beta')} orchestrator-for-beta-r0`);
     expect(debate.exitDetail).toBe('2 of 3 agents answered, 1 seat by fallback; no critique rounds in this protocol');
+  });
+
+  it('reads a recorded fallback back into its seat on resume, so the resumed round asks what the stopped one asked', async () => {
+    const preset = testPreset(['alpha', 'beta', 'gamma'], { protocol: { maxRounds: 1, convergenceThreshold: 0.95, callTimeoutSeconds: 30 } });
+    let stopped = false;
+    const script = scriptedResponder([0.3], (req) => {
+      const agent = agentOf(req)!;
+      if (req.model === 'synth:1b' && stageOf(req) === 'opening') return reply.opening(agent, `orchestrator-for-${agent}-r0`);
+      if (stageOf(req) === 'opening' && agent === 'beta') return reply.rejected('Maybe');
+      if (!stopped && stageOf(req) === 'critique' && agent === 'gamma') return { content: reply.critique(agent), delayMs: 60_000 };
+      return undefined;
+    });
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const controller = new AbortController();
+    let done = 0;
+    const stopAfterTwo = (e: DebateEvent): void => {
+      if (e.type === 'call.finished' && e.call.stage === 'critique' && e.call.status === 'ok' && ++done === 2) controller.abort();
+    };
+    const error = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), listeners: [stopAfterTwo], signal: controller.signal }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(InterruptedError);
+    stopped = true;
+    const stored = store.getDebate(store.listDebates()[0]!.id);
+    const plan = planResume(stored);
+    expect(plan.from[0]!.turns.find((t) => t.agentId === 'beta')).toMatchObject({ status: 'ok', model: 'synth:1b', position: `${MARK('beta')} orchestrator-for-beta-r0` });
+    const before = script.seen.length;
+    const result = await resumeDebate(stored, { host: sim.url, recorder: recorder(store, { resume: plan.point }) }, plan);
+    expect(result.status).toBe('completed');
+    // alpha's and beta's recorded critiques asked exactly what the resumed round would ask: reused, not asked again.
+    const asked = script.seen.slice(before).filter((q) => stageOf(q) === 'critique');
+    expect(asked.map(agentOf)).toEqual(['gamma']);
+    expect(text(asked[0]!)).toContain(`${MARK('beta')} orchestrator-for-beta-r0`);
+    expect(store.verifyDebate(stored.id).state).toBe('sealed');
   });
 });
