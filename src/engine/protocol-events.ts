@@ -85,7 +85,7 @@ export type ProtocolStep =
       error: string | null;
     }
   | {
-      /** `protocol.kind: auto`: what the advisor chose, among which protocols, and what the run became. */
+      /** `protocol.kind: auto`: how the advisor classified the question, which protocol the rules chose among which, and what the run became. */
       kind: 'advice';
       model: string;
       status: 'ok' | 'failed';

@@ -63,7 +63,7 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     voting: votingDocument(d),
     // The orchestrator's fallback analyses in the seats whose turn failed (a debate or parallel run); empty when none.
     fallbacks: fallbacksOf(d),
-    // `protocol.kind: auto`: what the advisor chose and why; null when the preset named the protocol.
+    // `protocol.kind: auto`: how the advisor classified the question, the rule that chose the protocol, and what ran; null when the preset named the protocol.
     advice: adviceOf(d),
     // The merged constraints and collisions the synthesis was given, each with its resolution; null when neither the user nor any agent stated any.
     constraints: constraintsView(d),
