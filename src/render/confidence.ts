@@ -50,7 +50,7 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       if (!s) return null;
       const lastRound = Math.max(-1, ...d.turns.map((t) => t.round));
       // A seat whose last turn failed and was filled by the orchestrator's fallback counts, at its own weight.
-      const filled = new Set(steps.filter((x) => x.kind === 'fallback' && x.round === lastRound && x.status === 'ok').map((x) => (x as { agentId: string }).agentId));
+      const filled = new Set(steps.flatMap((x) => (x.kind === 'fallback' && x.round === lastRound && x.status === 'ok' ? [x.agentId] : [])));
       const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && (t.status === 'ok' || filled.has(t.agentId))).map((t) => t.agentId));
       const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id)).map((a) => a.id);
       const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);

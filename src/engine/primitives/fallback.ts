@@ -7,7 +7,7 @@ import type { ProtocolStep } from '../protocol-events.js';
 import type { Runner } from '../runner.js';
 import { critiqueTurnFrom, turnFrom } from './turns.js';
 
-type FallbackStep = Extract<ProtocolStep, { kind: 'fallback' }>;
+export type FallbackStep = Extract<ProtocolStep, { kind: 'fallback' }>;
 
 /** A turn that gets a fallback: its call failed (rejected, timed out, its host failed), not skipped by the token budget. */
 export function needsFallback(turn: TurnRecord): boolean {
