@@ -33,7 +33,7 @@ const MARK = (id: string) => `[Fallback analysis by the orchestrator, not ${id}'
  * any fallback with a marked text of its own.
  */
 function failingPanel(kind: 'debate' | 'parallel' = 'debate') {
-  const preset = testPreset(['alpha', 'beta', 'gamma'], { protocol: { kind, maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
+  const preset = testPreset(['alpha', 'beta', 'gamma'], { protocol: { kind, maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never, ...(kind === 'debate' ? { tensions: {} } : {}) });
   const script = scriptedResponder([0.3, 0.5, 0.9], (req) => {
     const agent = agentOf(req)!;
     const stage = stageOf(req);
@@ -80,6 +80,10 @@ describe('a failed seat in a debate gets the orchestrator\'s fallback analysis',
     for (const p of prompts('critique', 2)) expect(p).not.toContain(MARK('beta'));
     // gamma's round-2 seat is a fallback: the synthesizer reads it marked.
     expect(prompts('synthesis', 2)[0]).toContain(`${MARK('gamma')} orchestrator-for-gamma-r2`);
+    // The clash map on round 0 reads the agents' own answers only: no claims are asked of beta's fallback.
+    const claimed = debate.calls.filter((c) => c.stage === 'claims' && c.round === 0).map((c) => c.messages.map((m) => m.content).join('\n'));
+    expect(claimed.length).toBeGreaterThan(0);
+    for (const p of claimed) expect(p).not.toContain('orchestrator-for-beta-r0');
     // The stored turns stay the agents' own: failed where they failed.
     expect(debate.turns.find((t) => t.round === 0 && t.agentId === 'beta')!.status).not.toBe('ok');
     expect(debate.turns.find((t) => t.round === 2 && t.agentId === 'gamma')!.status).toBe('failed');
