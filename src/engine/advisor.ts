@@ -59,7 +59,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
         round: 0,
         agentId: 'advisor',
         model,
-        messages: adviceMessages(opts.question, choices, preset.agents.map((a) => a.id)),
+        messages: adviceMessages(opts.question, choices, preset.agents.map((a) => a.id), (opts.attachments ?? []).map((a) => a.name)),
         options: { num_ctx: scheduler.numCtx[model], num_predict: 400, temperature: 0 },
         schema: adviceSchemaFor(choices),
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,

@@ -95,7 +95,7 @@ export function routeAdvice(advice: Advice, choices: readonly ProtocolKind[]): R
 }
 
 /** The advisor's prompt: the question, the panel and the protocols the classification routes to. */
-export function adviceMessages(question: string, choices: readonly ProtocolKind[], panel: readonly string[]): ChatMessage[] {
+export function adviceMessages(question: string, choices: readonly ProtocolKind[], panel: readonly string[], attached: readonly string[] = []): ChatMessage[] {
   return [
     {
       role: 'system',
@@ -106,6 +106,8 @@ export function adviceMessages(question: string, choices: readonly ProtocolKind[
       content: [
         `Question: ${question}`,
         `Panel: ${panel.length} panelists (${panel.join(', ')}).`,
+        // Only the names: a diff or a source file named here is what makes "look at this" a review.
+        ...(attached.length ? [`Attached for the panel to read: ${attached.join(', ')}.`] : []),
         '',
         'Classify the question. Your classification decides how the panel works on it, one of:',
         ...choices.map((k) => `- ${PROTOCOL_TEXT[k]}`),

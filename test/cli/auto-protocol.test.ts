@@ -181,4 +181,23 @@ describe('protocol.kind: auto', () => {
     }
     expect([...stages]).toEqual(expect.arrayContaining(['split', 'subanswer', 'reassembly']));
   });
+
+  it('sends a review of an attached change to a panel with roles as a pipeline, and the advisor saw what was attached', async () => {
+    const { preset, models } = autoPreset();
+    const roles = { ...preset, agents: preset.agents.map((a, i) => ({ ...a, role: i === 0 ? ('lead' as const) : ('reviewer' as const) })) };
+    const file = join(dir, 'auto-roles.json');
+    writeFileSync(file, JSON.stringify(roles));
+    writeFileSync(join(dir, 'change.diff'), '--- a/ledger.ts\n+++ b/ledger.ts\n@@ -1 +1 @@\n-const x = 1;\n+const x = 2;\n');
+    const responder = scriptedResponder([0.9], (req) =>
+      isAdvice(req) ? JSON.stringify({ domains: ['billing'], parts: 'one', mode: 'review', depth: 'deep', pattern: 'single-domain', reason: 'A change to review.' }) : undefined,
+    );
+    sim = await startSimulator({ models, respond: responder.respond });
+    const run = await runCli(['run', 'Is this change safe to ship?', '--preset', file, '--attach', 'change.diff', '--host', sim.url, '--db', join(dir, 'review.db'), '--json', '--quiet'], dir);
+    expect(run.code).toBe(0);
+    expect(responder.seen[0]!.messages.at(-1)!.content).toContain('Attached for the panel to read: change.diff.');
+    const doc = JSON.parse(run.stdout) as { preset: { protocol: { kind: string } }; advice: { chosen: string; rule: string }; calls: { stage: string; agentId: string }[] };
+    expect(doc.advice).toMatchObject({ chosen: 'pipeline', rule: 'mode: review → pipeline (a lead plans, reviewers review)' });
+    expect(doc.preset.protocol.kind).toBe('pipeline');
+    expect(doc.calls.filter((c) => c.stage === 'plan').map((c) => c.agentId)).toEqual(['alpha']);
+  });
 });
