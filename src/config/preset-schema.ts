@@ -108,8 +108,8 @@ export const protocolSchema = z.strictObject({
   kind: z
     .enum([...protocolKinds, 'auto'])
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; oxford: two sides argue a motion in openings, rebuttals and closings, the judge gives a verdict; auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
-  advisor: z.string().min(1).optional().describe('auto: the model that classifies the question and chooses the protocol (default: the judge model).'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; oxford: two sides argue a motion in openings, rebuttals and closings, the judge gives a verdict; auto: the advisor model classifies the question first and fixed rules choose debate, parallel, tournament, decompose or pipeline from that (docs/orchestration.md).'),
+  advisor: z.string().min(1).optional().describe('auto: the model that classifies the question; fixed rules choose the protocol from its classification (default: the judge model).'),
   brief: z
     .string()
     .min(1)

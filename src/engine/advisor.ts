@@ -1,6 +1,6 @@
 import { checkProtocolPreset } from '../config/load-preset.js';
 import { type Preset, type ProtocolKind, protocolKinds } from '../config/preset-schema.js';
-import { type Advice, adviceMessages, adviceSchemaFor, applyAdvice } from '../protocol/advice.js';
+import { type Advice, adviceMessages, adviceSchemaFor, applyAdvice, routeAdvice } from '../protocol/advice.js';
 import { DebateScheduler } from '../schedule/scheduler.js';
 import type { CallRecord } from './call-record.js';
 import type { ProtocolStep } from './protocol-events.js';
@@ -42,7 +42,7 @@ export interface AdvisedRun {
 }
 
 /**
- * Asks the advisor to classify the question and choose the protocol, before any panel call.
+ * Asks the advisor to classify the question, before any panel call; the rules choose the protocol from it.
  * When it cannot (the call fails, or the reply is unusable), the debate runs as `debate`, and
  * the step says why.
  */
@@ -63,7 +63,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
         round: 0,
         agentId: 'advisor',
         model,
-        messages: adviceMessages(opts.question, choices, preset.agents.map((a) => a.id)),
+        messages: adviceMessages(opts.question, choices, preset.agents.map((a) => a.id), (opts.attachments ?? []).map((a) => a.name)),
         options: { num_ctx: scheduler.numCtx[model], num_predict: 400, temperature: 0 },
         schema: adviceSchemaFor(choices),
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
@@ -74,7 +74,8 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
     ),
   );
   const advice: Advice | null = outcome.status === 'ok' ? outcome.value : null;
-  const run = advice ? applyAdvice(asKind(preset, advice.protocol), advice) : asKind(preset, 'debate');
+  const route = advice ? routeAdvice(advice, choices) : null;
+  const run = advice && route ? applyAdvice(asKind(preset, route.protocol), advice, route.protocol) : asKind(preset, 'debate');
   return {
     preset: run,
     calls,
@@ -85,6 +86,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
       choices,
       advice,
       chosen: run.protocol.kind as ProtocolKind,
+      ...(route ? { rule: route.rule } : {}),
       maxRounds: run.protocol.maxRounds,
       tokenBudget: run.protocol.tokenBudget ?? null,
       error: outcome.status === 'ok' ? null : outcome.error,

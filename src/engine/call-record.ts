@@ -27,7 +27,8 @@ export type Stage =
   | 'observe'
   | 'review'
   | 'filter'
-  | 'advice';
+  | 'advice'
+  | 'fallback';
 
 /** Ollama's own counters from the final stream chunk (durations in nanoseconds). */
 export interface CallMetrics {

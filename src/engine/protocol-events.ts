@@ -71,14 +71,35 @@ export type ProtocolStep =
       fallback?: { failedAgent: string; failure: string };
     }
   | {
-      /** `protocol.kind: auto`: what the advisor chose, among which protocols, and what the run became. */
+      /**
+       * A debate's or parallel run's seat whose turn failed (rejected, timed out, its host failed):
+       * the orchestrator's fallback analysis in its place, read by peers, the judge and the
+       * synthesizer as a fallback, never as the agent's own (docs/protocols.md).
+       */
+      kind: 'fallback';
+      round: number;
+      agentId: string;
+      /** The orchestrator's model that wrote it: the synthesizer's. */
+      model: string;
+      /** Why the agent's own turn failed. */
+      failure: string;
+      status: 'ok' | 'failed';
+      position: string | null;
+      reasoning: string | null;
+      confidence: number | null;
+      error: string | null;
+    }
+  | {
+      /** `protocol.kind: auto`: how the advisor classified the question, which protocol the rules chose among which, and what the run became. */
       kind: 'advice';
       model: string;
       status: 'ok' | 'failed';
       choices: ProtocolKind[];
       advice: Advice | null;
-      /** The protocol run: the advice's, or `debate` when the advisor failed. */
+      /** The protocol run: the one the rules chose from the advice, or `debate` when the advisor failed. */
       chosen: ProtocolKind;
+      /** The rule that chose it, in words (`parts: dependent → decompose (…)`); absent in older records. */
+      rule?: string;
       maxRounds: number;
       tokenBudget: number | null;
       error: string | null;

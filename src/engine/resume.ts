@@ -7,6 +7,7 @@ import type { StoredDebate } from '../store/store.js';
 import type { ResumePoint } from './recorder.js';
 import { agentPairs, answerText, answerTokens, batchPairs, type ClashBoard } from '../protocol/tensions.js';
 import { protocolFor } from './protocols/index.js';
+import { type FallbackStep, fallbackTurn, needsFallback } from './primitives/fallback.js';
 import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
 import { reuseClashes } from './primitives/clashes.js';
@@ -72,7 +73,13 @@ export function planResume(d: StoredDebate): ResumePlan {
     const judgement = d.rounds.find((r) => r.round === round) ?? null;
     // The round's recorded stances, so the next round's moves are measured from them.
     const stances = d.steps?.map((s) => s.step).find((s) => s.kind === 'stances' && s.round === round);
-    from.push({ round, turns, judgement: judgement && stances?.kind === 'stances' ? { ...judgement, stances: (({ kind: _, ...rest }) => rest)(stances) } : judgement });
+    // A seat the orchestrator filled reads as its fallback again, as it did when the round ran.
+    const filled = (d.steps ?? []).map((s) => s.step).filter((s): s is FallbackStep => s.kind === 'fallback' && s.round === round && s.status === 'ok');
+    const seated = turns.map((t) => {
+      const f = filled.find((s) => s.agentId === t.agentId);
+      return f && needsFallback(t) ? fallbackTurn(f, t) : t;
+    });
+    from.push({ round, turns: seated, judgement: judgement && stances?.kind === 'stances' ? { ...judgement, stances: (({ kind: _, ...rest }) => rest)(stances) } : judgement });
   }
   // The round left incomplete: each debater's last call in it that ended ok.
   const recorded = new Map(callsOf(from.length).filter((c) => c.status === 'ok').map((c) => [c.agentId, c]));

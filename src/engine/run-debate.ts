@@ -52,7 +52,7 @@ export function missingModels(preset: Preset, tags: TagModel[], stages?: ExtraSt
 export async function runDebate(opts: RunDebateOptions): Promise<DebateResult> {
   const now = opts.now ?? Date.now;
   const id = opts.id ?? newDebateId(now());
-  // `auto`: the advisor chooses the protocol before any panel call; its call and choice are recorded once the debate is.
+  // `auto`: the advisor classifies the question and rules choose the protocol, before any panel call; its call and the choice are recorded once the debate is.
   const advised = opts.preset.protocol.kind === 'auto' ? await adviseRun(opts, id) : null;
   const { preset, choice } = pickSynthesizer(advised?.preset ?? opts.preset, opts.synthesizerTurn ?? 0);
   const kind = preset.protocol.kind === 'auto' ? 'debate' : preset.protocol.kind;

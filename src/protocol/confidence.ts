@@ -63,13 +63,17 @@ export function computeConfidence(input: {
   /** Authors of the positions the cluster vote's last iteration put in its Reject tier. */
   rejectedByVote?: readonly string[];
   rule?: 'debate' | 'parallel';
+  /** Seats in `usable` whose final position is the orchestrator's fallback analysis: each counts at FALLBACK_WEIGHT and caps the level at MEDIUM. */
+  fallbacks?: readonly string[];
 }): ComputedConfidence {
   const named = new Set(input.restsOn ?? []);
   const vetoed = new Set(input.rejectedByVote ?? []);
+  const filled = new Set(input.fallbacks ?? []);
   const rejected = input.usable.filter((id) => named.has(id) && vetoed.has(id));
   const restsOn = input.usable.filter((id) => named.has(id) && !vetoed.has(id));
   const of = input.usable.length;
-  const majority = of > 0 && restsOn.length * 2 > of;
+  const support = restsOn.reduce((sum, id) => sum + (filled.has(id) ? FALLBACK_WEIGHT : 1), 0);
+  const majority = of > 0 && support * 2 > of;
   const s = input.judgeScore;
   let level: ConfidenceLevel;
   if (s === null) level = majority ? 'medium' : 'low';
@@ -88,6 +92,12 @@ export function computeConfidence(input: {
   const lowered = rejected.length
     ? [`The cluster vote rejected the position${rejected.length === 1 ? '' : 's'} of ${rejected.join(', ')}: not counted as support.`]
     : [];
+  // A seat the orchestrator filled is not the panel's own view, as a decomposition's fallback part is not.
+  const seats = input.usable.filter((id) => filled.has(id));
+  if (seats.length && level === 'high') {
+    level = 'medium';
+    lowered.push(`MEDIUM at most: the final position${seats.length === 1 ? '' : 's'} of ${seats.join(', ')} ${seats.length === 1 ? 'is' : 'are'} the orchestrator's fallback analysis, not the agent's own.`);
+  }
   return {
     ...blank(input.rule ?? 'debate', input.threshold),
     level,
@@ -97,7 +107,7 @@ export function computeConfidence(input: {
     restsOnUnknown,
     capped,
     rejected,
-    basis: [judge, rests, ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : [])],
+    basis: [judge, rests, ...(seats.length ? [`${seats.length} by fallback`] : []), ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : [])],
     lowered,
   };
 }

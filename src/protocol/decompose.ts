@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage } from './records.js';
 import { STATED_FIELDS, systemPrompt, type PeerView } from './prompts.js';
+import { withFallbackNote } from './fallback.js';
 
 /**
  * Hierarchical decomposition, pure parts: the split schema (built per call, bounded by the
@@ -101,15 +102,11 @@ export function subAnswerMessages(question: string, persona: string | null | und
  * on. Its answer is recorded as a fallback, never as the assignee's.
  */
 export function fallbackMessages(question: string, persona: string | null | undefined, sub: SubQuestion, inputs: PeerView[], failedAgent: string, failure: string): ChatMessage[] {
-  const messages = subAnswerMessages(question, persona, sub, inputs);
-  const last = messages.at(-1)!;
-  const note = [
+  return withFallbackNote(subAnswerMessages(question, persona, sub, inputs), [
     `${failedAgent}, who was assigned sub-question ${sub.index}, gave no usable answer (${failure}).`,
     'You split the question, so give a fallback analysis of this part yourself: the parts after it depend on it.',
     'Keep it to what you can support, and say in the reasoning what a full answer would still need to check.',
-    '',
-  ].join('\n');
-  return [...messages.slice(0, -1), { ...last, content: `${note}\n${last.content}` }];
+  ]);
 }
 
 export function reassemblyMessages(

@@ -35,6 +35,8 @@ export interface TurnRecord {
   opening: Opening | null;
   critique: Critique | null;
   error: string | null;
+  /** Set on a seat the orchestrator filled after the agent's turn failed (`failure` says why); the stored turn stays the failed one. */
+  fallback?: { failure: string };
 }
 
 export interface RoundJudgement {

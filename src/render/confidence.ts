@@ -57,7 +57,9 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
     default: {
       if (!s) return null;
       const lastRound = Math.max(-1, ...d.turns.map((t) => t.round));
-      const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && t.status === 'ok').map((t) => t.agentId));
+      // A seat whose last turn failed and was filled by the orchestrator's fallback counts, at its own weight.
+      const filled = new Set(steps.flatMap((x) => (x.kind === 'fallback' && x.round === lastRound && x.status === 'ok' ? [x.agentId] : [])));
+      const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && (t.status === 'ok' || filled.has(t.agentId))).map((t) => t.agentId));
       const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id)).map((a) => a.id);
       const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);
       const named = new Set(s.restsOn ?? []);
@@ -70,6 +72,7 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
         independence: figures ? independenceOf(figures) : null,
         rejectedByVote: rejectedByVote(d),
         rule: kindOf(d) === 'parallel' ? 'parallel' : 'debate',
+        fallbacks: usable.filter((id) => filled.has(id) && d.turns.some((t) => t.round === lastRound && t.agentId === id && t.status !== 'ok')),
       });
     }
   }

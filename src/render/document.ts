@@ -1,6 +1,6 @@
 import type { StoredDebate } from '../store/store.js';
 import { confidenceOf } from './confidence.js';
-import { adviceOf, protocolDocument } from './protocols.js';
+import { adviceOf, fallbacksOf, protocolDocument } from './protocols.js';
 import { qualityDocument } from './quality.js';
 import { tensionDocument } from './tensions.js';
 import { materialDocument } from './material.js';
@@ -61,7 +61,9 @@ export function debateDocument(d: StoredDebate): Record<string, unknown> {
     protocol: protocolDocument(d),
     synthesisAttempts: (d.synthesisAttempts ?? []).map((a) => ({ ...a, at: new Date(a.at).toISOString() })),
     voting: votingDocument(d),
-    // `protocol.kind: auto`: what the advisor chose and why; null when the preset named the protocol.
+    // The orchestrator's fallback analyses in the seats whose turn failed (a debate or parallel run); empty when none.
+    fallbacks: fallbacksOf(d),
+    // `protocol.kind: auto`: how the advisor classified the question, the rule that chose the protocol, and what ran; null when the preset named the protocol.
     advice: adviceOf(d),
     // The merged constraints and collisions the synthesis was given, each with its resolution; null when neither the user nor any agent stated any.
     constraints: constraintsView(d),

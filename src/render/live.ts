@@ -38,6 +38,7 @@ const STAGE_LABEL: Record<Stage, string> = {
   verdict: 'judging a match',
   split: 'splitting the question',
   advice: 'choosing the protocol',
+  fallback: 'writing a fallback analysis',
   subanswer: 'answering a sub-question',
   reassembly: 'reassembling the answer',
   plan: 'writing the plan',

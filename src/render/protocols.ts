@@ -122,7 +122,7 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       ];
     case 'advice':
       return step.advice
-        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.advice.depth}, ${step.advice.pattern}${step.tokenBudget ? `, budget ${step.tokenBudget.toLocaleString('en-US')} tokens` : ''}): ${step.advice.reason}`))}`]
+        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', step.rule ? 'classified; running' : 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.rule ?? `${step.advice.depth}, ${step.advice.pattern}`}${step.tokenBudget ? `, budget ${step.tokenBudget.toLocaleString('en-US')} tokens` : ''}): ${step.advice.reason}`))}`]
         : [paint('yellow', `  advisor ${step.model} gave no usable advice (${clip(step.error ?? 'no reply')}): running ${step.chosen}`)];
     case 'constraints':
       return [
@@ -138,6 +138,8 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
     case 'motion':
     case 'ruling':
       return oxfordStepLines(step, paint, clip);
+    case 'fallback':
+      return [paint('yellow', `  ${clip(fallbackText(step))}`)];
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
@@ -182,6 +184,11 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
       const text = `round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`;
       lines.push(...wrap(text, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
     }
+  }
+  const fallbacks = fallbacksOf(d);
+  if (fallbacks.length) {
+    lines.push('', paint('bold', "FALLBACK ANALYSES (by the orchestrator, in the seats whose turn failed; not the agents' own)"));
+    for (const f of fallbacks) lines.push(...wrap(fallbackText(f), width - 4).map((l, i) => paint('yellow', i === 0 ? `  - ${l}` : `    ${l}`)));
   }
   const trajectory = steps.find((s): s is TrajectoryStep => s.kind === 'trajectory');
   if (trajectory) {
@@ -317,6 +324,12 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     for (const a of advocates) out.push(`- Round ${a.round}, ${a.agentId}${a.against ? `, against "${a.against}"` : ''}: ${a.raised ?? 'no usable turn'} (${advocateEffect(a)})`);
     out.push('');
   }
+  const fallbacks = fallbacksOf(d);
+  if (fallbacks.length) {
+    out.push('## Fallback analyses', '', "_Written by the orchestrator in the seats whose turn failed; not the agents' own. Peers, the judge and the synthesizer read them marked as such._", '');
+    for (const f of fallbacks) out.push(`- ${fallbackText(f)}`);
+    out.push('');
+  }
   const trajectory = steps.find((s): s is TrajectoryStep => s.kind === 'trajectory');
   if (trajectory) {
     out.push('## Decision by trajectory', '', '_The Free-MAD score over all rounds chose the position the synthesis writes up._', '', `- Chosen: ${trajectoryText(trajectory)}`);
@@ -423,7 +436,25 @@ export function adviceLine(a: AdviceStep): string {
   if (!a.advice) return `${a.model} gave no usable advice (${a.error ?? 'no reply'}), so it ran as ${a.chosen}${budget}.`;
   const depth = a.chosen === 'debate' ? `, at most ${a.maxRounds} critique round${a.maxRounds === 1 ? '' : 's'}` : '';
   const domains = a.advice.domains.length ? `; domains: ${a.advice.domains.join(', ')}` : '';
+  if (a.rule) {
+    const mode = a.advice.mode ? `, ${a.advice.mode}` : '';
+    return `${a.model} classified it (${a.advice.depth}, ${a.advice.pattern}${mode}; parts: ${a.advice.parts}${domains}): ${a.advice.reason} Rule: ${a.rule}; ran ${a.chosen} among ${a.choices.join(', ')}${depth}${budget}.`;
+  }
   return `${a.model} chose ${a.chosen} among ${a.choices.join(', ')} (${a.advice.depth}, ${a.advice.pattern}${depth}${budget}; parts: ${a.advice.parts}${domains}): ${a.advice.reason}`;
+}
+
+type FallbackStep = Extract<ProtocolStep, { kind: 'fallback' }>;
+
+/** The seats the orchestrator filled after their agent's turn failed, in round order. */
+export function fallbacksOf(d: Pick<StoredDebate, 'steps'>): FallbackStep[] {
+  return (d.steps ?? []).map((s) => s.step).filter((s): s is FallbackStep => s.kind === 'fallback').sort((a, b) => a.round - b.round);
+}
+
+/** `round 1, beta failed (timeout): fallback analysis by gemma2:9b, not beta's own (confidence 0.60): …` */
+export function fallbackText(f: FallbackStep): string {
+  const where = `round ${f.round}, ${f.agentId} failed (${f.failure})`;
+  if (f.status !== 'ok') return `${where}: the fallback by ${f.model} failed too (${f.error}); the seat is empty`;
+  return `${where}: fallback analysis by ${f.model}, not ${f.agentId}'s own${f.confidence === null ? '' : ` (confidence ${f.confidence.toFixed(2)})`}: ${f.position ?? ''}`;
 }
 
 /** Who answered a usable sub-question: its assignee, or the decomposer's fallback after the assignee failed. */

@@ -13,7 +13,7 @@ import type { StoredCall, StoredDebate } from '../store/store.js';
 import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from './html.js';
 import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
-import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf, trajectoryText } from '../render/protocols.js';
+import { adviceLine, adviceOf, advocateEffect, answeredBy, fallbacksOf, kindOf, trajectoryText } from '../render/protocols.js';
 import { argumentText, sidesText, sideTag, verdictText } from '../render/oxford.js';
 import { plural } from '../plural.js';
 
@@ -287,6 +287,14 @@ function protocolSection(d: StoredDebate): Html {
 <p><strong>Verdict:</strong> ${ruling ? verdictText(ruling) : 'none recorded'}</p>
 ${r ? html`<ul>${r.reasons.map((x) => html`<li>${x}</li>`)}</ul>
 <table class="ruling"><tbody><tr><th>decisive argument</th><td>${argumentText(r.decisive)}</td></tr><tr><th>the losing side's best point</th><td>${argumentText(r.losingBest)}</td></tr></tbody></table>` : ''}</section>`);
+  }
+  const fallbacks = fallbacksOf(d);
+  if (fallbacks.length) {
+    out.push(html`<section id="fallbacks"><h2>Fallback analyses</h2>
+<p class="muted">Written by the orchestrator in the seats whose turn failed; not the agents' own.</p>
+<table class="fallbacks"><thead><tr><th class="num">round</th><th>seat</th><th>its failure</th><th>written by</th><th class="num">confidence</th><th>fallback analysis</th></tr></thead><tbody>${fallbacks.map(
+      (f) => html`<tr><td class="num">${f.round}</td><td>${f.agentId}</td><td>${f.failure}</td><td>${f.model}</td><td class="num">${f.confidence === null ? '-' : f.confidence.toFixed(2)}</td><td>${f.status === 'ok' ? (f.position ?? '') : `failed too: ${f.error ?? ''}`}</td></tr>`,
+    )}</tbody></table></section>`);
   }
   const trajectory = steps.find((s) => s.kind === 'trajectory');
   if (trajectory) {

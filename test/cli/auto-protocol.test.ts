@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { checkProtocolPreset } from '../../src/config/load-preset.js';
 import { protocolChoices } from '../../src/engine/advisor.js';
 import { parseReply } from '../../src/engine/structured-call.js';
-import { adviceSchemaFor, applyAdvice } from '../../src/protocol/advice.js';
+import { type Advice, adviceSchemaFor, applyAdvice, routeAdvice } from '../../src/protocol/advice.js';
 import { formatSchemaOf } from '../../src/protocol/grammar.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -31,29 +31,33 @@ function autoPreset(protocol: Record<string, unknown> = {}) {
 }
 
 describe('protocol.kind: auto', () => {
-  it('asks the advisor first, with the protocols as an enum, then runs what it chose, and the record says why', async () => {
+  it('asks the advisor first to classify, then runs what the rules chose, and the record says why', async () => {
     const { file, models } = autoPreset();
     const responder = scriptedResponder([0.5, 0.6, 0.7], (req) =>
-      isAdvice(req) ? JSON.stringify({ domains: ['storage', 'operations'], parts: 'one', protocol: 'parallel', depth: 'shallow', pattern: 'single-domain', reason: 'One clear question: independent answers merged are enough.' }) : undefined,
+      isAdvice(req) ? JSON.stringify({ domains: ['storage', 'operations'], parts: 'one', mode: 'query', depth: 'shallow', pattern: 'single-domain', reason: 'One clear question: independent answers merged are enough.' }) : undefined,
     );
     sim = await startSimulator({ models, respond: responder.respond });
     const db = join(dir, 'auto.db');
     const run = await runCli(['run', 'Which backup tool should we use?', '--preset', file, '--host', sim.url, '--db', db], dir);
     expect(run.code).toBe(0);
 
-    // The advisor came first, before any panel call, with the panel's protocols as its enum.
+    // The advisor came first, before any panel call; it classifies, with the modes as an enum, and is told what the classes lead to.
     expect(isAdvice(responder.seen[0]!)).toBe(true);
     expect(responder.seen[0]!.model).toBe('advisor:1b');
-    const enumOf = (responder.seen[0]!.format as { properties: { protocol: { enum: string[] } } }).properties.protocol.enum;
-    expect(enumOf).toEqual(['debate', 'parallel', 'tournament', 'decompose']);
+    const props = (responder.seen[0]!.format as { properties: Record<string, { enum?: string[] }> }).properties;
+    expect(props['mode']!.enum).toEqual(['query', 'analyze', 'compare', 'review']);
+    expect(props['protocol']).toBeUndefined();
     expect(responder.seen[0]!.messages.at(-1)!.content).toContain('Question: Which backup tool should we use?');
+    expect(responder.seen[0]!.messages.at(-1)!.content).toContain('- tournament: the answers meet in pairwise matches');
     // It ran as parallel: answers and a synthesis, no critique round, no judge.
     expect(responder.seen.filter((r) => stageOf(r) === 'critique')).toHaveLength(0);
     expect(responder.seen.filter((r) => stageOf(r) === 'opening')).toHaveLength(3);
     expect(run.stdout).toContain('parallel answers from 3 agents');
     // The card wraps its lines: read it as one.
-    expect(run.stdout.replace(/\s+/g, ' ')).toMatch(/protocol: advisor:1b chose parallel among debate, parallel, tournament, decompose \(shallow, single-domain, budget 24,000 tokens; parts: one; domains: storage, operations\): One clear question/);
-    expect(run.stderr).toContain('advisor advisor:1b chose parallel');
+    expect(run.stdout.replace(/\s+/g, ' ')).toContain(
+      'protocol: advisor:1b classified it (shallow, single-domain, query; parts: one; domains: storage, operations): One clear question: independent answers merged are enough. Rule: shallow, single-domain → parallel (one answer each, merged); ran parallel among debate, parallel, tournament, decompose, budget 12,000 tokens.',
+    );
+    expect(run.stderr).toContain('advisor advisor:1b classified; running parallel (shallow, single-domain → parallel');
 
     const id = /Stored as (\S+)/.exec(run.stderr)![1]!;
     const doc = JSON.parse((await runCli(['show', id, '--db', db, '--json'], dir)).stdout) as {
@@ -62,30 +66,30 @@ describe('protocol.kind: auto', () => {
       calls: { stage: string; agentId: string; place: string }[];
     };
     expect(doc.preset.protocol.kind).toBe('parallel');
-    expect(doc.preset.protocol.tokenBudget).toBe(24_000);
+    expect(doc.preset.protocol.tokenBudget).toBe(12_000);
     // The classification reaches every agent and the synthesizer, and is sealed with the preset as run.
-    const brief = 'It touches storage, operations; it is a single question; it stays within one domain; a concise answer is enough.';
+    const brief = 'It touches storage, operations; it is a single question; it asks for a fact or a way to do something; it stays within one domain; a concise answer is enough.';
     expect((doc.preset.protocol as { brief?: string }).brief).toBe(brief);
     for (const r of responder.seen.filter((q) => stageOf(q) === 'opening' || stageOf(q) === 'synthesis')) {
       expect(r.messages.map((m) => m.content).join('\n')).toContain(`How this question was framed before the panel started:\n${brief}`);
     }
-    expect(doc.advice).toMatchObject({ chosen: 'parallel', status: 'ok', advice: { reason: 'One clear question: independent answers merged are enough.' } });
+    expect(doc.advice).toMatchObject({ chosen: 'parallel', status: 'ok', rule: 'shallow, single-domain → parallel (one answer each, merged)', advice: { reason: 'One clear question: independent answers merged are enough.' } });
     expect(doc.calls[0]).toMatchObject({ stage: 'advice', agentId: 'advisor', place: 'the advice, before the panel' });
-    expect((await runCli(['show', id, '--db', db], dir)).stdout).toContain('- Protocol chosen by the advisor: advisor:1b chose parallel');
+    expect((await runCli(['show', id, '--db', db], dir)).stdout).toContain('- Protocol chosen by the advisor: advisor:1b classified it (shallow');
     expect((await runCli(['verify', id, '--db', db], dir)).stdout).toContain('sealed');
   });
 
   it('keeps a shallow debate to two critique rounds at most', async () => {
     const { file, models } = autoPreset({ maxRounds: 4 });
     const responder = scriptedResponder([0.1], (req) =>
-      isAdvice(req) ? JSON.stringify({ domains: [], parts: 'dependent', protocol: 'debate', depth: 'shallow', pattern: 'multi-domain', reason: 'Contested.' }) : undefined,
+      isAdvice(req) ? JSON.stringify({ domains: [], parts: 'one', mode: 'analyze', depth: 'shallow', pattern: 'multi-domain', reason: 'Contested.' }) : undefined,
     );
     sim = await startSimulator({ models, respond: responder.respond });
     const run = await runCli(['run', 'Q?', '--preset', file, '--host', sim.url, '--db', join(dir, 'shallow.db'), '--json', '--quiet'], dir);
     expect(run.code).toBe(0);
     const doc = JSON.parse(run.stdout) as { preset: { protocol: { maxRounds: number; tokenBudget: number } } };
     expect(doc.preset.protocol.maxRounds).toBe(2);
-    expect(doc.preset.protocol.tokenBudget).toBe(48_000);
+    expect(doc.preset.protocol.tokenBudget).toBe(24_000);
     expect(responder.seen.filter((r) => stageOf(r) === 'judge')).toHaveLength(3);
   });
 
@@ -121,13 +125,79 @@ describe('protocol.kind: auto', () => {
         fc.property(arbitraryOf(formatSchemaOf(schema)), (instance) => {
           const parsed = parseReply(JSON.stringify(instance), schema);
           if (!parsed.ok) throw new Error(parsed.problem);
-          expect(choices).toContain(parsed.value.protocol);
+          const route = routeAdvice(parsed.value, choices);
+          expect(choices).toContain(route.protocol);
           const { advisor: _advisor, ...protocol } = panel.protocol;
-          const base = parsed.value.protocol === 'pipeline' ? panel : { ...panel, agents: panel.agents.map(({ role: _role, ...a }) => a) };
-          expect(checkProtocolPreset(applyAdvice({ ...base, protocol: { ...protocol, kind: parsed.value.protocol } }, parsed.value))).toEqual([]);
+          const base = route.protocol === 'pipeline' ? panel : { ...panel, agents: panel.agents.map(({ role: _role, ...a }) => a) };
+          expect(checkProtocolPreset(applyAdvice({ ...base, protocol: { ...protocol, kind: route.protocol } }, parsed.value, route.protocol))).toEqual([]);
         }),
         { numRuns: 100 },
       );
     }
+  });
+
+  it('routes by the classification: several parts decompose, a review goes to a pipeline, a pick among options to a tournament, where the panel can run them', () => {
+    const base: Advice = { domains: [], parts: 'one', mode: 'analyze', depth: 'deep', pattern: 'multi-domain', reason: 'r' };
+    const all = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline'] as const;
+    expect(routeAdvice({ ...base, parts: 'dependent' }, all).protocol).toBe('decompose');
+    expect(routeAdvice({ ...base, parts: 'independent', mode: 'compare' }, all).protocol).toBe('decompose');
+    expect(routeAdvice({ ...base, mode: 'review' }, all).protocol).toBe('pipeline');
+    expect(routeAdvice({ ...base, mode: 'compare' }, all).protocol).toBe('tournament');
+    expect(routeAdvice({ ...base, depth: 'shallow', pattern: 'single-domain', mode: 'query' }, all).protocol).toBe('parallel');
+    expect(routeAdvice(base, all).protocol).toBe('debate');
+    // A review on a panel without roles cannot be a pipeline: a debate, and the rule says why.
+    const noRoles = routeAdvice({ ...base, mode: 'review' }, ['debate', 'parallel', 'tournament', 'decompose']);
+    expect(noRoles).toEqual({ protocol: 'debate', rule: 'deep, multi-domain, review → debate (critique rounds until the panel converges); this panel cannot run pipeline (it needs agents with roles)' });
+  });
+
+  it('on the default preset, decomposes a multi-part question, and every split, part and reassembly prompt carries the classification', async () => {
+    const preset = (await import('../../src/config/load-preset.js')).loadPreset('tech-decision').preset;
+    const file = join(dir, 'tech-auto.json');
+    writeFileSync(file, JSON.stringify({ ...preset, agents: preset.agents, protocol: { ...preset.protocol, kind: 'auto', callTimeoutSeconds: 10 } }));
+    const responder = scriptedResponder([0.9], (req) =>
+      isAdvice(req)
+        ? JSON.stringify({ domains: ['storage', 'billing'], parts: 'dependent', mode: 'analyze', depth: 'deep', pattern: 'cross-system', reason: 'The second part rests on the first.' })
+        : undefined,
+    );
+    sim = await startSimulator({ models: [...simModels(preset), { name: 'qwen2.5:3b', contextLength: 8192 }], respond: responder.respond });
+    const db = join(dir, 'tech-auto.db');
+    const run = await runCli(['run', 'Which database should billing use, and how do we migrate the ledger to it?', '--preset', file, '--host', sim.url, '--db', db, '--json', '--quiet'], dir);
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout) as {
+      preset: { protocol: { kind: string; tokenBudget: number } };
+      advice: { chosen: string; rule: string; choices: string[] };
+      calls: { stage: string; messages: { content: string }[] }[];
+    };
+    expect(doc.advice.choices).toEqual(['debate', 'parallel', 'tournament', 'decompose']);
+    expect(doc.advice.chosen).toBe('decompose');
+    expect(doc.advice.rule).toBe('parts: dependent → decompose (each part answered on its own, in dependency order)');
+    expect(doc.preset.protocol).toMatchObject({ kind: 'decompose', tokenBudget: 96_000 });
+    const brief = 'It touches storage, billing; its parts build on each other, so an answer must keep them consistent; it asks for a judgement to weigh; it crosses several systems whose constraints must agree with each other; it is worth a thorough answer.';
+    const stages = new Set<string>();
+    // The map's claim extraction and clash reading only transcribe answers: the classification is for those who answer.
+    for (const call of doc.calls.filter((c) => ['split', 'subanswer', 'reassembly'].includes(c.stage))) {
+      expect(call.messages.map((m) => m.content).join('\n'), call.stage).toContain(brief);
+      stages.add(call.stage);
+    }
+    expect([...stages]).toEqual(expect.arrayContaining(['split', 'subanswer', 'reassembly']));
+  });
+
+  it('sends a review of an attached change to a panel with roles as a pipeline, and the advisor saw what was attached', async () => {
+    const { preset, models } = autoPreset();
+    const roles = { ...preset, agents: preset.agents.map((a, i) => ({ ...a, role: i === 0 ? ('lead' as const) : ('reviewer' as const) })) };
+    const file = join(dir, 'auto-roles.json');
+    writeFileSync(file, JSON.stringify(roles));
+    writeFileSync(join(dir, 'change.diff'), '--- a/ledger.ts\n+++ b/ledger.ts\n@@ -1 +1 @@\n-const x = 1;\n+const x = 2;\n');
+    const responder = scriptedResponder([0.9], (req) =>
+      isAdvice(req) ? JSON.stringify({ domains: ['billing'], parts: 'one', mode: 'review', depth: 'deep', pattern: 'single-domain', reason: 'A change to review.' }) : undefined,
+    );
+    sim = await startSimulator({ models, respond: responder.respond });
+    const run = await runCli(['run', 'Is this change safe to ship?', '--preset', file, '--attach', 'change.diff', '--host', sim.url, '--db', join(dir, 'review.db'), '--json', '--quiet'], dir);
+    expect(run.code).toBe(0);
+    expect(responder.seen[0]!.messages.at(-1)!.content).toContain('Attached for the panel to read: change.diff.');
+    const doc = JSON.parse(run.stdout) as { preset: { protocol: { kind: string } }; advice: { chosen: string; rule: string }; calls: { stage: string; agentId: string }[] };
+    expect(doc.advice).toMatchObject({ chosen: 'pipeline', rule: 'mode: review → pipeline (a lead plans, reviewers review)' });
+    expect(doc.preset.protocol.kind).toBe('pipeline');
+    expect(doc.calls.filter((c) => c.stage === 'plan').map((c) => c.agentId)).toEqual(['alpha']);
   });
 });

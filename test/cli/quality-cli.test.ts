@@ -36,7 +36,8 @@ describe('quality indicators on the command line', () => {
     expect(ran.code).toBe(0);
     expect(ran.stderr).toContain('warning: b, opening 0: quality 35 (RETRY), asking again once with the question alone');
     expect(ran.stderr).toContain('warning: c, opening 0: quality 0 (REJECT), its answer is left out');
-    expect(ran.stdout).toContain('QUALITY\n  6 results rated');
+    // c's seat got the orchestrator's fallback each round; the simulated panel answered it as c, so it was rejected too.
+    expect(ran.stdout).toContain('QUALITY\n  8 results rated');
     expect(ran.stdout).toContain('- b answer, round 0: 100 PASS after a retry');
     const id = /debate (\S+) · completed/.exec(ran.stdout)![1]!;
 
@@ -45,8 +46,9 @@ describe('quality indicators on the command line', () => {
     expect(shown.stdout).toContain('- c, critique, round 1: **10 REJECT**, left out: the reply was cut off at num_predict (−35)');
     const replayed = await runCli(['replay', id, '--db', db], dir);
     expect(replayed.stdout).toContain('◆ b answer, round 0: quality 35 RETRY (asked again)');
-    const asJson = JSON.parse((await runCli(['show', id, '--db', db, '--json'], dir)).stdout) as { quality: { agentId: string; try: number; action: string }[] };
-    expect(asJson.quality.map((q) => `${q.agentId}:${q.try}:${q.action}`)).toEqual(['a:0:PASS', 'b:0:RETRY', 'b:1:PASS', 'c:0:REJECT', 'a:0:PASS', 'b:0:PASS', 'c:0:REJECT']);
+    const asJson = JSON.parse((await runCli(['show', id, '--db', db, '--json'], dir)).stdout) as { quality: { stage: string; agentId: string; try: number; action: string }[] };
+    expect(asJson.quality.filter((q) => q.stage !== 'fallback').map((q) => `${q.agentId}:${q.try}:${q.action}`)).toEqual(['a:0:PASS', 'b:0:RETRY', 'b:1:PASS', 'c:0:REJECT', 'a:0:PASS', 'b:0:PASS', 'c:0:REJECT']);
+    expect(asJson.quality.filter((q) => q.stage === 'fallback').map((q) => `${q.agentId}:${q.try}:${q.action}`)).toEqual(['c:0:REJECT', 'c:0:REJECT']);
     const md = (await runCli(['export', id, '--format', 'md', '--db', db], dir)).stdout;
     expect(md).toContain('## Quality');
     expect(md).toMatch(/- c, answer, round 0: \*\*0 REJECT\*\*, left out: /);

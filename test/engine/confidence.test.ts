@@ -54,4 +54,17 @@ describe('the confidence rule', () => {
     const c = computeConfidence({ judgeScore: 0.9, threshold: 0.85, restsOn: ['c', 'a', 'zed'], usable: ['a', 'b'] });
     expect(c).toMatchObject({ restsOn: ['a'], of: 2, level: 'medium' });
   });
+
+  it('counts a fallback seat half toward the majority and caps the level at medium', () => {
+    const usable = ['a', 'b', 'c'];
+    // Two of three resting, one of them a fallback: 1.5 of 3 is no majority.
+    expect(computeConfidence({ judgeScore: 0.9, threshold: 0.85, restsOn: ['a', 'c'], usable, fallbacks: ['c'] }).level).toBe('medium');
+    expect(computeConfidence({ judgeScore: 0.5, threshold: 0.85, restsOn: ['a', 'c'], usable, fallbacks: ['c'] }).level).toBe('low');
+    expect(computeConfidence({ judgeScore: 0.5, threshold: 0.85, restsOn: ['a', 'c'], usable }).level).toBe('medium');
+    // A majority with the fallback is still at most medium, and says why.
+    const all = computeConfidence({ judgeScore: 0.9, threshold: 0.85, restsOn: usable, usable, fallbacks: ['b'] });
+    expect(all).toMatchObject({ level: 'medium', restsOn: usable, of: 3 });
+    expect(all.basis).toContain('1 by fallback');
+    expect(all.lowered).toEqual(["MEDIUM at most: the final position of b is the orchestrator's fallback analysis, not the agent's own."]);
+  });
 });

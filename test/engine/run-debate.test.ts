@@ -202,7 +202,13 @@ describe('runDebate', () => {
     const result = await run();
     const stored = store.getDebate(result.id);
     expect(stored.turns.find((t) => t.agentId === 'c' && t.round === 0)!.status).toBe('invalid');
-    expect(stored.calls.filter((c) => c.agentId === 'c').map((c) => c.status)).toEqual(['invalid', 'invalid']);
+    expect(stored.calls.filter((c) => c.agentId === 'c' && c.stage === 'opening').map((c) => c.status)).toEqual(['invalid', 'invalid']);
+    // The orchestrator's fallback for c's seat answered the same way here, so the seat stays empty, and the record says so.
+    expect(stored.calls.filter((c) => c.agentId === 'c' && c.stage === 'fallback').map((c) => [c.model, c.status])).toEqual([
+      ['synth:1b', 'invalid'],
+      ['synth:1b', 'invalid'],
+    ]);
+    expect(stored.steps?.map((s) => s.step).find((s) => s.kind === 'fallback')).toMatchObject({ agentId: 'c', round: 0, status: 'failed' });
     expect(result.status).toBe('completed');
   });
 

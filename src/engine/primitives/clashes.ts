@@ -16,7 +16,9 @@ import { stageContext } from './optional-stages.js';
 export async function mapClashes(runner: Runner, rounds: readonly TranscriptRound[]): Promise<void> {
   if (!mapsTensions(runner.preset) || runner.interrupted()) return;
   try {
-    if (runner.clashes === undefined) runner.clashes = await mapBoard(stageContext(runner, rounds.slice(0, 1)));
+    // Clashes are the panel's own: a seat the orchestrator filled has no claims an agent would defend.
+    const own = rounds.slice(0, 1).map((r) => ({ ...r, turns: r.turns.filter((t) => !t.fallback) }));
+    if (runner.clashes === undefined) runner.clashes = await mapBoard(stageContext(runner, own));
   } catch (err) {
     if (err instanceof StoreError) throw err;
     runner.clashes = null;

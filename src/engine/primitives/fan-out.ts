@@ -15,18 +15,7 @@ import { openingQuality, turnFrom } from './turns.js';
  * An agent with a call in `recorded` (a resumed round) that asked exactly this is not asked again.
  */
 export async function answerAll(runner: Runner, agents: AgentSpec[], round: number, upNext: string[], recorded?: RecordedCalls): Promise<TurnRecord[]> {
-  const request = (agent: AgentSpec): CallRequest<Opening> => ({
-    stage: 'opening',
-    round,
-    agentId: agent.id,
-    model: agent.model,
-    messages: openingMessages(runner.question, agent.persona),
-    options: runner.callOptions(agent.model, agent.options, 'opening'),
-    schema: openingSchema,
-    material: { focus: agent.persona ?? '' },
-    // The retry is built from the question and persona alone, whatever else the first prompt carried.
-    quality: openingQuality(retryMessages(openingMessages(runner.question, agent.persona))),
-  });
+  const request = (agent: AgentSpec): CallRequest<Opening> => openingRequest(runner, agent, round);
   const fields = (v: Opening): Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'> => ({ position: v.position, confidence: v.confidence, opening: v, critique: null });
   const reused = new Map<string, TurnRecord>();
   for (const agent of agents) {
@@ -44,6 +33,22 @@ export async function answerAll(runner: Runner, agents: AgentSpec[], round: numb
   for (const turn of turns) runner.emit({ type: 'turn.finished', turn, at: runner.now() });
   settleClashes(runner, round, turns);
   return turns;
+}
+
+/** An agent's answer to the question alone. */
+export function openingRequest(runner: Runner, agent: AgentSpec, round: number): CallRequest<Opening> {
+  return {
+    stage: 'opening',
+    round,
+    agentId: agent.id,
+    model: agent.model,
+    messages: openingMessages(runner.question, agent.persona),
+    options: runner.callOptions(agent.model, agent.options, 'opening'),
+    schema: openingSchema,
+    material: { focus: agent.persona ?? '' },
+    // The retry is built from the question and persona alone, whatever else the first prompt carried.
+    quality: openingQuality(retryMessages(openingMessages(runner.question, agent.persona))),
+  };
 }
 
 /** Ends the run as failed unless at least two of `turns` are usable. */

@@ -20,8 +20,7 @@ export async function synthesize(runner: Runner, rounds: readonly TranscriptRoun
     .map((id) => ({ agent: id, reason: last.turns.find((t) => t.agentId === id)?.error ?? 'no answer' }));
   const budget = runner.promptBudget(model, options);
   const merge = mergeStated(runner, 'synthesis', statedInRounds(rounds, panel));
-  const brief = runner.preset.protocol.brief ? [`How this question was framed before the panel started:\n${runner.preset.protocol.brief}`] : [];
-  const sections = [...brief, ...extraSections, ...(merge?.section ? [merge.section] : [])];
+  const sections = [...briefSection(runner), ...extraSections, ...(merge?.section ? [merge.section] : [])];
   const fit = fitSynthesisPrompt(runner.question, [...rounds], panel, failed, sections, budget);
   if (!fit.messages) {
     const result: SynthesisRecord = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${runner.numCtx[model]} for ${model}` };
@@ -34,6 +33,11 @@ export async function synthesize(runner: Runner, rounds: readonly TranscriptRoun
   ];
   const truncation = cuts.length ? `${cuts.join(', ')} to fit num_ctx ${runner.numCtx[model]}` : null;
   return writeSynthesis(runner, 'synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed, merge?.collisionIds);
+}
+
+/** The run's brief (the advisor's classification, or the preset's own) as a section for the synthesizer or the reassembly. */
+export function briefSection(runner: Runner): string[] {
+  return runner.preset.protocol.brief ? [`How this question was framed before the panel started:\n${runner.preset.protocol.brief}`] : [];
 }
 
 /**

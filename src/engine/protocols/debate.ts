@@ -4,8 +4,10 @@ import type { TurnRecord } from '../events.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
 import { mapClashes } from '../primitives/clashes.js';
-import { critiqueRound } from '../primitives/critique-round.js';
-import { answerAll, requireAnswers } from '../primitives/fan-out.js';
+import type { AgentSpec } from '../../config/preset-schema.js';
+import { critiqueRequest, critiqueRound } from '../primitives/critique-round.js';
+import { answerAll, openingRequest, requireAnswers } from '../primitives/fan-out.js';
+import { fillFailedSeats } from '../primitives/fallback.js';
 import { judgeConvergence } from '../primitives/judge.js';
 import { runStages } from '../primitives/optional-stages.js';
 import { synthesize } from '../primitives/synthesize.js';
@@ -21,8 +23,10 @@ import { advocateRound, advocateStep, withoutAdvocate } from '../primitives/advo
  * the optional stages (the targeted exchange on clashes still open, the map, votes); then the synthesis.
  * With `protocol.advocate`, one agent per critique round, in turn, is briefed to argue against the
  * majority, and the judge scores convergence without its turn (docs/protocol-advocate.md).
+ * A seat whose turn failed gets the orchestrator's fallback analysis for that round, marked as
+ * such; its agent is asked again the next round.
  * Calls: n + 1 for round 0 and its score, the clash map (docs/tensions.md), n + 1 per critique
- * round, 1 for the synthesis.
+ * round, 1 per failed seat, 1 for the synthesis.
  */
 export const debate: Protocol = {
   kind: 'debate',
@@ -48,9 +52,12 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   let current = rounds.at(-1);
   if (!current) {
     runner.startRound(0);
-    const openings = await answerAll(runner, agents, 0, upNext(0), recorded);
+    const answered = await answerAll(runner, agents, 0, upNext(0), recorded);
     runner.checkpoint();
-    requireAnswers(runner, openings, 0);
+    requireAnswers(runner, answered, 0);
+    // A seat whose answer failed gets the orchestrator's fallback, so round 1 has no hole.
+    const openings = await fillFailedSeats(runner, 0, answered, (a) => openingRequest(runner, a, 0));
+    runner.checkpoint();
     current = { round: 0, turns: openings, judgement: null };
     rounds.push(current);
   }
@@ -84,7 +91,11 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     const stancesBefore = current.judgement?.stances ?? null;
     const advocate = preset.protocol.advocate ? advocateRound(runner, round, stancesBefore) : null;
     // Only the first round asked can have calls recorded before an interruption.
-    const turns = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, (a) => (a.id === advocate?.agentId ? advocate.brief : critiqueBrief));
+    const briefOf = (a: AgentSpec): string | null => (a.id === advocate?.agentId ? advocate.brief : critiqueBrief);
+    const asked = await critiqueRound(runner, round, agents, previous, () => previous, upNext(round), round === from.length ? recorded : undefined, briefOf);
+    runner.checkpoint();
+    const own = (a: AgentSpec) => previous.find((t) => t.agentId === a.id);
+    const turns = await fillFailedSeats(runner, round, asked, (a) => critiqueRequest(runner, a, round, own(a), previous, briefOf(a)));
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);

@@ -10,7 +10,7 @@ import type { Protocol } from './types.js';
 import { runStages } from '../primitives/optional-stages.js';
 import type { TurnRecord } from '../events.js';
 import { TENSION_STAGE } from '../stages/tensions.js';
-import { mergeStated, writeSynthesis } from '../primitives/synthesize.js';
+import { briefSection, mergeStated, writeSynthesis } from '../primitives/synthesize.js';
 
 type SubAnswer = Extract<ProtocolStep, { kind: 'subanswer' }>;
 
@@ -212,7 +212,7 @@ async function reassemble(runner: Runner, lead: AgentSpec, subs: SubQuestion[], 
     constraints: ok.flatMap((p) => (p.constraints ?? []).map((constraint) => ({ author: `${p.agentId} (sub-question ${p.index})`, constraint }))),
     tradeOffs: ok.flatMap((p) => (p.tradeOffs ?? []).map((tradeOff) => ({ agentId: `${p.agentId} (sub-question ${p.index})`, tradeOff }))),
   });
-  const section = [merge?.section, ...mapped].filter((x): x is string => Boolean(x)).join('\n\n') || null;
+  const section = [...briefSection(runner), merge?.section, ...mapped].filter((x): x is string => Boolean(x)).join('\n\n') || null;
   const fixed = estimateMessagesTokens(reassemblyMessages(runner.question, lead.persona, [], gaps, panel, section));
   const fit = fitPeers(fixed, answers, budget) ?? { peers: answers, droppedChars: 0 };
   const truncation = fit.droppedChars > 0 ? `sub-answers shortened by ${fit.droppedChars} characters to fit num_ctx ${runner.numCtx[lead.model]}` : null;
