@@ -40,7 +40,7 @@ export function familiesText(families: readonly AgentFamily[]): string {
 }
 
 function stancesCountText(f: ConformityFigures): string {
-  if (f.stancesAtStart === null) return 'no stances recorded';
+  if (f.stancesAtStart === null) return 'none recorded (this run has no judge stances to measure conformity by)';
   const eff = f.effectivePositions === null ? '' : ` (effective ${f.effectivePositions.toFixed(2)})`;
   return `${f.stancesAtStart} at round 0${eff} → ${f.stancesAtEnd} at the end`;
 }
@@ -61,7 +61,8 @@ export function panelCardLines(d: StoredDebate, paint: Paint, width: number, wra
   if (p.families) lines.push(...line('families', familiesText(p.families)));
   if (p.figures) {
     lines.push(...line('stances', stancesCountText(p.figures)));
-    lines.push(...line('joined the majority', joinsText(p.figures)));
+    // With no stances there is no majority to join: saying "nobody joined" would read as a finding.
+    if (p.figures.stancesAtStart !== null) lines.push(...line('joined the majority', joinsText(p.figures)));
   }
   const trail = stanceTrails(p.rounds, p.families?.map((f) => f.agentId) ?? []);
   if (trail.length) lines.push(...line('by round', trail.map((t) => `${t.agentId} ${t.trail}`).join(' · ')));

@@ -120,6 +120,9 @@ describe('the Oxford protocol', () => {
     expect(card).toContain('VERDICT: AGAINST the motion, margin 70/100');
     expect(card).toContain("losing side's best point: a (for): a-best-for");
     expect(card).toContain('decisive argument: b (against): b-best-against');
+    // Sides are assigned, so no stances are measured: the card must not report a majority nobody joined.
+    expect(card).toContain('stances: none recorded');
+    expect(card).not.toContain('joined the majority');
     const markdown = renderMarkdown(debate);
     expect(markdown).toContain("- **The losing side's best point:** a (for): a-best-for");
     expect(markdown).toContain('## Rebuttals: each speaker answers the other side\'s openings');
