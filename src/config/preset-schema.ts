@@ -98,13 +98,13 @@ export const modelRoleSchema = z.strictObject({
 });
 
 /** The shapes a run can take; see docs/protocols.md. */
-export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline'] as const;
+export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'delphi'] as const;
 
 export const protocolSchema = z.strictObject({
   kind: z
     .enum([...protocolKinds, 'auto'])
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; delphi: anonymous rounds until the spread stops narrowing, the median or the modal stance as the result (docs/protocol-delphi.md); auto: the advisor model reads the question first and chooses one of these for it (docs/orchestration.md).'),
   advisor: z.string().min(1).optional().describe('auto: the model that classifies the question and chooses the protocol (default: the judge model).'),
   brief: z
     .string()

@@ -31,6 +31,7 @@ const PROTOCOL_TEXT: Readonly<Record<ProtocolKind, string>> = {
   tournament: 'tournament: the answers meet in pairwise matches judged one against one; for choosing the best of several competing options',
   decompose: 'decompose: the question is split into sub-questions answered separately, then reassembled; for questions made of distinct parts',
   pipeline: 'pipeline: a lead plans, reviewers review, a filter reduces the findings; for reviewing a plan, a design or a change',
+  delphi: 'delphi: panelists revise their answers in anonymous rounds, reading the others\' answers (and their median) without names; for estimates and forecasts where a panel should not anchor on who said what',
 };
 
 export interface Advice {

@@ -15,7 +15,9 @@ export type ExitReason =
   | 'champion'
   | 'reassembled'
   | 'budget'
-  | 'filtered';
+  | 'filtered'
+  /** Delphi: the spread of the panel's answers stopped narrowing. */
+  | 'stable';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

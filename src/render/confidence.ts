@@ -2,6 +2,7 @@ import {
   type ComputedConfidence,
   type PartConfidence,
   computeConfidence,
+  delphiConfidence,
   decompositionConfidence,
   reviewConfidence,
   tournamentConfidence,
@@ -45,6 +46,21 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       const champion = steps.find((x): x is Extract<ProtocolStep, { kind: 'champion' }> => x.kind === 'champion');
       const matches = steps.filter((x): x is Extract<ProtocolStep, { kind: 'verdict' }> => x.kind === 'verdict');
       return tournamentConfidence({ champion: champion?.agentId ?? null, matches, restsOn: s.restsOn, threshold });
+    }
+    case 'delphi': {
+      if (!s) return null;
+      const result = steps.find((x): x is Extract<ProtocolStep, { kind: 'delphi-result' }> => x.kind === 'delphi-result');
+      if (!result) return null;
+      const spreads = result.spreads.filter((x): x is number => x !== null);
+      return delphiConfidence({
+        numeric: result.numeric,
+        summary: result.summary,
+        modalShare: result.mode?.share ?? null,
+        of: result.of,
+        firstSpread: result.spreads[0] ?? null,
+        finalSpread: spreads.length ? (result.spreads.at(-1) ?? null) : null,
+        threshold,
+      });
     }
     default: {
       if (!s) return null;

@@ -13,6 +13,8 @@ export function exitText(reason: string): string {
       return 'the tournament has a champion';
     case 'reassembled':
       return 'the parts were reassembled';
+    case 'stable':
+      return "the panel's spread stopped narrowing";
     case 'filtered':
       return 'every phase ran, through the filter';
     case 'interrupted':

@@ -7,6 +7,7 @@ import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/pha
 import type { Paint } from './style.js';
 import { stanceStepLines } from './stance-lines.js';
 import { plural } from '../plural.js';
+import { delphiCardLines, delphiMarkdown, delphiRoundText, delphiStepLines, spreadText } from './delphi-lines.js';
 
 /**
  * The renderers for the protocols' own shapes: a tournament's bracket and verdicts, a
@@ -27,6 +28,7 @@ export const PROTOCOL_LABEL: Record<ProtocolKind, string> = {
   tournament: 'tournament',
   decompose: 'decomposition',
   pipeline: 'review pipeline',
+  delphi: 'Delphi',
 };
 
 /** The heading of a round in the live view and replays; null hides it (a decomposition's parts report themselves). */
@@ -35,6 +37,7 @@ export function roundTitle(kind: ProtocolKind, round: number): string | null {
   if (kind === 'pipeline') return PIPELINE_TITLES[round] ?? null;
   if (round === 0) return 'Round 0 · independent answers';
   if (kind === 'tournament') return `Bracket round ${round} · matches`;
+  if (kind === 'delphi') return `Round ${round} · anonymous revision`;
   return `Round ${round} · critique`;
 }
 
@@ -132,6 +135,9 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       return [`  ${paint('magenta', `advocate ${step.agentId}`)} ${paint('dim', `(round ${step.round}, left out of convergence)`)}: ${clip(step.raised ?? 'no usable turn')} ${paint('dim', `· ${advocateEffect(step)}`)}`];
     case 'trajectory':
       return [`  ${paint('magenta', 'decision by trajectory (Free-MAD):')} ${clip(trajectoryText(step))}`];
+    case 'delphi':
+    case 'delphi-result':
+      return delphiStepLines(step, paint, clip);
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
@@ -183,6 +189,7 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     lines.push(...wrap(`chosen: ${trajectoryText(trajectory)}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
     for (const x of trajectory.scores) lines.push(...wrap(`${x.stance} "${x.summary}": ${x.score}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
   }
+  lines.push(...delphiCardLines(steps, paint, width, wrap));
   lines.push(...pipelineCardLines(steps, paint, width, wrap));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {
@@ -266,6 +273,11 @@ export function protocolFooter(d: StoredDebate): string {
       const outcome = report?.status === 'ok' ? `${report.findings.length} ${report.mode === 'list' ? 'findings' : 'observations'}, ${report.findings.filter((f) => f.blocking).length} blocking` : 'no report';
       return `review pipeline · ${count('lead')} lead, ${count('analyst')} analyst${count('analyst') === 1 ? '' : 's'}, ${count('reviewer')} reviewer${count('reviewer') === 1 ? '' : 's'} · ${outcome} · ${downgraded} downgraded`;
     }
+    case 'delphi': {
+      const rounds = steps.filter((s): s is Extract<ProtocolStep, { kind: 'delphi' }> => s.kind === 'delphi');
+      const last = rounds.at(-1);
+      return `Delphi · ${plural(Math.max(0, rounds.length - 1), 'anonymous revision round')}${last ? ` · ${delphiRoundText(last)}, ${spreadText(last.numeric, last.spread)}` : ''}`;
+    }
     default:
       return `${d.roundsCompleted} critique round${d.roundsCompleted === 1 ? '' : 's'}`;
   }
@@ -311,6 +323,7 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     for (const x of trajectory.scores) out.push(`- ${x.stance} "${x.summary}": ${x.score}`);
     out.push('');
   }
+  out.push(...delphiMarkdown(steps));
   out.push(...pipelineMarkdown(steps));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {
