@@ -14,7 +14,7 @@ import { openStore } from '../src/store/open.js';
  * wall time at 20 ms per token (median of BENCH_RUNS runs, default 3).
  */
 
-const KINDS = ['parallel', 'debate', 'tournament', 'decompose', 'pipeline'] as const;
+const KINDS = ['parallel', 'debate', 'tournament', 'decompose', 'pipeline', 'delphi'] as const;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const TOKEN_MS = Number(process.env.BENCH_TOKEN_MS ?? 20);
 const QUESTION = 'Should we migrate this tool from SQLite to Postgres now?';
@@ -63,6 +63,8 @@ const formula: Record<(typeof KINDS)[number], (n: number) => string> = {
   tournament: (n) => `n + 2(n − 1) + (n − 1) + 1 = ${4 * n - 2}`,
   decompose: () => '1 + sub-questions + 1',
   pipeline: (n) => `n + 1 (the synthesizer filters) = ${n + 1}`,
+  // The demo's question is numeric, so no judge: n per round until the spread holds, then the synthesis.
+  delphi: (n) => `n per round + 1 = ${n} × rounds + 1`,
 };
 
 console.log('Calls per protocol (demo panel: the debate converges after critique round 2; decompose splits into 3 parts)');
@@ -74,7 +76,7 @@ for (const kind of KINDS) {
 }
 
 console.log(`\nWall time at ${TOKEN_MS} ms per token, 4 agents, median of ${RUNS} runs`);
-for (const kind of ['parallel', 'debate', 'tournament', 'pipeline'] as const) {
+for (const kind of ['parallel', 'debate', 'tournament', 'pipeline', 'delphi'] as const) {
   const times: number[] = [];
   let calls = 0;
   for (let i = 0; i < RUNS; i++) {

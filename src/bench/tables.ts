@@ -227,6 +227,8 @@ function protocolTerms(p: BenchReport['run']['presets'][number]): string {
       return 'the decomposer splits and reassembles';
     case 'pipeline':
       return 'a lead plans, reviewers review against the plan, a filter reports';
+    case 'delphi':
+      return `anonymous rounds, up to ${p.maxRounds}, until the spread stops narrowing; judge ${p.judge} groups stances, synthesizer ${p.synthesizer}`;
     default:
       return `judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}`;
   }

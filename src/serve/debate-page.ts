@@ -15,6 +15,8 @@ import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf, trajectoryText } from '../render/protocols.js';
 import { plural } from '../plural.js';
+import { delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
+import { fmt } from '../protocol/delphi.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -271,6 +273,16 @@ function protocolSection(d: StoredDebate): Html {
 <p class="muted">Each advocate's turn is left out of the convergence score.</p>
 <table class="advocate"><thead><tr><th class="num">round</th><th>advocate</th><th>against</th><th>raised</th><th>after it</th></tr></thead><tbody>${advocates.map(
       (a) => html`<tr><td class="num">${a.round}</td><td>${a.agentId}</td><td>${a.against ?? 'no clear majority'}</td><td>${a.raised ?? 'no usable turn'}</td><td>${advocateEffect(a)}</td></tr>`,
+    )}</tbody></table></section>`);
+  }
+  const delphiRounds = steps.filter((s) => s.kind === 'delphi').sort((a, b) => a.round - b.round);
+  const delphiResult = steps.find((s) => s.kind === 'delphi-result');
+  if (delphiRounds.length || delphiResult) {
+    out.push(html`<section id="delphi"><h2>Delphi rounds</h2>
+<p class="muted">Each panelist read the others' answers without names, in a shuffled order of its own.</p>
+${delphiResult ? html`<p>Result: <strong>${delphiResultText(delphiResult)}</strong> · stopped: ${delphiResult.stopped}</p>` : ''}
+<table class="delphi"><thead><tr><th class="num">round</th><th>panel</th><th>spread</th><th>numbers</th></tr></thead><tbody>${delphiRounds.map(
+      (r) => html`<tr><td class="num">${r.round}</td><td>${delphiRoundText(r)}</td><td>${spreadText(r.numeric, r.spread)}</td><td>${r.estimates.map((e) => `${e.agentId} ${e.estimate === null ? '-' : fmt(e.estimate)}`).join(', ')}</td></tr>`,
     )}</tbody></table></section>`);
   }
   const trajectory = steps.find((s) => s.kind === 'trajectory');

@@ -40,6 +40,8 @@ export function protocolLine(preset: Preset): string {
       return `protocol: tournament  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'decompose':
       return `protocol: decompose  decomposer: ${preset.protocol.decomposer ?? preset.agents[0]?.id ?? ''}`;
+    case 'delphi':
+      return `protocol: delphi  judge: ${preset.judge.model} (stances, when the question asks for no number)  synthesizer: ${synth}  rounds ≤ ${preset.protocol.maxRounds}, until the spread stops narrowing`;
     case 'auto':
       return `protocol: auto  advisor: ${preset.protocol.advisor ?? preset.judge.model}  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'pipeline':
