@@ -13,6 +13,7 @@ import type { StoredDebate } from '../store/store.js';
 import { figuresOf } from './panel-record.js';
 import { kindOf } from './protocols.js';
 import { plural } from '../plural.js';
+import { delphiOf } from './delphi-lines.js';
 
 /**
  * The engine's confidence for a stored run (docs/confidence.md): what each protocol recorded,
@@ -49,7 +50,7 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
     }
     case 'delphi': {
       if (!s) return null;
-      const result = steps.find((x): x is Extract<ProtocolStep, { kind: 'delphi-result' }> => x.kind === 'delphi-result');
+      const { result } = delphiOf(steps);
       if (!result) return null;
       const spreads = result.spreads.filter((x): x is number => x !== null);
       return delphiConfidence({

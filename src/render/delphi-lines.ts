@@ -11,6 +11,20 @@ import type { Paint } from './style.js';
 export type DelphiRound = Extract<ProtocolStep, { kind: 'delphi' }>;
 export type DelphiResult = Extract<ProtocolStep, { kind: 'delphi-result' }>;
 
+/**
+ * The rounds (the last step recorded for each: a round asked again after an interruption is
+ * recorded again) and the result, as every view reads them.
+ */
+export function delphiOf(steps: readonly ProtocolStep[]): { rounds: DelphiRound[]; result: DelphiResult | null } {
+  const byRound = new Map<number, DelphiRound>();
+  let result: DelphiResult | null = null;
+  for (const s of steps) {
+    if (s.kind === 'delphi') byRound.set(s.round, s);
+    else if (s.kind === 'delphi-result') result = s;
+  }
+  return { rounds: [...byRound.values()].sort((a, b) => a.round - b.round), result };
+}
+
 /** A round in one clause: `median 50 (quartiles 42.5–60, 3 numbers)` or `modal stance S1 "…" 2 of 3 (67%)`. */
 export function delphiRoundText(r: Pick<DelphiRound, 'numeric' | 'summary' | 'mode'>): string {
   if (r.numeric) return r.summary ? `median ${fmt(r.summary.median)} (quartiles ${fmt(r.summary.q1)}–${fmt(r.summary.q3)}, ${r.summary.n} number${r.summary.n === 1 ? '' : 's'})` : 'no numbers';
@@ -45,8 +59,7 @@ export function delphiStepLines(step: DelphiRound | DelphiResult, paint: Paint, 
 
 /** The card's DELPHI block: each round's figures and spread, then the result. */
 export function delphiCardLines(steps: readonly ProtocolStep[], paint: Paint, width: number, wrap: (text: string, width: number) => string[]): string[] {
-  const rounds = steps.filter((s): s is DelphiRound => s.kind === 'delphi').sort((a, b) => a.round - b.round);
-  const result = steps.find((s): s is DelphiResult => s.kind === 'delphi-result');
+  const { rounds, result } = delphiOf(steps);
   if (!rounds.length && !result) return [];
   const item = (text: string): string[] => wrap(text, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`));
   const lines = ['', paint('bold', `DELPHI (anonymous rounds${rounds[0]?.numeric ? ', numeric question' : ''})`)];
@@ -57,8 +70,7 @@ export function delphiCardLines(steps: readonly ProtocolStep[], paint: Paint, wi
 
 /** The Markdown section (the steps come escaped). */
 export function delphiMarkdown(steps: readonly ProtocolStep[]): string[] {
-  const rounds = steps.filter((s): s is DelphiRound => s.kind === 'delphi').sort((a, b) => a.round - b.round);
-  const result = steps.find((s): s is DelphiResult => s.kind === 'delphi-result');
+  const { rounds, result } = delphiOf(steps);
   if (!rounds.length && !result) return [];
   const out = ['## Delphi rounds', '', '_Each panelist read the others\' answers without names, in a shuffled order._', ''];
   for (const r of rounds) out.push(`- Round ${r.round}: ${delphiRoundText(r)}, ${spreadText(r.numeric, r.spread)}`);

@@ -7,7 +7,7 @@ import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/pha
 import type { Paint } from './style.js';
 import { stanceStepLines } from './stance-lines.js';
 import { plural } from '../plural.js';
-import { delphiCardLines, delphiMarkdown, delphiRoundText, delphiStepLines, spreadText } from './delphi-lines.js';
+import { delphiCardLines, delphiMarkdown, delphiOf, delphiRoundText, delphiStepLines, spreadText } from './delphi-lines.js';
 
 /**
  * The renderers for the protocols' own shapes: a tournament's bracket and verdicts, a
@@ -274,7 +274,7 @@ export function protocolFooter(d: StoredDebate): string {
       return `review pipeline · ${count('lead')} lead, ${count('analyst')} analyst${count('analyst') === 1 ? '' : 's'}, ${count('reviewer')} reviewer${count('reviewer') === 1 ? '' : 's'} · ${outcome} · ${downgraded} downgraded`;
     }
     case 'delphi': {
-      const rounds = steps.filter((s): s is Extract<ProtocolStep, { kind: 'delphi' }> => s.kind === 'delphi');
+      const { rounds } = delphiOf(steps);
       const last = rounds.at(-1);
       return `Delphi · ${plural(Math.max(0, rounds.length - 1), 'anonymous revision round')}${last ? ` · ${delphiRoundText(last)}, ${spreadText(last.numeric, last.spread)}` : ''}`;
     }

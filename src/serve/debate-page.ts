@@ -15,7 +15,7 @@ import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, kindOf, trajectoryText } from '../render/protocols.js';
 import { plural } from '../plural.js';
-import { delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
+import { delphiOf, delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
 import { fmt } from '../protocol/delphi.js';
 
 /**
@@ -275,8 +275,7 @@ function protocolSection(d: StoredDebate): Html {
       (a) => html`<tr><td class="num">${a.round}</td><td>${a.agentId}</td><td>${a.against ?? 'no clear majority'}</td><td>${a.raised ?? 'no usable turn'}</td><td>${advocateEffect(a)}</td></tr>`,
     )}</tbody></table></section>`);
   }
-  const delphiRounds = steps.filter((s) => s.kind === 'delphi').sort((a, b) => a.round - b.round);
-  const delphiResult = steps.find((s) => s.kind === 'delphi-result');
+  const { rounds: delphiRounds, result: delphiResult } = delphiOf(steps);
   if (delphiRounds.length || delphiResult) {
     out.push(html`<section id="delphi"><h2>Delphi rounds</h2>
 <p class="muted">Each panelist read the others' answers without names, in a shuffled order of its own.</p>

@@ -60,6 +60,8 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
     } else {
       runner.startRound(round);
       const asked = await anonymousRound(runner, round, previous?.turns ?? [], mode, summary, [judge, synthesizer], round === from.length ? recorded : undefined);
+      // A round cut by an interruption is asked again on resume: it gets no step.
+      runner.checkpoint();
       current = { round, turns: asked.turns, judgement: null };
       shown = asked.shown;
     }
@@ -68,7 +70,10 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
     if (round === 0) numeric = isNumeric(current.turns);
     // The judge groups a question that is not numeric into stances; a numeric one needs no judge.
     const judgeNow = !numeric && !current.judgement;
-    if (judgeNow) current.judgement = await judgeConvergence(runner, round, current.turns, previous?.judgement?.stances ?? null);
+    if (judgeNow) {
+      current.judgement = await judgeConvergence(runner, round, current.turns, previous?.judgement?.stances ?? null);
+      runner.checkpoint();
+    }
     const usable = current.turns.filter((t) => t.status === 'ok').length;
     const numbers = numeric ? summarize(numbersOf(current)) : null;
     const modal = numeric ? null : modalStance(current.judgement?.stances, usable);
