@@ -171,6 +171,8 @@ export function stepRound(step: ProtocolStep): number {
     case 'stances':
     case 'delphi':
       return step.round;
+    case 'delphi-result':
+      return step.rounds;
     case 'subanswer':
       return step.index;
     case 'phase':

@@ -54,7 +54,7 @@ export function delphiResultText(r: DelphiResult): string {
 export function delphiStepLines(step: DelphiRound | DelphiResult, paint: Paint, clip: (s: string) => string): string[] {
   if (step.kind === 'delphi-result') return [`  ${paint('magenta', 'Delphi result:')} ${clip(delphiResultText(step))} ${paint('dim', `· ${step.stopped}`)}`];
   const order = step.shown.length ? paint('dim', ` · answers shown anonymously, in a shuffled order per panelist`) : '';
-  return [`  ${paint('dim', 'panel:')} ${clip(delphiRoundText(step))} ${paint('dim', `· ${spreadText(step.numeric, step.spread)}`)}${order}`];
+  return [`  ${paint('dim', `round ${step.round}:`)} ${clip(delphiRoundText(step))} ${paint('dim', `· ${spreadText(step.numeric, step.spread)}`)}${order}`];
 }
 
 /** The card's DELPHI block: each round's figures and spread, then the result. */
