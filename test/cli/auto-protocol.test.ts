@@ -45,14 +45,14 @@ describe('protocol.kind: auto', () => {
     expect(isAdvice(responder.seen[0]!)).toBe(true);
     expect(responder.seen[0]!.model).toBe('advisor:1b');
     const enumOf = (responder.seen[0]!.format as { properties: { protocol: { enum: string[] } } }).properties.protocol.enum;
-    expect(enumOf).toEqual(['debate', 'parallel', 'tournament', 'decompose']);
+    expect(enumOf).toEqual(['debate', 'parallel', 'tournament', 'decompose', 'delphi']);
     expect(responder.seen[0]!.messages.at(-1)!.content).toContain('Question: Which backup tool should we use?');
     // It ran as parallel: answers and a synthesis, no critique round, no judge.
     expect(responder.seen.filter((r) => stageOf(r) === 'critique')).toHaveLength(0);
     expect(responder.seen.filter((r) => stageOf(r) === 'opening')).toHaveLength(3);
     expect(run.stdout).toContain('parallel answers from 3 agents');
     // The card wraps its lines: read it as one.
-    expect(run.stdout.replace(/\s+/g, ' ')).toMatch(/protocol: advisor:1b chose parallel among debate, parallel, tournament, decompose \(shallow, single-domain, budget 24,000 tokens; parts: one; domains: storage, operations\): One clear question/);
+    expect(run.stdout.replace(/\s+/g, ' ')).toMatch(/protocol: advisor:1b chose parallel among debate, parallel, tournament, decompose, delphi \(shallow, single-domain, budget 24,000 tokens; parts: one; domains: storage, operations\): One clear question/);
     expect(run.stderr).toContain('advisor advisor:1b chose parallel');
 
     const id = /Stored as (\S+)/.exec(run.stderr)![1]!;
@@ -111,7 +111,7 @@ describe('protocol.kind: auto', () => {
 
   it('offers a pipeline only to a panel with roles, and every schema-valid advice runs as a valid preset', () => {
     const { preset } = autoPreset();
-    expect(protocolChoices(preset)).toEqual(['debate', 'parallel', 'tournament', 'decompose']);
+    expect(protocolChoices(preset)).toEqual(['debate', 'parallel', 'tournament', 'decompose', 'delphi']);
     const roles = { ...preset, agents: preset.agents.map((a, i) => ({ ...a, role: i === 0 ? ('lead' as const) : ('reviewer' as const) })) };
     expect(protocolChoices(roles)).toContain('pipeline');
     for (const panel of [preset, roles]) {
