@@ -1,6 +1,4 @@
-import { z } from 'zod';
 import { clip } from './clip.js';
-import { percent } from './grammar.js';
 import { systemPrompt } from './prompts.js';
 import type { ChatMessage, TurnRecord } from './records.js';
 import type { RoundStances } from './stances.js';
@@ -9,7 +7,8 @@ import type { RoundStances } from './stances.js';
  * The Delphi method's pure rules and prompts (docs/protocol-delphi.md): anonymous rounds in which
  * every panelist reads the others' last answers without names, in a shuffled order, with the median
  * and quartiles of their numbers when the question asks for one, and revises with a reason. The
- * rounds end when the spread stops narrowing. Nothing here names a panelist in a prompt.
+ * rounds end when the spread stops narrowing. Nothing here names a panelist in a prompt. The
+ * reply's schema is in delphi-schema.ts, so the views read these rules without zod.
  */
 
 /** One panelist's Delphi reply: the answer, the number it comes to (when asked), the reason, and how sure it is. */
@@ -22,24 +21,6 @@ export interface DelphiReply {
 
 /** How a round's replies are asked for: before the panel's first answers it is not known whether the question asks for a number. */
 export type DelphiMode = 'open' | 'numeric' | 'stances';
-
-/**
- * The reply's schema. Every property is required, so the grammar writes them in this order. In
- * round 0 `estimate` is a number or null: a panelist whose question asks for no number writes null.
- * In a numeric question's later rounds it is a number. The grammar cannot bound a number: any finite
- * value is read as written (a wild one is an outlier the median resists, never clamped); one that is
- * not finite (1e999) is repaired by the call road.
- */
-export const delphiSchemaFor = (mode: DelphiMode) => SCHEMAS[mode];
-
-const answer = z.string().min(1).describe('Your answer, stated plainly and complete on its own.');
-const reason = z.string().min(1).describe('Why you hold this answer; after the first round, why you kept or changed it.');
-const confidence = percent().describe('How sure you are, from 0 to 100.');
-const SCHEMAS = {
-  open: z.strictObject({ answer, estimate: z.number().nullable().describe('The number your answer comes to, or null when the question asks for no number.'), reason, confidence }),
-  numeric: z.strictObject({ answer, estimate: z.number().describe('The number your answer comes to.'), reason, confidence }),
-  stances: z.strictObject({ answer, reason, confidence }),
-} satisfies Record<DelphiMode, z.ZodType>;
 
 /** The turn fields of a reply: kept in the opening's shape (position, reasoning), with its number alongside. */
 export function delphiFields(v: DelphiReply): Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'> {

@@ -9,11 +9,11 @@ import {
   delphiFields,
   delphiOpeningMessages,
   delphiRoundMessages,
-  delphiSchemaFor,
   estimateOf,
   shuffleSeed,
   shuffled,
 } from '../../protocol/delphi.js';
+import { delphiSchemaFor } from '../../protocol/delphi-schema.js';
 import { openingMessages, retryMessages } from '../../protocol/prompts.js';
 import type { CallRequest, QualityHook } from '../call/request.js';
 import type { TurnRecord } from '../events.js';
