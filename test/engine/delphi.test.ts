@@ -6,6 +6,7 @@ import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { InterruptedError } from '../../src/errors.js';
 import { delphiConfidence } from '../../src/protocol/confidence.js';
+import { optionalBeforeRequired } from '../../src/protocol/grammar.js';
 import { delphiStop, shuffled, summarize } from '../../src/protocol/delphi.js';
 import { renderCard } from '../../src/render/card.js';
 import { confidenceOf } from '../../src/render/confidence.js';
@@ -95,7 +96,9 @@ const resultOf = (d: StoredDebate) => stepsOf(d).find((s): s is Extract<Protocol
 
 describe('the delphi protocol', () => {
   it('names no panelist, model or persona of a peer in any prompt from round 1 on, read back from the record', async () => {
-    const { debate } = await run(5, true);
+    const { debate, seen } = await run(5, true);
+    // Every schema sent lists its required properties first, so the grammar writes what is read.
+    for (const req of seen) expect(optionalBeforeRequired(req.format)).toEqual([]);
     const agents = debate.preset.agents;
     const later = debate.calls.filter((c) => c.round >= 1);
     // Every call of the run is a panelist's, the synthesizer's, or (for a question with no number) the judge's.
