@@ -66,8 +66,8 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
       shown = asked.shown;
     }
     rounds.push(current);
-    requireAnswers(runner, current.turns, round);
-    if (round === 0) numeric = isNumeric(current.turns);
+    // Round 0 needs two usable answers; a later round short of answers measures no spread and stops nothing.
+    if (round === 0) numeric = isNumeric(requireAnswers(runner, current.turns, 0));
     // The judge groups a question that is not numeric into stances; a numeric one needs no judge.
     const judgeNow = !numeric && !current.judgement;
     if (judgeNow) {
@@ -77,7 +77,8 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
     const usable = current.turns.filter((t) => t.status === 'ok').length;
     const numbers = numeric ? summarize(numbersOf(current)) : null;
     const modal = numeric ? null : modalStance(current.judgement?.stances, usable);
-    spreads.push(spreadOf(numbers, modal, numeric));
+    // One usable answer is no agreement: its spread is not measured.
+    spreads.push(usable >= 2 ? spreadOf(numbers, modal, numeric) : null);
     // Recorded in the same tick as the round's last turn or its judge's score, so a stored round has its step.
     if (!stored || judgeNow) {
       const estimates = current.turns.map((t) => ({ agentId: t.agentId, estimate: estimateOf(t) }));
