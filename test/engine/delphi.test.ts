@@ -95,16 +95,17 @@ const delphiSteps = (d: StoredDebate) => stepsOf(d).filter((s): s is Extract<Pro
 const resultOf = (d: StoredDebate) => stepsOf(d).find((s): s is Extract<ProtocolStep, { kind: 'delphi-result' }> => s.kind === 'delphi-result')!;
 
 describe('the delphi protocol', () => {
-  it('names no panelist, model or persona of a peer in any prompt from round 1 on, read back from the record', async () => {
-    const { debate, seen } = await run(5, true);
+  it.each([true, false])('names no panelist, model or persona of a peer in any prompt from round 1 on, read back from the record (numeric: %s)', async (numeric) => {
+    const [a, b, c] = IDS as [string, string, string];
+    const { debate, seen } = await run(5, numeric, { 0: [[a], [b], [c]], 1: [[a, b], [c]], 2: [[a, b], [c]] });
     // Every schema sent lists its required properties first, so the grammar writes what is read.
     for (const req of seen) expect(optionalBeforeRequired(req.format)).toEqual([]);
     const agents = debate.preset.agents;
     const later = debate.calls.filter((c) => c.round >= 1);
-    // Every call of the run is a panelist's, the synthesizer's, or (for a question with no number) the judge's.
-    expect(new Set(debate.calls.map((c) => c.agentId))).toEqual(new Set([...IDS, 'synthesizer']));
+    // Every call of the run is a panelist's, the synthesizer's, or (for a question with no number) the judge's, who groups by id.
+    expect(new Set(debate.calls.map((c) => c.agentId))).toEqual(new Set([...IDS, 'synthesizer', ...(numeric ? [] : ['judge'])]));
     const panelCalls = later.filter((c) => IDS.includes(c.agentId));
-    expect(panelCalls).toHaveLength(9);
+    expect(panelCalls).toHaveLength(numeric ? 9 : 6);
     for (const call of panelCalls) {
       const prompt = text(call);
       for (const a of agents) {
