@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DebateEvent } from '../../src/engine/events.js';
 import type { ProtocolStep } from '../../src/engine/protocol-events.js';
+import { estimateRun } from '../../src/engine/dry-run.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import { runDebate } from '../../src/engine/run-debate.js';
@@ -239,6 +240,12 @@ describe('the rules of delphi', () => {
     expect(delphiStop([40, null, 30], 2, 4)).toBeNull();
     expect(delphiStop([40, 0], 1, 4)?.detail).toContain('no spread left');
     expect(delphiStop([40, 20], 1, 1)?.reason).toBe('max_rounds');
+  });
+
+  it('plans at most n calls per round, the judge per round and the synthesis for --dry-run', () => {
+    const estimate = estimateRun(delphiPreset(2), 'How many?', () => null);
+    expect(estimate.calls).toBe(3 * 3 + 3 + 1);
+    expect(estimate.groups.filter((g) => g.what.endsWith('anonymous rounds')).map((g) => g.calls)).toEqual([2, 2, 2]);
   });
 
   it('rates a final spread: narrow is HIGH, a missing number caps it, too few numbers is LOW', () => {
