@@ -1,3 +1,4 @@
+import { plural } from '../plural.js';
 import { clip } from './clip.js';
 import { systemPrompt } from './prompts.js';
 import type { ChatMessage, TurnRecord } from './records.js';
@@ -188,7 +189,7 @@ export function delphiRoundMessages(
 ): ChatMessage[] {
   const listed = others.map((o, i) => `Answer ${i + 1}${o.shortened ? ' (shortened to fit)' : ''}:\n${o.text}`).join('\n\n');
   const stats = summary
-    ? [`The panel's numbers in round ${round - 1} (${summary.n} answers): median ${fmt(summary.median)}, lower quartile ${fmt(summary.q1)}, upper quartile ${fmt(summary.q3)}.`, '']
+    ? [`The panel's numbers in round ${round - 1} (${plural(summary.n, 'answer')}): median ${fmt(summary.median)}, lower quartile ${fmt(summary.q1)}, upper quartile ${fmt(summary.q3)}.`, '']
     : [];
   return [
     { role: 'system', content: systemPrompt(persona) },

@@ -1,6 +1,7 @@
 import type { ProtocolStep } from '../engine/protocol-events.js';
 import { fmt } from '../protocol/delphi.js';
 import type { Paint } from './style.js';
+import { plural } from '../plural.js';
 
 /**
  * A Delphi run's own shape (docs/protocol-delphi.md) in every view: per round, the panel's numbers
@@ -43,7 +44,7 @@ export function delphiResultText(r: DelphiResult): string {
   if (r.numeric) {
     return r.summary
       ? `median ${fmt(r.summary.median)} (quartiles ${fmt(r.summary.q1)}–${fmt(r.summary.q3)}; ${r.summary.n} of ${r.of} answers gave a number)`
-      : `no result: fewer than one number among ${r.of} answers`;
+      : `no result: none of the ${plural(r.of, 'final answer')} gave a number`;
   }
   if (!r.mode) return `no result: the judge grouped none of the ${r.of} final answers`;
   const others = r.mode.others.map((o) => `"${o.summary}" (${o.agents.join(', ')})`).join('; ');
