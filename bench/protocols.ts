@@ -40,6 +40,8 @@ const ROWS: Row[] = [
   { label: 'tournament', protocol: { kind: 'tournament' }, formula: (n) => `n + 2(n − 1) + (n − 1) + 1 = ${4 * n - 2}`, timed: true },
   { label: 'decompose', protocol: { kind: 'decompose' }, formula: () => '1 + sub-questions + 1', timed: false },
   { label: 'pipeline', protocol: { kind: 'pipeline' }, formula: (n) => `n + 1 (the synthesizer filters) = ${n + 1}`, timed: true },
+  // The demo's question is numeric, so no judge: n per round until the spread holds, then the synthesis.
+  { label: 'delphi', protocol: { kind: 'delphi' }, formula: (n) => `n per round + 1 = ${n} × rounds + 1`, timed: true },
   { label: 'oxford', protocol: { kind: 'oxford' }, formula: (n) => `3n speeches + verdict + synthesis = ${3 * n + 2}`, timed: true },
 ];
 

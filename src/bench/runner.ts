@@ -379,7 +379,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   let parallel: ParallelCapture | null = null;
   // The protocol the debate ran: with `auto`, the advisor's choice for this item.
   const kind = debate.preset.protocol.kind ?? 'debate';
-  if ((kind === 'debate' || kind === 'tournament') && !ctx.signal.aborted) {
+  if ((kind === 'debate' || kind === 'tournament' || kind === 'delphi') && !ctx.signal.aborted) {
     const model = debate.agents.find((a) => a.role === 'synthesizer')?.model ?? preset.synthesizer.model ?? '';
     const ctxSize = numCtx.get(model);
     parallel = await ctx.pool.run(model, (host) =>

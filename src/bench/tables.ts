@@ -229,6 +229,8 @@ function protocolTerms(p: BenchReport['run']['presets'][number]): string {
       return 'a lead plans, reviewers review against the plan, a filter reports';
     case 'oxford':
       return `two sides argue the motion in openings, rebuttals and closings; judge ${p.judge} gives the verdict, synthesizer ${p.synthesizer}`;
+    case 'delphi':
+      return `anonymous rounds, up to ${p.maxRounds}, until the spread stops narrowing; judge ${p.judge} groups stances, synthesizer ${p.synthesizer}`;
     default:
       return `judge ${p.judge}, synthesizer ${p.synthesizer}; up to ${p.maxRounds} critique rounds, early exit at ${p.threshold}`;
   }

@@ -188,5 +188,10 @@ export function presetWarnings(preset: Preset): string[] {
       `The synthesizer model \`${preset.synthesizer.model}\` also debates: its own arguments may weigh more in the final answer. Use a model that is not on the panel.`,
     );
   }
+  // Delphi keeps the panel anonymous: the map's targeted exchange and a vote would name peers.
+  if (preset.protocol.kind === 'delphi') {
+    const ignored = [...(preset.tensions?.enabled ? ['tensions'] : []), ...(preset.voting && preset.voting.enabled !== false ? ['voting'] : [])];
+    if (ignored.length) warnings.push(`The delphi protocol runs no optional stage, so ${ignored.join(' and ')} ${ignored.length === 1 ? 'is' : 'are'} ignored: the tension map's exchange and a vote would show panelists each other's names (docs/protocol-delphi.md).`);
+  }
   return warnings;
 }

@@ -102,13 +102,13 @@ export const modelRoleSchema = z.strictObject({
 });
 
 /** The shapes a run can take; see docs/protocols.md. */
-export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'oxford'] as const;
+export const protocolKinds = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'oxford', 'delphi'] as const;
 
 export const protocolSchema = z.strictObject({
   kind: z
     .enum([...protocolKinds, 'auto'])
     .default('debate')
-    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; oxford: two sides argue a motion in openings, rebuttals and closings, the judge gives a verdict; auto: the advisor model classifies the question first and fixed rules choose debate, parallel, tournament, decompose or pipeline from that (docs/orchestration.md).'),
+    .describe('debate: critique rounds until convergence; parallel: answers then synthesis; tournament: pairwise matches; decompose: split, answer parts, reassemble; pipeline: plan, review, filter by roles; oxford: two sides argue a motion in openings, rebuttals and closings, the judge gives a verdict; delphi: anonymous rounds until the spread stops narrowing, the median or the modal stance as the result (docs/protocol-delphi.md); auto: the advisor model classifies the question first and fixed rules choose debate, parallel, tournament, decompose or pipeline from that (docs/orchestration.md).'),
   advisor: z.string().min(1).optional().describe('auto: the model that classifies the question; fixed rules choose the protocol from its classification (default: the judge model).'),
   brief: z
     .string()

@@ -39,7 +39,7 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
   const answer = preset.protocol.maxAnswerTokens;
   const q = estimateTokens(question) + 200;
   const persona = Math.max(0, ...preset.agents.map((a) => estimateTokens(a.persona ?? '')));
-  const rounds = kind === 'debate' ? 1 + preset.protocol.maxRounds : kind === 'oxford' ? 3 : 1;
+  const rounds = kind === 'debate' || kind === 'delphi' ? 1 + preset.protocol.maxRounds : kind === 'oxford' ? 3 : 1;
   const groups: CallGroup[] = [];
   const notes: string[] = [];
   const synthesizer = synthesizerModel(preset);
@@ -67,6 +67,14 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     }
     groups.push({ what: 'judge, the verdict', model: preset.judge.model, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
     groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
+  } else if (kind === 'delphi') {
+    for (const a of preset.agents) {
+      groups.push({ what: `${a.id}: round 0`, model: a.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+      if (rounds > 1) groups.push({ what: `${a.id}: anonymous rounds`, model: a.model, calls: rounds - 1, promptTokens: q + persona + (n - 1) * answer, replyTokens: answer });
+    }
+    groups.push({ what: 'judge, each round (a question with no number)', model: preset.judge.model, calls: rounds, promptTokens: q + n * answer, replyTokens: answer });
+    groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
+    notes.push('Calls are an upper bound: the judge runs only when the question asks for no number, and the rounds stop once the spread stops narrowing.');
   } else {
     notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }

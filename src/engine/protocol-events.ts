@@ -8,6 +8,7 @@ import type { Pairing } from '../protocol/tournament.js';
 import type { Framing, Ruling, Sides } from '../protocol/oxford.js';
 import type { RoundStances } from '../protocol/stances.js';
 import type { TrajectoryChoice } from '../protocol/trajectory-decision.js';
+import type { ModalStance, NumberSummary } from '../protocol/delphi.js';
 
 /**
  * What a protocol records beyond turns, judge scores and the synthesis: the shape of its
@@ -55,6 +56,32 @@ export type ProtocolStep =
     }
   /** `protocol.decision: trajectory`: the position the Free-MAD trajectory score chose for the synthesis, every position's score, and the final round's majority. */
   | ({ kind: 'trajectory' } & TrajectoryChoice)
+  | {
+      /**
+       * `protocol.kind: delphi`, one per round: whether the question is read as numeric, each panelist's
+       * number, the round's median and quartiles or its modal stance, its spread, and from round 1 the
+       * seed and the order in which each panelist was shown the others' answers (never named in its prompt).
+       */
+      kind: 'delphi';
+      round: number;
+      numeric: boolean;
+      estimates: { agentId: string; estimate: number | null }[];
+      summary: NumberSummary | null;
+      mode: ModalStance | null;
+      spread: number | null;
+      shown: { agentId: string; seed: string; order: string[] }[];
+    }
+  | {
+      /** `protocol.kind: delphi`: what the rounds came to (the median, or the modal stance with its spread) and why they stopped. */
+      kind: 'delphi-result';
+      numeric: boolean;
+      rounds: number;
+      summary: NumberSummary | null;
+      mode: ModalStance | null;
+      of: number;
+      spreads: (number | null)[];
+      stopped: string;
+    }
   | { kind: 'split'; decomposer: string; subQuestions: SubQuestion[]; notes: string[] }
   | {
       kind: 'subanswer';
@@ -169,7 +196,10 @@ export function stepRound(step: ProtocolStep): number {
     case 'verdict':
     case 'stances':
     case 'ruling':
+    case 'delphi':
       return step.round;
+    case 'delphi-result':
+      return step.rounds;
     case 'subanswer':
       return step.index;
     case 'phase':

@@ -13,7 +13,7 @@ import { builtinStages } from './stages.js';
 import { reuseClashes } from './primitives/clashes.js';
 
 /** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
-const RESUMABLE = new Set(['debate', 'parallel', 'oxford']);
+const RESUMABLE = new Set(['debate', 'parallel', 'oxford', 'delphi']);
 
 export interface ResumePlan {
   /** The preset as run, with each model's num_ctx pinned to the one the debate ran with. */
@@ -52,7 +52,7 @@ export function planResume(d: StoredDebate): ResumePlan {
   const kind = (d.preset.protocol as { kind?: string }).kind ?? 'debate';
   if (!RESUMABLE.has(kind)) {
     throw new InputError('PROTOCOL_NOT_RESUMABLE', `Debate \`${d.id}\` ran the ${kind} protocol, which cannot go on from a stored point.`, {
-      hint: 'Resume works for the debate, parallel and oxford protocols. Run the question again with `conclave run`.',
+      hint: 'Resume works for the debate, parallel, oxford and delphi protocols. Run the question again with `conclave run`.',
     });
   }
   const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);

@@ -21,7 +21,7 @@ export function registerCatalogTools(server: McpServer, ctx: McpContext): void {
     {
       title: 'List Conclave presets',
       description:
-        'List the built-in presets: name, description, protocol (debate, parallel, tournament, decompose, pipeline, oxford) and the models of the panel, judge and synthesizer. Pass a name to conclave_start.',
+        'List the built-in presets: name, description, protocol (debate, parallel, tournament, decompose, pipeline, oxford, delphi) and the models of the panel, judge and synthesizer. Pass a name to conclave_start.',
       inputSchema: {},
       outputSchema: presetsOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },

@@ -12,8 +12,8 @@ import type { ChatMessage } from './records.js';
  */
 
 export const depths = ['shallow', 'deep'] as const;
-/** What the question asks of the panel (seed 002's modes, with `review` for code, a diff or a plan). */
-export const modes = ['query', 'analyze', 'compare', 'review'] as const;
+/** What the question asks of the panel (seed 002's modes, with `review` for code, a diff or a plan, and `estimate` for a number or a forecast). */
+export const modes = ['query', 'analyze', 'compare', 'review', 'estimate'] as const;
 export type AdviceMode = (typeof modes)[number];
 export const patterns = ['single-domain', 'multi-domain', 'cross-system'] as const;
 export type ExecutionPattern = (typeof patterns)[number];
@@ -36,6 +36,7 @@ const PROTOCOL_TEXT: Readonly<Record<ProtocolKind, string>> = {
   decompose: 'decompose: the question is split into sub-questions answered separately, then reassembled; for questions made of distinct parts',
   pipeline: 'pipeline: a lead plans, reviewers review, a filter reduces the findings; for reviewing a plan, a design or a change',
   oxford: 'oxford: two sides argue a motion in openings, rebuttals and closings, and the judge gives a verdict; for testing a yes-or-no proposal against its strongest opposition',
+  delphi: 'delphi: panelists revise their answers in anonymous rounds, reading the others\' answers (and their median) without names; for estimates and forecasts where a panel should not anchor on who said what',
 };
 
 export interface Advice {
@@ -55,7 +56,7 @@ export function adviceSchemaFor(_choices: readonly ProtocolKind[]): z.ZodType<Ad
   return z.strictObject({
     domains: z.array(boundedText(60)).max(5).describe('The domains the question touches, a few words each.'),
     parts: z.enum(['one', 'independent', 'dependent']).describe('one: a single question; independent: parts that stand alone; dependent: parts that build on each other.'),
-    mode: z.enum(modes).describe('query: a fact or a how-to; analyze: a question to weigh; compare: pick among named options; review: review code, a diff, a plan or a design.'),
+    mode: z.enum(modes).describe('query: a fact or a how-to; analyze: a question to weigh; compare: pick among named options; review: review code, a diff, a plan or a design; estimate: a number, a quantity or a forecast.'),
     depth: z.enum(depths).describe('shallow: a quick answer is enough; deep: worth the full rounds or sub-questions.'),
     pattern: z.enum(patterns).describe('single-domain, multi-domain, or cross-system (several systems whose constraints must agree).'),
     reason: boundedText(300).describe('One sentence on why.'),
@@ -71,7 +72,8 @@ export interface Route {
 /**
  * Seed 002's router as fixed rules, first match wins, each only where the panel can run its
  * protocol: several parts → decompose; a review → pipeline; a pick among options → tournament;
- * a shallow question within one domain → parallel; anything else → debate.
+ * an estimate or forecast → delphi; a shallow question within one domain → parallel; anything
+ * else → debate.
  */
 export function routeAdvice(advice: Advice, choices: readonly ProtocolKind[]): Route {
   const can = (k: ProtocolKind): boolean => choices.includes(k);
@@ -87,6 +89,10 @@ export function routeAdvice(advice: Advice, choices: readonly ProtocolKind[]): R
   if (advice.mode === 'compare') {
     if (can('tournament')) return { protocol: 'tournament', rule: 'mode: compare → tournament (the answers meet one against one)' };
     missed.push('tournament');
+  }
+  if (advice.mode === 'estimate') {
+    if (can('delphi')) return { protocol: 'delphi', rule: "mode: estimate → delphi (anonymous rounds; the panel's median)" };
+    missed.push('delphi');
   }
   const unavailable = missed.length ? `; this panel cannot run ${missed.join(' or ')}` : '';
   if (advice.depth === 'shallow' && advice.pattern === 'single-domain' && can('parallel')) {
@@ -113,7 +119,7 @@ export function adviceMessages(question: string, choices: readonly ProtocolKind[
         'Classify the question. Your classification decides how the panel works on it, one of:',
         ...choices.map((k) => `- ${PROTOCOL_TEXT[k]}`),
         '',
-        'Reply with a JSON object: "domains" (the domains it touches), "parts" ("one" for a single question, "independent" or "dependent" when it asks several things), "mode" ("query", "analyze", "compare" when it asks to pick among named options, "review" when it asks to review code, a diff, a plan or a design), "depth" ("shallow" or "deep"), "pattern" ("single-domain", "multi-domain" or "cross-system"), "reason" (one sentence on the classification).',
+        'Reply with a JSON object: "domains" (the domains it touches), "parts" ("one" for a single question, "independent" or "dependent" when it asks several things), "mode" ("query", "analyze", "compare" when it asks to pick among named options, "review" when it asks to review code, a diff, a plan or a design, "estimate" when it asks for a number, a quantity or a forecast), "depth" ("shallow" or "deep"), "pattern" ("single-domain", "multi-domain" or "cross-system"), "reason" (one sentence on the classification).',
       ].join('\n'),
     },
   ];
@@ -153,6 +159,7 @@ const MODE_TEXT: Readonly<Record<AdviceMode, string>> = {
   analyze: 'it asks for a judgement to weigh',
   compare: 'it asks to pick among options',
   review: 'it asks for a review of code, a change, a plan or a design',
+  estimate: 'it asks for a number, a quantity or a forecast',
 };
 
 /** The advisor's classification in words, as the agents and the synthesizer read it. */

@@ -7,7 +7,7 @@
  */
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
-export type ConfidenceRule = 'debate' | 'parallel' | 'tournament' | 'decompose' | 'pipeline' | 'oxford';
+export type ConfidenceRule = 'debate' | 'parallel' | 'tournament' | 'decompose' | 'pipeline' | 'oxford' | 'delphi';
 
 export interface ComputedConfidence {
   level: ConfidenceLevel;
@@ -289,4 +289,63 @@ export function oxfordConfidence(input: {
     basis: [`verdict ${winner}`, `margin ${margin.toFixed(2)}`, `${input.closed.length} closing${input.closed.length === 1 ? '' : 's'}`, rests.length ? `synthesis rests on ${rests.length}/${winners.length} ${winner} speaker${winners.length === 1 ? '' : 's'}` : 'synthesis does not rest on the winning side'],
     lowered,
   };
+}
+
+/** The facts of a Delphi run's final round (src/protocol/delphi.ts): its numbers or its modal stance, and whether the spread narrowed. */
+export interface DelphiConfidence {
+  numeric: boolean;
+  /** Numeric: the final median and quartiles, or null when fewer than one answer gave a number. */
+  summary: { n: number; median: number; q1: number; q3: number } | null;
+  /** Not numeric: the modal stance's share of the usable final answers, or null without stances. */
+  modalShare: number | null;
+  /** Usable final answers. */
+  of: number;
+  /** The spread of round 0 and of the final round (IQR, or the share outside the mode); null when not measured. */
+  firstSpread: number | null;
+  finalSpread: number | null;
+}
+
+/** A Delphi's numeric spread relative to the median: the IQR over |median| (0 when the IQR is 0). */
+export function relativeSpread(s: { median: number; q1: number; q3: number }): number {
+  const iqr = s.q3 - s.q1;
+  if (iqr === 0) return 0;
+  return s.median === 0 ? Infinity : iqr / Math.abs(s.median);
+}
+
+/**
+ * A Delphi run: the final round's spread. A numeric question is HIGH when the interquartile range
+ * is within 10% of the median, MEDIUM within 25%, LOW beyond; an answer without a number caps it at
+ * MEDIUM, and fewer than two numbers make it LOW. Any other question reads the modal stance's share
+ * of the usable final answers with the usual bands (HIGH from 0.80, MEDIUM from 0.60); no majority
+ * is LOW. A spread that ends wider than it began caps the level at MEDIUM: the rounds pulled apart.
+ */
+export function delphiConfidence(input: DelphiConfidence & { threshold: number }): ComputedConfidence {
+  const base = blank('delphi', input.threshold);
+  const lowered: string[] = [];
+  let level: ConfidenceLevel;
+  let basis: string[];
+  let score: number | null = null;
+  if (input.numeric) {
+    const s = input.summary;
+    if (!s || s.n < 2) return { ...base, level: 'low', of: input.of, basis: [`${s?.n ?? 0} number${s?.n === 1 ? '' : 's'} in the final round`], lowered: ['LOW: fewer than two final answers gave a number, so there is no spread to read.'] };
+    const r = relativeSpread(s);
+    level = r <= 0.1 ? 'high' : r <= 0.25 ? 'medium' : 'low';
+    basis = [`IQR ${Number((s.q3 - s.q1).toFixed(3))} = ${Number.isFinite(r) ? `${Math.round(r * 100)}%` : 'all'} of the median`, `${s.n}/${input.of} answers gave a number`];
+    if (s.n < input.of && level === 'high') {
+      level = 'medium';
+      lowered.push(`MEDIUM at most: ${input.of - s.n} final answer${input.of - s.n === 1 ? '' : 's'} gave no number.`);
+    }
+  } else {
+    const share = input.modalShare;
+    if (share === null) return { ...base, level: 'low', of: input.of, basis: ['no stances'], lowered: ['LOW: the judge grouped no final answer into stances.'] };
+    score = share;
+    level = share * 2 <= 1 ? 'low' : bandOf(share);
+    basis = [`modal stance holds ${Math.round(share * 100)}% of ${input.of} answers`];
+  }
+  if (input.firstSpread !== null && input.finalSpread !== null && input.finalSpread > input.firstSpread && level === 'high') {
+    level = 'medium';
+    lowered.push('MEDIUM at most: the spread ended wider than it began.');
+  }
+  basis.push(input.firstSpread !== null && input.finalSpread !== null ? (input.finalSpread < input.firstSpread ? 'spread narrowed' : input.finalSpread === input.firstSpread ? 'spread unchanged' : 'spread widened') : 'spread not compared');
+  return { ...base, level, of: input.of, score, basis, lowered };
 }

@@ -16,7 +16,9 @@ export type ExitReason =
   | 'reassembled'
   | 'budget'
   | 'filtered'
-  | 'verdict';
+  | 'verdict'
+  /** Delphi: the spread of the panel's answers stopped narrowing. */
+  | 'stable';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -2,6 +2,7 @@ import {
   type ComputedConfidence,
   type PartConfidence,
   computeConfidence,
+  delphiConfidence,
   decompositionConfidence,
   oxfordConfidence,
   reviewConfidence,
@@ -13,6 +14,7 @@ import type { StoredDebate } from '../store/store.js';
 import { figuresOf } from './panel-record.js';
 import { kindOf } from './protocols.js';
 import { plural } from '../plural.js';
+import { delphiOf } from './delphi-lines.js';
 
 /**
  * The engine's confidence for a stored run (docs/confidence.md): what each protocol recorded,
@@ -53,6 +55,21 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       const ruling = steps.filter((x): x is Extract<ProtocolStep, { kind: 'ruling' }> => x.kind === 'ruling').at(-1);
       const closed = d.turns.filter((t) => t.round === 2 && t.status === 'ok').map((t) => t.agentId);
       return oxfordConfidence({ ruling: ruling?.ruling ?? null, sides: motion ?? { for: [], against: [] }, closed, restsOn: s.restsOn, threshold });
+    }
+    case 'delphi': {
+      if (!s) return null;
+      const { result } = delphiOf(steps);
+      if (!result) return null;
+      const spreads = result.spreads.filter((x): x is number => x !== null);
+      return delphiConfidence({
+        numeric: result.numeric,
+        summary: result.summary,
+        modalShare: result.mode?.share ?? null,
+        of: result.of,
+        firstSpread: result.spreads[0] ?? null,
+        finalSpread: spreads.length ? (result.spreads.at(-1) ?? null) : null,
+        threshold,
+      });
     }
     default: {
       if (!s) return null;

@@ -15,6 +15,8 @@ export function exitText(reason: string): string {
       return 'the parts were reassembled';
     case 'verdict':
       return 'the judge gave a verdict on the motion';
+    case 'stable':
+      return "the panel's spread stopped narrowing";
     case 'filtered':
       return 'every phase ran, through the filter';
     case 'interrupted':

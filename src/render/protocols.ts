@@ -8,6 +8,7 @@ import type { Paint } from './style.js';
 import { stanceStepLines } from './stance-lines.js';
 import { plural } from '../plural.js';
 import { OXFORD_TITLES, oxfordCardLines, oxfordMarkdown, oxfordStepLines } from './oxford.js';
+import { delphiCardLines, delphiMarkdown, delphiOf, delphiRoundText, delphiStepLines, spreadText } from './delphi-lines.js';
 
 /**
  * The renderers for the protocols' own shapes: a tournament's bracket and verdicts, a
@@ -29,6 +30,7 @@ export const PROTOCOL_LABEL: Record<ProtocolKind, string> = {
   decompose: 'decomposition',
   pipeline: 'review pipeline',
   oxford: 'Oxford debate',
+  delphi: 'Delphi',
 };
 
 /** The heading of a round in the live view and replays; null hides it (a decomposition's parts report themselves). */
@@ -38,6 +40,7 @@ export function roundTitle(kind: ProtocolKind, round: number): string | null {
   if (kind === 'oxford') return OXFORD_TITLES[round] ?? null;
   if (round === 0) return 'Round 0 · independent answers';
   if (kind === 'tournament') return `Bracket round ${round} · matches`;
+  if (kind === 'delphi') return `Round ${round} · anonymous revision`;
   return `Round ${round} · critique`;
 }
 
@@ -140,6 +143,9 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       return oxfordStepLines(step, paint, clip);
     case 'fallback':
       return [paint('yellow', `  ${clip(fallbackText(step))}`)];
+    case 'delphi':
+    case 'delphi-result':
+      return delphiStepLines(step, paint, clip);
     case 'report':
       if (step.status !== 'ok') return [paint('red', `  ${step.filter}: no report (${step.error})`)];
       return [
@@ -197,6 +203,7 @@ export function protocolCardLines(d: StoredDebate, paint: Paint, width: number, 
     for (const x of trajectory.scores) lines.push(...wrap(`${x.stance} "${x.summary}": ${x.score}`, width - 4).map((l, i) => (i === 0 ? `  - ${l}` : `    ${l}`)));
   }
   lines.push(...oxfordCardLines(steps, paint, width, wrap));
+  lines.push(...delphiCardLines(steps, paint, width, wrap));
   lines.push(...pipelineCardLines(steps, paint, width, wrap));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {
@@ -285,6 +292,11 @@ export function protocolFooter(d: StoredDebate): string {
       const sides = motion?.kind === 'motion' ? `${motion.for.length} for, ${motion.against.length} against` : plural(debaters, 'agent');
       return `Oxford debate · ${sides} · openings, rebuttals, closings`;
     }
+    case 'delphi': {
+      const { rounds } = delphiOf(steps);
+      const last = rounds.at(-1);
+      return `Delphi · ${plural(Math.max(0, rounds.length - 1), 'anonymous revision round')}${last ? ` · ${delphiRoundText(last)}, ${spreadText(last.numeric, last.spread)}` : ''}`;
+    }
     default:
       return `${d.roundsCompleted} critique round${d.roundsCompleted === 1 ? '' : 's'}`;
   }
@@ -337,6 +349,7 @@ export function protocolMarkdown(d: StoredDebate): string[] {
     out.push('');
   }
   out.push(...oxfordMarkdown(steps));
+  out.push(...delphiMarkdown(steps));
   out.push(...pipelineMarkdown(steps));
   const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');
   if (split) {

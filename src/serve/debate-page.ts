@@ -16,6 +16,8 @@ import { collisionText, constraintText, constraintsView, userWords } from '../re
 import { adviceLine, adviceOf, advocateEffect, answeredBy, fallbacksOf, kindOf, trajectoryText } from '../render/protocols.js';
 import { argumentText, sidesText, sideTag, verdictText } from '../render/oxford.js';
 import { plural } from '../plural.js';
+import { delphiOf, delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
+import { fmt } from '../protocol/delphi.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -294,6 +296,15 @@ ${r ? html`<ul>${r.reasons.map((x) => html`<li>${x}</li>`)}</ul>
 <p class="muted">Written by the orchestrator in the seats whose turn failed; not the agents' own.</p>
 <table class="fallbacks"><thead><tr><th class="num">round</th><th>seat</th><th>its failure</th><th>written by</th><th class="num">confidence</th><th>fallback analysis</th></tr></thead><tbody>${fallbacks.map(
       (f) => html`<tr><td class="num">${f.round}</td><td>${f.agentId}</td><td>${f.failure}</td><td>${f.model}</td><td class="num">${f.confidence === null ? '-' : f.confidence.toFixed(2)}</td><td>${f.status === 'ok' ? (f.position ?? '') : `failed too: ${f.error ?? ''}`}</td></tr>`,
+      )}</tbody></table></section>`);
+  }
+  const { rounds: delphiRounds, result: delphiResult } = delphiOf(steps);
+  if (delphiRounds.length || delphiResult) {
+    out.push(html`<section id="delphi"><h2>Delphi rounds</h2>
+<p class="muted">Each panelist read the others' answers without names, in a shuffled order of its own.</p>
+${delphiResult ? html`<p>Result: <strong>${delphiResultText(delphiResult)}</strong> · stopped: ${delphiResult.stopped}</p>` : ''}
+<table class="delphi"><thead><tr><th class="num">round</th><th>panel</th><th>spread</th><th>numbers</th></tr></thead><tbody>${delphiRounds.map(
+      (r) => html`<tr><td class="num">${r.round}</td><td>${delphiRoundText(r)}</td><td>${spreadText(r.numeric, r.spread)}</td><td>${r.estimates.map((e) => `${e.agentId} ${e.estimate === null ? '-' : fmt(e.estimate)}`).join(', ')}</td></tr>`,
     )}</tbody></table></section>`);
   }
   const trajectory = steps.find((s) => s.kind === 'trajectory');

@@ -84,6 +84,19 @@ function majority(values: (number | null)[]): { value: number | null; count: num
   return best;
 }
 
+/** An agent's figure after reading its peers': a right one mostly holds, a wrong one may be corrected or follow the crowd. */
+function revised(model: string, p: Problem, round: number, own: number | null, peers: (number | null)[]): number | null {
+  const crowd = majority(peers);
+  const r = chance('update', model, p.text, round);
+  if (own === p.gold) {
+    // Right answers mostly hold, but a unanimous wrong crowd sometimes talks an agent out of one.
+    return crowd.value !== null && crowd.value !== p.gold && crowd.count === peers.length && r < 0.4 ? crowd.value : own;
+  }
+  if (r < accuracyOf(model) * 0.4) return p.gold;
+  if (crowd.value !== null && crowd.count >= 2) return crowd.value;
+  return own === null ? solve(model, p, 'retry', round) : own;
+}
+
 /**
  * The reply to an arithmetic item, or null when the request is not about one.
  * `keys` are the properties of the requested schema, which tell the stage apart.
@@ -99,25 +112,28 @@ export function arithmeticReply(req: SimRequest, keys: Set<string>): string | nu
     const round = Number(/critique round (\d+)/.exec(prompt)?.[1] ?? 1);
     const own = numberIn(/Your position after the previous round:\n(.*)/.exec(prompt)?.[1] ?? '');
     const peers = [...prompt.matchAll(/\[[\w.-]+\](?: \(shortened to fit\))?\n(.*)/g)].map((m) => numberIn(m[1]!));
-    const crowd = majority(peers);
-    const r = chance('update', req.model, p.text, round);
-    let next = own;
+    let next: number | null;
     if (prompt.includes("the panel's devil's advocate")) {
       // Briefed to argue against the majority: the advocate states another figure than the crowd's.
+      const crowd = majority(peers);
+      const r = chance('update', req.model, p.text, round);
       const others = [p.gold, slip(p, req.model, 'advocate', round), ...[0, 1, 2].map((k) => slip(p, 'advocate', k))].filter((n) => n !== crowd.value);
       next = others[Math.floor(r * others.length)] ?? own;
-    } else if (own === p.gold) {
-      // Right answers mostly hold, but a unanimous wrong crowd sometimes talks an agent out of one.
-      if (crowd.value !== null && crowd.value !== p.gold && crowd.count === peers.length && r < 0.4) next = crowd.value;
-    } else if (r < accuracyOf(req.model) * 0.4) {
-      next = p.gold;
-    } else if (crowd.value !== null && crowd.count >= 2) {
-      next = crowd.value;
-    } else if (own === null) {
-      next = solve(req.model, p, 'retry', round);
+    } else {
+      next = revised(req.model, p, round, own, peers);
     }
     // With a tension map on, the schema asks for a stance on each open clash: the agent keeps its own.
     return JSON.stringify({ agreements: [], disagreements: [], updatedPosition: stated(next), confidence: 75, ...(keys.has('clashUpdates') ? { clashUpdates: demoClashUpdates(req, round) } : {}) });
+  }
+  // A Delphi round (docs/protocol-delphi.md): the others' answers come unnamed, each with its number.
+  if (keys.has('answer') && keys.has('reason')) {
+    const round = Number(/This is Delphi round (\d+)/.exec(prompt)?.[1] ?? 0);
+    const own = numberIn(/Your answer in round \d+:\n(.*)/.exec(prompt)?.[1] ?? '');
+    const peers = [...prompt.matchAll(/^Answer \d+(?: \(shortened to fit\))?:\n(.*)/gm)].map((m) => numberIn(m[1]!));
+    const n = round === 0 ? solve(req.model, p, 'opening') : revised(req.model, p, round, own, peers);
+    // A later round's schema asks for a number, so even an unsure model states one.
+    const estimate = keys.has('estimate') ? { estimate: n ?? (round === 0 ? null : slip(p, req.model, 'unsure', round)) } : {};
+    return JSON.stringify({ answer: stated(n), ...estimate, reason: 'Multiplications first, then left to right.', confidence: 70 });
   }
   if (keys.has('caveats')) {
     const held = [...prompt.matchAll(/\[([\w.-]+)\](?: \(shortened\))?\n(.*)/g)].map((m) => ({ agent: m[1]!, n: numberIn(m[2]!) }));

@@ -4,6 +4,7 @@ import { arithmeticReply } from './demo-arithmetic.js';
 import { demoClaims, demoClashes, demoClashUpdates, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
 import { demoArtifact, demoFindings, demoObservations } from './demo-pipeline.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
+import { demoDelphi } from './demo-delphi.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
 import { demoOxfordAnswer, demoOxfordOpening, demoOxfordSynthesis, demoOxfordVerdict } from './demo-oxford.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
@@ -174,6 +175,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       return demoVerdict(req, rank);
     }
     if (keys.has('subQuestions')) return demoSplit();
+    // A Delphi panel's anonymous rounds (src/sim/demo-delphi.ts).
+    if (keys.has('answer') && keys.has('reason')) return demoDelphi(req, index, keys.has('estimate'));
     if (keys.has('position')) return demoSubAnswer(req) ?? JSON.stringify(arch.opening);
     if (keys.has('updatedPosition')) {
       const round = roundOf(req);

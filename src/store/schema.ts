@@ -8,7 +8,7 @@ import type { MaterialUse } from '../protocol/material.js';
 // value later would need a table rebuild, the riskiest kind of migration.
 
 export const debateStatuses = ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'] as const;
-export const exitReasons = ['converged', 'max_rounds', 'too_few_answers', 'interrupted', 'error', 'answered', 'champion', 'reassembled', 'budget', 'filtered', 'verdict'] as const;
+export const exitReasons = ['converged', 'max_rounds', 'too_few_answers', 'interrupted', 'error', 'answered', 'champion', 'reassembled', 'budget', 'filtered', 'verdict', 'stable'] as const;
 export const agentRoles = ['debater', 'judge', 'synthesizer'] as const;
 export const stages = ['opening', 'critique', 'judge', 'synthesis', 'claims', 'clash', 'targeted', 'vote', 'refine', 'verdict', 'split', 'subanswer', 'reassembly', 'plan', 'observe', 'review', 'filter', 'advice', 'fallback'] as const;
 export const callStatuses = ['ok', 'invalid', 'error', 'aborted'] as const;

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { renderBenchMarkdown } from '../../src/bench/markdown.js';
 import { buildReport } from '../../src/bench/report.js';
 import { loadBenchData } from '../../src/store/bench.js';
-import { playersOf, reply } from '../helpers/panel.js';
-import { type BenchSetup, setupBench } from './fixture.js';
+import { agentOf, playersOf, reply } from '../helpers/panel.js';
+import { type BenchSetup, items, scripts, setupBench } from './fixture.js';
 
 let bench: BenchSetup | null = null;
 
@@ -77,5 +77,27 @@ describe('benchmarking presets of every protocol', () => {
     }
     for (const r of row(bench, runId, 'debate-synth')) expect(r.calls).toBe(3);
     for (const r of row(bench, runId, 'self-correction')) expect(r).toMatchObject({ available: false, note: 'a decompose run has no round of independent answers to revise' });
+  });
+
+  it('runs a delphi preset as is, with the parallel condition built on its round 0', async () => {
+    bench = await setupBench({
+      preset: { protocol: { kind: 'delphi', maxRounds: 2, callTimeoutSeconds: 10 } as never },
+      onRequest: (req) => {
+        if (!('reason' in ((req.format as { properties?: object } | null)?.properties ?? {}))) return undefined;
+        // Each agent gives its item's round-0 figure in every round: round 1 shows no narrowing, so the rounds stop there.
+        const agent = agentOf(req)!;
+        const item = Object.keys(scripts).find((id) => req.messages.at(-1)!.content.includes(items.find((i) => i.id === id)!.question))!;
+        const figure = scripts[item]!.rounds[agent]![0] ?? '0';
+        return JSON.stringify({ answer: `The answer is ${figure}`, estimate: Number(figure), reason: 'computed', confidence: 70 });
+      },
+    });
+    const runId = await bench.start();
+    for (const t of loadBenchData(bench.store, runId).trials) {
+      const debate = bench.store.getDebate(t.debateId!);
+      expect(debate.exitReason).toBe('stable');
+      const parallel = t.results.find((r) => r.condition === 'parallel')!;
+      expect(parallel).toMatchObject({ available: true, calls: 4 });
+    }
+    expect(renderBenchMarkdown(buildReport(loadBenchData(bench.store, runId)))).toContain('protocol delphi');
   });
 });

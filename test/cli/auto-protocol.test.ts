@@ -45,7 +45,7 @@ describe('protocol.kind: auto', () => {
     expect(isAdvice(responder.seen[0]!)).toBe(true);
     expect(responder.seen[0]!.model).toBe('advisor:1b');
     const props = (responder.seen[0]!.format as { properties: Record<string, { enum?: string[] }> }).properties;
-    expect(props['mode']!.enum).toEqual(['query', 'analyze', 'compare', 'review']);
+    expect(props['mode']!.enum).toEqual(['query', 'analyze', 'compare', 'review', 'estimate']);
     expect(props['protocol']).toBeUndefined();
     expect(responder.seen[0]!.messages.at(-1)!.content).toContain('Question: Which backup tool should we use?');
     expect(responder.seen[0]!.messages.at(-1)!.content).toContain('- tournament: the answers meet in pairwise matches');
@@ -55,7 +55,7 @@ describe('protocol.kind: auto', () => {
     expect(run.stdout).toContain('parallel answers from 3 agents');
     // The card wraps its lines: read it as one.
     expect(run.stdout.replace(/\s+/g, ' ')).toContain(
-      'protocol: advisor:1b classified it (shallow, single-domain, query; parts: one; domains: storage, operations): One clear question: independent answers merged are enough. Rule: shallow, single-domain → parallel (one answer each, merged); ran parallel among debate, parallel, tournament, decompose, budget 12,000 tokens.',
+      'protocol: advisor:1b classified it (shallow, single-domain, query; parts: one; domains: storage, operations): One clear question: independent answers merged are enough. Rule: shallow, single-domain → parallel (one answer each, merged); ran parallel among debate, parallel, tournament, decompose, delphi, budget 12,000 tokens.',
     );
     expect(run.stderr).toContain('advisor advisor:1b classified; running parallel (shallow, single-domain → parallel');
 
@@ -115,7 +115,7 @@ describe('protocol.kind: auto', () => {
 
   it('offers a pipeline only to a panel with roles, and every schema-valid advice runs as a valid preset', () => {
     const { preset } = autoPreset();
-    expect(protocolChoices(preset)).toEqual(['debate', 'parallel', 'tournament', 'decompose']);
+    expect(protocolChoices(preset)).toEqual(['debate', 'parallel', 'tournament', 'decompose', 'delphi']);
     const roles = { ...preset, agents: preset.agents.map((a, i) => ({ ...a, role: i === 0 ? ('lead' as const) : ('reviewer' as const) })) };
     expect(protocolChoices(roles)).toContain('pipeline');
     for (const panel of [preset, roles]) {
@@ -138,11 +138,13 @@ describe('protocol.kind: auto', () => {
 
   it('routes by the classification: several parts decompose, a review goes to a pipeline, a pick among options to a tournament, where the panel can run them', () => {
     const base: Advice = { domains: [], parts: 'one', mode: 'analyze', depth: 'deep', pattern: 'multi-domain', reason: 'r' };
-    const all = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline'] as const;
+    const all = ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'delphi'] as const;
     expect(routeAdvice({ ...base, parts: 'dependent' }, all).protocol).toBe('decompose');
     expect(routeAdvice({ ...base, parts: 'independent', mode: 'compare' }, all).protocol).toBe('decompose');
     expect(routeAdvice({ ...base, mode: 'review' }, all).protocol).toBe('pipeline');
     expect(routeAdvice({ ...base, mode: 'compare' }, all).protocol).toBe('tournament');
+    expect(routeAdvice({ ...base, mode: 'estimate' }, all).protocol).toBe('delphi');
+    expect(routeAdvice({ ...base, mode: 'estimate' }, ['debate', 'parallel']).rule).toContain('this panel cannot run delphi');
     expect(routeAdvice({ ...base, depth: 'shallow', pattern: 'single-domain', mode: 'query' }, all).protocol).toBe('parallel');
     expect(routeAdvice(base, all).protocol).toBe('debate');
     // A review on a panel without roles cannot be a pipeline: a debate, and the rule says why.

@@ -26,6 +26,7 @@ describe('protocols from the CLI', () => {
     { preset: 'parallel', card: 'parallel answers from 3 agents', show: '## Round 0: independent answers', replay: 'Round 0 · independent answers' },
     { preset: 'tournament', card: 'CHAMPION: ', show: '## Bracket', replay: 'Bracket round 1 · matches' },
     { preset: 'decompose', card: 'DECOMPOSITION (by architect)', show: '## Decomposition by architect', replay: 'Split · the decomposer divides the question' },
+    { preset: 'delphi', card: 'DELPHI (anonymous rounds, numeric question)', show: '## Delphi rounds', replay: 'Round 1 · anonymous revision' },
   ];
   for (const d of demos) {
     it(`runs the ${d.preset} demo against the simulator, then shows, exports and replays it`, async () => {

@@ -45,6 +45,8 @@ export function protocolLine(preset: Preset): string {
       const sides = assignSides(preset.agents);
       return `protocol: oxford  for: ${sides.for.join(', ')}  against: ${sides.against.join(', ')}  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     }
+    case 'delphi':
+      return `protocol: delphi  judge: ${preset.judge.model} (stances, when the question asks for no number)  synthesizer: ${synth}  rounds ≤ ${preset.protocol.maxRounds}, until the spread stops narrowing`;
     case 'auto':
       return `protocol: auto  advisor: ${preset.protocol.advisor ?? preset.judge.model}  judge: ${preset.judge.model}  synthesizer: ${synth}`;
     case 'pipeline':

@@ -38,7 +38,7 @@ export function runCommand(io: CliIO, exit: ExitCode, argv: readonly string[] = 
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
         .option('protocol', {
-          choices: ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'oxford', 'auto'] as const,
+          choices: ['debate', 'parallel', 'tournament', 'decompose', 'pipeline', 'oxford', 'delphi', 'auto'] as const,
           describe: "The protocol to run, over the preset's kind; auto lets the advisor model choose (docs/orchestration.md)",
         })
         .option('agent', { type: 'string', array: true, describe: "ID=MODEL: this agent answers with MODEL for this run (repeatable; recorded in the preset snapshot)" })
