@@ -25,7 +25,7 @@ import { startSimProcess } from './sim-process.js';
  */
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
-/** Engine CPU per call ÷ the bare client's, in process; the whole `conclave run` process ÷ the bare client's; recording one call. */
+/** Engine CPU per call ÷ the bare client's, in process; the whole `conclave run` process ÷ the bare client's; CPU of recording one call. */
 const TARGET = { ratio: 1.2, processRatio: 1.5, recordUs: 100 };
 const verdict = (met: boolean): string => (met ? 'meets the target' : 'MISSES the target');
 
@@ -206,7 +206,8 @@ try {
   const recordCpu = process.cpuUsage(c1);
   const recordCpuUs = (recordCpu.user + recordCpu.system) / 10_000;
   // The floor under it: the same row inserted and the seal column rewritten, each call its own
-  // transaction, with better-sqlite3 alone (no chain, no digests, nothing built per call).
+  // transaction, with better-sqlite3 alone (no chain, no digests, nothing built per call). Each
+  // seal differs from the one before, as the store's do: rewriting a column with the value it holds writes no page.
   store.createDebate({ id: 'floor', question: 'q', preset, engineVersion: 'bench', host: 'h', agents, createdAt: Date.now() });
   const floor = store.read('measure the SQLite floor', (sqlite) => {
     const columns = ['debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json', 'raw', 'parsed_json', 'status', 'started_at', 'finished_at', 'prev_hash', 'hash'];
@@ -217,16 +218,16 @@ try {
       insert.run('floor', c.stage, c.round, c.agentId, c.attempt, c.host, c.model, JSON.stringify(c.messages), JSON.stringify(c.options), JSON.stringify(c.format), c.raw, JSON.stringify(c.parsed), c.status, c.startedAt, c.finishedAt, hash, hash);
       reseal.run(hash, 'floor');
     });
-    const hash = 'f'.repeat(64);
+    const hashes = Array.from({ length: 64 }, (_, k) => k.toString(16).padStart(64, '0'));
     gc();
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    for (let i = 0; i < 10_000; i++) write.immediate(i, hash);
+    for (let i = 0; i < 10_000; i++) write.immediate(i, hashes[i % 64]!);
     const cpu = process.cpuUsage(c0);
     return { wallUs: ((performance.now() - t0) / 10_000) * 1000, cpuUs: (cpu.user + cpu.system) / 10_000 };
   });
   console.log(`\nSQLite: recording 10,000 calls (each its own transaction with its checkpoint seal, ~4.5 KB, chained)`);
-  console.log(`  per call ${recordUs.toFixed(0)} µs wall, ${recordCpuUs.toFixed(0)} µs CPU  (target < ${TARGET.recordUs} µs: ${verdict(recordUs < TARGET.recordUs)})`);
+  console.log(`  per call ${recordUs.toFixed(0)} µs wall, ${recordCpuUs.toFixed(0)} µs CPU  (target < ${TARGET.recordUs} µs of CPU: ${verdict(recordCpuUs < TARGET.recordUs)})`);
   console.log(`  floor: the same insert and a seal update per transaction with better-sqlite3 alone: ${floor.wallUs.toFixed(0)} µs wall, ${floor.cpuUs.toFixed(0)} µs CPU`);
   for (let i = 0; i < 10_000; i++) {
     store.createDebate({ id: `d${i}`, question: `question ${i}`, preset, engineVersion: 'bench', host: 'h', agents, createdAt: i });

@@ -108,5 +108,8 @@ export type DebateEvent =
 /**
  * Receives every event. A listener with `progress: false` (the recorder) never reads
  * `turn.progress`, so a run whose listeners all say so emits none: no event per streamed token.
+ * `together`, when a listener has it, receives events that happened at the same moment (a call
+ * and its rating, the turns of a round) at once, in order: the recorder writes them in one
+ * transaction. A listener without it gets them one by one.
  */
-export type DebateListener = ((event: DebateEvent) => void) & { progress?: boolean };
+export type DebateListener = ((event: DebateEvent) => void) & { progress?: boolean; together?: (events: readonly DebateEvent[]) => void };

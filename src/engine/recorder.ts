@@ -44,8 +44,9 @@ const RETRY_MS = 250;
 const NOTICE_EVERY_MS = 15_000;
 
 /**
- * Writes a debate to the store as it happens: each call as soon as it ends, each event in
- * its own transaction with the debate's checkpoint seal. A lock held by another process
+ * Writes a debate to the store as it happens: each call as soon as it ends, each event (or
+ * events that happened at once, given to `together`: a call and its rating, the turns of a
+ * round) in its own transaction with the debate's checkpoint seal. A lock held by another process
  * does not lose anything: events wait in memory, in order, and are written when the lock
  * is released (bounded by `lockWaitMs`). Other write errors propagate: the runner stops
  * rather than lose records.
@@ -54,7 +55,8 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
   const write = recordEvents(store, options);
   const lockWaitMs = options.lockWaitMs ?? lockWaitFromEnv();
   const notice = options.notice ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const pending: DebateEvent[] = [];
+  // In order; a group of events that happened at once is written in one transaction.
+  const pending: (DebateEvent | readonly DebateEvent[])[] = [];
   let waitingSince: number | null = null;
   let lastNotice = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -111,8 +113,15 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
     pending.push(event);
     if (timer === null) flush();
   };
+  const together = (events: readonly DebateEvent[]): void => {
+    const written = events.filter((e) => WRITING_EVENTS.has(e.type));
+    if (failure || written.length === 0) return;
+    pending.push(written.length === 1 ? written[0]! : written);
+    if (timer === null) flush();
+  };
   return Object.assign(listener, {
     progress: false,
+    together,
     drain: (): Promise<void> =>
       new Promise<void>((resolve) => {
         drained.push(resolve);
@@ -120,7 +129,7 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
       }).then(() => {
         if (failure) throw failure;
       }),
-    unwritten: (): DebateEvent[] => [...pending],
+    unwritten: (): DebateEvent[] => pending.flat(),
   });
 }
 
@@ -129,7 +138,8 @@ const WRITING_EVENTS = new Set<string>([
   'vote.artifacts', 'vote.cast', 'vote.tiers', 'tensions.update', 'protocol.step', 'synthesis.finished', 'debate.exit', 'debate.finished',
 ]);
 
-function describePending(pending: DebateEvent[]): string {
+function describePending(groups: readonly (DebateEvent | readonly DebateEvent[])[]): string {
+  const pending = groups.flat();
   const calls = pending.filter((e) => e.type === 'call.finished').length;
   const rest = pending.length - calls;
   const parts = [calls > 0 ? `${calls} finished call${calls === 1 ? '' : 's'}` : '', rest > 0 ? `${rest} other record${rest === 1 ? '' : 's'}` : ''].filter((p) => p !== '');
@@ -142,7 +152,7 @@ export function lockWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isFinite(seconds) && seconds >= 0 && env.CONCLAVE_LOCK_WAIT_SECONDS !== '' ? seconds * 1000 : 300_000;
 }
 
-function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: DebateEvent) => void {
+function recordEvents(store: Store, options: { resume?: ResumePoint }): (events: DebateEvent | readonly DebateEvent[]) => void {
   const resume = options.resume;
   let debateId = '';
   let roundsCompleted = resume?.roundsCompleted ?? 0;
@@ -229,7 +239,13 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (event: 
         break;
     }
   };
-  return (event: DebateEvent): void => {
+  return (events: DebateEvent | readonly DebateEvent[]): void => {
+    if (Array.isArray(events)) {
+      // Events of one moment (never the debate's start): one transaction, one checkpoint.
+      store.recorded(debateId, () => events.forEach(handle));
+      return;
+    }
+    const event = events as DebateEvent;
     if (!WRITING_EVENTS.has(event.type)) return;
     const id = event.type === 'debate.started' ? event.debateId : debateId;
     store.recorded(id, () => handle(event));

@@ -106,6 +106,18 @@ export class Runner {
   /** Reports an event to the recorder (whose errors stop the run) and to every display listener. */
   emit(event: DebateEvent): void {
     this.#recorder?.(event);
+    this.#display(event);
+  }
+
+  /** Reports events that happened at once, in order: the recorder writes them in one transaction. */
+  emitTogether(events: readonly DebateEvent[]): void {
+    const recorder = this.#recorder;
+    if (recorder?.together) recorder.together(events);
+    else if (recorder) for (const event of events) recorder(event);
+    for (const event of events) this.#display(event);
+  }
+
+  #display(event: DebateEvent): void {
     for (const listener of this.#listeners) {
       if (this.#broken.has(listener)) continue;
       try {

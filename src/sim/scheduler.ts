@@ -1,96 +1,21 @@
-/** A model as the simulator knows it: the caller's SimModel with every default filled in. */
-export interface ModelSpec {
-  /** Tokens of thinking before each answer when thinking is on; 0 for a model without the `thinking` capability. */
-  thinkingTokens?: number;
-  /** The name as configured; counters and `loaded()` use it. */
-  name: string;
-  /** The wire name: lower-cased, with `:latest` added when there is no tag (what Ollama lists). */
-  canonical: string;
-  sizeBytes: number;
-  contextLength: number;
-  family: string;
-  parameterSize: string;
-  quantization: string;
-  capabilities: string[];
-  digest: string;
-}
+import { RequestCounts } from './request-counts.js';
+import { Attachment, Runner } from './runner-slots.js';
+import {
+  CanceledError,
+  KV_BYTES_PER_TOKEN,
+  type LoadedRunnerInfo,
+  type ModelCounters,
+  type ModelSpec,
+  QueueFullError,
+  type RunnerOptions,
+  type SchedulerConfig,
+} from './sched-types.js';
 
-/** Options that belong to the runner process; a change in any of them means a reload. */
-export interface RunnerOptions {
-  numCtx: number;
-  numGpu: number;
-  numBatch: number;
-  numThread: number;
-}
-
-export interface SchedulerConfig {
-  vramBytes: number;
-  numParallel: number;
-  maxLoadedModels: number;
-  maxQueue: number;
-  loadMs: number;
-  defaultKeepAliveMs: number;
-}
-
-export interface ModelCounters {
-  requests: number;
-  loads: number;
-  reloads: number;
-  evictions: number;
-  inFlight: number;
-  peakInFlight: number;
-}
-
-export interface LoadedRunnerInfo {
-  model: ModelSpec;
-  options: RunnerOptions;
-  sizeBytes: number;
-  vramBytes: number;
-  /** Epoch milliseconds; Infinity when keep_alive is negative (forever). */
-  expiresAt: number;
-}
-
-/** The load queue is full: Ollama's ErrMaxQueue, answered with 503. */
-export class QueueFullError extends Error {
-  constructor() {
-    super('server busy, please try again.  maximum pending requests exceeded');
-    this.name = 'QueueFullError';
-  }
-}
-
-/** The request went away (client disconnect or server shutdown) while it waited. */
-export class CanceledError extends Error {
-  constructor() {
-    super('request canceled');
-    this.name = 'CanceledError';
-  }
-}
-
-/** Bytes of KV cache per context token per slot; a round figure for a 7-8B model at f16. */
-export const KV_BYTES_PER_TOKEN = 2048;
+export * from './sched-types.js';
+export { Attachment, Runner } from './runner-slots.js';
 
 // setTimeout cannot wait longer than 2^31-1 ms; anything beyond is treated as "never".
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** One loaded model process: its options, memory, keep_alive and parallel slots. */
-export class Runner {
-  refCount = 0;
-  active = 0;
-  readonly slotQueue: Array<{ grant: () => void }> = [];
-  lastUsed = 0;
-  idleSince = Date.now();
-  expireTimer: NodeJS.Timeout | undefined;
-  /** Marked for unloading as soon as it is idle (reload target). */
-  draining = false;
-
-  constructor(
-    readonly model: ModelSpec,
-    readonly options: RunnerOptions,
-    readonly sizeBytes: number,
-    readonly vramBytes: number,
-    public keepAliveMs: number,
-  ) {}
-}
 
 interface PendingRequest {
   model: ModelSpec;
@@ -98,76 +23,6 @@ interface PendingRequest {
   keepAliveMs: number | undefined;
   canceled: boolean;
   settle: (attachment: Attachment | Error) => void;
-}
-
-/**
- * A request's hold on a loaded runner. It counts towards the runner's
- * refCount (so the runner is busy and cannot be evicted) from the moment it is
- * scheduled; it occupies one of the runner's parallel slots only after
- * `acquireSlot` resolves. `release` ends both and is safe to call twice.
- */
-export class Attachment {
-  private holdsSlot = false;
-  private released = false;
-
-  constructor(
-    private readonly scheduler: Scheduler,
-    private readonly runner: Runner,
-    /** True when the request went through the load queue rather than the fast path. */
-    readonly queued: boolean,
-  ) {}
-
-  acquireSlot(signal?: AbortSignal): Promise<void> {
-    const runner = this.runner;
-    if (this.released) return Promise.reject(new CanceledError());
-    if (runner.active < this.scheduler.config.numParallel && runner.slotQueue.length === 0) {
-      this.takeSlot();
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      const waiter = {
-        grant: () => {
-          signal?.removeEventListener('abort', onAbort);
-          this.takeSlot();
-          resolve();
-        },
-      };
-      const onAbort = () => {
-        const at = runner.slotQueue.indexOf(waiter);
-        if (at >= 0) runner.slotQueue.splice(at, 1);
-        reject(new CanceledError());
-      };
-      if (signal?.aborted) return reject(new CanceledError());
-      signal?.addEventListener('abort', onAbort, { once: true });
-      runner.slotQueue.push(waiter);
-    });
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    const runner = this.runner;
-    if (this.holdsSlot) {
-      this.holdsSlot = false;
-      runner.active--;
-      this.scheduler.stats(runner.model).inFlight--;
-      // Slots are handed over in FIFO order before anything else can grab them.
-      while (runner.active < this.scheduler.config.numParallel && runner.slotQueue.length > 0) {
-        runner.slotQueue.shift()!.grant();
-      }
-    }
-    runner.refCount--;
-    runner.lastUsed = this.scheduler.tick();
-    if (runner.refCount === 0) this.scheduler.runnerIdle(runner);
-  }
-
-  private takeSlot(): void {
-    this.holdsSlot = true;
-    this.runner.active++;
-    const stats = this.scheduler.stats(this.runner.model);
-    stats.inFlight++;
-    stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
-  }
 }
 
 /**
@@ -183,13 +38,11 @@ export class Scheduler {
   private readonly loadedRunners = new Map<string, Runner>();
   private readonly pending: PendingRequest[] = [];
   private readonly changeWaiters = new Set<() => void>();
-  private readonly perModel = new Map<string, ModelCounters>();
+  private readonly counts = new RequestCounts();
   private pumping = false;
   private closed = false;
   private clock = 0;
   private loadTimer: { timer: NodeJS.Timeout; done: () => void } | undefined;
-  requests = 0;
-
   constructor(readonly config: SchedulerConfig) {}
 
   tick(): number {
@@ -197,31 +50,19 @@ export class Scheduler {
   }
 
   stats(model: ModelSpec): ModelCounters {
-    let stats = this.perModel.get(model.name);
-    if (!stats) {
-      stats = { requests: 0, loads: 0, reloads: 0, evictions: 0, inFlight: 0, peakInFlight: 0 };
-      this.perModel.set(model.name, stats);
-    }
-    return stats;
+    return this.counts.of(model);
   }
 
   countRequest(model: ModelSpec): void {
-    this.requests++;
-    this.stats(model).requests++;
+    this.counts.request(model);
   }
 
   counters(): { requests: number; perModel: Record<string, ModelCounters> } {
-    const perModel: Record<string, ModelCounters> = {};
-    for (const [name, stats] of this.perModel) perModel[name] = { ...stats };
-    return { requests: this.requests, perModel };
+    return this.counts.snapshot();
   }
 
   resetCounters(): void {
-    this.requests = 0;
-    for (const stats of this.perModel.values()) {
-      // inFlight describes the present, not history, so it survives a reset.
-      Object.assign(stats, { requests: 0, loads: 0, reloads: 0, evictions: 0, peakInFlight: stats.inFlight });
-    }
+    this.counts.reset();
   }
 
   /** Configured names of loaded models, in load order. */

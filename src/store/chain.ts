@@ -83,15 +83,32 @@ function content(row: Row, leaveOut: readonly string[]): Row {
   return out;
 }
 
-/** `canonicalJson(content(row, leaveOut))` for a row of plain column values, without the copies. `keys`: the row's own keys, sorted, when the caller knows them. */
-function canonicalRow(row: Row, leaveOut: readonly string[], keys: readonly string[] = Object.keys(row).sort()): string {
-  let out = '{';
+/** `"key":` for each column name met so far: a row's keys are the same few dozen names, row after row. */
+const keyPrefixes = new Map<string, string>();
+
+function keyPrefix(key: string): string {
+  let prefix = keyPrefixes.get(key);
+  if (prefix === undefined) {
+    prefix = `${JSON.stringify(key)}:`;
+    keyPrefixes.set(key, prefix);
+  }
+  return prefix;
+}
+
+/**
+ * The JSON of a row's columns that are neither NULL nor left out, keys sorted, without copying the
+ * row. `keys`: the row's own keys, sorted, when the caller knows them. Column names are never
+ * integer-like, so sorted insertion order is the order `JSON.stringify` writes them in. `object`
+ * writes a value that is an object (SQLite returns one only for a blob).
+ */
+function canonicalRow(row: Row, leaveOut: readonly string[], keys: readonly string[] = Object.keys(row).sort(), object: (v: object) => string = JSON.stringify): string {
+  let out = '';
   for (const key of keys) {
     const v = row[key];
     if (v === null || v === undefined || leaveOut.includes(key)) continue;
-    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(v)}`;
+    out += `${out === '' ? '' : ','}${keyPrefix(key)}${typeof v === 'object' ? object(v) : JSON.stringify(v)}`;
   }
-  return `${out}}`;
+  return `{${out}}`;
 }
 
 const CALL_LEAVE_OUT = ['id', 'hash'];
@@ -108,13 +125,18 @@ export function debateDigest(debate: Row): string {
 
 /** The digest of one row of a sealed table; links to calls are hashed as the calls' numbers in the debate. */
 export function rowDigest(table: string, row: Row, callNumber: CallNumbers): string {
+  const links = CALL_LINKS[table];
+  // `canonicalJson(content(row, []))`, without the copies.
+  if (links === undefined) return sha256(canonicalRow(row, NOTHING_LEFT_OUT, undefined, canonicalJson));
   const hashed = content(row, []);
-  for (const link of CALL_LINKS[table] ?? []) {
+  for (const link of links) {
     // A link to a call outside this debate hashes as 0, so repointing a link is seen too.
     if (hashed[link] !== undefined) hashed[link] = callNumber.get(hashed[link]) ?? 0;
   }
   return sha256(canonicalJson(hashed));
 }
+
+const NOTHING_LEFT_OUT: readonly string[] = [];
 
 /** Everything recorded about one debate, as raw rows: what the seal covers and what a bundle carries. */
 export interface DebateRows {
@@ -201,7 +223,8 @@ export function sealOf(rows: DebateRows | SealInput, digests = rowDigests(rows))
  * digests' JSON between writes does not sort them again.
  */
 export function sealFrom(chain: { count: number; head: string | null }, rowsJson: string): string {
-  return sha256(`{"calls":${canonicalJson({ count: chain.count, head: chain.head })},"rows":${rowsJson},"v":${CHAIN_VERSION}}`);
+  // `canonicalJson({ count, head })`, written out: both keys are always there, in this order.
+  return sha256(`{"calls":{"count":${JSON.stringify(chain.count)},"head":${JSON.stringify(chain.head)}},"rows":${rowsJson},"v":${CHAIN_VERSION}}`);
 }
 
 /** Where a recorded call sits in its debate, to name it in a report. */

@@ -72,6 +72,8 @@ export class Store extends RecordReader {
   readonly #chains = new Map<string, { count: number; head: string | null }>();
   /** The row digests of each debate's last checkpoint: a write hashes again only the rows it changed. */
   readonly #digests = new Map<string, CheckpointDigests>();
+  /** Row id → number in its debate of each call this store recorded, for the rows that link to calls. */
+  readonly #callNumbers = new Map<string, Map<unknown, number>>();
   /** The sealed rows the current write changed (`all` when unknown): only their digests are computed again. */
   #touched: Touched | 'all' = 'all';
   /** One transaction function for every write, made once (better-sqlite3 builds four wrappers per `transaction()`). */
@@ -108,7 +110,9 @@ export class Store extends RecordReader {
   /** Runs the gate once per debate per store, inside the write transaction that follows it. */
   #gate(debateId: string, creates = false): void {
     if (this.#gated.has(debateId)) return;
-    const rows = readDebateRows(this.sqlite, debateId, (s) => this.statement(s));
+    // A debate about to be created has no rows to read unless its id is taken.
+    const taken = !creates || this.statement('select 1 from debates where id = ?').get(debateId) !== undefined;
+    const rows = taken ? readDebateRows(this.sqlite, debateId, (s) => this.statement(s)) : null;
     if (creates && rows !== null) {
       throw new StoreError('DEBATE_ID_TAKEN', `A debate \`${debateId}\` is already in ${this.path}.`, {
         hint: 'Run it again: a new id is drawn each time.',
@@ -177,6 +181,7 @@ export class Store extends RecordReader {
   #forget(debateId: string): void {
     this.#chains.delete(debateId);
     this.#digests.delete(debateId);
+    this.#callNumbers.delete(debateId);
   }
 
   /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
@@ -215,9 +220,12 @@ export class Store extends RecordReader {
               cluster: a.cluster,
             }),
           );
+          // The id was free (the insert above would have failed): the new debate has rows in no
+          // sealed table but those just written, so its checkpoint hashes only theirs.
+          this.#digests.set(d.id, new CheckpointDigests({}));
         })
         .immediate(),
-      'all',
+      ['debates', 'agents'],
       true,
     );
   }
@@ -238,7 +246,11 @@ export class Store extends RecordReader {
         // Bound by position: naming 35 parameters costs more than the insert's own work.
         const result = this.statement(INSERT_CALL).run(CALL_COLUMNS.map((c) => row[c]));
         this.#chains.set(call.debateId, { count: chain.count + 1, head: row.hash });
-        return Number(result.lastInsertRowid);
+        const id = Number(result.lastInsertRowid);
+        let numbers = this.#callNumbers.get(call.debateId);
+        if (numbers === undefined) this.#callNumbers.set(call.debateId, (numbers = new Map()));
+        numbers.set(id, chain.count + 1);
+        return id;
       },
       [],
     );
@@ -329,10 +341,7 @@ export class Store extends RecordReader {
 
   /** Writes the debate's final row and seals the record with it, in one transaction. */
   finishDebate(debateId: string, f: DebateFinish): void {
-    this.guard(`record the end of debate \`${debateId}\``, () =>
-      this.sqlite
-        .transaction(() => {
-          this.#gate(debateId);
+    this.#write(debateId, `record the end of debate \`${debateId}\``, () => {
           const result = this.statement(FINISH_DEBATE).run({
             id: debateId,
             status: f.status,
@@ -344,10 +353,7 @@ export class Store extends RecordReader {
             finished_at: f.finishedAt,
           });
           if (result.changes === 0) throw this.notFound(debateId);
-          this.#seal(debateId);
-        })
-        .immediate(),
-    );
+    }, ['debates']);
   }
 
   /**
@@ -381,7 +387,7 @@ export class Store extends RecordReader {
         }
         const keyColumns = SEALED_TABLES[table];
         if (keyColumns === undefined) continue;
-        const numbers: CallNumbers = table in CALL_LINKS ? linked() : NO_CALLS;
+        const numbers: CallNumbers = table in CALL_LINKS ? this.#linkedCall(debateId) : NO_CALLS;
         if (refs === 'all') {
           const rows = prepare(`select * from ${table} where debate_id = ? order by rowid`).all(debateId) as Row[];
           const fresh: Record<string, string> = {};
@@ -409,6 +415,22 @@ export class Store extends RecordReader {
     const rowsJson = digests.unwritten();
     if (rowsJson === null) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
     else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, rowsJson, signature, keyId, debateId);
+  }
+
+  /**
+   * The number in the debate of a call a row links to: from memory for the calls this store
+   * recorded, else counted in the file; undefined for a call outside the debate.
+   */
+  #linkedCall(debateId: string): CallNumbers {
+    const known = this.#callNumbers.get(debateId);
+    return {
+      get: (id: unknown): number | undefined => {
+        const number = known?.get(id);
+        if (number !== undefined) return number;
+        const row = this.statement('select (select count(*) from calls c2 where c2.debate_id = @debate and c2.id <= c.id) as n from calls c where c.id = @id and c.debate_id = @debate').get({ id, debate: debateId }) as { n: number } | undefined;
+        return row?.n;
+      },
+    };
   }
 
   /**
@@ -532,15 +554,43 @@ const NO_CALLS: CallNumbers = new Map();
  * write names its whole table, and one whose table cannot be read from it, every table.
  */
 function writtenRow(source: string, params: Record<string, unknown>, result: BetterSqlite3.RunResult): { table: string; ref?: RowRef } | null {
-  const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
-  if (table === undefined) return null;
-  const keyColumns = SEALED_TABLES[table];
-  if (keyColumns === undefined || result.changes !== 1 || !/^\s*insert\s+into\b/i.test(source)) return { table };
-  const conflict = /\bon\s+conflict\s*\(([^)]*)\)/i.exec(source);
-  if (conflict === null) return /\bon\s+conflict\b/i.test(source) ? { table } : { table, ref: { rowid: result.lastInsertRowid } };
-  const target = conflict[1]!.split(',').map((c) => c.trim());
-  const identifies = target.length === keyColumns.length + 1 && target.includes('debate_id') && keyColumns.every((c) => target.includes(c) && params[c] !== undefined);
+  const shape = statementShape(source);
+  if (shape === null) return null;
+  const { table, keyColumns, target } = shape;
+  if (keyColumns === undefined || result.changes !== 1 || target === 'not an insert') return { table };
+  if (target === 'no conflict clause') return { table, ref: { rowid: result.lastInsertRowid } };
+  const identifies = target !== null && target.length === keyColumns.length + 1 && target.includes('debate_id') && keyColumns.every((c) => target.includes(c) && params[c] !== undefined);
   return identifies ? { table, ref: { key: Object.fromEntries(keyColumns.map((c) => [c, params[c]])) } } : { table };
+}
+
+/** What `writtenRow` reads from a statement's text, read once per statement. */
+interface StatementShape {
+  table: string;
+  keyColumns: readonly string[] | undefined;
+  /** The columns of its `on conflict (…)` clause; null for a conflict clause without them. */
+  target: string[] | null | 'no conflict clause' | 'not an insert';
+}
+
+const shapes = new Map<string, StatementShape | null>();
+
+function statementShape(source: string): StatementShape | null {
+  let shape = shapes.get(source);
+  if (shape !== undefined) return shape;
+  const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
+  if (table === undefined) shape = null;
+  else {
+    const conflict = /\bon\s+conflict\s*\(([^)]*)\)/i.exec(source);
+    const target = !/^\s*insert\s+into\b/i.test(source)
+      ? 'not an insert'
+      : conflict !== null
+        ? conflict[1]!.split(',').map((c) => c.trim())
+        : /\bon\s+conflict\b/i.test(source)
+          ? null
+          : 'no conflict clause';
+    shape = { table, keyColumns: SEALED_TABLES[table], target };
+  }
+  shapes.set(source, shape);
+  return shape;
 }
 
 /** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
@@ -625,12 +675,12 @@ function callRow(call: CallRecord): Row & { prev_hash: string | null; hash: stri
   };
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+/** ES2024's well-formed string methods (Node 20 and later), which the ES2023 library does not declare. */
+type WellFormed = string & { isWellFormed(): boolean; toWellFormed(): string };
 
 /** SQLite stores UTF-8, where a lone surrogate becomes U+FFFD: do that first, so the hash sees what is stored. */
 function text(value: string): string {
-  return LONE_SURROGATE.test(value) ? value.replace(LONE_SURROGATES, '\uFFFD') : value;
+  return (value as WellFormed).isWellFormed() ? value : (value as WellFormed).toWellFormed();
 }
 
 function nullableText(value: string | null | undefined): string | null {

@@ -216,6 +216,33 @@ describe('the hash chain and seal', () => {
     expect(store.verifyDebate(id)).toMatchObject({ state: 'sealed', calls: 2 });
   });
 
+  it('keeps the checkpoint equal to the seal of every row when the debate is created inside a recorded write and a later process links to its calls', () => {
+    const id = 'd-0002';
+    const checkpoint = (what: string): void => {
+      const rows = readDebateRows(sqlite, id)!;
+      const written = sqlite.prepare('select seal, seal_rows_json from debates where id = ?').get(id) as { seal: string; seal_rows_json: string };
+      expect(written.seal, what).toBe(sealOf(rows));
+      expect(JSON.parse(written.seal_rows_json), what).toEqual(rowDigests(rows));
+    };
+    // As the recorder writes it: the debate's creation is nested in a write of the event.
+    store.recorded(id, () => store.createDebate(newDebate({ id })));
+    checkpoint('created inside a recorded write');
+    store.recordCall(call(id));
+    const second = store.recordCall(call(id, { agentId: 'bo' }));
+    store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'bo', runnerUp: null, position: 'No' }, second, 1));
+    checkpoint('a step that links to the second call');
+    store.close();
+    // Another store (a resumed run) knows nothing of these calls but what the file says.
+    store = openStore(join(dir.dir, 'c.db'));
+    store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'ada', runnerUp: null, position: 'Yes' }, second, 2));
+    checkpoint('a step from another store that links to a call it did not record');
+    store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'ada', runnerUp: null, position: 'Yes' }, second + 1000, 3));
+    checkpoint('a step that links to no call of the debate');
+    store.finishDebate(id, { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.9, finishedAt: 1_700_000_009_000 });
+    checkpoint('finished');
+    expect(store.verifyDebate(id)).toMatchObject({ state: 'sealed', calls: 2 });
+  });
+
   it('chains each debate on its own when debates are recorded side by side', () => {
     store.createDebate(newDebate({ id: 'a' }));
     store.createDebate(newDebate({ id: 'b' }));

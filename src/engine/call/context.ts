@@ -20,6 +20,8 @@ export interface CallContext {
   /** Whether any listener reads `turn.progress`: no event per streamed token otherwise. */
   readonly streamsProgress: boolean;
   emit(event: DebateEvent): void;
+  /** Events that happened at once (a call and its rating), in order: recorded in one transaction. */
+  emitTogether(events: readonly DebateEvent[]): void;
   warn(message: string): void;
   budgetDecision(decision: Omit<BudgetDecision, 'used' | 'limit'>): void;
   interrupted(): boolean;

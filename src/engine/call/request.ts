@@ -3,6 +3,7 @@ import type { ResultFacts } from '../../protocol/quality.js';
 import type { ChatMessage } from '../../protocol/records.js';
 import type { Opening } from '../../protocol/schemas.js';
 import type { CallRecord, Stage } from '../call-record.js';
+import type { DebateEvent } from '../events.js';
 import type { StructuredCallSpec } from '../structured-call.js';
 
 /**
@@ -11,6 +12,8 @@ import type { StructuredCallSpec } from '../structured-call.js';
  */
 export interface CallRequest<T> extends Pick<StructuredCallSpec<T>, 'stage' | 'round' | 'agentId' | 'model' | 'messages' | 'options' | 'schema' | 'format' | 'normalize' | 'check' | 'truncation'> {
   onRecord?: (record: CallRecord) => void;
+  /** Where the call path puts its `call.finished` events instead of reporting them, for the caller to report with what follows from them (a rating). */
+  held?: DebateEvent[];
   /**
    * Set on an agent's call to give it the attached material and the constraints: the call path
    * inserts them, whole or as excerpts chosen for `focus` (its sub-question, its own position),

@@ -40,7 +40,9 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
         ...(ctx.streamsProgress ? { onProgress: (tokens: number, delta: string, thought?: string) => ctx.emit(thought ? { type: 'turn.progress', stage, round, agentId, tokens, delta, thought } : { type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
         onCall: (bare) => {
           const record = settle(bare);
-          ctx.emit({ type: 'call.finished', call: record });
+          const finished = { type: 'call.finished', call: record } as const;
+          if (req.held) req.held.push(finished);
+          else ctx.emit(finished);
           req.onRecord?.(record);
         },
       },

@@ -30,7 +30,7 @@ export async function answerAll(runner: Runner, agents: AgentSpec[], round: numb
     upNext,
   );
   const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
-  for (const turn of turns) runner.emit({ type: 'turn.finished', turn, at: runner.now() });
+  runner.emitTogether(turns.map((turn) => ({ type: 'turn.finished', turn, at: runner.now() })));
   settleClashes(runner, round, turns);
   return turns;
 }

@@ -1,0 +1,97 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { DebateEvent, DebateListener } from '../../src/engine/events.js';
+import { recorder } from '../../src/engine/recorder.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import { isRetry, scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
+
+let sim: SimHandle | null = null;
+
+afterEach(async () => {
+  await sim?.close();
+  sim = null;
+});
+
+const preset = testPreset(['ada', 'bo', 'cy'], { protocol: { maxRounds: 2, convergenceThreshold: 0.99, callTimeoutSeconds: 10 } as never });
+
+/** A recorder stand-in that notes how the runner hands it events: one by one, or as a group. */
+function groupingRecorder(): { listener: DebateListener; writes: (DebateEvent | DebateEvent[])[] } {
+  const writes: (DebateEvent | DebateEvent[])[] = [];
+  const listener = Object.assign((e: DebateEvent) => void writes.push(e), { progress: false, together: (events: readonly DebateEvent[]) => void writes.push([...events]) });
+  return { listener, writes };
+}
+
+const kinds = (write: DebateEvent | DebateEvent[]): string => (Array.isArray(write) ? write.map((e) => e.type).join('+') : write.type);
+
+describe('events that happen at once', () => {
+  it('reach the recorder together (each rated call with its rating, each round its turns) and display listeners one by one, in the same order', async () => {
+    sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder([0.2, 0.3, 0.4]).respond });
+    const { listener, writes } = groupingRecorder();
+    const shown: DebateEvent[] = [];
+    await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: listener, listeners: [(e) => shown.push(e)] });
+
+    const groups = writes.filter(Array.isArray).map(kinds);
+    // 3 agents × 3 rounds: every agent's call comes with its rating, and every round's turns come at once.
+    expect(groups.filter((g) => g === 'call.finished+quality.rated')).toHaveLength(9);
+    expect(groups.filter((g) => g === 'turn.finished+turn.finished+turn.finished')).toHaveLength(3);
+    // No rating is ever written apart from the call it rates.
+    expect(writes.filter((w) => !Array.isArray(w) && w.type === 'quality.rated')).toEqual([]);
+    for (const group of writes.filter(Array.isArray)) {
+      const rating = group.find((e) => e.type === 'quality.rated');
+      const call = group.find((e) => e.type === 'call.finished');
+      if (rating && call && rating.type === 'quality.rated' && call.type === 'call.finished') {
+        expect([call.call.agentId, call.call.stage, call.call.round]).toEqual([rating.rating.agentId, rating.rating.stage, rating.rating.round]);
+      }
+    }
+    // A display listener sees every event the recorder saw, one by one and in the same order.
+    const writing = new Set(writes.flat().map((e) => e));
+    expect(shown.filter((e) => writing.has(e))).toEqual(writes.flat());
+  });
+
+  it('puts a repaired call, its repair and its rating in one write', async () => {
+    // ada's first opening is not JSON: the call path asks again (a repair), then rates the answer.
+    let broken = false;
+    const script = scriptedResponder([0.2], (req) => {
+      if (!broken && req.model === 'model-0:1b' && !isRetry(req)) {
+        broken = true;
+        return { content: 'not json at all' };
+      }
+      return undefined;
+    });
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    const { listener, writes } = groupingRecorder();
+    await runDebate({ question: 'Should we do A?', preset: { ...preset, protocol: { ...preset.protocol, maxRounds: 0 } }, host: sim.url, recorder: listener });
+    expect(writes.filter(Array.isArray).map(kinds)).toContain('call.finished+call.finished+quality.rated');
+  });
+
+  it('are written by the recorder in one transaction each, and the record verifies as one written event by event does', async () => {
+    sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder([0.2, 0.3, 0.4]).respond });
+    const run = async (grouped: boolean) => {
+      const s = openStore(':memory:');
+      let transactions = 0;
+      const recorded = s.recorded.bind(s);
+      s.recorded = <T>(id: string, fn: () => T): T => {
+        transactions++;
+        return recorded(id, fn);
+      };
+      const r = recorder(s);
+      // Without `together`, the runner hands the recorder every event on its own.
+      const listener = grouped ? r : Object.assign((e: DebateEvent) => r(e), { progress: false, drain: r.drain, unwritten: r.unwritten });
+      const result = await runDebate({ question: 'Should we do A?', preset, host: sim!.url, recorder: listener });
+      const debate = s.getDebate(result.id);
+      const out = { transactions, calls: debate.calls.length, turns: debate.turns.length, verdict: s.verifyDebate(result.id) };
+      s.close();
+      return out;
+    };
+    const grouped = await run(true);
+    const single = await run(false);
+    // 9 agents' calls, 3 judge calls, 1 synthesis; 9 turns in 3 rounds.
+    expect([grouped.calls, grouped.turns]).toEqual([13, 9]);
+    expect([single.calls, single.turns]).toEqual([13, 9]);
+    // Each of the 9 ratings goes with its call, and each round's 3 turns go in one write.
+    expect(single.transactions - grouped.transactions).toBe(9 + 3 * 2);
+    expect(grouped.verdict).toMatchObject({ state: 'sealed', calls: 13 });
+    expect(single.verdict).toMatchObject({ state: 'sealed', calls: 13 });
+  });
+});
