@@ -170,7 +170,7 @@ describe('protocol.kind: auto', () => {
       advice: { chosen: string; rule: string; choices: string[] };
       calls: { stage: string; messages: { content: string }[] }[];
     };
-    expect(doc.advice.choices).toEqual(['debate', 'parallel', 'tournament', 'decompose']);
+    expect(doc.advice.choices).toEqual(['debate', 'parallel', 'tournament', 'decompose', 'delphi']);
     expect(doc.advice.chosen).toBe('decompose');
     expect(doc.advice.rule).toBe('parts: dependent → decompose (each part answered on its own, in dependency order)');
     expect(doc.preset.protocol).toMatchObject({ kind: 'decompose', tokenBudget: 96_000 });
