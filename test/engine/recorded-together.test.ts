@@ -49,7 +49,7 @@ describe('events that happen at once', () => {
     expect(shown.filter((e) => writing.has(e))).toEqual(writes.flat());
   });
 
-  it('puts a repaired call, its repair and its rating in one write', async () => {
+  it('writes a failed try the moment it ends, and puts the repair that answered with its rating', async () => {
     // ada's first opening is not JSON: the call path asks again (a repair), then rates the answer.
     let broken = false;
     const script = scriptedResponder([0.2], (req) => {
@@ -62,7 +62,13 @@ describe('events that happen at once', () => {
     sim = await startSimulator({ models: simModels(preset), respond: script.respond });
     const { listener, writes } = groupingRecorder();
     await runDebate({ question: 'Should we do A?', preset: { ...preset, protocol: { ...preset.protocol, maxRounds: 0 } }, host: sim.url, recorder: listener });
-    expect(writes.filter(Array.isArray).map(kinds)).toContain('call.finished+call.finished+quality.rated');
+    // The invalid reply is its own write, before the repair and its rating: a crash during the
+    // repair cannot lose it, and the record keeps the order in which the tries ended.
+    const ada = writes.filter((w) => (Array.isArray(w) ? w : [w]).some((e) => (e.type === 'call.finished' && e.call.agentId === 'ada') || (e.type === 'quality.rated' && e.rating.agentId === 'ada' && e.rating.round === 0)));
+    const first = ada[0]!;
+    expect(Array.isArray(first) ? null : first.type === 'call.finished' ? first.call.status : null).toBe('invalid');
+    expect(kinds(ada[1]!)).toBe('call.finished+quality.rated');
+    expect(writes.filter(Array.isArray).map(kinds)).not.toContain('call.finished+call.finished+quality.rated');
   });
 
   it('are written by the recorder in one transaction each, and the record verifies as one written event by event does', async () => {

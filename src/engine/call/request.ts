@@ -12,7 +12,7 @@ import type { StructuredCallSpec } from '../structured-call.js';
  */
 export interface CallRequest<T> extends Pick<StructuredCallSpec<T>, 'stage' | 'round' | 'agentId' | 'model' | 'messages' | 'options' | 'schema' | 'format' | 'normalize' | 'check' | 'truncation'> {
   onRecord?: (record: CallRecord) => void;
-  /** Where the call path puts its `call.finished` events instead of reporting them, for the caller to report with what follows from them (a rating). */
+  /** Where the call path puts the `call.finished` event of its usable reply instead of reporting it, for the caller to report with the rating; failed tries are reported at once. */
   held?: DebateEvent[];
   /**
    * Set on an agent's call to give it the attached material and the constraints: the call path

@@ -41,7 +41,10 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
         onCall: (bare) => {
           const record = settle(bare);
           const finished = { type: 'call.finished', call: record } as const;
-          if (req.held) req.held.push(finished);
+          // Only the reply that gets rated waits for its rating; a failed try is written the moment
+          // it ends, so a crash during the resend that follows cannot lose it, and the record keeps
+          // the order in which the tries ended.
+          if (req.held && record.status === 'ok') req.held.push(finished);
           else ctx.emit(finished);
           req.onRecord?.(record);
         },
