@@ -49,14 +49,16 @@ export function benchQuestion(item: SuiteItem): string {
   return [item.question.trim(), ...options, '', finalAnswerInstruction(item)].join('\n');
 }
 
+/** How a stand-alone reply states its answer, by the item's kind. */
+function answerShape(item: SuiteItem): string {
+  if (item.kind === 'number') return '"answer" (the final result as a JSON number, e.g. -42 or 3.5)';
+  if (item.kind === 'choice') return '"answer" (the letter of the option you choose, e.g. "B")';
+  return '"answer" (the answer in a few words)';
+}
+
 /** One agent alone, asked for a JSON reply with its reasoning and the final answer. */
 export function answerMessages(item: SuiteItem, persona: string | null | undefined): ChatMessage[] {
-  const shape =
-    item.kind === 'number'
-      ? '"answer" (the final result as a JSON number, e.g. -42 or 3.5)'
-      : item.kind === 'choice'
-        ? '"answer" (the letter of the option you choose, e.g. "B")'
-        : '"answer" (the answer in a few words)';
+  const shape = answerShape(item);
   return [
     { role: 'system', content: systemPrompt(persona) },
     {
@@ -86,12 +88,7 @@ export function soloSystemPrompt(persona: string | null | undefined): string {
  * when its last answer could not be used.
  */
 export function revisionMessages(item: SuiteItem, persona: string | null | undefined, revision: number, previous: string | null): ChatMessage[] {
-  const shape =
-    item.kind === 'number'
-      ? '"answer" (the final result as a JSON number, e.g. -42 or 3.5)'
-      : item.kind === 'choice'
-        ? '"answer" (the letter of the option you choose, e.g. "B")'
-        : '"answer" (the answer in a few words)';
+  const shape = answerShape(item);
   return [
     { role: 'system', content: soloSystemPrompt(persona) },
     {
