@@ -31,8 +31,8 @@ export interface SelfCorrectionAgent {
 /** The longest previous answer put back to the agent, in characters. */
 const MAX_PREVIOUS_CHARS = 4000;
 
-/** Kinds whose round 0 is each agent answering alone (a parallel run has no critique turn, so nothing to revise). */
-const REVISABLE = new Set(['debate', 'tournament', 'parallel']);
+/** Kinds whose round 0 is each agent answering alone (a parallel run has no critique turn, so nothing to revise; a Delphi run's revision rounds count as its critique turns). */
+const REVISABLE = new Set(['debate', 'tournament', 'parallel', 'delphi']);
 
 /** How many revisions each agent makes: the critique turns (first attempts) it made in the debate. */
 export function revisionCounts(calls: readonly StoredCall[], agentIds: readonly string[]): Map<string, number> {

@@ -92,12 +92,21 @@ describe('benchmarking presets of every protocol', () => {
       },
     });
     const runId = await bench.start();
+    let revised = 0;
     for (const t of loadBenchData(bench.store, runId).trials) {
       const debate = bench.store.getDebate(t.debateId!);
       expect(debate.exitReason).toBe('stable');
       const parallel = t.results.find((r) => r.condition === 'parallel')!;
       expect(parallel).toMatchObject({ available: true, calls: 4 });
+      // The control revises round 0 once for every anonymous round an agent answered: the panel's calls after round 0.
+      const control = t.results.find((r) => r.condition === 'self-correction')!;
+      const revisions = debate.calls.filter((c) => c.stage === 'critique' && c.attempt === 0).length;
+      revised += revisions;
+      expect(control).toMatchObject({ available: true, calls: t.agentTurns });
+      expect(control.callIds.length).toBe(revisions);
     }
+    // Items whose panel agreed at round 0 stop there; the others ran an anonymous round to match.
+    expect(revised).toBeGreaterThan(0);
     expect(renderBenchMarkdown(buildReport(loadBenchData(bench.store, runId)))).toContain('protocol delphi');
   });
 });
