@@ -217,6 +217,8 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (events:
         break;
       case 'protocol.step':
         recordProtocolStep(store, debateId, event.step, lastCallId, event.at);
+        // A Delphi run on a numeric question judges no round: its round steps count the rounds held.
+        if (event.step.kind === 'delphi') roundsCompleted = Math.max(roundsCompleted, event.step.round);
         break;
       case 'synthesis.finished':
         store.recordSynthesis(debateId, event.result, event.at);

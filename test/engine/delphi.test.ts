@@ -148,6 +148,8 @@ describe('the delphi protocol', () => {
     const synthesis = seen.find((r) => 'triggersToRevisit' in ((r.format as { properties?: object }).properties ?? {}))!;
     expect(synthesis.messages.at(-1)!.content).toContain("the median of the final round's estimates is 50");
     expect(debate.calls).toHaveLength(4 * 3 + 1);
+    // No round was judged, yet the record counts the three anonymous rounds held (list, JSON).
+    expect(debate.roundsCompleted).toBe(3);
   });
 
   it('stops at maxRounds while the spread still narrows', async () => {
@@ -205,6 +207,7 @@ describe('the delphi protocol', () => {
     const cut = script.seen.find((r) => isPanel(r) && delphiRoundOf(r) === 2 && seatOf(r) === 2)!;
     const plan = planResume(stored);
     expect(plan.from.map((r) => r.round)).toEqual([0, 1]);
+    expect(plan.point.roundsCompleted).toBe(1);
     expect([...plan.recorded.keys()].sort()).toEqual([IDS[0], IDS[1]]);
 
     const before = script.seen.length;
@@ -216,6 +219,7 @@ describe('the delphi protocol', () => {
     expect(asked.find((r) => delphiRoundOf(r) === 2)!.messages).toEqual(cut.messages);
     const after = store.getDebate(stored.id);
     expect(after.exitReason).toBe('stable');
+    expect(after.roundsCompleted).toBe(3);
     // One step per round: the cut round recorded none before the interruption.
     expect(delphiSteps(after).map((s) => [s.round, s.spread])).toEqual([[0, 40], [1, 20], [2, 10], [3, 10]]);
     expect(resultOf(after).summary?.median).toBe(50);
