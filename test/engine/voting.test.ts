@@ -14,7 +14,7 @@ import { storedEvents } from '../../src/render/replay.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
-import { agentOf, reply, scriptedResponder, simModels, stageOf } from '../helpers/panel.js';
+import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf } from '../helpers/panel.js';
 
 // Two clusters of three. Round 0 converges at once, so the final positions are the openings.
 const PRO = ['p1', 'p2', 'p3'];
@@ -107,6 +107,27 @@ function replayText(events: DebateEvent[]): string {
 }
 
 describe('the cluster vote stage', () => {
+  it("puts an agent's own last position to the vote, never the orchestrator's fallback in its seat", async () => {
+    const preset = votingPreset();
+    // k3's host fails its round-2 critique on every resend: the synthesizer's model fills the seat.
+    const script = panelResponder((req) => {
+      // The judge never sees convergence, so both critique rounds run.
+      if (stageOf(req) === 'judge') return reply.judge(0.3, req);
+      if (stageOf(req) !== 'critique' || agentOf(req) !== 'k3' || roundOf(req) !== 2) return undefined;
+      if (req.model === 'synth:1b') return reply.critique('k3', 'ORCHESTRATOR FALLBACK TEXT');
+      return { error: 'llama runner process has terminated: exit status 2', status: 500 };
+    });
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const events: DebateEvent[] = [];
+    const result = await runDebate({ question: 'Should we adopt it?', preset, host: sim.url, recorder: recorder(store), listeners: [(e) => events.push(e)], retryDelaysMs: [5, 5] });
+    const stored = store.getDebate(result.id);
+    expect(stored.calls.some((c) => c.stage === 'fallback' && c.agentId === 'k3' && c.round === 2 && c.status === 'ok')).toBe(true);
+    const artifacts = events.flatMap((e) => (e.type === 'vote.artifacts' && e.iteration === 0 ? e.artifacts : []));
+    expect(artifacts.find((a) => a.authorId === 'k3')).toMatchObject({ sourceRound: 1 });
+    for (const req of script.seen.filter(isVote)) expect(underReview(req)).not.toContain('ORCHESTRATOR FALLBACK TEXT');
+  });
+
   it('has every agent vote once on every other final position, without learning who wrote it', async () => {
     const { seen } = await run(votingPreset());
     const votes = seen.filter(isVote);

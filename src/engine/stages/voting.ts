@@ -81,13 +81,17 @@ function votingOptions(spec: VotingSpec): VotingOptions {
   };
 }
 
-/** Each agent's last usable position: its final round's, or an earlier one if that round failed for it. */
+/**
+ * Each agent's last usable position of its own: its final round's, or an earlier one if that
+ * round failed for it. A seat the orchestrator filled with a fallback is not the agent's
+ * position, so it is never put to the vote under the agent's name.
+ */
 function finalPositions(rounds: readonly TranscriptRound[], clusterOf: ReadonlyMap<string, string | null>): Artifact[] {
   const artifacts: Artifact[] = [];
   for (const [agentId, cluster] of clusterOf) {
     for (let i = rounds.length - 1; i >= 0; i--) {
       const round = rounds[i]!;
-      const turn = round.turns.find((t) => t.agentId === agentId && t.status === 'ok' && t.position);
+      const turn = round.turns.find((t) => t.agentId === agentId && t.status === 'ok' && t.position && !t.fallback);
       if (!turn?.position) continue;
       artifacts.push({
         id: agentId,
