@@ -303,6 +303,12 @@ export interface DelphiConfidence {
   /** The spread of round 0 and of the final round (IQR, or the share outside the mode); null when not measured. */
   firstSpread: number | null;
   finalSpread: number | null;
+  /**
+   * The model families of the panelists whose final answers the result reads (null for a record
+   * without families; a family null when unknown). HIGH needs two families or more, unless no
+   * panelist had to move: the spread never narrowed from round 0.
+   */
+  families?: readonly (string | null)[] | null;
 }
 
 /** A Delphi's numeric spread relative to the median: the IQR over |median| (0 when the IQR is 0). */
@@ -341,6 +347,13 @@ export function delphiConfidence(input: DelphiConfidence & { threshold: number }
     score = share;
     level = share * 2 <= 1 ? 'low' : bandOf(share);
     basis = [`modal stance holds ${Math.round(share * 100)}% of ${input.of} answers`];
+  }
+  // Agreement reached by narrowing among one model family is conformity as much as evidence.
+  const known = new Set((input.families ?? []).filter((f): f is string => f !== null));
+  const narrowed = input.firstSpread !== null && input.finalSpread !== null && input.finalSpread < input.firstSpread;
+  if (level === 'high' && input.families && input.families.length > 0 && known.size < 2 && narrowed) {
+    level = 'medium';
+    lowered.push(`MEDIUM at most: the panel narrowed to its result within ${known.size === 1 ? `one model family (${[...known][0]})` : 'agents of unknown model family'}, which is not independent support.`);
   }
   if (input.firstSpread !== null && input.finalSpread !== null && input.finalSpread > input.firstSpread && level === 'high') {
     level = 'medium';

@@ -8,10 +8,10 @@ import {
   reviewConfidence,
   tournamentConfidence,
 } from '../protocol/confidence.js';
-import { independenceOf } from '../protocol/stances.js';
+import { familyKey, independenceOf } from '../protocol/stances.js';
 import type { ProtocolStep } from '../engine/protocol-events.js';
 import type { StoredDebate } from '../store/store.js';
-import { figuresOf } from './panel-record.js';
+import { familiesOf, figuresOf } from './panel-record.js';
 import { kindOf } from './protocols.js';
 import { plural } from '../plural.js';
 import { delphiOf } from './delphi-lines.js';
@@ -61,7 +61,12 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       const { result } = delphiOf(steps);
       if (!result) return null;
       const spreads = result.spreads.filter((x): x is number => x !== null);
+      // The families of the panelists whose final answers the result reads.
+      const finalRound = delphiOf(steps).rounds.at(-1);
+      const answered = new Set((finalRound?.estimates ?? []).filter((e) => !result.numeric || e.estimate !== null).map((e) => e.agentId));
+      const families = familiesOf(d)?.filter((f) => answered.has(f.agentId)).map((f) => familyKey(f.family)) ?? null;
       return delphiConfidence({
+        families,
         numeric: result.numeric,
         summary: result.summary,
         modalShare: result.mode?.share ?? null,

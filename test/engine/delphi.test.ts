@@ -259,5 +259,13 @@ describe('the rules of delphi', () => {
     expect(delphiConfidence({ ...base, summary: { n: 3, median: 50, q1: 30, q3: 70 }, of: 3 }).level).toBe('low');
     expect(delphiConfidence({ ...base, summary: { n: 1, median: 50, q1: 50, q3: 50 }, of: 3 }).level).toBe('low');
     expect(delphiConfidence({ ...base, numeric: false, summary: null, modalShare: 0.5, of: 4 }).level).toBe('low');
+    // HIGH needs two model families, unless nobody had to move.
+    const narrow = { ...base, summary: { n: 3, median: 50, q1: 48, q3: 52 }, of: 3 };
+    const one = delphiConfidence({ ...narrow, families: ['qwen', 'qwen', 'qwen'] });
+    expect(one.level).toBe('medium');
+    expect(one.lowered.join(' ')).toContain('within one model family (qwen)');
+    expect(delphiConfidence({ ...narrow, families: ['qwen', 'llama', 'qwen'] }).level).toBe('high');
+    expect(delphiConfidence({ ...narrow, families: [null, null, null] }).level).toBe('medium');
+    expect(delphiConfidence({ ...narrow, families: ['qwen', 'qwen', 'qwen'], firstSpread: 4, finalSpread: 4 }).level).toBe('high');
   });
 });
