@@ -47,7 +47,7 @@ export async function speechRound(runner: Runner, round: number, agents: AgentSp
     upNext,
   );
   const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
-  for (const turn of turns) runner.emit({ type: 'turn.finished', turn, at: runner.now() });
+  runner.emitTogether(turns.map((turn) => ({ type: 'turn.finished', turn, at: runner.now() })));
   return turns;
 }
 
