@@ -19,7 +19,7 @@ import type { CallRequest, QualityHook } from '../call/request.js';
 import type { TurnRecord } from '../events.js';
 import type { RecordedCalls } from '../run-types.js';
 import type { Runner } from '../runner.js';
-import { rereadCall } from './reread.js';
+import { askRound, type Prepared } from './ask-round.js';
 import { turnFrom } from './turns.js';
 
 /** What one panelist was shown in an anonymous round: the seed of its order, and the authors in that order (for the record only). */
@@ -47,29 +47,13 @@ export async function anonymousRound(
 ): Promise<{ turns: TurnRecord[]; shown: Shown[] }> {
   const agents = runner.preset.agents;
   const shown: Shown[] = [];
-  const prepared = new Map<string, TurnRecord | CallRequest<DelphiReply>>();
+  const prepared = new Map<string, Prepared<DelphiReply>>();
   for (const agent of agents) {
     const { request, order } = anonymousRequest(runner, agent, round, previous, mode, summary);
     prepared.set(agent.id, request);
     if (order) shown.push(order);
   }
-  const reused = new Map<string, TurnRecord>();
-  for (const agent of agents) {
-    const req = prepared.get(agent.id)!;
-    const call = recorded?.get(agent.id);
-    const outcome = call && 'schema' in req ? rereadCall(runner, req, call) : null;
-    if (outcome) reused.set(agent.id, turnFrom(agent, round, outcome, delphiFields));
-  }
-  const ask = async (agent: AgentSpec): Promise<TurnRecord> => {
-    const req = prepared.get(agent.id)!;
-    return 'schema' in req ? turnFrom(agent, round, await runner.call(req), delphiFields) : req;
-  };
-  const asked = await runner.scheduler.round(
-    agents.filter((a) => !reused.has(a.id)).map((agent) => ({ model: agent.model, run: () => ask(agent) })),
-    upNext,
-  );
-  const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
-  runner.emitTogether(turns.map((turn) => ({ type: 'turn.finished', turn, at: runner.now() })));
+  const turns = await askRound(runner, agents, prepared, (agent, _req, outcome) => turnFrom(agent, round, outcome, delphiFields), upNext, recorded);
   return { turns, shown };
 }
 

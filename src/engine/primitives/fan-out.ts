@@ -7,7 +7,7 @@ import type { TurnRecord } from '../events.js';
 import type { RecordedCalls } from '../run-types.js';
 import type { Runner } from '../runner.js';
 import { settleClashes } from './clashes.js';
-import { rereadCall } from './reread.js';
+import { askRound } from './ask-round.js';
 import { openingQuality, turnFrom } from './turns.js';
 
 /**
@@ -15,22 +15,9 @@ import { openingQuality, turnFrom } from './turns.js';
  * An agent with a call in `recorded` (a resumed round) that asked exactly this is not asked again.
  */
 export async function answerAll(runner: Runner, agents: AgentSpec[], round: number, upNext: string[], recorded?: RecordedCalls): Promise<TurnRecord[]> {
-  const request = (agent: AgentSpec): CallRequest<Opening> => openingRequest(runner, agent, round);
   const fields = (v: Opening): Pick<TurnRecord, 'position' | 'confidence' | 'opening' | 'critique'> => ({ position: v.position, confidence: v.confidence, opening: v, critique: null });
-  const reused = new Map<string, TurnRecord>();
-  for (const agent of agents) {
-    const call = recorded?.get(agent.id);
-    const outcome = call ? rereadCall(runner, request(agent), call) : null;
-    if (outcome) reused.set(agent.id, turnFrom(agent, round, outcome, fields));
-  }
-  const asked = await runner.scheduler.round(
-    agents
-      .filter((agent) => !reused.has(agent.id))
-      .map((agent) => ({ model: agent.model, run: async (): Promise<TurnRecord> => turnFrom(agent, round, await runner.call(request(agent)), fields) })),
-    upNext,
-  );
-  const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
-  runner.emitTogether(turns.map((turn) => ({ type: 'turn.finished', turn, at: runner.now() })));
+  const prepared = new Map(agents.map((agent) => [agent.id, openingRequest(runner, agent, round)]));
+  const turns = await askRound(runner, agents, prepared, (agent, _req, outcome) => turnFrom(agent, round, outcome, fields), upNext, recorded);
   settleClashes(runner, round, turns);
   return turns;
 }

@@ -8,7 +8,7 @@ import type { TurnRecord } from '../events.js';
 import type { RecordedCalls } from '../run-types.js';
 import type { Runner } from '../runner.js';
 import type { StructuredOutcome } from '../structured-call.js';
-import { rereadCall } from './reread.js';
+import { askRound, type Prepared } from './ask-round.js';
 import { critiqueQuality, critiqueTurnFrom, openingQuality, peerText, turnFrom } from './turns.js';
 
 /**
@@ -18,37 +18,16 @@ import { critiqueQuality, critiqueTurnFrom, openingQuality, peerText, turnFrom }
  * speech recorded before an interruption that asked exactly this is read again, not asked.
  */
 
-type Prepared = TurnRecord | CallRequest<Opening> | CallRequest<Critique>;
+type Speech = Opening | Critique;
 
 /** One phase's speeches: `prepare` builds each speaker's call (or its failed turn when the prompt cannot fit). */
-export async function speechRound(runner: Runner, round: number, agents: AgentSpec[], prepare: (agent: AgentSpec) => Prepared, upNext: string[], recorded?: RecordedCalls): Promise<TurnRecord[]> {
-  const turnOf = (agent: AgentSpec, req: Prepared, outcome: StructuredOutcome<Opening | Critique>): TurnRecord =>
-    'schema' in req && req.stage === 'opening'
+export async function speechRound(runner: Runner, round: number, agents: AgentSpec[], prepare: (agent: AgentSpec) => Prepared<Opening> | Prepared<Critique>, upNext: string[], recorded?: RecordedCalls): Promise<TurnRecord[]> {
+  const turnOf = (agent: AgentSpec, req: CallRequest<Speech>, outcome: StructuredOutcome<Speech>): TurnRecord =>
+    req.stage === 'opening'
       ? turnFrom(agent, round, outcome as StructuredOutcome<Opening>, (v) => ({ position: v.position, confidence: v.confidence, opening: v, critique: null }))
       : critiqueTurnFrom(agent, round, outcome as StructuredOutcome<Critique>);
-  const reused = new Map<string, TurnRecord>();
-  const prepared = new Map<string, Prepared>();
-  for (const agent of agents) {
-    const req = prepare(agent);
-    prepared.set(agent.id, req);
-    const outcome = 'schema' in req ? rereadCall<Opening | Critique>(runner, req as CallRequest<Opening | Critique>, recorded?.get(agent.id)) : null;
-    if (outcome) reused.set(agent.id, turnOf(agent, req, outcome));
-  }
-  const asked = await runner.scheduler.round(
-    agents
-      .filter((agent) => !reused.has(agent.id))
-      .map((agent) => ({
-        model: agent.model,
-        run: async (): Promise<TurnRecord> => {
-          const req = prepared.get(agent.id)!;
-          return 'schema' in req ? turnOf(agent, req, await runner.call<Opening | Critique>(req as CallRequest<Opening | Critique>)) : req;
-        },
-      })),
-    upNext,
-  );
-  const turns = agents.map((agent) => reused.get(agent.id) ?? asked.shift()!);
-  runner.emitTogether(turns.map((turn) => ({ type: 'turn.finished', turn, at: runner.now() })));
-  return turns;
+  const prepared = new Map(agents.map((agent) => [agent.id, prepare(agent) as Prepared<Speech>]));
+  return askRound(runner, agents, prepared, turnOf, upNext, recorded);
 }
 
 /** An opening speech for `side`, stage `opening` in round 0. */
@@ -68,7 +47,7 @@ export function openingSpeech(runner: Runner, motion: Motion, side: Side, agent:
 }
 
 /** A rebuttal or closing for `side`, answering `others` (the other side's last speeches), stage `critique`. */
-export function answerSpeech(runner: Runner, phase: 'rebuttal' | 'closing', round: number, motion: Motion, side: Side, agent: AgentSpec, own: TurnRecord | undefined, others: TurnRecord[]): Prepared {
+export function answerSpeech(runner: Runner, phase: 'rebuttal' | 'closing', round: number, motion: Motion, side: Side, agent: AgentSpec, own: TurnRecord | undefined, others: TurnRecord[]): Prepared<Critique> {
   const usable = others.filter((t) => t.status === 'ok' && t.position);
   const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: runner.dropPeerReasoning() ? (t.position ?? '') : peerText(t) }));
   const ownText = own?.status === 'ok' ? own.position : null;
