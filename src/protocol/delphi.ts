@@ -1,4 +1,5 @@
 import { plural } from '../plural.js';
+import { mulberry32 } from './random.js';
 import { clip } from './clip.js';
 import { systemPrompt } from './prompts.js';
 import type { ChatMessage, TurnRecord } from './records.js';
@@ -126,14 +127,7 @@ export function shuffled<T>(items: readonly T[], seed: string): T[] {
   // FNV-1a of the seed starts a mulberry32 stream; a Fisher-Yates shuffle draws from it.
   let h = 0x811c9dc5;
   for (let i = 0; i < seed.length; i++) h = Math.imul(h ^ seed.charCodeAt(i), 0x01000193);
-  let state = h >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(h);
   const out = [...items];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));

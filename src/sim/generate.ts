@@ -1,3 +1,5 @@
+import { mulberry32 } from '../protocol/random.js';
+
 type Schema = Record<string, unknown>;
 
 const WORDS = [
@@ -8,18 +10,6 @@ const WORDS = [
 
 // Recursive schemas (zod emits $ref for them) would otherwise recurse forever.
 const MAX_DEPTH = 8;
-
-/** A small seeded PRNG (mulberry32) so the same seed always yields the same instance. */
-function rng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function isSchema(value: unknown): value is Schema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -37,7 +27,7 @@ function num(value: unknown): number | undefined {
  * The same schema and seed always give the same value.
  */
 export function generateFromSchema(schema: unknown, seed = 0): unknown {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const root = isSchema(schema) ? schema : {};
   return instance(root, root, random, 0, 'value');
 }
