@@ -15,6 +15,7 @@ import { familiesOf, figuresOf } from './panel-record.js';
 import { kindOf } from './protocols.js';
 import { plural } from '../plural.js';
 import { delphiOf } from './delphi-lines.js';
+import { lastOf } from './oxford.js';
 
 /**
  * The engine's confidence for a stored run (docs/confidence.md): what each protocol recorded,
@@ -51,8 +52,8 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
     }
     case 'oxford': {
       if (!s) return null;
-      const motion = steps.filter((x): x is Extract<ProtocolStep, { kind: 'motion' }> => x.kind === 'motion').at(-1);
-      const ruling = steps.filter((x): x is Extract<ProtocolStep, { kind: 'ruling' }> => x.kind === 'ruling').at(-1);
+      const motion = lastOf(steps, 'motion');
+      const ruling = lastOf(steps, 'ruling');
       const closed = d.turns.filter((t) => t.round === 2 && t.status === 'ok').map((t) => t.agentId);
       return oxfordConfidence({ ruling: ruling?.ruling ?? null, sides: motion ?? { for: [], against: [] }, closed, restsOn: s.restsOn, threshold });
     }

@@ -42,7 +42,8 @@ export function oxfordStepLines(step: MotionStep | RulingStep, paint: Paint, cli
   ];
 }
 
-function lastOf<K extends 'motion' | 'ruling'>(steps: ProtocolStep[], kind: K): Extract<ProtocolStep, { kind: K }> | undefined {
+/** The last recorded step of that kind: after a resume, the one the run ended with. */
+export function lastOf<K extends 'motion' | 'ruling'>(steps: ProtocolStep[], kind: K): Extract<ProtocolStep, { kind: K }> | undefined {
   return steps.filter((s): s is Extract<ProtocolStep, { kind: K }> => s.kind === kind).at(-1);
 }
 

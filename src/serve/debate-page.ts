@@ -14,7 +14,7 @@ import { fixed, formatSeconds, formatTime, type Html, html, page, trusted } from
 import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js';
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, fallbacksOf, kindOf, trajectoryText } from '../render/protocols.js';
-import { argumentText, sidesText, sideTag, verdictText } from '../render/oxford.js';
+import { argumentText, lastOf, sidesText, sideTag, verdictText } from '../render/oxford.js';
 import { plural } from '../plural.js';
 import { delphiOf, delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
 import { fmt } from '../protocol/delphi.js';
@@ -279,9 +279,9 @@ function protocolSection(d: StoredDebate): Html {
       (a) => html`<tr><td class="num">${a.round}</td><td>${a.agentId}</td><td>${a.against ?? 'no clear majority'}</td><td>${a.raised ?? 'no usable turn'}</td><td>${advocateEffect(a)}</td></tr>`,
     )}</tbody></table></section>`);
   }
-  const motion = steps.filter((s) => s.kind === 'motion').at(-1);
+  const motion = lastOf(steps, 'motion');
   if (motion) {
-    const ruling = steps.filter((s) => s.kind === 'ruling').at(-1);
+    const ruling = lastOf(steps, 'ruling');
     const r = ruling?.ruling;
     out.push(html`<section id="oxford"><h2>Oxford debate</h2>
 <p><strong>Motion:</strong> ${motion.motion}</p>
