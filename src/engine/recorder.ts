@@ -249,6 +249,8 @@ function recordEvents(store: Store, options: { resume?: ResumePoint }): (events:
     }
     const event = events as DebateEvent;
     if (!WRITING_EVENTS.has(event.type)) return;
+    // The reason for the exit is kept for the debate's final row, written with it: nothing to seal now.
+    if (event.type === 'debate.exit') return handle(event);
     const id = event.type === 'debate.started' ? event.debateId : debateId;
     store.recorded(id, () => handle(event));
   };

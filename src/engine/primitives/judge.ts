@@ -3,8 +3,9 @@ import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
 import { type PeerView, judgeMessages } from '../../protocol/prompts.js';
 import { judgeSchemaFor } from '../../protocol/schemas.js';
 import { type RoundStances, normaliseStances, roundStancesOf, withStanceSection } from '../../protocol/stances.js';
-import type { RoundJudgement, TurnRecord } from '../events.js';
+import type { DebateEvent, RoundJudgement, TurnRecord } from '../events.js';
 import type { Runner } from '../runner.js';
+import { reportedCall } from './reported-call.js';
 
 /**
  * The judge scores how close the usable positions are and groups the agents by stance, in one
@@ -19,20 +20,24 @@ export async function judgeConvergence(runner: Runner, round: number, turns: Tur
   const messages = (peers: PeerView[]) => withStanceSection(judgeMessages(runner.question, round, peers), ids, previous?.stances ?? null);
   const fixed = estimateMessagesTokens(messages([]));
   const fit = fitPeers(fixed, positions, runner.promptBudget(model, options));
-  let judgement: RoundJudgement;
   if (!fit) {
-    judgement = { round, status: 'failed', score: null, convergence: null, error: `positions do not fit num_ctx ${runner.numCtx[model]} for the judge` };
-  } else {
-    const truncation = fit.droppedChars > 0 ? `positions shortened by ${fit.droppedChars} characters for the judge` : null;
-    const outcome = await runner.call({ stage: 'judge', round, agentId: 'judge', model, messages: messages(fit.peers), options, schema: judgeSchemaFor(ids), truncation });
+    const judgement: RoundJudgement = { round, status: 'failed', score: null, convergence: null, error: `positions do not fit num_ctx ${runner.numCtx[model]} for the judge` };
+    runner.emit({ type: 'round.judged', judgement, at: runner.now() });
+    return judgement;
+  }
+  const truncation = fit.droppedChars > 0 ? `positions shortened by ${fit.droppedChars} characters for the judge` : null;
+  // The judge's reply, its score and its stances are written together.
+  return reportedCall(runner, { stage: 'judge', round, agentId: 'judge', model, messages: messages(fit.peers), options, schema: judgeSchemaFor(ids), truncation }, (outcome) => {
+    let judgement: RoundJudgement;
     if (outcome.status === 'ok') {
       const { stances: reply, ...score } = outcome.value;
       const normal = normaliseStances(reply, ids);
       const stances = roundStancesOf({ round, ...normal, panel: runner.preset.agents.map((a) => a.id), previous, turns });
       judgement = { round, status: 'ok', score, convergence: convergenceOf(score), error: null, stances };
     } else judgement = { round, status: 'failed', score: null, convergence: null, error: outcome.error };
-  }
-  runner.emit({ type: 'round.judged', judgement, at: runner.now() });
-  if (judgement.stances) runner.step({ kind: 'stances', ...judgement.stances });
-  return judgement;
+    const at = runner.now();
+    const events: DebateEvent[] = [{ type: 'round.judged', judgement, at }];
+    if (judgement.stances) events.push({ type: 'protocol.step', step: { kind: 'stances', ...judgement.stances }, at });
+    return { value: judgement, events };
+  });
 }

@@ -5,6 +5,7 @@ import { synthesisSchemaFor } from '../../protocol/schemas.js';
 import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
 import type { Runner } from '../runner.js';
 import { fitSynthesisPrompt, synthesisRecordOf } from '../synthesis.js';
+import { reportedCall } from './reported-call.js';
 
 /**
  * The synthesizer reads the given rounds (clipping each turn harder until they fit) and
@@ -74,19 +75,20 @@ export async function writeSynthesis(
   failed: { agent: string; reason: string }[],
   collisionIds: string[] = [],
 ): Promise<SynthesisRecord> {
-  let result: SynthesisRecord;
   if (estimateMessagesTokens(messages) > budget) {
-    result = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${runner.numCtx[model]} for ${model}` };
-  } else {
-    if (truncation) runner.warn(`${stage}: ${truncation}`);
-    const schema = synthesisSchemaFor(
-      runner.preset.agents.map((a) => a.id),
-      round,
-      collisionIds,
-    );
-    const outcome = await runner.call({ stage, round, agentId, model, messages, options, schema, truncation, priority: 'essential' });
-    result = synthesisRecordOf(outcome, failed, model);
+    const result: SynthesisRecord = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${runner.numCtx[model]} for ${model}` };
+    runner.emit({ type: 'synthesis.finished', result, at: runner.now() });
+    return result;
   }
-  runner.emit({ type: 'synthesis.finished', result, at: runner.now() });
-  return result;
+  if (truncation) runner.warn(`${stage}: ${truncation}`);
+  const schema = synthesisSchemaFor(
+    runner.preset.agents.map((a) => a.id),
+    round,
+    collisionIds,
+  );
+  // The synthesizer's reply and the synthesis read from it are written together.
+  return reportedCall(runner, { stage, round, agentId, model, messages, options, schema, truncation, priority: 'essential' }, (outcome) => {
+    const result = synthesisRecordOf(outcome, failed, model);
+    return { value: result, events: [{ type: 'synthesis.finished', result, at: runner.now() }] };
+  });
 }
