@@ -14,6 +14,7 @@ import { openStore } from '../src/store/open.js';
 import { packagePath } from '../src/package-root.js';
 import { emptyMetrics } from '../src/engine/structured-call.js';
 import { simModels, testPreset } from '../test/helpers/panel.js';
+import { captureDebateWrites, replayDebateWrites } from './record-replay.js';
 import { startSimProcess } from './sim-process.js';
 
 /**
@@ -162,6 +163,7 @@ try {
     runs.push(await debateOnce(sim5.url, 5, 4, join(dir, `run${i}.db`)));
     bare.push(await bareOnce(sim5.url, requests, 4));
   }
+  const writes = await captureDebateWrites(sim5.url, testPreset(Array.from({ length: 5 }, (_, i) => `agent${i}`), { protocol: { maxRounds: 4, convergenceThreshold: 0.99, callTimeoutSeconds: 60 } }), join(dir, 'capture.db'));
   sim5.stop();
   const calls = runs[0]!.calls;
   const engineCpu = median(runs.map((r) => r.cpuMs / r.calls));
@@ -229,6 +231,10 @@ try {
   console.log(`\nSQLite: recording 10,000 calls (each its own transaction with its checkpoint seal, ~4.5 KB, chained)`);
   console.log(`  per call ${recordUs.toFixed(0)} µs wall, ${recordCpuUs.toFixed(0)} µs CPU  (target < ${TARGET.recordUs} µs of CPU: ${verdict(recordCpuUs < TARGET.recordUs)})`);
   console.log(`  floor: the same insert and a seal update per transaction with better-sqlite3 alone: ${floor.wallUs.toFixed(0)} µs wall, ${floor.cpuUs.toFixed(0)} µs CPU`);
+  // Every kind of write a debate makes, not only lone calls: the first copies warm the store and are left out.
+  const replayed = replayDebateWrites(writes, join(dir, 'replay.db'), 25, gc).slice(5);
+  console.log(`SQLite: recording a whole ${writes.calls}-call debate (its calls with their ratings, turns, judge scores, steps, synthesis, start and end), replayed 20 times`);
+  console.log(`  per call of the debate ${median(replayed).toFixed(0)} µs CPU (median; min ${Math.min(...replayed).toFixed(0)}, max ${Math.max(...replayed).toFixed(0)})`);
   for (let i = 0; i < 10_000; i++) {
     store.createDebate({ id: `d${i}`, question: `question ${i}`, preset, engineVersion: 'bench', host: 'h', agents, createdAt: i });
   }
