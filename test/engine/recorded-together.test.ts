@@ -35,6 +35,10 @@ describe('events that happen at once', () => {
     // 3 agents × 3 rounds: every agent's call comes with its rating, and every round's turns come at once.
     expect(groups.filter((g) => g === 'call.finished+quality.rated')).toHaveLength(9);
     expect(groups.filter((g) => g === 'turn.finished+turn.finished+turn.finished')).toHaveLength(3);
+    // Each judge's reply with the round's score and stances; the synthesizer's reply with the synthesis.
+    expect(groups.filter((g) => g === 'call.finished+round.judged+protocol.step')).toHaveLength(3);
+    expect(groups.filter((g) => g === 'call.finished+synthesis.finished')).toHaveLength(1);
+    expect(writes.filter((w) => !Array.isArray(w) && (w.type === 'round.judged' || w.type === 'synthesis.finished'))).toEqual([]);
     // No rating is ever written apart from the call it rates.
     expect(writes.filter((w) => !Array.isArray(w) && w.type === 'quality.rated')).toEqual([]);
     for (const group of writes.filter(Array.isArray)) {
@@ -71,6 +75,28 @@ describe('events that happen at once', () => {
     expect(writes.filter(Array.isArray).map(kinds)).not.toContain('call.finished+call.finished+quality.rated');
   });
 
+  it("writes a judge's failed try the moment it ends, and its repair with the round's score", async () => {
+    // The judge's first reply is cut off; its repair is answered as the judge would have answered the round.
+    const plain = scriptedResponder([0.2]);
+    let asked: Parameters<typeof plain.respond>[0] | null = null;
+    const script = scriptedResponder([0.2], (req) => {
+      if (req.model !== 'judge:1b') return undefined;
+      if (asked === null) {
+        asked = req;
+        return { content: '{"consensus": ' };
+      }
+      return plain.respond(asked);
+    });
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    const { listener, writes } = groupingRecorder();
+    await runDebate({ question: 'Should we do A?', preset: { ...preset, protocol: { ...preset.protocol, maxRounds: 0 } }, host: sim.url, recorder: listener });
+    const judge = writes.filter((w) => (Array.isArray(w) ? w : [w]).some((e) => (e.type === 'call.finished' && e.call.agentId === 'judge') || e.type === 'round.judged'));
+    const first = judge[0]!;
+    expect(Array.isArray(first) ? null : first.type === 'call.finished' ? first.call.status : null).toBe('invalid');
+    expect(kinds(judge[1]!)).toBe('call.finished+round.judged+protocol.step');
+    expect(judge).toHaveLength(2);
+  });
+
   it('are written by the recorder in one transaction each, and the record verifies as one written event by event does', async () => {
     sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder([0.2, 0.3, 0.4]).respond });
     const run = async (grouped: boolean) => {
@@ -95,8 +121,12 @@ describe('events that happen at once', () => {
     // 9 agents' calls, 3 judge calls, 1 synthesis; 9 turns in 3 rounds.
     expect([grouped.calls, grouped.turns]).toEqual([13, 9]);
     expect([single.calls, single.turns]).toEqual([13, 9]);
-    // Each of the 9 ratings goes with its call, and each round's 3 turns go in one write.
-    expect(single.transactions - grouped.transactions).toBe(9 + 3 * 2);
+    // Each of the 9 ratings goes with its call, each round's 3 turns go in one write, each judge's
+    // call with its score and its stances step, and the synthesizer's call with the synthesis.
+    expect(single.transactions - grouped.transactions).toBe(9 + 3 * 2 + 3 * 2 + 1);
+    // The start, 9 rated calls, 3 rounds of turns, 3 judgements, the synthesis, the end: the
+    // reason for the exit writes no row of its own, so it costs no transaction.
+    expect(grouped.transactions).toBe(1 + 9 + 3 + 3 + 1 + 1);
     expect(grouped.verdict).toMatchObject({ state: 'sealed', calls: 13 });
     expect(single.verdict).toMatchObject({ state: 'sealed', calls: 13 });
   });
