@@ -14,6 +14,7 @@ import {
 } from '../backend/types.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
 import { serverText } from '../backend/server-text.js';
+import { readChatLines, responseError, STREAM_ENDED_EARLY } from './chat-stream.js';
 
 /**
  * Ollama sends no headers until the first token exists, after queueing, loading and prompt
@@ -21,6 +22,9 @@ import { serverText } from '../backend/server-text.js';
  * disk. Conclave's own per-call limit governs instead, so undici's timeouts are off.
  */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+/** The headers ollama-js sends with a chat request, less its user agent. */
+const CHAT_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 
 /**
  * The `fetch` the ollama client gets: undici's `request` under the few parts of a Response the
@@ -70,67 +74,60 @@ export class Gateway implements ModelServer {
   readonly api = 'ollama' as const;
   private readonly client: Ollama;
 
+  readonly #chatUrl: string;
+
   constructor(host: string) {
     this.host = host;
     this.client = new Ollama({ host, fetch: fetchWithoutTimeouts });
+    this.#chatUrl = `${host.replace(/\/+$/, '')}/api/chat`;
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
     const abort = callAbort(control);
-    const call = abort.controller;
-    // ollama-js takes no per-request signal, so a per-call client carries it into fetch.
-    const client = new Ollama({
-      host: this.host,
-      fetch: (input, init) => {
-        const own = init?.signal;
-        if (own) {
-          if (own.aborted) call.abort(own.reason);
-          else own.addEventListener('abort', () => call.abort(own.reason), { once: true });
-        }
-        return fetchWithoutTimeouts(input, { ...init, signal: call.signal });
-      },
-    });
-    const combined = call.signal;
     let content = '';
     let thinking = '';
     let thinkingTokens = 0;
     let tokens = 0;
+    let result: ChatResult | null = null;
     try {
-      const stream = await client.chat({
-        model: request.model,
-        messages: request.messages,
-        options: request.options ?? {},
-        ...(request.format === undefined ? {} : { format: request.format }),
-        ...(request.keepAlive === undefined ? {} : { keep_alive: request.keepAlive }),
-        ...(request.think === undefined ? {} : { think: request.think }),
-        stream: true,
+      // Streamed straight from undici, not through ollama-js: its stream reader costs three promises per token.
+      const res = await undiciRequest(this.#chatUrl, {
+        method: 'POST',
+        headers: CHAT_HEADERS,
+        body: JSON.stringify({
+          model: request.model,
+          messages: request.messages,
+          options: request.options ?? {},
+          ...(request.format === undefined ? {} : { format: request.format }),
+          ...(request.keepAlive === undefined ? {} : { keep_alive: request.keepAlive }),
+          ...(request.think === undefined ? {} : { think: request.think }),
+          stream: true,
+        }),
+        signal: abort.controller.signal,
+        dispatcher,
       });
-      const onAbort = (): void => stream.abort();
-      combined.addEventListener('abort', onAbort, { once: true });
-      try {
-        for await (const chunk of stream) {
-          const thought = chunk.message?.thinking ?? '';
-          if (thought !== '') {
-            thinking += thought;
-            thinkingTokens += 1;
-            tokens += 1;
-            // Progress counts thinking tokens too, so a model that thinks for minutes is seen working; the answer's text is `delta`.
-            control.onProgress?.({ tokens, delta: '', thought });
-          }
-          const delta = chunk.message?.content ?? '';
-          if (delta !== '') {
-            content += delta;
-            tokens += 1;
-            control.onProgress?.({ tokens, delta });
-          }
-          if (chunk.done) {
-            return { content, thinking, thinkingTokens, metrics: metricsOf(chunk as unknown as Record<string, unknown>) };
-          }
+      if (res.statusCode < 200 || res.statusCode > 299) throw await responseError(res);
+      await readChatLines(res.body, (chunk) => {
+        if (result !== null) return;
+        const message = chunk.message as { content?: unknown; thinking?: unknown } | undefined;
+        const thought = typeof message?.thinking === 'string' ? message.thinking : '';
+        if (thought !== '') {
+          thinking += thought;
+          thinkingTokens += 1;
+          tokens += 1;
+          // Progress counts thinking tokens too, so a model that thinks for minutes is seen working; the answer's text is `delta`.
+          control.onProgress?.({ tokens, delta: '', thought });
         }
-      } finally {
-        combined.removeEventListener('abort', onAbort);
-      }
-      throw new CallError('STREAM_INCOMPLETE', `${request.model} ended its reply without finishing.`);
+        const delta = typeof message?.content === 'string' ? message.content : '';
+        if (delta !== '') {
+          content += delta;
+          tokens += 1;
+          control.onProgress?.({ tokens, delta });
+        }
+        if (chunk.done) result = { content, thinking, thinkingTokens, metrics: metricsOf(chunk) };
+      });
+      if (result === null) throw new Error(STREAM_ENDED_EARLY);
+      return result;
     } catch (err) {
       const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
       // The text received so far is kept for the record, marked partial.
@@ -260,7 +257,7 @@ export class Gateway implements ModelServer {
       return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${text}`, { status, cause: err });
     }
     const message = errorMessage(err);
-    if (message === 'Did not receive done or success response in stream.') {
+    if (message === STREAM_ENDED_EARLY) {
       return new CallError('STREAM_INCOMPLETE', `${model} stopped its reply without finishing (the server ended the stream early).`, { cause: err });
     }
     if (e?.name === 'AbortError') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
