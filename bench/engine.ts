@@ -70,11 +70,16 @@ async function bareOnce(url: string, requests: StoredCall[], parallel: number) {
   return { wall, cpuMs: (cpu.user + cpu.system) / 1000, calls: requests.length };
 }
 
-async function debateOnce(url: string, agents: number, rounds: number, dbPath: string) {
-  const preset = testPreset(
+/** `agents` agents that never converge, for round 0 and `rounds` critique rounds. */
+function panelPreset(agents: number, rounds: number) {
+  return testPreset(
     Array.from({ length: agents }, (_, i) => `agent${i}`),
     { protocol: { maxRounds: rounds, convergenceThreshold: 0.99, callTimeoutSeconds: 60 } },
   );
+}
+
+async function debateOnce(url: string, agents: number, rounds: number, dbPath: string) {
+  const preset = panelPreset(agents, rounds);
   const store = openStore(dbPath);
   gc();
   const cpu0 = process.cpuUsage();
@@ -173,7 +178,7 @@ try {
     runs.push(await debateOnce(sim5.url, 5, 4, join(dir, `run${i}.db`)));
     bare.push(await bareOnce(sim5.url, requests, 4));
   }
-  const writes = await captureDebateWrites(sim5.url, testPreset(Array.from({ length: 5 }, (_, i) => `agent${i}`), { protocol: { maxRounds: 4, convergenceThreshold: 0.99, callTimeoutSeconds: 60 } }), join(dir, 'capture.db'));
+  const writes = await captureDebateWrites(sim5.url, panelPreset(5, 4), join(dir, 'capture.db'));
   sim5.stop();
   const calls = runs[0]!.calls;
   const engineCpu = median(runs.map((r) => r.cpuMs / r.calls));

@@ -86,15 +86,15 @@ export function planResume(d: StoredDebate): ResumePlan {
   const judged = from.filter((r) => r.judgement !== null);
   const convergences = judged.map((r) => r.judgement!.convergence).filter((c): c is number => c !== null);
   // A Delphi run on a numeric question judges no round: its own steps count the rounds it held.
-  const held = from.at(-1)?.round ?? -1;
-  const delphiRounds = (d.steps ?? []).map((s) => s.step).flatMap((s) => (s.kind === 'delphi' && s.round <= held ? [s.round] : []));
+  const fromRound = from.at(-1)?.round ?? -1;
+  const delphiRounds = (d.steps ?? []).map((s) => s.step).flatMap((s) => (s.kind === 'delphi' && s.round <= fromRound ? [s.round] : []));
   return {
     preset: pinNumCtx(d.preset, d.plan as SchedulePlan | null),
     from,
     recorded,
     ...(from.length > 0 ? recordedClashes(d, from[0]!) : {}),
     point: {
-      fromRound: from.at(-1)?.round ?? -1,
+      fromRound,
       roundsCompleted: Math.max(judged.at(-1)?.round ?? 0, ...delphiRounds),
       finalConvergence: convergences.at(-1) ?? null,
     },

@@ -59,12 +59,11 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
     }
     case 'delphi': {
       if (!s) return null;
-      const { result } = delphiOf(steps);
+      const { result, rounds } = delphiOf(steps);
       if (!result) return null;
       const spreads = result.spreads.filter((x): x is number => x !== null);
       // The families of the panelists whose final answers the result reads.
-      const finalRound = delphiOf(steps).rounds.at(-1);
-      const answered = new Set((finalRound?.estimates ?? []).filter((e) => !result.numeric || e.estimate !== null).map((e) => e.agentId));
+      const answered = new Set((rounds.at(-1)?.estimates ?? []).filter((e) => !result.numeric || e.estimate !== null).map((e) => e.agentId));
       const families = familiesOf(d)?.filter((f) => answered.has(f.agentId)).map((f) => familyKey(f.family)) ?? null;
       return delphiConfidence({
         families,

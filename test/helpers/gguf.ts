@@ -7,6 +7,7 @@
  * dimension carries a constant that leans the model toward closing its strings (see `quoteBias`).
  */
 import { writeFileSync } from 'node:fs';
+import { mulberry32 } from '../../src/protocol/random.js';
 
 export interface TinyModelOptions {
   seed?: number;
@@ -178,16 +179,6 @@ function pad(length: number): number {
   return (ALIGNMENT - (length % ALIGNMENT)) % ALIGNMENT;
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 class Writer {
   #parts: Buffer[] = [];

@@ -25,8 +25,9 @@ export async function askRound<T>(
   const reused = new Map<string, TurnRecord>();
   for (const agent of agents) {
     const req = prepared.get(agent.id)!;
-    const outcome = 'schema' in req ? rereadCall(runner, req, recorded?.get(agent.id)) : null;
-    if (outcome && 'schema' in req) reused.set(agent.id, turnOf(agent, req, outcome));
+    if (!('schema' in req)) continue;
+    const outcome = rereadCall(runner, req, recorded?.get(agent.id));
+    if (outcome) reused.set(agent.id, turnOf(agent, req, outcome));
   }
   const asked = await runner.scheduler.round(
     agents
