@@ -100,6 +100,8 @@ describe('synthesize does not launder a broken record', () => {
     try {
       expect(() => store.recordSynthesis(plainId, { status: 'failed', synthesis: null, error: 'x', model: 'm' })).toThrow(/does not match its hashes/);
       expect(() => store.finishDebate(plainId, { status: 'completed', exitReason: 'converged', error: null, roundsCompleted: 1, finalConvergence: 1, finishedAt: 1 })).toThrow(/does not match its hashes/);
+      // The recorder's writes (a call with its rating, a judge's reply with its score) are each one `recorded` group.
+      expect(() => store.recorded(plainId, () => store.recordJudgement(plainId, { round: 9, status: 'failed', score: null, convergence: null, error: 'x' }))).toThrow(/does not match its hashes/);
     } finally {
       store.close();
     }
