@@ -118,7 +118,7 @@ export function modelCallMetricColumns() {
 export const calls = sqliteTable(
   'calls',
   {
-    id: integer('id').primaryKey({ autoIncrement: true }),
+    id: integer('id').primaryKey(),
     debateId: text('debate_id')
       .notNull()
       .references(() => debates.id, { onDelete: 'cascade' }),

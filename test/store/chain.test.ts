@@ -291,6 +291,36 @@ describe('the hash chain and seal', () => {
   });
 });
 
+describe('databases written when calls had AUTOINCREMENT (before 0016)', () => {
+  it('keep every call id, verify sealed after the rebuild, and number new calls after the largest id', () => {
+    recordDebate('d-0001');
+    recordDebate('d-0002', false);
+    const ids = [...callIds('d-0001'), ...callIds('d-0002')];
+    // Put the file back as 0015 left it: `calls` with AUTOINCREMENT (and its sqlite_sequence row), 0016 not applied.
+    store.close();
+    const { sql } = sqlite.prepare("select sql from sqlite_master where name = 'calls'").get() as { sql: string };
+    sqlite.pragma('foreign_keys = OFF');
+    sqlite.exec(`drop index calls_debate_round_idx; alter table calls rename to calls_0016;
+      ${sql.replace('PRIMARY KEY NOT NULL', 'PRIMARY KEY AUTOINCREMENT NOT NULL')};
+      insert into calls select * from calls_0016; drop table calls_0016;
+      create index calls_debate_round_idx on calls (debate_id, round);
+      delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations);`);
+    expect(sqlite.prepare("select seq from sqlite_sequence where name = 'calls'").get()).toEqual({ seq: Math.max(...ids) });
+
+    store = openStore(join(dir.dir, 'c.db'));
+    const shape = sqlite.prepare("select sql from sqlite_master where name = 'calls'").get() as { sql: string };
+    expect(shape.sql).not.toMatch(/autoincrement/i);
+    expect(sqlite.prepare("select count(*) as n from sqlite_sequence where name = 'calls'").get()).toEqual({ n: 0 });
+    expect([...callIds('d-0001'), ...callIds('d-0002')]).toEqual(ids);
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed', calls: 3 });
+    // The unfinished debate goes on: its chain and checkpoint carry over the rebuild.
+    const next = store.recordCall(call('d-0002'));
+    expect(next).toBe(Math.max(...ids) + 1);
+    store.finishDebate('d-0002', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.5, finishedAt: 1_700_000_009_500 });
+    expect(store.verifyDebate('d-0002')).toMatchObject({ state: 'sealed', calls: 4 });
+  });
+});
+
 describe('databases written before the chain', () => {
   it('migrate, sealing their debates as they stand (calls chained, marked adopted), so later edits are caught; new debates are sealed', () => {
     // A database at migration 0002, with a debate recorded by that version.
