@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { RecordReader } from '../store/reader.js';
-import type { CliIO } from './io.js';
+import { type CliIO, tellUser } from './io.js';
 
 export const dbOption = {
   type: 'string',
@@ -18,7 +18,7 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
   // The key is read first: a bad key leaves the database untouched.
   const keyFile = options.readonly ? undefined : (options.signKey ?? (io.env.CONCLAVE_SIGNING_KEY || undefined));
   const signer = keyFile === undefined ? null : await loadSigner(resolve(io.cwd, keyFile), io);
-  const store = openStore(path, { readonly: options.readonly === true });
+  const store = openStore(path, { readonly: options.readonly === true, onUpgrade: (message) => tellUser(io, `${message}\n`) });
   store.signWith(signer);
   return store;
 }

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { errorMessage, StoreError } from '../errors.js';
-import { packagePath } from '../package-root.js';
+import { StoreError } from '../errors.js';
 import { isProcessAlive, openStore } from '../store/open.js';
+import { lastAppliedMigration, neededToRead, pendingMigrations } from '../store/migrations-journal.js';
 import { checkNotDirectory, walHeader } from '../store/open-read.js';
 import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
 
@@ -39,26 +39,14 @@ export function openStoreReadOnly(path: string): Store {
 }
 
 function checkSchema(sqlite: Database.Database, file: string): void {
-  const journalFile = join(packagePath('migrations'), 'meta', '_journal.json');
-  let latest: number;
-  try {
-    const entries = (JSON.parse(readFileSync(journalFile, 'utf8')) as { entries?: { when: number }[] }).entries ?? [];
-    latest = Math.max(...entries.map((e) => e.when));
-  } catch (err) {
-    throw new StoreError('STORE_MIGRATIONS_MISSING', `Could not read the database migrations at ${journalFile}: ${errorMessage(err)}.`, {
-      hint: 'The installation looks incomplete: reinstall Conclave (or run `npm ci` in a clone).',
+  if (lastAppliedMigration(sqlite) === null) {
+    throw new StoreError('STORE_NEEDS_UPGRADE', `${file} is not a Conclave record; a read-only connection cannot set it up.`, {
+      hint: 'Point --db (or CONCLAVE_DB) at a record written by `conclave run`, `conclave demo` or `conclave bench`.',
     });
   }
-  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = '__drizzle_migrations'").get();
-  const row = table ? (sqlite.prepare('select max(created_at) as at from __drizzle_migrations').get() as { at: number | string | null }) : { at: null };
-  const applied = row.at === null ? null : Number(row.at);
-  if (applied !== null && applied > latest) {
-    throw new StoreError('STORE_TOO_NEW', `${file} was written by a newer version of Conclave than this one.`, {
-      hint: 'Upgrade Conclave, or point --db at another database.',
-    });
-  }
-  if (applied === null || applied < latest) {
-    throw new StoreError('STORE_NEEDS_UPGRADE', `${file} ${applied === null ? 'is not a Conclave record' : 'was written by an older version of Conclave'}; a read-only connection cannot upgrade it.`, {
+  // Refuses a record written by a newer Conclave; one that lacks only migrations a reader does not see is read as it is.
+  if (neededToRead(pendingMigrations(sqlite, file)).length > 0) {
+    throw new StoreError('STORE_NEEDS_UPGRADE', `${file} was written by an older version of Conclave; a read-only connection cannot upgrade it.`, {
       hint: 'Any command that records (`conclave run`, `conclave demo`, `conclave bench`) upgrades it, or read a snapshot with `openStore(path, { readonly: true })`.',
     });
   }

@@ -10,7 +10,7 @@ import { storeErrorFrom } from './reader.js';
 
 /** Applying migrations: drizzle's migrator, with a backup first and the foreign keys checked after. */
 
-export function applyMigrations(sqlite: Database.Database, file: string, memory: boolean): void {
+export function applyMigrations(sqlite: Database.Database, file: string, memory: boolean, onUpgrade?: (message: string) => void): void {
   const folder = packagePath('migrations');
   const journal = readJournal(folder);
   const latest = Math.max(...journal.map((e) => e.when));
@@ -23,6 +23,7 @@ export function applyMigrations(sqlite: Database.Database, file: string, memory:
   if (applied !== null && !memory) {
     // An upgrade of a database that holds debates: keep a copy from before it.
     backup = `${file}.before-${first.tag}`;
+    onUpgrade?.(`Upgrading ${file} for this version of Conclave, once; a copy from before is kept at ${backup}.`);
     if (!existsSync(backup)) sqlite.prepare('VACUUM INTO ?').run(backup);
   }
 

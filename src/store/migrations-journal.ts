@@ -14,6 +14,18 @@ export interface JournalEntry {
 
 export const MIGRATIONS_TABLE = '__drizzle_migrations';
 
+/**
+ * Migrations that change nothing a reader sees (same tables, columns and rows): a record that
+ * lacks only these is read as it is, by the viewer and by read-only opens, with no copy in
+ * memory. The next command that records applies them.
+ */
+export const READ_COMPATIBLE: ReadonlySet<string> = new Set(['0016_calls_plain_rowid']);
+
+/** The pending migrations a reader must apply (in a copy) before it can read the record. */
+export function neededToRead(pending: readonly JournalEntry[]): JournalEntry[] {
+  return pending.some((e) => !READ_COMPATIBLE.has(e.tag)) ? [...pending] : [];
+}
+
 /** Migrations this database lacks; refuses one written by a newer Conclave. */
 export function pendingMigrations(sqlite: Database.Database, file: string): JournalEntry[] {
   const journal = readJournal(packagePath('migrations'));

@@ -17,6 +17,8 @@ export interface OpenStoreOptions {
    * A missing file is a StoreError. An older record is upgraded in memory for reading.
    */
   readonly?: boolean;
+  /** Told, before it starts, that an older record holding debates is being upgraded (it may take a while on a large one). */
+  onUpgrade?: (message: string) => void;
 }
 
 /**
@@ -66,7 +68,7 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
   try {
     configure(sqlite, file, memory, busyTimeoutMs);
     checkConclaveDatabase(sqlite, file, false);
-    applyMigrations(sqlite, file, memory);
+    applyMigrations(sqlite, file, memory, options.onUpgrade);
     markInterruptedDebates(sqlite);
   } catch (err) {
     sqlite.close();

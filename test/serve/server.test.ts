@@ -9,6 +9,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
 import { storedEvents } from '../../src/render/replay.js';
+import { READ_COMPATIBLE } from '../../src/store/migrations-journal.js';
 import { openStoreReadOnly, openViewerStore } from '../../src/serve/store.js';
 import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
@@ -196,11 +197,12 @@ describe('a debate whose synthesis failed', () => {
 
 describe('a record older than this version', () => {
   it('is refused by the live read-only connection and shown as a snapshot instead, with a warning', () => {
-    // A record made by the migrations of the previous version: every one but the newest.
+    // A record made by the migrations of an earlier version: it lacks the newest migration a reader must apply.
     const folder = mkdtempSync(join(tmpdir(), 'conclave-old-migrations-'));
     cpSync(packagePath('migrations'), folder, { recursive: true });
     const journalFile = join(folder, 'meta', '_journal.json');
-    const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: unknown[] };
+    const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] };
+    while (READ_COMPATIBLE.has(journal.entries.at(-1)!.tag)) journal.entries.pop();
     journal.entries.pop();
     writeFileSync(journalFile, JSON.stringify(journal));
     const old = join(mkdtempSync(join(tmpdir(), 'conclave-old-')), 'record.db');

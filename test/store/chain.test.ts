@@ -12,7 +12,7 @@ import { recordProtocolStep } from '../../src/store/protocols.js';
 import { recordQuality } from '../../src/store/quality.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { CALL_COLUMNS } from '../../src/store/store.js';
-import { call, newDebate, openingTurn, tempDir } from './fixtures.js';
+import { asBefore0016, call, newDebate, openingTurn, tempDir } from './fixtures.js';
 
 let store: Store;
 let sqlite: Database.Database;
@@ -298,13 +298,7 @@ describe('databases written when calls had AUTOINCREMENT (before 0016)', () => {
     const ids = [...callIds('d-0001'), ...callIds('d-0002')];
     // Put the file back as 0015 left it: `calls` with AUTOINCREMENT (and its sqlite_sequence row), 0016 not applied.
     store.close();
-    const { sql } = sqlite.prepare("select sql from sqlite_master where name = 'calls'").get() as { sql: string };
-    sqlite.pragma('foreign_keys = OFF');
-    sqlite.exec(`drop index calls_debate_round_idx; alter table calls rename to calls_0016;
-      ${sql.replace('PRIMARY KEY NOT NULL', 'PRIMARY KEY AUTOINCREMENT NOT NULL')};
-      insert into calls select * from calls_0016; drop table calls_0016;
-      create index calls_debate_round_idx on calls (debate_id, round);
-      delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations);`);
+    asBefore0016(sqlite);
     expect(sqlite.prepare("select seq from sqlite_sequence where name = 'calls'").get()).toEqual({ seq: Math.max(...ids) });
 
     store = openStore(join(dir.dir, 'c.db'));

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Preset } from '../../src/config/preset-schema.js';
 import type { AgentInfo, CallRecord, TurnRecord } from '../../src/engine/events.js';
+import type Database from 'better-sqlite3';
 import type { NewDebate } from '../../src/store/index.js';
 
 export function tempDir(): { dir: string; cleanup: () => void } {
@@ -91,4 +92,19 @@ export function openingTurn(agentId: string, position: string): TurnRecord {
     critique: null,
     error: null,
   };
+}
+
+/**
+ * Puts a closed record back as migration 0015 left it: `calls` with AUTOINCREMENT (and its
+ * sqlite_sequence row), and 0016 not applied. With `unapply` > 1, that many newest migrations are
+ * marked not applied.
+ */
+export function asBefore0016(sqlite: Database.Database, unapply = 1): void {
+  const { sql } = sqlite.prepare("select sql from sqlite_master where name = 'calls'").get() as { sql: string };
+  sqlite.pragma('foreign_keys = OFF');
+  sqlite.exec(`drop index calls_debate_round_idx; alter table calls rename to calls_0016;
+    ${sql.replace('PRIMARY KEY NOT NULL', 'PRIMARY KEY AUTOINCREMENT NOT NULL')};
+    insert into calls select * from calls_0016; drop table calls_0016;
+    create index calls_debate_round_idx on calls (debate_id, round);`);
+  for (let i = 0; i < unapply; i++) sqlite.exec('delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)');
 }

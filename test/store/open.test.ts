@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.js';
 import { packagePath } from '../../src/package-root.js';
 import { defaultDbPath, openStore } from '../../src/store/index.js';
-import { call, newDebate, openingTurn, tempDir } from './fixtures.js';
+import { openStoreReadOnly } from '../../src/serve/store.js';
+import { asBefore0016, call, newDebate, openingTurn, tempDir } from './fixtures.js';
 
 const require = createRequire(import.meta.url);
 let dir: string;
@@ -284,6 +285,49 @@ describe('openStore for reading only', () => {
     reader.close();
     expect(readFileSync(file).equals(before)).toBe(true);
     expect(tableNames(file)).not.toContain('votes');
+  });
+
+  it('reads a record that lacks only migrations a reader does not see on the file itself; the viewer opens it too, and refuses one that lacks more', () => {
+    const file = join(dir, 'c.db');
+    const writer = openStore(file);
+    writer.createDebate(newDebate());
+    writer.recordCall(call('d-0001'));
+    writer.close();
+    const raw = new Database(file);
+    asBefore0016(raw);
+    raw.close();
+    const before = readFileSync(file);
+    const reader = openStore(file, { readonly: true });
+    expect(reader.read('is it a copy', (sqlite) => sqlite.memory)).toBe(false);
+    expect(reader.getDebate('d-0001').calls).toHaveLength(1);
+    reader.close();
+    const viewer = openStoreReadOnly(file);
+    expect(viewer.getDebate('d-0001').calls).toHaveLength(1);
+    viewer.close();
+    expect(readFileSync(file).equals(before)).toBe(true);
+
+    // Marked without 0015 as well (it changes what a reader sees), the viewer refuses it.
+    const older = new Database(file);
+    older.exec('delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)');
+    older.close();
+    expect(() => openStoreReadOnly(file)).toThrow(expect.objectContaining({ code: 'STORE_NEEDS_UPGRADE' }));
+  });
+
+  it('says, before it starts, that it upgrades an older record holding debates, once, and where the copy from before is', () => {
+    const file = join(dir, 'c.db');
+    const told: string[] = [];
+    const fresh = openStore(file, { onUpgrade: (m) => told.push(m) });
+    fresh.createDebate(newDebate());
+    fresh.close();
+    expect(told).toEqual([]);
+    const raw = new Database(file);
+    asBefore0016(raw);
+    raw.close();
+    openStore(file, { onUpgrade: (m) => told.push(m) }).close();
+    expect(told).toEqual([`Upgrading ${file} for this version of Conclave, once; a copy from before is kept at ${file}.before-0016_calls_plain_rowid.`]);
+    expect(existsSync(`${file}.before-0016_calls_plain_rowid`)).toBe(true);
+    openStore(file, { onUpgrade: (m) => told.push(m) }).close();
+    expect(told).toHaveLength(1);
   });
 
   it('refuses an empty file as not a Conclave database', () => {
