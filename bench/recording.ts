@@ -4,6 +4,7 @@ import { runDebate } from '../src/engine/run-debate.js';
 import type { Preset } from '../src/config/preset-schema.js';
 import { openStore } from '../src/store/open.js';
 import { emptyMetrics } from '../src/engine/structured-call.js';
+import { median } from '../src/bench/stats.js';
 import { testPreset } from '../test/helpers/panel.js';
 
 /** One debate's events as the runner handed them to its recorder: one by one, or together. */
@@ -68,21 +69,25 @@ export function replayDebateWrites(writes: DebateWrites, dbPath: string, copies:
   return perCall;
 }
 
-/** CPU and wall time per call, in µs, of recording lone calls, and of the SQLite floor under them. */
+/** CPU and wall time per call, in µs, of recording lone calls, and of the SQLite floor under them (medians over slices). */
 export interface LoneCalls {
   wallUs: number;
   cpuUs: number;
   floorWallUs: number;
   floorCpuUs: number;
+  /** Recording ÷ floor, CPU: the median over slices run one after the other, so the machine's drift cancels out. */
+  overFloor: number;
+  slices: number;
 }
 
 /**
  * Records `count` calls of ~4.5 KB straight to a store at `dbPath`, each its own transaction
- * with its checkpoint seal, chained; then, as a floor, the same rows with better-sqlite3 alone:
+ * with its checkpoint seal, chained; and, as a floor, as many rows with better-sqlite3 alone:
  * one insert and one update of a seal that differs each time, per transaction, nothing hashed
- * (rewriting a column with the value it holds writes no page).
+ * (rewriting a column with the value it holds writes no page). The two alternate in `slices`
+ * slices, to the same file.
  */
-export function recordLoneCalls(dbPath: string, count: number, gc: () => void): LoneCalls {
+export function recordLoneCalls(dbPath: string, count: number, gc: () => void, slices = 5): LoneCalls {
   const store = openStore(dbPath);
   const agents = [{ id: 'a', model: 'm', persona: null, cluster: null, role: 'debater' as const, digest: null }];
   const preset = testPreset(['a', 'b']);
@@ -94,33 +99,52 @@ export function recordLoneCalls(dbPath: string, count: number, gc: () => void): 
     metrics: emptyMetrics(), startedAt: i, finishedAt: i + 1,
   });
   try {
-    store.createDebate({ id: 'bulk', question: 'q', preset, engineVersion: 'bench', host: 'h', agents, createdAt: Date.now() });
-    gc();
-    const c1 = process.cpuUsage();
-    const t1 = performance.now();
-    for (let i = 0; i < count; i++) store.recordCall(callOf(i, 'bulk'));
-    const wallUs = ((performance.now() - t1) / count) * 1000;
-    const cpu1 = process.cpuUsage(c1);
-    store.createDebate({ id: 'floor', question: 'q', preset, engineVersion: 'bench', host: 'h', agents, createdAt: Date.now() });
-    const floor = store.read('measure the SQLite floor', (sqlite) => {
+    for (const id of ['bulk', 'floor']) store.createDebate({ id, question: 'q', preset, engineVersion: 'bench', host: 'h', agents, createdAt: Date.now() });
+    const floorWrite = store.read('prepare the SQLite floor', (sqlite) => {
       const columns = ['debate_id', 'stage', 'round', 'agent_id', 'attempt', 'host', 'model', 'messages_json', 'options_json', 'format_json', 'raw', 'parsed_json', 'status', 'started_at', 'finished_at', 'prev_hash', 'hash'];
       const insert = sqlite.prepare(`insert into calls (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
       const reseal = sqlite.prepare('update debates set seal = ? where id = ?');
-      const write = sqlite.transaction((i: number, hash: string) => {
+      const hashes = Array.from({ length: 64 }, (_, k) => k.toString(16).padStart(64, '0'));
+      const write = sqlite.transaction((i: number) => {
         const c = callOf(i, 'floor');
+        const hash = hashes[i % 64]!;
         insert.run('floor', c.stage, c.round, c.agentId, c.attempt, c.host, c.model, JSON.stringify(c.messages), JSON.stringify(c.options), JSON.stringify(c.format), c.raw, JSON.stringify(c.parsed), c.status, c.startedAt, c.finishedAt, hash, hash);
         reseal.run(hash, 'floor');
       });
-      const hashes = Array.from({ length: 64 }, (_, k) => k.toString(16).padStart(64, '0'));
-      gc();
-      const c0 = process.cpuUsage();
-      const t0 = performance.now();
-      for (let i = 0; i < count; i++) write.immediate(i, hashes[i % 64]!);
-      const cpu = process.cpuUsage(c0);
-      return { wallUs: ((performance.now() - t0) / count) * 1000, cpuUs: (cpu.user + cpu.system) / count };
+      return (i: number) => write.immediate(i);
     });
-    return { wallUs, cpuUs: (cpu1.user + cpu1.system) / count, floorWallUs: floor.wallUs, floorCpuUs: floor.cpuUs };
+    const per = Math.ceil(count / slices);
+    const recorded: Slice[] = [];
+    const floor: Slice[] = [];
+    for (let k = 0; k < slices; k++) {
+      const first = k * per;
+      recorded.push(timeSlice(per, gc, (i) => store.recordCall(callOf(first + i, 'bulk'))));
+      floor.push(timeSlice(per, gc, (i) => floorWrite(first + i)));
+    }
+    return {
+      wallUs: median(recorded.map((r) => r.wallUs)),
+      cpuUs: median(recorded.map((r) => r.cpuUs)),
+      floorWallUs: median(floor.map((r) => r.wallUs)),
+      floorCpuUs: median(floor.map((r) => r.cpuUs)),
+      overFloor: median(recorded.map((r, k) => r.cpuUs / floor[k]!.cpuUs)),
+      slices,
+    };
   } finally {
     store.close();
   }
+}
+
+interface Slice {
+  wallUs: number;
+  cpuUs: number;
+}
+
+/** Runs `write` `count` times after a garbage collection: wall and CPU time per run, in µs. */
+function timeSlice(count: number, gc: () => void, write: (i: number) => void): Slice {
+  gc();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) write(i);
+  const cpu = process.cpuUsage(cpu0);
+  return { wallUs: ((performance.now() - t0) / count) * 1000, cpuUs: (cpu.user + cpu.system) / count };
 }

@@ -96,12 +96,32 @@ function keyPrefix(key: string): string {
 }
 
 /**
- * The JSON of a row's columns that are neither NULL nor left out, keys sorted, without copying the
- * row. `keys`: the row's own keys, sorted, when the caller knows them. Column names are never
- * integer-like, so sorted insertion order is the order `JSON.stringify` writes them in. `object`
- * writes a value that is an object (SQLite returns one only for a blob).
+ * The JSON of a row's columns that are neither NULL nor left out, keys sorted. `keys`: the row's
+ * own keys, sorted, when the caller knows them. `object` writes a value that is an object (SQLite
+ * returns one only for a blob). A row of plain values is copied, key by key in sorted order, into
+ * one object that `JSON.stringify` writes in a single pass: the same text as writing each key and
+ * value, at a third of the cost, as long as no key is integer-like (those it would write first)
+ * or `__proto__` (which would not be copied); such a row, and one with an object, is written
+ * key by key.
  */
 function canonicalRow(row: Row, leaveOut: readonly string[], keys: readonly string[] = Object.keys(row).sort(), object: (v: object) => string = JSON.stringify): string {
+  const plain: Row = {};
+  for (const key of keys) {
+    const v = row[key];
+    if (v === null || v === undefined || leaveOut.includes(key)) continue;
+    if (typeof v === 'object' || !plainKey(key)) return canonicalRowKeyByKey(row, leaveOut, keys, object);
+    plain[key] = v;
+  }
+  return JSON.stringify(plain);
+}
+
+/** A key an object keeps in insertion order, as an own property: not integer-like (they start with a digit), not `__proto__`. */
+function plainKey(key: string): boolean {
+  const first = key.charCodeAt(0);
+  return !(first >= 48 && first <= 57) && key !== '__proto__';
+}
+
+function canonicalRowKeyByKey(row: Row, leaveOut: readonly string[], keys: readonly string[], object: (v: object) => string): string {
   let out = '';
   for (const key of keys) {
     const v = row[key];

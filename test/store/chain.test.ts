@@ -6,6 +6,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
+import { mulberry32 } from '../../src/protocol/random.js';
 import { callHash, readDebateRows, rowDigests, SEALED_TABLES, sealOf, type Verdict } from '../../src/store/chain.js';
 import { recordBudgetDecision } from '../../src/store/material.js';
 import { recordProtocolStep } from '../../src/store/protocols.js';
@@ -266,6 +267,27 @@ describe('the hash chain and seal', () => {
     const row = { id: 7, debate_id: 'd', stage: 'opening', round: 0, raw: 'é"\n', error: null, prev_hash: 'ab', hash: 'x', finished_at: 2 };
     const text = '{"debate_id":"d","finished_at":2,"prev_hash":"ab","raw":"é\\"\\n","round":0,"stage":"opening"}';
     expect(callHash(row)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+  });
+
+  it('hashes any row as its keys and values written one by one, sorted: text of every kind, numbers, and the keys an object would reorder or drop', () => {
+    const random = mulberry32(37);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const pieces = ['a', 'é', '"', '\\', '\n', '\u0000', '\u2028', '\ud83d', '\udc00', '😀', '\u202e', ' ', 'Z'];
+    const text = (): string => Array.from({ length: Math.floor(random() * 12) }, () => pick(pieces)).join('');
+    const values: (() => unknown)[] = [text, () => Math.floor(random() * 1e6) - 5e5, () => random() * 1e3, () => pick([0, -0, 1e21, 5e-324, 2 ** 53, -1.5]), () => null];
+    const odd = ['0', '10', '2x', '__proto__', 'constructor', 'toString', ''];
+    const reference = (row: Record<string, unknown>): string =>
+      `{${Object.keys(row)
+        .filter((k) => !['id', 'hash'].includes(k) && row[k] !== null && row[k] !== undefined)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${JSON.stringify(row[k])}`)
+        .join(',')}}`;
+    for (let i = 0; i < 400; i++) {
+      const row: Record<string, unknown> = {};
+      const keys = Array.from({ length: 1 + Math.floor(random() * 8) }, () => (random() < 0.15 ? pick(odd) : `c_${text()}`));
+      for (const key of [...keys, 'id', 'hash']) Object.defineProperty(row, key, { value: pick(values)(), enumerable: true, writable: true, configurable: true });
+      expect(callHash(row)).toBe(createHash('sha256').update(reference(row), 'utf8').digest('hex'));
+    }
   });
 
   it('records text with a lone surrogate so that it still verifies', () => {
