@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
 import { isProcessAlive, openStore } from '../store/open.js';
-import { lastAppliedMigration, neededToRead, pendingMigrations } from '../store/migrations-journal.js';
+import { lastAppliedMigration, mustUpgradeToRead, pendingMigrations } from '../store/migrations-journal.js';
 import { checkNotDirectory, walHeader } from '../store/open-read.js';
 import { type StoredDebate, Store, storeErrorFrom } from '../store/store.js';
 
@@ -45,7 +45,7 @@ function checkSchema(sqlite: Database.Database, file: string): void {
     });
   }
   // Refuses a record written by a newer Conclave; one that lacks only migrations a reader does not see is read as it is.
-  if (neededToRead(pendingMigrations(sqlite, file)).length > 0) {
+  if (mustUpgradeToRead(pendingMigrations(sqlite, file))) {
     throw new StoreError('STORE_NEEDS_UPGRADE', `${file} was written by an older version of Conclave; a read-only connection cannot upgrade it.`, {
       hint: 'Any command that records (`conclave run`, `conclave demo`, `conclave bench`) upgrades it, or read a snapshot with `openStore(path, { readonly: true })`.',
     });

@@ -21,9 +21,9 @@ export const MIGRATIONS_TABLE = '__drizzle_migrations';
  */
 export const READ_COMPATIBLE: ReadonlySet<string> = new Set(['0016_calls_plain_rowid']);
 
-/** The pending migrations a reader must apply (in a copy) before it can read the record. */
-export function neededToRead(pending: readonly JournalEntry[]): JournalEntry[] {
-  return pending.some((e) => !READ_COMPATIBLE.has(e.tag)) ? [...pending] : [];
+/** Whether a reader must apply these pending migrations (in a copy) before it can read the record. */
+export function mustUpgradeToRead(pending: readonly JournalEntry[]): boolean {
+  return pending.some((e) => !READ_COMPATIBLE.has(e.tag));
 }
 
 /** Migrations this database lacks; refuses one written by a newer Conclave. */

@@ -3,7 +3,7 @@ import { homedir, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
-import { MIGRATIONS_TABLE, neededToRead, pendingMigrations } from './migrations-journal.js';
+import { MIGRATIONS_TABLE, mustUpgradeToRead, pendingMigrations } from './migrations-journal.js';
 import { RecordReader, storeErrorFrom } from './reader.js';
 
 /**
@@ -63,7 +63,7 @@ export function readonlyDatabase(file: string, busyTimeoutMs: number, upgrade: (
     // An older record is upgraded in a copy in memory (unless it lacks only migrations a reader
     // does not see), and a debate whose process died (kill -9 leaves the -wal behind) is shown
     // interrupted in one: the file itself is left as it is.
-    const pending = neededToRead(pendingMigrations(sqlite, file)).length > 0;
+    const pending = mustUpgradeToRead(pendingMigrations(sqlite, file));
     if (!sqlite.memory && (pending || deadRunningDebates(sqlite).length > 0)) {
       const image = inMemoryImage(sqlite.serialize());
       sqlite.close();

@@ -419,10 +419,15 @@ export class Store extends RecordReader {
    * (`order by rowid` costs SQLite a sorter, four times the lookup itself).
    */
   #rowsWithKey(table: string, keyColumns: readonly string[], key: Row, debateId: string): Row[] {
-    const where = `where debate_id = @debate_id${keyColumns.map((c) => ` and ${c} is @${c}`).join('')}`;
+    let source = ROWS_WITH_KEY.get(table);
+    if (source === undefined) {
+      const where = `where debate_id = @debate_id${keyColumns.map((c) => ` and ${c} is @${c}`).join('')}`;
+      source = { any: `select * from ${table} ${where}`, sorted: `select * from ${table} ${where} order by rowid` };
+      ROWS_WITH_KEY.set(table, source);
+    }
     const params = { ...key, debate_id: debateId };
-    const rows = this.statement(`select * from ${table} ${where}`).all(params) as Row[];
-    return rows.length > 1 ? (this.statement(`select * from ${table} ${where} order by rowid`).all(params) as Row[]) : rows;
+    const rows = this.statement(source.any).all(params) as Row[];
+    return rows.length > 1 ? (this.statement(source.sorted).all(params) as Row[]) : rows;
   }
 
   /**
@@ -610,6 +615,9 @@ export const CALL_COLUMNS = [
 ] as const;
 /** The keys of a `calls` row as `callRow` builds it, sorted once for its canonical JSON. */
 const CALL_KEYS_SORTED = [...CALL_COLUMNS].sort();
+/** The text of `#rowsWithKey`'s two reads, per sealed table (its key columns are SEALED_TABLES'). */
+const ROWS_WITH_KEY = new Map<string, { any: string; sorted: string }>();
+
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map(() => '?').join(', ')})`;
 
 /** `insert … on conflict (keys) do update` for every other column: a later write for the same row replaces it. */

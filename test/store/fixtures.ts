@@ -96,15 +96,19 @@ export function openingTurn(agentId: string, position: string): TurnRecord {
 
 /**
  * Puts a closed record back as migration 0015 left it: `calls` with AUTOINCREMENT (and its
- * sqlite_sequence row), and 0016 not applied. With `unapply` > 1, that many newest migrations are
- * marked not applied.
+ * sqlite_sequence row), and 0016 not applied.
  */
-export function asBefore0016(sqlite: Database.Database, unapply = 1): void {
+export function asBefore0016(sqlite: Database.Database): void {
   const { sql } = sqlite.prepare("select sql from sqlite_master where name = 'calls'").get() as { sql: string };
   sqlite.pragma('foreign_keys = OFF');
   sqlite.exec(`drop index calls_debate_round_idx; alter table calls rename to calls_0016;
     ${sql.replace('PRIMARY KEY NOT NULL', 'PRIMARY KEY AUTOINCREMENT NOT NULL')};
     insert into calls select * from calls_0016; drop table calls_0016;
     create index calls_debate_round_idx on calls (debate_id, round);`);
-  for (let i = 0; i < unapply; i++) sqlite.exec('delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)');
+  markNewestMigrationUnapplied(sqlite);
+}
+
+/** Drops the newest migration from the record's list of those applied (its changes stay). */
+export function markNewestMigrationUnapplied(sqlite: Database.Database): void {
+  sqlite.exec('delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)');
 }

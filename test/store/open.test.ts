@@ -10,7 +10,7 @@ import { StoreError } from '../../src/errors.js';
 import { packagePath } from '../../src/package-root.js';
 import { defaultDbPath, openStore } from '../../src/store/index.js';
 import { openStoreReadOnly } from '../../src/serve/store.js';
-import { asBefore0016, call, newDebate, openingTurn, tempDir } from './fixtures.js';
+import { asBefore0016, call, markNewestMigrationUnapplied, newDebate, openingTurn, tempDir } from './fixtures.js';
 
 const require = createRequire(import.meta.url);
 let dir: string;
@@ -308,7 +308,7 @@ describe('openStore for reading only', () => {
 
     // Marked without 0015 as well (it changes what a reader sees), the viewer refuses it.
     const older = new Database(file);
-    older.exec('delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)');
+    markNewestMigrationUnapplied(older);
     older.close();
     expect(() => openStoreReadOnly(file)).toThrow(expect.objectContaining({ code: 'STORE_NEEDS_UPGRADE' }));
   });
