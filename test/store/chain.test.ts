@@ -335,6 +335,22 @@ describe('databases written when calls had AUTOINCREMENT (before 0016)', () => {
     store.finishDebate('d-0002', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.5, finishedAt: 1_700_000_009_500 });
     expect(store.verifyDebate('d-0002')).toMatchObject({ state: 'sealed', calls: 4 });
   });
+
+  it('carry a hand edit through the rebuild unlaundered: verify still names the call, and the next write to that debate is refused and seals nothing', () => {
+    recordDebate('d-0001');
+    recordDebate('d-0002', false);
+    store.close();
+    asBefore0016(sqlite);
+    sqlite.prepare("update calls set raw = 'forged' where id = (select min(id) from calls where debate_id = 'd-0002')").run();
+    const sealBefore = sqlite.prepare("select seal from debates where id = 'd-0002'").get();
+
+    store = openStore(join(dir.dir, 'c.db'));
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed' });
+    expect(store.verifyDebate('d-0002')).toMatchObject({ state: 'broken', call: { number: 1 } });
+    expect(() => store.recordCall(call('d-0002'))).toThrow(/does not match its hashes/);
+    expect(callIds('d-0002')).toHaveLength(3);
+    expect(sqlite.prepare("select seal from debates where id = 'd-0002'").get()).toEqual(sealBefore);
+  });
 });
 
 describe('databases written before the chain', () => {
