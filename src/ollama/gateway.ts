@@ -1,5 +1,6 @@
 import { Ollama } from 'ollama';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import { postStream } from '../backend/post-stream.js';
 import type { CallMetrics } from '../engine/events.js';
 import { HostError, errorMessage } from '../errors.js';
 import {
@@ -14,7 +15,7 @@ import {
 } from '../backend/types.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
 import { serverText } from '../backend/server-text.js';
-import { readChatLines, responseError, STREAM_ENDED_EARLY } from './chat-stream.js';
+import { ChatLines, refusedError, STREAM_ENDED_EARLY } from './chat-stream.js';
 
 /**
  * Ollama sends no headers until the first token exists, after queueing, loading and prompt
@@ -74,12 +75,11 @@ export class Gateway implements ModelServer {
   readonly api = 'ollama' as const;
   private readonly client: Ollama;
 
-  readonly #chatUrl: string;
+  #chatUrl: URL | null = null;
 
   constructor(host: string) {
     this.host = host;
     this.client = new Ollama({ host, fetch: fetchWithoutTimeouts });
-    this.#chatUrl = `${host.replace(/\/+$/, '')}/api/chat`;
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
@@ -90,24 +90,7 @@ export class Gateway implements ModelServer {
     let tokens = 0;
     let result: ChatResult | null = null;
     try {
-      // Streamed straight from undici, not through ollama-js: its stream reader costs three promises per token.
-      const res = await undiciRequest(this.#chatUrl, {
-        method: 'POST',
-        headers: CHAT_HEADERS,
-        body: JSON.stringify({
-          model: request.model,
-          messages: request.messages,
-          options: request.options ?? {},
-          ...(request.format === undefined ? {} : { format: request.format }),
-          ...(request.keepAlive === undefined ? {} : { keep_alive: request.keepAlive }),
-          ...(request.think === undefined ? {} : { think: request.think }),
-          stream: true,
-        }),
-        signal: abort.controller.signal,
-        dispatcher,
-      });
-      if (res.statusCode < 200 || res.statusCode > 299) throw await responseError(res);
-      await readChatLines(res.body, (chunk) => {
+      const lines = new ChatLines((chunk) => {
         if (result !== null) return;
         const message = chunk.message as { content?: unknown; thinking?: unknown } | undefined;
         const thought = typeof message?.thinking === 'string' ? message.thinking : '';
@@ -126,6 +109,25 @@ export class Gateway implements ModelServer {
         }
         if (chunk.done) result = { content, thinking, thinkingTokens, metrics: metricsOf(chunk) };
       });
+      // Streamed from undici's callbacks, not through ollama-js (three promises per token) or a response stream.
+      // The body is read to its end even after the `done` line, so the connection goes back to the pool.
+      await postStream(dispatcher, {
+        url: (this.#chatUrl ??= new URL(`${this.host.replace(/\/+$/, '')}/api/chat`)),
+        headers: CHAT_HEADERS,
+        body: JSON.stringify({
+          model: request.model,
+          messages: request.messages,
+          options: request.options ?? {},
+          ...(request.format === undefined ? {} : { format: request.format }),
+          ...(request.keepAlive === undefined ? {} : { keep_alive: request.keepAlive }),
+          ...(request.think === undefined ? {} : { think: request.think }),
+          stream: true,
+        }),
+        signal: abort.controller.signal,
+        onChunk: (bytes) => lines.push(bytes),
+        refused: refusedError,
+      });
+      lines.end();
       if (result === null) throw new Error(STREAM_ENDED_EARLY);
       return result;
     } catch (err) {
