@@ -13,6 +13,8 @@ import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
 import { serverText, withoutSecrets } from '../backend/server-text.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
+import { postStream } from '../backend/post-stream.js';
+import { ServerSentData } from './sse.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
@@ -49,6 +51,7 @@ export class OpenAIGateway implements ModelServer {
   readonly #keyEnv: string | undefined;
   /** Removed from every text the server sends back before it reaches a message or the record. */
   readonly #secrets: string[];
+  #chatUrl: URL | null = null;
 
   constructor(host: string, options: OpenAIServerOptions = {}) {
     this.host = host.replace(/\/+$/, '');
@@ -71,15 +74,16 @@ export class OpenAIGateway implements ModelServer {
     let thinkingTokens = 0;
     let tokens = 0;
     try {
-      const res = await this.#send('POST', '/chat/completions', chatBody(request), call.signal);
-      if (res.statusCode >= 400) throw this.#statusError(res.statusCode, await res.body.text(), request.model);
-      let finish: string | null = null;
-      let usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null = null;
-      let done = false;
-      for await (const data of serverSentData(res.body)) {
+      // Set by the event handler: typed wide, or the compiler takes them for null and false after it.
+      let finish = null as string | null;
+      let usage = null as { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+      let done = false as boolean;
+      const events = new ServerSentData((data) => {
+        // What follows [DONE] is read (the connection goes back to the pool) but is not the reply.
+        if (done) return;
         if (data === '[DONE]') {
           done = true;
-          break;
+          return;
         }
         const event = parseEvent(data, this.#secrets);
         if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply: ${this.#said(event.error)}`);
@@ -101,7 +105,17 @@ export class OpenAIGateway implements ModelServer {
           }
           if (typeof choice.finish_reason === 'string') finish = choice.finish_reason;
         }
-      }
+      });
+      // Read from undici's callbacks (src/backend/post-stream.ts): no response stream, no promise per event.
+      await postStream(dispatcher, {
+        url: (this.#chatUrl ??= new URL(`${this.host}/chat/completions`)),
+        headers: this.#headers,
+        body: JSON.stringify(chatBody(request)),
+        signal: call.signal,
+        onChunk: (bytes) => events.push(bytes),
+        refused: (response) => this.#statusError(response.status, response.text, request.model),
+      });
+      events.end();
       if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
       const count = (v: unknown): number | null => (typeof v === 'number' ? v : null);
       const metrics: CallMetrics = {
@@ -286,33 +300,4 @@ function describeError(error: unknown): string {
   if (typeof error === 'string') return error;
   if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
   return JSON.stringify(error) ?? 'no message';
-}
-
-/** The `data:` payloads of a Server-Sent Events stream, one per event, in order. */
-export async function* serverSentData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let data: string[] = [];
-  const lineOf = function* (line: string): Generator<string> {
-    if (line === '') {
-      if (data.length > 0) yield data.join('\n');
-      data = [];
-    } else if (line.startsWith('data:')) {
-      data.push(line.slice(line[5] === ' ' ? 6 : 5));
-    }
-    // Comments (`:`), `event:`, `id:` and `retry:` lines carry nothing a chat reply needs.
-  };
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline = buffer.indexOf('\n');
-    while (newline >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, '');
-      buffer = buffer.slice(newline + 1);
-      yield* lineOf(line);
-      newline = buffer.indexOf('\n');
-    }
-  }
-  buffer += decoder.decode();
-  if (buffer !== '') yield* lineOf(buffer.replace(/\r$/, ''));
-  yield* lineOf('');
 }
