@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 line=${1:?usage: scripts/node-line.sh LINE [vitest args…]   e.g. 24}
 shift
-[ "$#" -gt 0 ] || set -- test/cli test/store test/engine test/ollama test/openai
+[ "$#" -gt 0 ] || set -- test/cli test/store test/engine test/backend test/ollama test/openai
 [ -d node_modules ] && [ -f dist/cli/entry.js ] || { echo "node-line: run \`npm ci\` in the checkout first." >&2; exit 2; }
 
 t0=$(date +%s)
