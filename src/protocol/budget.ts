@@ -1,3 +1,4 @@
+import { formatNumber } from '../plural.js';
 import type { MaterialKeep } from './material.js';
 
 /**
@@ -60,9 +61,9 @@ export function pressureAt(used: number, limit: number | null): BudgetPressure {
  */
 export function admits(priority: CallPriority, used: number, estimate: number, limit: number | null): { ok: true } | { ok: false; reason: string } {
   if (limit === null || priority === 'essential' || priority === 'high') return { ok: true };
-  if (used >= limit) return { ok: false, reason: `the token budget is used up (${fmt(used)} of ${fmt(limit)} tokens, calls in flight counted at their estimate)` };
+  if (used >= limit) return { ok: false, reason: `the token budget is used up (${formatNumber(used)} of ${formatNumber(limit)} tokens, calls in flight counted at their estimate)` };
   if (priority === 'low' && used + estimate > limit) {
-    return { ok: false, reason: `its estimate of ${fmt(estimate)} tokens would pass the token budget (${fmt(used)} of ${fmt(limit)} used)` };
+    return { ok: false, reason: `its estimate of ${formatNumber(estimate)} tokens would pass the token budget (${formatNumber(used)} of ${formatNumber(limit)} used)` };
   }
   return { ok: true };
 }
@@ -116,6 +117,3 @@ export class TokenTally {
   }
 }
 
-export function fmt(n: number): string {
-  return n.toLocaleString('en-US');
-}

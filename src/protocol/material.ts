@@ -1,3 +1,4 @@
+import { formatNumber } from '../plural.js';
 import { estimateTokens } from './context.js';
 
 /**
@@ -163,7 +164,7 @@ export function materialFor(attachments: readonly Attachment[], req: MaterialReq
   const total = attachments.reduce((s, a) => s + a.content.length, 0);
   if (req.keep === 'all' && total <= room) {
     const uses = attachments.map((a) => ({ name: a.name, mode: 'inline' as const, sections: [], keptChars: a.content.length, totalChars: a.content.length }));
-    const blocks = attachments.map((a) => `[${a.name}, whole, ${fmt(a.content.length)} characters]\n${a.content.trim()}\n[end of ${a.name}]`);
+    const blocks = attachments.map((a) => `[${a.name}, whole, ${formatNumber(a.content.length)} characters]\n${a.content.trim()}\n[end of ${a.name}]`);
     return { text: wrapSection(blocks), uses, droppedForBudget: 0 };
   }
   const sections = attachments.flatMap((a, i) => splitSections(a.content, i));
@@ -206,11 +207,11 @@ export function materialFor(attachments: readonly Attachment[], req: MaterialReq
     const numbers = mine.map((x) => x.number);
     uses.push({ name: a.name, mode: mine.length ? 'excerpt' : 'omitted', sections: numbers, keptChars: kept, totalChars: a.content.length });
     if (mine.length === 0) {
-      blocks.push(`[${a.name}: no section kept for this prompt — 0 of ${fmt(a.content.length)} characters]`);
+      blocks.push(`[${a.name}: no section kept for this prompt — 0 of ${formatNumber(a.content.length)} characters]`);
       return;
     }
     const of = sections.filter((s) => s.attachment === i).length;
-    const header = `[Excerpt of ${a.name}: section${numbers.length === 1 ? '' : 's'} ${numbers.join(', ')} of ${of} — ${fmt(kept)} of ${fmt(a.content.length)} characters]`;
+    const header = `[Excerpt of ${a.name}: section${numbers.length === 1 ? '' : 's'} ${numbers.join(', ')} of ${of} — ${formatNumber(kept)} of ${formatNumber(a.content.length)} characters]`;
     blocks.push(`${header}\n${mine.map((s) => `(section ${s.number})\n${s.text}`).join('\n…\n')}\n[end of excerpt of ${a.name}]`);
   });
   return { text: wrapSection(blocks), uses, droppedForBudget: dropped };
@@ -249,14 +250,10 @@ export function describeUses(uses: readonly MaterialUse[]): string {
   return uses
     .map((u) =>
       u.mode === 'inline'
-        ? `${u.name} whole (${fmt(u.totalChars)} chars)`
+        ? `${u.name} whole (${formatNumber(u.totalChars)} chars)`
         : u.mode === 'omitted'
           ? `${u.name} left out`
-          : `${u.name} excerpt, section${u.sections.length === 1 ? '' : 's'} ${u.sections.join(', ')} (${fmt(u.keptChars)} of ${fmt(u.totalChars)} chars)`,
+          : `${u.name} excerpt, section${u.sections.length === 1 ? '' : 's'} ${u.sections.join(', ')} (${formatNumber(u.keptChars)} of ${formatNumber(u.totalChars)} chars)`,
     )
     .join('; ');
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US');
 }
