@@ -191,6 +191,12 @@ type Parsed<T> = { ok: true; value: T; json: unknown; notes: string[] } | { ok: 
 
 /** Small models wrap JSON in prose or code fences; take the outermost object. */
 export function extractJson(text: string): unknown {
+  // JSON.parse skips the whitespace JSON allows around a value, so a plain reply needs no trimmed copy.
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Padded with other whitespace (a BOM, a no-break space), or wrapped: read as before.
+  }
   const trimmed = text.trim();
   try {
     return JSON.parse(trimmed);
