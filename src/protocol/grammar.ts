@@ -91,14 +91,21 @@ function walk(value: unknown, schema: Json, root: Json, path: string, problems: 
   }
   if (typeof value === 'number') return checkNumber(value, schema, path, problems);
   if (Array.isArray(value)) {
-    if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) value.forEach((item, i) => walk(item, schema.items as Json, root, `${path}[${i}]`, problems));
+    if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) value.forEach((item, i) => mayHoldNumbers(item) && walk(item, schema.items as Json, root, `${path}[${i}]`, problems));
     return;
   }
   if (value && typeof value === 'object' && schema.properties && typeof schema.properties === 'object') {
-    for (const [name, sub] of Object.entries(schema.properties as Json)) {
-      if (name in (value as Json)) walk((value as Json)[name], sub as Json, root, path ? `${path}.${name}` : name, problems);
+    const properties = schema.properties as Json;
+    for (const name of Object.keys(properties)) {
+      const field = (value as Json)[name];
+      if (name in (value as Json) && mayHoldNumbers(field)) walk(field, properties[name] as Json, root, path ? `${path}.${name}` : name, problems);
     }
   }
+}
+
+/** A string, a boolean or null has no number in it to check: its field's path is not even written. */
+function mayHoldNumbers(value: unknown): boolean {
+  return typeof value === 'number' || (typeof value === 'object' && value !== null);
 }
 
 function checkNumber(value: number, schema: Json, path: string, problems: string[]): void {
