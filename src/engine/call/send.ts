@@ -23,21 +23,22 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
         model,
         messages,
         options: req.options,
-        ...(req.think === undefined ? {} : { think: req.think }),
+        // Every key present, unset ones undefined: one shape for every call, and no conditional spreads to copy.
+        think: req.think,
         schema: req.schema,
-        ...(req.format ? { format: req.format } : {}),
-        ...(req.normalize ? { normalize: req.normalize } : {}),
-        ...(req.check ? { check: req.check } : {}),
+        format: req.format,
+        normalize: req.normalize,
+        check: req.check,
         truncation: req.truncation ?? null,
-        ...(firstAttempt ? { firstAttempt } : {}),
+        firstAttempt,
         timeoutMs: ctx.preset.protocol.callTimeoutSeconds * 1000,
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-        ...(ctx.retryDelaysMs ? { retryDelaysMs: ctx.retryDelaysMs } : {}),
+        signal: ctx.signal,
+        retryDelaysMs: ctx.retryDelaysMs,
       },
       {
         now: ctx.now,
         onStart: (attempt) => ctx.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: ctx.now() }),
-        ...(ctx.streamsProgress ? { onProgress: (tokens: number, delta: string, thought?: string) => ctx.emit(thought ? { type: 'turn.progress', stage, round, agentId, tokens, delta, thought } : { type: 'turn.progress', stage, round, agentId, tokens, delta }) } : {}),
+        onProgress: ctx.streamsProgress ? (tokens: number, delta: string, thought?: string) => ctx.emit(thought ? { type: 'turn.progress', stage, round, agentId, tokens, delta, thought } : { type: 'turn.progress', stage, round, agentId, tokens, delta }) : undefined,
         onCall: (bare) => {
           const record = settle(bare);
           const finished = { type: 'call.finished', call: record } as const;
