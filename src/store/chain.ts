@@ -59,7 +59,8 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
+    // No prototype: a key `__proto__` (a row's key is data, a hand edit's included) stays a key of its own.
+    const out: Record<string, unknown> = Object.create(null);
     for (const key of Object.keys(value).sort()) {
       const v = (value as Record<string, unknown>)[key];
       if (v !== undefined) out[key] = sortKeys(v);
@@ -213,7 +214,7 @@ export function rowDigests(rows: DebateRows | SealInput, callNumber = callNumber
   for (const [table, keyColumns] of Object.entries(SEALED_TABLES)) {
     const list = rows.tables[table] ?? [];
     if (list.length === 0) continue;
-    const digests: Record<string, string> = {};
+    const digests: Record<string, string> = Object.create(null);
     for (const row of list) digests[rowKey(row, keyColumns)] = rowDigest(table, row, position);
     out[table] = digests;
   }
@@ -344,11 +345,11 @@ function firstDifference(
     const before = recorded[table] ?? {};
     const after = now[table] ?? {};
     for (const key of Object.keys(before)) {
-      if (!(key in after)) return { table, key, problem: `a \`${table}\` row (${key}) was removed` };
+      if (!Object.hasOwn(after, key)) return { table, key, problem: `a \`${table}\` row (${key}) was removed` };
       if (before[key] !== after[key]) return { table, key, problem: `a \`${table}\` row (${key}) was edited` };
     }
     for (const key of Object.keys(after)) {
-      if (!(key in before)) return { table, key, problem: `a \`${table}\` row (${key}) was added` };
+      if (!Object.hasOwn(before, key)) return { table, key, problem: `a \`${table}\` row (${key}) was added` };
     }
   }
   return null;

@@ -11,6 +11,7 @@ import { callHash, readDebateRows, rowDigests, SEALED_TABLES, sealOf, type Verdi
 import { recordBudgetDecision } from '../../src/store/material.js';
 import { recordProtocolStep } from '../../src/store/protocols.js';
 import { recordQuality } from '../../src/store/quality.js';
+import { recordTensionUpdate } from '../../src/store/tensions.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { CALL_COLUMNS } from '../../src/store/store.js';
 import { asBefore0016, call, newDebate, openingTurn, tempDir } from './fixtures.js';
@@ -132,6 +133,19 @@ describe('the hash chain and seal', () => {
     sqlite.prepare("delete from syntheses").run();
     expect(broken(store.verifyDebate('d-0001')).problem).toBe('a `syntheses` row (-) was removed');
     expect(store.verifyDebate('d-0001').state).toBe('broken');
+  });
+
+  it('catches a row added under a key an object would not keep as its own (`__proto__`), and one named `constructor`', () => {
+    for (const [id, key] of [['d-0001', '__proto__'], ['d-0002', 'constructor']] as const) {
+      // The table already has a row, so only the added row's own digest can tell.
+      recordDebate(id, false);
+      const claims = { step: 'claims' as const, agents: ['ada'], claims: [{ id: 'C1', agentId: 'ada', text: 'Sharding splits the load.', source: 'model' as const }], gaps: [], answerTokens: 0, pairs: 0, clashCalls: 0 };
+      store.recorded(id, () => recordTensionUpdate(store, id, claims, 1));
+      store.finishDebate(id, { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.5, finishedAt: 1_700_000_009_000 });
+      expect(store.verifyDebate(id).state).toBe('sealed');
+      sqlite.prepare("insert into tension_claims (debate_id, claim_id, ordinal, agent_id, text, source) values (?, ?, 1, 'ada', 'The moon is cheese.', 'model')").run(id, key);
+      expect(broken(store.verifyDebate(id))).toMatchObject({ row: { table: 'tension_claims', key }, problem: `a \`tension_claims\` row (${key}) was added` });
+    }
   });
 
   it('catches an edit whose row digest was rewritten to match, through the seal', () => {
@@ -310,6 +324,15 @@ describe('the hash chain and seal', () => {
     // calls are covered by the chain; a bench trial only points at a debate it ran.
     const elsewhere = ['bench_trials', 'calls'];
     expect(tables).toEqual([...Object.keys(SEALED_TABLES), ...elsewhere].sort());
+  });
+
+  it('keys each sealed table by its primary key, NOT NULL: a key names one row, so a debate\'s rows are hashed in any order', () => {
+    for (const [table, keyColumns] of Object.entries(SEALED_TABLES)) {
+      const columns = sqlite.prepare('select name, "notnull" as required, pk from pragma_table_info(?)').all(table) as { name: string; required: number; pk: number }[];
+      const primary = columns.filter((c) => c.pk > 0).map((c) => c.name);
+      expect({ table, primary: primary.sort() }).toEqual({ table, primary: ['debate_id', ...keyColumns].sort() });
+      expect({ table, nullable: columns.filter((c) => c.pk > 0 && c.required === 0).map((c) => c.name) }).toEqual({ table, nullable: [] });
+    }
   });
 });
 
