@@ -186,8 +186,14 @@ export class Store extends RecordReader {
 
   /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
   setBusyTimeout(ms: number): void {
-    this.sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`);
+    const value = Math.max(0, Math.floor(ms));
+    // Every debate's recorder sets it: a pragma is a statement compiled each time.
+    if (value === this.#busyTimeoutMs) return;
+    this.sqlite.pragma(`busy_timeout = ${value}`);
+    this.#busyTimeoutMs = value;
   }
+
+  #busyTimeoutMs: number | null = null;
 
   createDebate(d: NewDebate): void {
     this.#write(d.id, `create debate \`${d.id}\``, () =>
@@ -221,8 +227,9 @@ export class Store extends RecordReader {
             }),
           );
           // The id was free (the insert above would have failed): the new debate has rows in no
-          // sealed table but those just written, so its checkpoint hashes only theirs.
+          // sealed table but those just written, so its checkpoint hashes only theirs, and no calls.
           this.#digests.set(d.id, new CheckpointDigests({}));
+          this.#chains.set(d.id, { count: 0, head: null });
         })
         .immediate(),
       ['debates', 'agents'],
@@ -389,10 +396,7 @@ export class Store extends RecordReader {
         if (keyColumns === undefined) continue;
         const numbers: CallNumbers = table in CALL_LINKS ? this.#linkedCall(debateId) : NO_CALLS;
         if (refs === 'all') {
-          const rows = prepare(`select * from ${table} where debate_id = ? order by rowid`).all(debateId) as Row[];
-          const fresh: Record<string, string> = {};
-          for (const row of rows) fresh[rowKey(row, keyColumns)] = rowDigest(table, row, numbers);
-          digests.setTable(table, fresh);
+          digests.setTable(table, this.#tableDigests(table, keyColumns, debateId, numbers));
           continue;
         }
         for (const ref of refs) {
@@ -410,6 +414,18 @@ export class Store extends RecordReader {
     const rowsJson = digests.unwritten();
     if (rowsJson === null) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
     else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, rowsJson, signature, keyId, debateId);
+  }
+
+  /**
+   * The digest of each of a debate's rows in a sealed table, by key. A table's key columns with
+   * `debate_id` are its primary key, all NOT NULL (a test holds every sealed table to it), so each
+   * key names one row and the rows need no order: `order by rowid` would cost SQLite a sorter.
+   */
+  #tableDigests(table: string, keyColumns: readonly string[], debateId: string, numbers: CallNumbers): Record<string, string> {
+    // No prototype, as in `rowDigests`: any key, `__proto__` included, is the row's own.
+    const fresh: Record<string, string> = Object.create(null);
+    for (const row of this.statement(`select * from ${table} where debate_id = ?`).all(debateId) as Row[]) fresh[rowKey(row, keyColumns)] = rowDigest(table, row, numbers);
+    return fresh;
   }
 
   /**
