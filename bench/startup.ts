@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packagePath } from '../src/package-root.js';
+import { quantile } from '../src/bench/stats.js';
 
 /**
  * Start-up cost of everyday commands: CPU time (user + system) of the whole process, as a ratio
@@ -26,12 +27,6 @@ function cpuMs(args: string[]): number {
   if (r.status !== 0 || text.trim() === '') throw new Error(`\`${args.join(' ')}\` exited ${r.status}: ${String(r.stderr).slice(0, 400)}`);
   return Number(text.trim()) / 1000;
 }
-
-const quantile = (xs: number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const i = (s.length - 1) * q;
-  return s[Math.floor(i)]! + (s[Math.ceil(i)]! - s[Math.floor(i)]!) * (i - Math.floor(i));
-};
 
 try {
   const demo = spawnSync(process.execPath, [cli, 'demo', '--db', db, '--quiet', '--json', '--token-ms', '0'], { encoding: 'utf8' });

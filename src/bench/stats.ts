@@ -39,13 +39,18 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The `q` quantile (0 to 1) of unsorted values, as `quantileOfSorted` takes it; NaN for an empty list. */
+export function quantile(values: readonly number[], q: number): number {
+  return values.length === 0 ? Number.NaN : quantileOfSorted([...values].sort((x, y) => x - y), q);
+}
+
 /** Share of true values; NaN for an empty list. */
 export function accuracy(correct: readonly boolean[]): number {
   return mean(correct.map((c) => (c ? 1 : 0)));
 }
 
 /** Quantile with linear interpolation between order statistics (numpy's default). */
-function quantile(sorted: readonly number[], q: number): number {
+function quantileOfSorted(sorted: readonly number[], q: number): number {
   const position = (sorted.length - 1) * q;
   const below = Math.floor(position);
   const above = Math.min(below + 1, sorted.length - 1);
@@ -92,7 +97,7 @@ function bootstrap(n: number, statistic: (indices: readonly number[]) => number,
   for (const indices of resamples(n, iterations, seed)) stats.push(statistic(indices));
   stats.sort((x, y) => x - y);
   const tail = (1 - level) / 2;
-  return { low: quantile(stats, tail), high: quantile(stats, 1 - tail) };
+  return { low: quantileOfSorted(stats, tail), high: quantileOfSorted(stats, 1 - tail) };
 }
 
 /** Percentile bootstrap confidence interval for an accuracy. */

@@ -7,6 +7,7 @@ import {
   majorityVote,
   mean,
   median,
+  quantile,
   pairedBootstrapDiff,
 } from '../../src/bench/stats.js';
 
@@ -27,6 +28,14 @@ describe('accuracy, mean and median', () => {
     expect(median([5, 1, 3])).toBe(3);
     expect(median([4, 1, 3, 10])).toBe(3.5);
     expect(mean([1, 2, 6])).toBe(3);
+  });
+
+  it('takes a quantile of unsorted values, interpolated between the nearest two', () => {
+    expect(quantile([10, 0, 30, 20], 0.5)).toBe(15);
+    expect(quantile([10, 0, 30, 20], 0.25)).toBe(7.5);
+    expect(quantile([3, 1, 2], 0)).toBe(1);
+    expect(quantile([3, 1, 2], 1)).toBe(3);
+    expect(quantile([], 0.5)).toBeNaN();
   });
 });
 
