@@ -283,6 +283,25 @@ describe('the hash chain and seal', () => {
     expect(callHash(row)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
   });
 
+  it('seals as docs/record.md says: a table\'s keys that are array indices (seq 0…11) first, in numeric order, then the others by UTF-16 code units', () => {
+    recordDebate('d-0001', false);
+    for (let i = 0; i < 12; i++) store.recorded('d-0001', () => recordProtocolStep(store, 'd-0001', { kind: 'champion', agentId: 'ada', runnerUp: null, position: `P${i}` }, null, i));
+    store.finishDebate('d-0001', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.5, finishedAt: 1_700_000_009_000 });
+    const rows = readDebateRows(sqlite, 'd-0001', (q) => sqlite.prepare(q))!;
+    const digests = rowDigests(rows);
+    // The documented order, written out independently of the code under test.
+    const index = (k: string): boolean => /^(0|[1-9]\d*)$/.test(k) && Number(k) <= 4_294_967_294;
+    const order = (a: string, b: string): number => (index(a) && index(b) ? Number(a) - Number(b) : index(a) ? -1 : index(b) ? 1 : a < b ? -1 : a > b ? 1 : 0);
+    const encode = (map: Record<string, string>): string => `{${Object.keys(map).sort(order).map((k) => `${JSON.stringify(k)}:${JSON.stringify(map[k])}`).join(',')}}`;
+    const rowsText = `{${Object.keys(digests).sort().map((t) => `${JSON.stringify(t)}:${encode(digests[t]!)}`).join(',')}}`;
+    expect(Object.keys(digests.protocol_steps!).sort(order).join(' ')).toBe('0 1 2 3 4 5 6 7 8 9 10 11');
+    const lastHash = (sqlite.prepare("select hash from calls where debate_id = 'd-0001' order by id desc limit 1").get() as { hash: string }).hash;
+    const text = `{"calls":{"count":3,"head":${JSON.stringify(lastHash)}},"rows":${rowsText},"v":1}`;
+    const seal = createHash('sha256').update(text, 'utf8').digest('hex');
+    expect(sealOf(rows)).toBe(seal);
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed', seal });
+  });
+
   it('hashes any row as its keys and values written one by one, sorted: text of every kind, numbers, and the keys an object would reorder or drop', () => {
     const random = mulberry32(37);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
