@@ -211,14 +211,22 @@ export function rowDigests(rows: DebateRows | SealInput, callNumber = callNumber
   const out: Record<string, Record<string, string>> = {
     debates: { [String(rows.debate.id)]: debateDigest(rows.debate) },
   };
-  for (const [table, keyColumns] of Object.entries(SEALED_TABLES)) {
+  for (const table of Object.keys(SEALED_TABLES)) {
     const list = rows.tables[table] ?? [];
-    if (list.length === 0) continue;
-    const digests: Record<string, string> = Object.create(null);
-    for (const row of list) digests[rowKey(row, keyColumns)] = rowDigest(table, row, position);
-    out[table] = digests;
+    if (list.length > 0) out[table] = tableDigests(table, list, position);
   }
   return out;
+}
+
+/**
+ * The digest of each of a debate's rows in one sealed table, by the row's key. The object has no
+ * prototype, so any key (`__proto__` included: a key is data, a hand edit's too) is its own.
+ */
+export function tableDigests(table: string, rows: readonly Row[], callNumber: CallNumbers): Record<string, string> {
+  const keyColumns = SEALED_TABLES[table]!;
+  const digests: Record<string, string> = Object.create(null);
+  for (const row of rows) digests[rowKey(row, keyColumns)] = rowDigest(table, row, callNumber);
+  return digests;
 }
 
 /** Call row id → its number in the debate, for the links that point at calls. */

@@ -17,6 +17,7 @@ import {
   type Row,
   rowDigest,
   rowDigests,
+  tableDigests,
   rowKey,
   sealFrom,
   sha256,
@@ -81,6 +82,8 @@ export class Store extends RecordReader {
   #signer: SealSigner | null = null;
   /** Debates this store has passed through the seal gate (or created): only their seals may be written. */
   readonly #gated = new Set<string>();
+  /** The lock wait last set (every debate's recorder sets it; a pragma compiles each time). */
+  #busyTimeoutMs: number | null = null;
 
   /** Use `openStore()`: it sets pragmas and applies migrations first. */
   constructor(sqlite: BetterSqlite3.Database, path: string) {
@@ -187,13 +190,10 @@ export class Store extends RecordReader {
   /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
   setBusyTimeout(ms: number): void {
     const value = Math.max(0, Math.floor(ms));
-    // Every debate's recorder sets it: a pragma is a statement compiled each time.
     if (value === this.#busyTimeoutMs) return;
     this.sqlite.pragma(`busy_timeout = ${value}`);
     this.#busyTimeoutMs = value;
   }
-
-  #busyTimeoutMs: number | null = null;
 
   createDebate(d: NewDebate): void {
     this.#write(d.id, `create debate \`${d.id}\``, () =>
@@ -396,7 +396,9 @@ export class Store extends RecordReader {
         if (keyColumns === undefined) continue;
         const numbers: CallNumbers = table in CALL_LINKS ? this.#linkedCall(debateId) : NO_CALLS;
         if (refs === 'all') {
-          digests.setTable(table, this.#tableDigests(table, keyColumns, debateId, numbers));
+          // Every sealed table is keyed by its primary key, NOT NULL (a test holds them to it): each key
+          // names one row, so the rows need no `order by rowid`, which would cost SQLite a sorter.
+          digests.setTable(table, tableDigests(table, prepare(`select * from ${table} where debate_id = ?`).all(debateId) as Row[], numbers));
           continue;
         }
         for (const ref of refs) {
@@ -416,34 +418,14 @@ export class Store extends RecordReader {
     else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, rowsJson, signature, keyId, debateId);
   }
 
-  /**
-   * The digest of each of a debate's rows in a sealed table, by key. A table's key columns with
-   * `debate_id` are its primary key, all NOT NULL (a test holds every sealed table to it), so each
-   * key names one row and the rows need no order: `order by rowid` would cost SQLite a sorter.
-   */
-  #tableDigests(table: string, keyColumns: readonly string[], debateId: string, numbers: CallNumbers): Record<string, string> {
-    // No prototype, as in `rowDigests`: any key, `__proto__` included, is the row's own.
-    const fresh: Record<string, string> = Object.create(null);
-    for (const row of this.statement(`select * from ${table} where debate_id = ?`).all(debateId) as Row[]) fresh[rowKey(row, keyColumns)] = rowDigest(table, row, numbers);
-    return fresh;
-  }
-
-  /**
-   * The rows of a sealed table with these identifying columns, in rowid order, as a read of the
-   * whole table would meet them: the last row with a key is the one its digest is of. A key names
-   * one row but where a column is NULL, so the rows are sorted only when there are several
-   * (`order by rowid` costs SQLite a sorter, four times the lookup itself).
-   */
+  /** The row of a sealed table with this key, or none (its key is its primary key, so there is at most one). */
   #rowsWithKey(table: string, keyColumns: readonly string[], key: Row, debateId: string): Row[] {
-    let source = ROWS_WITH_KEY.get(table);
+    let source = ROW_WITH_KEY.get(table);
     if (source === undefined) {
-      const where = `where debate_id = @debate_id${keyColumns.map((c) => ` and ${c} is @${c}`).join('')}`;
-      source = { any: `select * from ${table} ${where}`, sorted: `select * from ${table} ${where} order by rowid` };
-      ROWS_WITH_KEY.set(table, source);
+      source = `select * from ${table} where debate_id = @debate_id${keyColumns.map((c) => ` and ${c} is @${c}`).join('')}`;
+      ROW_WITH_KEY.set(table, source);
     }
-    const params = { ...key, debate_id: debateId };
-    const rows = this.statement(source.any).all(params) as Row[];
-    return rows.length > 1 ? (this.statement(source.sorted).all(params) as Row[]) : rows;
+    return this.statement(source).all({ ...key, debate_id: debateId }) as Row[];
   }
 
   /**
@@ -631,8 +613,8 @@ export const CALL_COLUMNS = [
 ] as const;
 /** The keys of a `calls` row as `callRow` builds it, sorted once for its canonical JSON. */
 const CALL_KEYS_SORTED = [...CALL_COLUMNS].sort();
-/** The text of `#rowsWithKey`'s two reads, per sealed table (its key columns are SEALED_TABLES'). */
-const ROWS_WITH_KEY = new Map<string, { any: string; sorted: string }>();
+/** The text of `#rowsWithKey`'s read, per sealed table (its key columns are SEALED_TABLES'). */
+const ROW_WITH_KEY = new Map<string, string>();
 
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map(() => '?').join(', ')})`;
 
