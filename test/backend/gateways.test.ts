@@ -1,16 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelServer } from '../../src/backend/types.js';
 import { Gateway } from '../../src/ollama/gateway.js';
 import { OpenAIGateway } from '../../src/openai/gateway.js';
-import { type SimHandle, type SimOptions, startSimulator } from '../../src/sim/index.js';
+import { type SimOptions, startSimulator } from '../../src/sim/index.js';
 import { callFailure, FAILING_REPLIES } from '../helpers/errors.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
 
-let sim: SimHandle | undefined;
-
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
+const track = closesAfterEach();
 
 /** Both gateways over the simulator, which speaks Ollama's API and the OpenAI-compatible one. */
 const gateways: { api: string; model: string; connect: (url: string) => ModelServer; sim?: Partial<SimOptions> }[] = [
@@ -19,14 +15,14 @@ const gateways: { api: string; model: string; connect: (url: string) => ModelSer
 ];
 
 describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ model, connect, sim: simOptions }) => {
-  async function gateway(respond: SimOptions['respond'], extra: Partial<SimOptions> = {}): Promise<ModelServer> {
-    sim = await startSimulator({ models: [{ name: 'llama3.2' }], respond, ...simOptions, ...extra });
-    return connect(sim.url);
+  async function gateway(respond: SimOptions['respond'], extra: Partial<SimOptions> = {}): Promise<{ gw: ModelServer; url: string; close: () => Promise<void> }> {
+    const sim = track(await startSimulator({ models: [{ name: 'llama3.2' }], respond, ...simOptions, ...extra }));
+    return { gw: connect(sim.url), url: sim.url, close: () => sim.close() };
   }
   const ask = { model, messages: [{ role: 'user' as const, content: 'Say something.' }] };
 
   it('streams a reply with every token reported and counted, on connections it goes on using', async () => {
-    const gw = await gateway(() => 'one two three');
+    const { gw } = await gateway(() => 'one two three');
     const deltas: string[] = [];
     const r = await gw.chat(ask, { onProgress: (p) => deltas.push(p.delta) });
     expect(r.content).toBe('one two three');
@@ -37,20 +33,18 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
   });
 
   it('names each failure: missing model, server error, error mid-stream, a stream cut short, no server', async () => {
-    const gw = await gateway(FAILING_REPLIES);
+    const { gw, url, close } = await gateway(FAILING_REPLIES);
     expect((await callFailure(gw.chat({ ...ask, model: 'nope' }))).code).toBe('MODEL_MISSING');
     expect(await callFailure(gw.chat(ask))).toMatchObject({ code: 'SERVER_ERROR', status: 500 });
     const crash = await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'crash' }] }));
     expect([crash.code, crash.message]).toEqual(['STREAM_ERROR', `${model} failed mid-reply: runner crashed`]);
     expect((await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'stop' }] }))).code).toBe('STREAM_INCOMPLETE');
-    const url = sim!.url;
-    await sim!.close();
-    sim = undefined;
+    await close();
     expect((await callFailure(connect(url).chat(ask))).code).toBe('HOST_UNREACHABLE');
   });
 
   it("stops a call mid-stream on the caller's signal, keeping what came, and one past its time limit, then goes on", async () => {
-    const gw = await gateway(() => 'a b c d e f g h i j k l m n o p', { tokenMs: 40 });
+    const { gw } = await gateway(() => 'a b c d e f g h i j k l m n o p', { tokenMs: 40 });
     const stop = new AbortController();
     const stopped = await callFailure(gw.chat(ask, { signal: stop.signal, onProgress: (p) => p.tokens === 2 && stop.abort() }));
     expect([stopped.code, stopped.partial]).toEqual(['CALL_ABORTED', 'a b']);

@@ -1,19 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OpenAIGateway } from '../../src/openai/gateway.js';
-import { type SimHandle, startSimulator } from '../../src/sim/index.js';
+import { startSimulator } from '../../src/sim/index.js';
 import { callFailure } from '../helpers/errors.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
 
-let sim: SimHandle | undefined;
-
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
+const track = closesAfterEach();
 
 // Chat calls are tested for both gateways in test/backend/gateways.test.ts.
 describe('the OpenAI-compatible gateway', () => {
   it('says the key was refused, naming its variable and never the key', async () => {
-    sim = await startSimulator({ models: [{ name: 'llama3.2' }], respond: () => 'x', api: 'openai', apiKey: 'right-key' });
+    const sim = track(await startSimulator({ models: [{ name: 'llama3.2' }], respond: () => 'x', api: 'openai', apiKey: 'right-key' }));
     const wrong = new OpenAIGateway(`${sim.url}/v1`, { apiKey: 'wrong-key', apiKeyEnv: 'SIM_KEY' });
     const refused = await callFailure(wrong.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] }));
     expect(refused.code).toBe('KEY_REFUSED');

@@ -146,6 +146,12 @@ describe('the hash chain and seal', () => {
       sqlite.prepare("insert into tension_claims (debate_id, claim_id, ordinal, agent_id, text, source) values (?, ?, 1, 'ada', 'The moon is cheese.', 'model')").run(id, key);
       expect(broken(store.verifyDebate(id))).toMatchObject({ row: { table: 'tension_claims', key }, problem: `a \`tension_claims\` row (${key}) was added` });
     }
+    // A store that did not write them passes each debate through the seal gate before its first write: refused, nothing sealed over.
+    const seals = sqlite.prepare('select id, seal from debates order by id').all();
+    store.close();
+    store = openStore(join(dir.dir, 'c.db'));
+    for (const id of ['d-0001', 'd-0002']) expect(() => store.recordSynthesis(id, { status: 'failed', synthesis: null, error: 'again' })).toThrow(/was added/);
+    expect(sqlite.prepare('select id, seal from debates order by id').all()).toEqual(seals);
   });
 
   it('catches an edit whose row digest was rewritten to match, through the seal', () => {
