@@ -17,6 +17,7 @@ export function recordAttachments(store: RecordWriter, debateId: string, files: 
 export function recordBudgetDecision(store: RecordWriter, debateId: string, d: BudgetDecision, at: number): void {
   store.runPrepared(`record a budget decision of debate \`${debateId}\``, INSERT_DECISION, {
     debate_id: debateId,
+    seq: store.nextNumber(debateId, 'budget_decisions', 'seq', 0),
     kind: d.kind,
     stage: d.stage,
     round: d.round,
@@ -28,9 +29,8 @@ export function recordBudgetDecision(store: RecordWriter, debateId: string, d: B
   });
 }
 
-// The next number in the debate's sequence and the row, in one statement.
 const INSERT_DECISION = `insert into budget_decisions (debate_id, seq, kind, stage, round, agent_id, detail, used, limit_tokens, at)
-  values (@debate_id, (select coalesce(max(seq), -1) + 1 from budget_decisions where debate_id = @debate_id), @kind, @stage, @round, @agent_id, @detail, @used, @limit_tokens, @at)`;
+  values (@debate_id, @seq, @kind, @stage, @round, @agent_id, @detail, @used, @limit_tokens, @at)`;
 
 export function readAttachments(read: TableReader): Attachment[] {
   return read<typeof attachments.$inferSelect>('attachments', 'ordinal').map((r) => ({ name: r.name, bytes: r.bytes, sha256: r.sha256, content: r.content }));

@@ -16,6 +16,7 @@ export interface StoredStep {
 export function recordProtocolStep(store: RecordWriter, debateId: string, step: ProtocolStep, afterCallId: number | null, at: number): void {
   store.runPrepared(`record a ${step.kind} step of debate \`${debateId}\``, INSERT_STEP, {
     debate_id: debateId,
+    seq: store.nextNumber(debateId, 'protocol_steps', 'seq', 0),
     kind: step.kind,
     round: stepRound(step),
     body_json: JSON.stringify(step),
@@ -24,9 +25,8 @@ export function recordProtocolStep(store: RecordWriter, debateId: string, step: 
   });
 }
 
-// The next number in the debate's sequence and the row, in one statement.
 const INSERT_STEP = `insert into protocol_steps (debate_id, seq, kind, round, body_json, after_call_id, at)
-  values (@debate_id, (select coalesce(max(seq), -1) + 1 from protocol_steps where debate_id = @debate_id), @kind, @round, @body_json, @after_call_id, @at)`;
+  values (@debate_id, @seq, @kind, @round, @body_json, @after_call_id, @at)`;
 
 export function readProtocolSteps(read: TableReader): StoredStep[] {
   return read<typeof protocolSteps.$inferSelect>('protocol_steps', 'seq').map((r) => ({ seq: r.seq, step: r.bodyJson, afterCallId: r.afterCallId, at: r.at }));

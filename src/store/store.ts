@@ -82,6 +82,8 @@ export class Store extends RecordReader {
   #signer: SealSigner | null = null;
   /** Debates this store has passed through the seal gate (or created): only their seals may be written. */
   readonly #gated = new Set<string>();
+  /** Debate → `table.column` → the next number of that sequence, for the debates this store wrote to. */
+  readonly #sequences = new Map<string, Map<string, number>>();
   /** The lock wait last set (every debate's recorder sets it; a pragma compiles each time). */
   #busyTimeoutMs: number | null = null;
 
@@ -185,6 +187,28 @@ export class Store extends RecordReader {
     this.#chains.delete(debateId);
     this.#digests.delete(debateId);
     this.#callNumbers.delete(debateId);
+    this.#sequences.delete(debateId);
+  }
+
+  /**
+   * The next number of the debate's sequence in `table`.`column` (`first` when it has none yet):
+   * read from the file once per debate, then counted here, as the chain is. Not `max()` in the
+   * insert itself: SQLite re-prepares a statement that takes the `max()` (or orders by a column)
+   * of rows found by a bound parameter at every run, which doubled the cost of the insert.
+   */
+  nextNumber(debateId: string, table: string, column: string, first: number): number {
+    let known = this.#sequences.get(debateId);
+    if (known === undefined) this.#sequences.set(debateId, (known = new Map()));
+    const key = `${table}.${column}`;
+    let next = known.get(key);
+    if (next === undefined) {
+      next = first;
+      for (const { n } of this.statement(`select ${column} as n from ${table} where debate_id = ?`).all(debateId) as { n: unknown }[]) {
+        if (typeof n === 'number' && n >= next) next = n + 1;
+      }
+    }
+    known.set(key, next + 1);
+    return next;
   }
 
   /** How long a write waits for another process's lock before it fails with STORE_LOCKED. */
@@ -321,7 +345,7 @@ export class Store extends RecordReader {
     const values = { debate_id: debateId, status: s.status, body_json: s.synthesis === null || s.synthesis === undefined ? null : JSON.stringify(s.synthesis), error: s.error };
     this.#write(debateId, `record the synthesis for debate \`${debateId}\``, () =>
       this.sqlite.transaction(() => {
-        this.statement(INSERT_SYNTHESIS_ATTEMPT).run({ ...values, model: s.model ?? '', created_at: at });
+        this.statement(INSERT_SYNTHESIS_ATTEMPT).run({ ...values, attempt: this.nextNumber(debateId, 'synthesis_attempts', 'attempt', 1), model: s.model ?? '', created_at: at });
         const current = this.statement('select status from syntheses where debate_id = ?').get(debateId) as { status: string } | undefined;
         if (current?.status === 'ok' && s.status !== 'ok') return;
         this.statement(UPSERT_SYNTHESIS).run(values);
@@ -638,8 +662,7 @@ const RESUME_CLEARS = [
 
 const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
 const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);
-const INSERT_SYNTHESIS_ATTEMPT =
-  'insert into synthesis_attempts (debate_id, attempt, model, status, body_json, error, created_at) values (@debate_id, (select coalesce(max(attempt), 0) + 1 from synthesis_attempts where debate_id = @debate_id), @model, @status, @body_json, @error, @created_at)';
+const INSERT_SYNTHESIS_ATTEMPT = insertInto('synthesis_attempts', ['debate_id', 'attempt', 'model', 'status', 'body_json', 'error', 'created_at']);
 const FINISH_DEBATE =
   'update debates set status = @status, exit_reason = @exit_reason, exit_detail = @exit_detail, error = @error, rounds_completed = @rounds_completed, final_convergence = @final_convergence, finished_at = @finished_at where id = @id';
 const UPSERT_SYNTHESIS = upsert('syntheses', ['debate_id'], ['status', 'body_json', 'error']);

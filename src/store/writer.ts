@@ -11,6 +11,8 @@ export interface RecordWriter {
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T;
   /** Runs one prepared write (compiled once per store). */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void;
+  /** The next number of the debate's sequence in `table`.`column` (`first` when it has none yet), for the row about to be written with it. */
+  nextNumber(debateId: string, table: string, column: string, first: number): number;
 }
 
 /** What a reader of the record needs: SQL run on the database, failures named. Both the Store and the read-only RecordReader give it. */

@@ -283,6 +283,41 @@ describe('the hash chain and seal', () => {
     expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 4 });
   });
 
+
+  it('numbers steps, budget decisions and synthesis attempts on from what the file holds: after another store, beside another debate, after a write rolled back', () => {
+    const step = (id: string, at: number): void => store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'ada', runnerUp: null, position: 'No' }, null, at));
+    const decision = (id: string): void => store.recorded(id, () => recordBudgetDecision(store, id, { kind: 'skip', stage: 'critique', round: 1, agentId: 'bo', detail: 'over', used: 10, limit: 5 }, 1));
+    const numbers = (table: string, column: string, id: string): number[] =>
+      (sqlite.prepare(`select ${column} as n from ${table} where debate_id = ? order by n`).all(id) as { n: number }[]).map((r) => r.n);
+    store.createDebate(newDebate({ id: 'd-0001' }));
+    step('d-0001', 1);
+    step('d-0001', 2);
+    decision('d-0001');
+    store.recordSynthesis('d-0001', { status: 'failed', synthesis: null, error: 'first' });
+    store.close();
+    // Another store goes on from the file, with another debate between its writes.
+    store = openStore(join(dir.dir, 'c.db'));
+    store.createDebate(newDebate({ id: 'd-0002' }));
+    step('d-0002', 1);
+    step('d-0001', 3);
+    decision('d-0001');
+    store.recordSynthesis('d-0001', { status: 'failed', synthesis: null, error: 'second' });
+    // A write rolled back takes its number with it.
+    expect(() =>
+      store.recorded('d-0001', () => {
+        recordProtocolStep(store, 'd-0001', { kind: 'champion', agentId: 'bo', runnerUp: null, position: 'Yes' }, null, 4);
+        throw new Error('the write fails after the step');
+      }),
+    ).toThrow(/fails after the step/);
+    step('d-0001', 5);
+    expect(numbers('protocol_steps', 'seq', 'd-0001')).toEqual([0, 1, 2, 3]);
+    expect((sqlite.prepare('select at from protocol_steps where debate_id = ? and seq = 3').get('d-0001') as { at: number }).at).toBe(5);
+    expect(numbers('protocol_steps', 'seq', 'd-0002')).toEqual([0]);
+    expect(numbers('budget_decisions', 'seq', 'd-0001')).toEqual([0, 1]);
+    expect(numbers('synthesis_attempts', 'attempt', 'd-0001')).toEqual([1, 2]);
+    store.finishDebate('d-0001', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: 1_700_000_009_000 });
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed' });
+  });
   it('hashes a call as documented: sha256 of the row without id, hash and NULLs, in canonical JSON', () => {
     const row = { id: 7, debate_id: 'd', stage: 'opening', round: 0, raw: 'é"\n', error: null, prev_hash: 'ab', hash: 'x', finished_at: 2 };
     const text = '{"debate_id":"d","finished_at":2,"prev_hash":"ab","raw":"é\\"\\n","round":0,"stage":"opening"}';
