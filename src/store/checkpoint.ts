@@ -1,13 +1,7 @@
 import { canonicalJson, type Row } from './chain.js';
 
-/**
- * A row that one write changed, for the checkpoint to hash again: found by its identifying
- * columns (SEALED_TABLES), or by its row id when the insert computed them (a sequence number).
- */
-export type RowRef = { key: Row } | { rowid: number | bigint };
-
-/** What one write changed of a debate's sealed rows, by table: the whole table, or the rows named. */
-export type Touched = Map<string, 'all' | RowRef[]>;
+/** What one write changed of a debate's sealed rows, by table: the whole table, or the rows it wrote, as they were written. */
+export type Touched = Map<string, 'all' | Row[]>;
 
 /**
  * The row digests of a debate's latest checkpoint seal, kept by the store that writes the

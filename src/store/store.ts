@@ -22,7 +22,7 @@ import {
   sealFrom,
   sha256,
 } from './chain.js';
-import { CheckpointDigests, type RowRef, type Touched } from './checkpoint.js';
+import { CheckpointDigests, type Touched } from './checkpoint.js';
 import { sealGate } from './gate.js';
 import { RecordReader } from './reader.js';
 import type { ReusedTurn } from './schema.js';
@@ -145,13 +145,13 @@ export class Store extends RecordReader {
     else if (this.#touched !== 'all') for (const t of tables) this.#touched.set(t, 'all');
   }
 
-  /** Marks one row of a sealed table as changed by the current write. */
-  #touchRow(table: string, ref: RowRef): void {
+  /** Marks one row of a sealed table as changed by the current write: `row` as the write returned it. */
+  #touchRow(table: string, row: Row): void {
     if (this.#touched === 'all') return;
     const known = this.#touched.get(table);
     if (known === 'all') return;
-    if (known) known.push(ref);
-    else this.#touched.set(table, [ref]);
+    if (known) known.push(row);
+    else this.#touched.set(table, [row]);
   }
 
   /** Runs `fn` as one write to the debate's record, its checkpoint seal rewritten in the same transaction. `touches`: the sealed tables it writes. */
@@ -304,7 +304,7 @@ export class Store extends RecordReader {
   recordTurn(debateId: string, turn: TurnRecord): void {
     const body = turn.opening ?? turn.critique ?? null;
     this.#write(debateId, `record the round ${turn.round} turn of \`${turn.agentId}\` for debate \`${debateId}\``, () => {
-      this.statement(UPSERT_TURN).run({
+      const row = this.statement(UPSERT_TURN).get({
         debate_id: debateId,
         round: turn.round,
         agent_id: turn.agentId,
@@ -315,14 +315,14 @@ export class Store extends RecordReader {
         body_kind: turn.opening ? 'opening' : turn.critique ? 'critique' : null,
         body_json: body === null ? null : JSON.stringify(body),
         error: turn.error,
-      });
-      this.#touchRow('turns', { key: { round: turn.round, agent_id: turn.agentId } });
+      }) as Row;
+      this.#touchRow('turns', row);
     }, []);
   }
 
   recordJudgement(debateId: string, j: RoundJudgement): void {
     this.#write(debateId, `record the round ${j.round} judgement for debate \`${debateId}\``, () => {
-      this.statement(UPSERT_ROUND).run({
+      const row = this.statement(UPSERT_ROUND).get({
         debate_id: debateId,
         round: j.round,
         status: j.status,
@@ -332,8 +332,8 @@ export class Store extends RecordReader {
         rationale: j.score?.rationale ?? null,
         convergence: j.convergence,
         error: j.error,
-      });
-      this.#touchRow('rounds', { key: { round: j.round } });
+      }) as Row;
+      this.#touchRow('rounds', row);
     }, []);
   }
 
@@ -425,11 +425,8 @@ export class Store extends RecordReader {
           digests.setTable(table, tableDigests(table, prepare(`select * from ${table} where debate_id = ?`).all(debateId) as Row[], numbers));
           continue;
         }
-        for (const ref of refs) {
-          const rows = 'rowid' in ref ? (prepare(`select * from ${table} where rowid = ? and debate_id = ?`).all(ref.rowid, debateId) as Row[]) : this.#rowsWithKey(table, keyColumns, ref.key, debateId);
-          if (rows.length === 0 && 'key' in ref) digests.setRow(table, rowKey(ref.key, keyColumns), null);
-          for (const row of rows) digests.setRow(table, rowKey(row, keyColumns), rowDigest(table, row, numbers));
-        }
+        // Each row as its write returned it (`returning *`, the values as stored), in the order written.
+        for (const row of refs) if (row.debate_id === debateId) digests.setRow(table, rowKey(row, keyColumns), rowDigest(table, row, numbers));
       }
     }
     const seal = sealFrom(chain, digests.rowsJson());
@@ -440,16 +437,6 @@ export class Store extends RecordReader {
     const rowsJson = digests.unwritten();
     if (rowsJson === null) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
     else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, rowsJson, signature, keyId, debateId);
-  }
-
-  /** The row of a sealed table with this key, or none (its key is its primary key, so there is at most one). */
-  #rowsWithKey(table: string, keyColumns: readonly string[], key: Row, debateId: string): Row[] {
-    let source = ROW_WITH_KEY.get(table);
-    if (source === undefined) {
-      source = `select * from ${table} where debate_id = @debate_id${keyColumns.map((c) => ` and ${c} is @${c}`).join('')}`;
-      ROW_WITH_KEY.set(table, source);
-    }
-    return this.statement(source).all({ ...key, debate_id: debateId }) as Row[];
   }
 
   /**
@@ -529,11 +516,19 @@ export class Store extends RecordReader {
    */
   /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void {
-    const result = this.guard(what, () => this.statement(source).run(params));
-    const written = writtenRow(source, params, result);
-    if (written === null) this.#touch('all');
-    else if (written.ref === undefined) this.#touch([written.table]);
-    else this.#touchRow(written.table, written.ref);
+    const shape = statementShape(source);
+    if (shape === null) {
+      this.guard(what, () => this.statement(source).run(params));
+      this.#touch('all');
+    } else if (shape.returning === null) {
+      this.guard(what, () => this.statement(source).run(params));
+      this.#touch([shape.table]);
+    } else {
+      // The row as written comes back with the write: the checkpoint hashes it without reading it again.
+      const rows = this.guard(what, () => this.statement(shape.returning!).all(params)) as Row[];
+      if (rows.length === 1) this.#touchRow(shape.table, rows[0]!);
+      else this.#touch([shape.table]);
+    }
   }
 
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
@@ -583,27 +578,17 @@ export { canonicalJson };
 
 const NO_CALLS: CallNumbers = new Map();
 
-/**
- * The row a prepared write changed, when the statement says which: one row inserted (found by
- * its row id), or upserted on exactly its table's identifying columns (found by them). Any other
- * write names its whole table, and one whose table cannot be read from it, every table.
- */
-function writtenRow(source: string, params: Record<string, unknown>, result: BetterSqlite3.RunResult): { table: string; ref?: RowRef } | null {
-  const shape = statementShape(source);
-  if (shape === null) return null;
-  const { table, keyColumns, target } = shape;
-  if (keyColumns === undefined || result.changes !== 1 || target === 'not an insert') return { table };
-  if (target === 'no conflict clause') return { table, ref: { rowid: result.lastInsertRowid } };
-  const identifies = target !== null && target.length === keyColumns.length + 1 && target.includes('debate_id') && keyColumns.every((c) => target.includes(c) && params[c] !== undefined);
-  return identifies ? { table, ref: { key: Object.fromEntries(keyColumns.map((c) => [c, params[c]])) } } : { table };
-}
-
-/** What `writtenRow` reads from a statement's text, read once per statement. */
+/** What `runPrepared` reads from a statement's text, read once per statement. */
 interface StatementShape {
+  /** The table it writes. */
   table: string;
-  keyColumns: readonly string[] | undefined;
-  /** The columns of its `on conflict (…)` clause; null for a conflict clause without them. */
-  target: string[] | null | 'no conflict clause' | 'not an insert';
+  /**
+   * The statement with `returning *`, when the row it returns is the one row of a sealed table that
+   * it wrote: an insert with no conflict clause, or one whose conflict target is the table's primary
+   * key (`debate_id` and its key columns) and whose update sets none of them. Null for any other
+   * write, which names its whole table.
+   */
+  returning: string | null;
 }
 
 const shapes = new Map<string, StatementShape | null>();
@@ -612,20 +597,20 @@ function statementShape(source: string): StatementShape | null {
   let shape = shapes.get(source);
   if (shape !== undefined) return shape;
   const table = /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(source)?.[1];
-  if (table === undefined) shape = null;
-  else {
-    const conflict = /\bon\s+conflict\s*\(([^)]*)\)/i.exec(source);
-    const target = !/^\s*insert\s+into\b/i.test(source)
-      ? 'not an insert'
-      : conflict !== null
-        ? conflict[1]!.split(',').map((c) => c.trim())
-        : /\bon\s+conflict\b/i.test(source)
-          ? null
-          : 'no conflict clause';
-    shape = { table, keyColumns: SEALED_TABLES[table], target };
-  }
+  shape = table === undefined ? null : { table, returning: returnsItsRow(source, SEALED_TABLES[table]) ? `${source} returning *` : null };
   shapes.set(source, shape);
   return shape;
+}
+
+function returnsItsRow(source: string, keyColumns: readonly string[] | undefined): boolean {
+  if (keyColumns === undefined || !/^\s*insert\s+into\b/i.test(source) || /\breturning\b/i.test(source)) return false;
+  if (!/\bon\s+conflict\b/i.test(source)) return true;
+  const target = /\bon\s+conflict\s*\(([^)]*)\)\s*do\s+(nothing|update\s+set\b([\s\S]*))$/i.exec(source.trim());
+  if (target === null) return false;
+  const key = new Set(['debate_id', ...keyColumns]);
+  const columns = target[1]!.split(',').map((c) => c.trim());
+  const setsKey = [...key].some((c) => new RegExp(`(?:^|[\\s,])${c}\\s*=`).test(target[3] ?? ''));
+  return columns.length === key.size && columns.every((c) => key.has(c)) && !setsKey;
 }
 
 /** Every column of `calls` but `id`, in the order of INSERT_CALL (a test checks none is missing). */
@@ -637,8 +622,6 @@ export const CALL_COLUMNS = [
 ] as const;
 /** The keys of a `calls` row as `callRow` builds it, sorted once for its canonical JSON. */
 const CALL_KEYS_SORTED = [...CALL_COLUMNS].sort();
-/** The text of `#rowsWithKey`'s read, per sealed table (its key columns are SEALED_TABLES'). */
-const ROW_WITH_KEY = new Map<string, string>();
 
 const INSERT_CALL = `insert into calls (${CALL_COLUMNS.join(', ')}) values (${CALL_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -660,8 +643,8 @@ const RESUME_CLEARS = [
   'tension_maps', 'tension_claims', 'tensions', 'tension_consensus', 'tension_exchanges', 'vote_artifacts', 'votes', 'vote_tiers', 'syntheses',
 ];
 
-const UPSERT_TURN = upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error']);
-const UPSERT_ROUND = upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error']);
+const UPSERT_TURN = `${upsert('turns', ['debate_id', 'round', 'agent_id'], ['model', 'status', 'position', 'confidence', 'body_kind', 'body_json', 'error'])} returning *`;
+const UPSERT_ROUND = `${upsert('rounds', ['debate_id', 'round'], ['status', 'recommendation', 'facts', 'caveats', 'convergence', 'rationale', 'error'])} returning *`;
 const INSERT_SYNTHESIS_ATTEMPT = insertInto('synthesis_attempts', ['debate_id', 'attempt', 'model', 'status', 'body_json', 'error', 'created_at']);
 const FINISH_DEBATE =
   'update debates set status = @status, exit_reason = @exit_reason, exit_detail = @exit_detail, error = @error, rounds_completed = @rounds_completed, final_convergence = @final_convergence, finished_at = @finished_at where id = @id';

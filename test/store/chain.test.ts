@@ -229,6 +229,16 @@ describe('the hash chain and seal', () => {
     checkpoint('a judgement replaced');
     store.recorded(id, () => store.runPrepared('edit turns', "update turns set position = 'Both' where debate_id = @id", { id }));
     checkpoint('an update of several rows');
+    // Prepared inserts whose returned row is not the whole change: the table is hashed again.
+    const turn = "insert into turns (debate_id, round, agent_id, model, status) values (@id, @round, @agent, 'm', 'ok')";
+    store.recorded(id, () => store.runPrepared('move a turn', `${turn} on conflict (debate_id, round, agent_id) do update set round = excluded.round + 5`, { id, round: 0, agent: 'bo' }));
+    checkpoint('an upsert whose update moves its row to another key');
+    store.recorded(id, () => store.runPrepared('two turns', "insert into turns (debate_id, round, agent_id, model, status) values (@id, 7, 'cy', 'm', 'ok'), (@id, 7, 'dee', 'm', 'ok')", { id }));
+    checkpoint('an insert of two rows');
+    store.recorded(id, () => store.runPrepared('a turn on another target', `${turn} on conflict do update set status = 'again'`, { id, round: 7, agent: 'cy' }));
+    checkpoint('an upsert with no conflict target');
+    store.recorded(id, () => store.runPrepared('a new turn', turn, { id, round: 8, agent: 'ada' }));
+    checkpoint('an insert of one row');
     store.setPlan(id, { hosts: 1 });
     store.recordSynthesis(id, { status: 'failed', synthesis: null, error: 'timed out' });
     checkpoint('a plan and a synthesis attempt');
