@@ -1,19 +1,17 @@
-import { canonicalJson, type Row } from './chain.js';
+import type { Row } from './chain.js';
 
 /** What one write changed of a debate's sealed rows, by table: the whole table, or the rows it wrote, as they were written. */
 export type Touched = Map<string, 'all' | Row[]>;
 
 /**
  * The row digests of a debate's latest checkpoint seal, kept by the store that writes the
- * debate between its writes, with their canonical JSON kept per table. A write hashes again only
- * the rows it changed and serialises only the tables they are in; the seal computed from this is
- * the one `sealOf` computes from every row read back (src/store/chain.ts).
+ * debate between its writes, with each table's canonical JSON kept in pieces: a write hashes again
+ * only the rows it changed, and writes again only their `"key":"digest"` pieces. The seal computed
+ * from this is the one `sealOf` computes from every row read back (src/store/chain.ts).
  */
 export class CheckpointDigests {
-  /** Table → row key → digest, `debates` included; a table without rows has no entry, as in `rowDigests`. */
-  readonly #tables = new Map<string, Map<string, string>>();
-  /** Table → `canonicalJson` of its digests, for the tables unchanged since it was built. */
-  readonly #json = new Map<string, string>();
+  /** Table → its digests; a table without rows has no entry, as in `rowDigests`. */
+  readonly #tables = new Map<string, TableDigests>();
   #rowsJson: string | null = null;
   /** The digests' JSON as last written to `seal_rows_json`. */
   #written: string | null = null;
@@ -23,28 +21,21 @@ export class CheckpointDigests {
   }
 
   setTable(table: string, rows: Record<string, string>): void {
-    const map = new Map(Object.entries(rows));
-    if (map.size === 0) this.#tables.delete(table);
-    else this.#tables.set(table, map);
-    this.#changed(table);
+    const digests = new TableDigests(rows);
+    if (digests.size === 0) this.#tables.delete(table);
+    else this.#tables.set(table, digests);
+    this.#rowsJson = null;
   }
 
   /** Sets one row's digest, or removes the row when `digest` is null. */
   setRow(table: string, key: string, digest: string | null): void {
     let rows = this.#tables.get(table);
-    if (digest === null) {
-      if (!rows?.delete(key)) return;
-      if (rows.size === 0) this.#tables.delete(table);
-    } else {
-      if (rows?.get(key) === digest) return;
-      if (!rows) this.#tables.set(table, (rows = new Map()));
-      rows.set(key, digest);
+    if (rows === undefined) {
+      if (digest === null) return;
+      this.#tables.set(table, (rows = new TableDigests({})));
     }
-    this.#changed(table);
-  }
-
-  #changed(table: string): void {
-    this.#json.delete(table);
+    if (!rows.set(key, digest)) return;
+    if (rows.size === 0) this.#tables.delete(table);
     this.#rowsJson = null;
   }
 
@@ -52,14 +43,7 @@ export class CheckpointDigests {
   rowsJson(): string {
     if (this.#rowsJson !== null) return this.#rowsJson;
     const parts: string[] = [];
-    for (const table of [...this.#tables.keys()].sort()) {
-      let json = this.#json.get(table);
-      if (json === undefined) {
-        json = canonicalJson(Object.fromEntries(this.#tables.get(table)!));
-        this.#json.set(table, json);
-      }
-      parts.push(`${JSON.stringify(table)}:${json}`);
-    }
+    for (const table of [...this.#tables.keys()].sort()) parts.push(`${JSON.stringify(table)}:${this.#tables.get(table)!.json()}`);
     this.#rowsJson = `{${parts.join(',')}}`;
     return this.#rowsJson;
   }
@@ -71,4 +55,82 @@ export class CheckpointDigests {
     this.#written = json;
     return json;
   }
+}
+
+/**
+ * One table's digests, with their keys kept in the order `canonicalJson` writes them (as
+ * `JSON.stringify` writes an object whose keys were added sorted: keys that are array indices
+ * first, in numeric order, then the others by UTF-16 code units) and each `"key":"digest"` piece
+ * written once.
+ */
+class TableDigests {
+  readonly #pieces = new Map<string, string>();
+  readonly #keys: string[];
+  #json: string | null = null;
+
+  constructor(rows: Record<string, string>) {
+    this.#keys = Object.keys(rows).sort(canonicalOrder);
+    for (const key of this.#keys) this.#pieces.set(key, piece(key, rows[key]!));
+  }
+
+  get size(): number {
+    return this.#keys.length;
+  }
+
+  /** Sets (or, for null, removes) one row's digest; false when nothing changed. */
+  set(key: string, digest: string | null): boolean {
+    const known = this.#pieces.get(key);
+    if (digest === null) {
+      if (known === undefined) return false;
+      this.#pieces.delete(key);
+      this.#keys.splice(this.#indexOf(key), 1);
+    } else {
+      const text = piece(key, digest);
+      if (known === text) return false;
+      if (known === undefined) this.#keys.splice(this.#indexOf(key), 0, key);
+      this.#pieces.set(key, text);
+    }
+    this.#json = null;
+    return true;
+  }
+
+  json(): string {
+    this.#json ??= `{${this.#keys.map((k) => this.#pieces.get(k)!).join(',')}}`;
+    return this.#json;
+  }
+
+  /** Where `key` is, or would go, in the ordered keys. */
+  #indexOf(key: string): number {
+    let lo = 0;
+    let hi = this.#keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (canonicalOrder(this.#keys[mid]!, key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+function piece(key: string, digest: string): string {
+  return `${JSON.stringify(key)}:${JSON.stringify(digest)}`;
+}
+
+/** An array index as `JSON.stringify` orders one: 0 to 2³² − 2, written without a leading zero. */
+function arrayIndex(key: string): number | null {
+  if (!/^(?:0|[1-9]\d{0,9})$/.test(key)) return null;
+  const n = Number(key);
+  return n < 4294967295 ? n : null;
+}
+
+/** The order of an object's keys in `JSON.stringify` when they were added sorted by code units. */
+export function canonicalOrder(a: string, b: string): number {
+  const x = arrayIndex(a);
+  const y = arrayIndex(b);
+  if (x !== null || y !== null) {
+    if (x === null) return 1;
+    if (y === null) return -1;
+    return x - y;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
 }

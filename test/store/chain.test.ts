@@ -7,7 +7,8 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
 import { mulberry32 } from '../../src/protocol/random.js';
-import { callHash, readDebateRows, rowDigests, SEALED_TABLES, sealOf, type Verdict } from '../../src/store/chain.js';
+import { callHash, canonicalJson, readDebateRows, rowDigests, SEALED_TABLES, sealOf, type Verdict } from '../../src/store/chain.js';
+import { CheckpointDigests } from '../../src/store/checkpoint.js';
 import { recordBudgetDecision } from '../../src/store/material.js';
 import { recordProtocolStep } from '../../src/store/protocols.js';
 import { recordQuality } from '../../src/store/quality.js';
@@ -332,6 +333,26 @@ describe('the hash chain and seal', () => {
     const row = { id: 7, debate_id: 'd', stage: 'opening', round: 0, raw: 'é"\n', error: null, prev_hash: 'ab', hash: 'x', finished_at: 2 };
     const text = '{"debate_id":"d","finished_at":2,"prev_hash":"ab","raw":"é\\"\\n","round":0,"stage":"opening"}';
     expect(callHash(row)).toBe(createHash('sha256').update(text, 'utf8').digest('hex'));
+  });
+
+  it('keeps the digests\' JSON, row by row, equal to the canonical JSON of them all: keys that are array indices and keys that only look like them, set, replaced and removed', () => {
+    const random = mulberry32(11);
+    const keys = ['0', '1', '2', '9', '10', '11', '100', '01', '007', '-1', '1.5', '4294967294', '4294967295', '99999999999', 'a', 'B', 'é', '\u{1F600}', 'ｚ', '1/ada', 'critique/0/bo/0', '', '__proto__'];
+    const tables = ['turns', 'rounds', 'protocol_steps'];
+    const expected: Record<string, Record<string, string>> = {};
+    const digests = new CheckpointDigests({ rounds: { 3: 'x', 1: 'y' } });
+    expected.rounds = Object.assign(Object.create(null), { 3: 'x', 1: 'y' });
+    for (let i = 0; i < 600; i++) {
+      const table = tables[Math.floor(random() * tables.length)]!;
+      const key = keys[Math.floor(random() * keys.length)]!;
+      const digest = random() < 0.3 ? null : `d${Math.floor(random() * 4)}`;
+      digests.setRow(table, key, digest);
+      const rows = (expected[table] ??= Object.create(null) as Record<string, string>);
+      if (digest === null) delete rows[key];
+      else rows[key] = digest;
+      if (Object.keys(rows).length === 0) delete expected[table];
+      expect(digests.rowsJson(), `after ${i + 1} changes`).toBe(canonicalJson(expected));
+    }
   });
 
   it('seals as docs/record.md says: a table\'s keys that are array indices (seq 0…11) first, in numeric order, then the others by UTF-16 code units', () => {
