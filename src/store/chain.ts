@@ -183,7 +183,29 @@ export function readDebateRows(sqlite: BetterSqlite3.Database, debateId: string,
   const sealed = readSealInput(sqlite, debateId, prepare, false);
   if (!sealed) return null;
   const calls = prepare('select * from calls where debate_id = ? order by id').all(debateId) as Row[];
-  return { debate: sealed.debate, calls, tables: sealed.tables };
+  const debate = sealed.debate.seal_rows_json === null || sealed.debate.seal_rows_json === undefined ? { ...sealed.debate, seal_rows_json: recordedDigestsJson(sqlite, debateId, prepare) } : sealed.debate;
+  return { debate, calls, tables: sealed.tables };
+}
+
+/** Connections known to have the `seal_rows` table (a record written before it is read as it is, without it). */
+const withSealRows = new WeakMap<BetterSqlite3.Database, boolean>();
+
+/**
+ * The row digests of the debate's latest checkpoint as one canonical JSON text, the form of
+ * `seal_rows_json`, put together from its `seal_rows` (one per table, written by each checkpoint
+ * for the tables it changed); null when it has none.
+ */
+function recordedDigestsJson(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare): string | null {
+  let known = withSealRows.get(sqlite);
+  if (known === undefined) {
+    known = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'seal_rows'").get() !== undefined;
+    withSealRows.set(sqlite, known);
+  }
+  if (!known) return null;
+  // The primary key orders them by table name, as the canonical JSON does (no table name is a number).
+  const tables = prepare('select table_name, digests_json from seal_rows where debate_id = ? order by table_name').all(debateId) as { table_name: string; digests_json: string }[];
+  if (tables.length === 0) return null;
+  return `{${tables.map((t) => `${JSON.stringify(t.table_name)}:${t.digests_json}`).join(',')}}`;
 }
 
 /** The debate's row, its sealed tables, and its chain's length and head, without reading the calls themselves. */

@@ -13,8 +13,8 @@ export class CheckpointDigests {
   /** Table → its digests; a table without rows has no entry, as in `rowDigests`. */
   readonly #tables = new Map<string, TableDigests>();
   #rowsJson: string | null = null;
-  /** The digests' JSON as last written to `seal_rows_json`. */
-  #written: string | null = null;
+  /** Each table's JSON as last written to `seal_rows`; null before the first write, which writes them all. */
+  #written: Map<string, string> | null = null;
 
   constructor(digests: Record<string, Record<string, string>>) {
     for (const [table, rows] of Object.entries(digests)) this.setTable(table, rows);
@@ -48,12 +48,27 @@ export class CheckpointDigests {
     return this.#rowsJson;
   }
 
-  /** The digests' JSON when it differs from what was last written to `seal_rows_json` (then marked written), else null. */
-  unwritten(): string | null {
-    const json = this.rowsJson();
-    if (json === this.#written) return null;
-    this.#written = json;
-    return json;
+  /**
+   * What `seal_rows` needs to hold these digests, marked written: the first time every table
+   * (`all`: the debate's rows there are replaced), then the tables whose JSON changed since, with
+   * null for a table that has no rows any more.
+   */
+  unwritten(): { all: boolean; tables: [table: string, json: string | null][] } {
+    const all = this.#written === null;
+    const written = (this.#written ??= new Map());
+    const tables: [string, string | null][] = [];
+    for (const [table, digests] of this.#tables) {
+      const json = digests.json();
+      if (written.get(table) === json) continue;
+      tables.push([table, json]);
+      written.set(table, json);
+    }
+    for (const table of written.keys()) {
+      if (this.#tables.has(table)) continue;
+      tables.push([table, null]);
+      written.delete(table);
+    }
+    return { all, tables };
   }
 }
 

@@ -15,11 +15,15 @@ export interface JournalEntry {
 export const MIGRATIONS_TABLE = '__drizzle_migrations';
 
 /**
- * Migrations that change nothing a reader sees (same tables, columns and rows): a record that
+ * Migrations that change nothing a reader sees (same tables, columns and rows, or a table a
+ * reader does without when it is missing: `seal_rows`): a record that
  * lacks only these is read as it is, by the viewer and by read-only opens, with no copy in
  * memory. The next command that records applies them.
  */
-export const READ_COMPATIBLE: ReadonlySet<string> = new Set(['0016_calls_plain_rowid']);
+export const READ_COMPATIBLE: ReadonlySet<string> = new Set(['0016_calls_plain_rowid', '0017_seal_rows']);
+
+/** Tables a reader does without when a record lacks them (a read-compatible migration may add only these). */
+export const READER_OPTIONAL_TABLES: ReadonlySet<string> = new Set(['seal_rows']);
 
 /** Whether a reader must apply these pending migrations (in a copy) before it can read the record. */
 export function mustUpgradeToRead(pending: readonly JournalEntry[]): boolean {

@@ -41,7 +41,7 @@ export const debates = sqliteTable(
     finishedAt: integer('finished_at'),
     /** sha256 over the whole record of the debate, written with its final row (docs/record.md). */
     seal: text('seal'),
-    /** The digest of every row the seal covers, so `verify` can name the row that changed. */
+    /** The digest of every row the seal covers, so `verify` can name the row that changed: in records written before `seal_rows`, which holds them since. */
     sealRowsJson: text('seal_rows_json', { mode: 'json' }).$type<Record<string, Record<string, string>>>(),
     /** Ed25519 signature of `seal` by the key that wrote it (base64), when a signing key was configured. */
     sealSignature: text('seal_signature'),
@@ -196,6 +196,25 @@ export const syntheses = sqliteTable('syntheses', {
   bodyJson: text('body_json', { mode: 'json' }).$type<unknown>(),
   error: text('error'),
 });
+
+/**
+ * The row digests of a debate's latest checkpoint, one row per sealed table (`debates` included),
+ * each the canonical JSON of that table's digests by row key: what `verify` compares with to name
+ * the row that changed. Written with the seal, and only the tables a write changed; not itself
+ * sealed (a digest is checked against the rows, not trusted). Records written before it keep the
+ * same digests whole in `debates.seal_rows_json`, which wins while it is set.
+ */
+export const sealRows = sqliteTable(
+  'seal_rows',
+  {
+    debateId: text('debate_id')
+      .notNull()
+      .references(() => debates.id, { onDelete: 'cascade' }),
+    tableName: text('table_name').notNull(),
+    digestsJson: text('digests_json').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.debateId, t.tableName] })],
+);
 
 /** A turn a resumed run read from a call recorded before the interruption; `call` is its number within the debate. */
 export interface ReusedTurn {

@@ -433,10 +433,17 @@ export class Store extends RecordReader {
     const signer = this.#signer;
     const signature = signer ? signer.sign(seal) : null;
     const keyId = signer ? signer.keyId : null;
-    // A write that left the row digests as they were (it added only calls) changes only the seal.
-    const rowsJson = digests.unwritten();
-    if (rowsJson === null) prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
-    else prepare('update debates set seal = ?, seal_rows_json = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, rowsJson, signature, keyId, debateId);
+    // The row digests go to `seal_rows`, a row per table, and only those of the tables this write
+    // changed: a call changes none. The debate's own row then changes only in its seal, in place.
+    const { all, tables } = digests.unwritten();
+    if (all) prepare('delete from seal_rows where debate_id = ?').run(debateId);
+    for (const [table, json] of tables) {
+      if (json === null) prepare('delete from seal_rows where debate_id = ? and table_name = ?').run(debateId, table);
+      else prepare(UPSERT_SEAL_ROWS).run(debateId, table, json);
+    }
+    // The digests a record written before `seal_rows` kept in the debate's row would win over them: gone with the first checkpoint.
+    if (all) prepare('update debates set seal = ?, seal_rows_json = null, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
+    else prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
   }
 
   /**
@@ -475,6 +482,7 @@ export class Store extends RecordReader {
           const id = { id: debateId };
           const run = (sql: string): void => void this.statement(sql).run(id);
           for (const table of RESUME_CLEARS) run(`delete from ${table} where debate_id = @id`);
+          run('delete from seal_rows where debate_id = @id');
           this.statement('delete from turns where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.statement('delete from result_quality where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
@@ -649,6 +657,7 @@ const INSERT_SYNTHESIS_ATTEMPT = insertInto('synthesis_attempts', ['debate_id', 
 const FINISH_DEBATE =
   'update debates set status = @status, exit_reason = @exit_reason, exit_detail = @exit_detail, error = @error, rounds_completed = @rounds_completed, final_convergence = @final_convergence, finished_at = @finished_at where id = @id';
 const UPSERT_SYNTHESIS = upsert('syntheses', ['debate_id'], ['status', 'body_json', 'error']);
+const UPSERT_SEAL_ROWS = 'insert into seal_rows (debate_id, table_name, digests_json) values (?, ?, ?) on conflict (debate_id, table_name) do update set digests_json = excluded.digests_json';
 
 /**
  * The `calls` row of a call, with every value exactly as SQLite will hand it back,

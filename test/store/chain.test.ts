@@ -157,11 +157,16 @@ describe('the hash chain and seal', () => {
 
   it('catches an edit whose row digest was rewritten to match, through the seal', () => {
     recordDebate();
+    const recorded = JSON.parse(readDebateRows(sqlite, 'd-0001')!.debate.seal_rows_json as string) as Record<string, Record<string, string>>;
     sqlite.prepare("update rounds set convergence = 0.9").run();
-    const digests = JSON.parse((sqlite.prepare('select seal_rows_json as j from debates').get() as { j: string }).j) as Record<string, Record<string, string>>;
-    digests.rounds!['0'] = 'f'.repeat(64);
-    sqlite.prepare('update debates set seal_rows_json = ?').run(JSON.stringify(digests));
+    const rounds = JSON.parse((sqlite.prepare("select digests_json as j from seal_rows where table_name = 'rounds'").get() as { j: string }).j) as Record<string, string>;
+    rounds['0'] = 'f'.repeat(64);
+    sqlite.prepare("update seal_rows set digests_json = ? where table_name = 'rounds'").run(JSON.stringify(rounds));
     expect(broken(store.verifyDebate('d-0001')).row).toEqual({ table: 'rounds', key: '0' });
+    // A record written before `seal_rows` holds the digests in the debate's row: they win while set.
+    sqlite.prepare('delete from seal_rows').run();
+    sqlite.prepare('update debates set seal_rows_json = ?').run(JSON.stringify({ ...recorded, agents: { ...recorded.agents, 'debater/ada': 'e'.repeat(64) } }));
+    expect(broken(store.verifyDebate('d-0001')).row).toEqual({ table: 'agents', key: 'debater/ada' });
     sqlite.prepare('update debates set seal_rows_json = null').run();
     expect(broken(store.verifyDebate('d-0001')).problem).toContain('does not match its seal');
   });
@@ -203,7 +208,7 @@ describe('the hash chain and seal', () => {
     // the row digests it wrote must be those computed from scratch over everything in the file.
     const checkpoint = (what: string): void => {
       const rows = readDebateRows(sqlite, id)!;
-      const written = sqlite.prepare('select seal, seal_rows_json from debates where id = ?').get(id) as { seal: string; seal_rows_json: string };
+      const written = readDebateRows(sqlite, id)!.debate as { seal: string; seal_rows_json: string };
       expect(written.seal, what).toBe(sealOf(rows));
       expect(JSON.parse(written.seal_rows_json), what).toEqual(rowDigests(rows));
     };
@@ -252,7 +257,7 @@ describe('the hash chain and seal', () => {
     const id = 'd-0002';
     const checkpoint = (what: string): void => {
       const rows = readDebateRows(sqlite, id)!;
-      const written = sqlite.prepare('select seal, seal_rows_json from debates where id = ?').get(id) as { seal: string; seal_rows_json: string };
+      const written = readDebateRows(sqlite, id)!.debate as { seal: string; seal_rows_json: string };
       expect(written.seal, what).toBe(sealOf(rows));
       expect(JSON.parse(written.seal_rows_json), what).toEqual(rowDigests(rows));
     };
@@ -412,8 +417,8 @@ describe('the hash chain and seal', () => {
       .all()
       .map((r) => (r as { name: string }).name)
       .sort();
-    // calls are covered by the chain; a bench trial only points at a debate it ran.
-    const elsewhere = ['bench_trials', 'calls'];
+    // calls are covered by the chain; a bench trial only points at a debate it ran; seal_rows holds the digests themselves.
+    const elsewhere = ['bench_trials', 'calls', 'seal_rows'];
     expect(tables).toEqual([...Object.keys(SEALED_TABLES), ...elsewhere].sort());
   });
 

@@ -99,12 +99,25 @@ export function openingTurn(agentId: string, position: string): TurnRecord {
  * sqlite_sequence row), and 0016 not applied.
  */
 export function asBefore0016(sqlite: Database.Database): void {
+  asBefore0017(sqlite);
   const { sql } = sqlite.prepare("select sql from sqlite_master where name = 'calls'").get() as { sql: string };
   sqlite.pragma('foreign_keys = OFF');
   sqlite.exec(`drop index calls_debate_round_idx; alter table calls rename to calls_0016;
     ${sql.replace('PRIMARY KEY NOT NULL', 'PRIMARY KEY AUTOINCREMENT NOT NULL')};
     insert into calls select * from calls_0016; drop table calls_0016;
     create index calls_debate_round_idx on calls (debate_id, round);`);
+  markNewestMigrationUnapplied(sqlite);
+}
+
+/** Makes a record look as Conclave wrote it before 0017: each debate's row digests whole in its row, no `seal_rows`. */
+export function asBefore0017(sqlite: Database.Database): void {
+  const debates = sqlite.prepare('select distinct debate_id as id from seal_rows').all() as { id: string }[];
+  const tables = sqlite.prepare('select table_name, digests_json from seal_rows where debate_id = ? order by table_name');
+  for (const { id } of debates) {
+    const json = `{${(tables.all(id) as { table_name: string; digests_json: string }[]).map((t) => `${JSON.stringify(t.table_name)}:${t.digests_json}`).join(',')}}`;
+    sqlite.prepare('update debates set seal_rows_json = ? where id = ?').run(json, id);
+  }
+  sqlite.exec('drop table seal_rows');
   markNewestMigrationUnapplied(sqlite);
 }
 

@@ -300,6 +300,8 @@ describe('openStore for reading only', () => {
     const reader = openStore(file, { readonly: true });
     expect(reader.read('is it a copy', (sqlite) => sqlite.memory)).toBe(false);
     expect(reader.getDebate('d-0001').calls).toHaveLength(1);
+    // Without `seal_rows` (0017), the digests are read from the debate's row, as that Conclave wrote them.
+    expect(reader.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 1 });
     reader.close();
     const viewer = openStoreReadOnly(file);
     expect(viewer.getDebate('d-0001').calls).toHaveLength(1);
