@@ -15,7 +15,7 @@ import { recordQuality } from '../../src/store/quality.js';
 import { recordTensionUpdate } from '../../src/store/tensions.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { CALL_COLUMNS } from '../../src/store/store.js';
-import { asBefore0016, call, newDebate, openingTurn, tempDir } from './fixtures.js';
+import { asBefore0016, asBefore0017, call, newDebate, openingTurn, tempDir } from './fixtures.js';
 
 let store: Store;
 let sqlite: Database.Database;
@@ -428,6 +428,31 @@ describe('the hash chain and seal', () => {
       const primary = columns.filter((c) => c.pk > 0).map((c) => c.name);
       expect({ table, primary: primary.sort() }).toEqual({ table, primary: ['debate_id', ...keyColumns].sort() });
       expect({ table, nullable: columns.filter((c) => c.pk > 0 && c.required === 0).map((c) => c.name) }).toEqual({ table, nullable: [] });
+    }
+  });
+});
+
+describe('databases written before seal_rows (0017), with the digests in the debate\'s row', () => {
+  it('verify and name a changed row from that column; the first write to a debate moves its digests to seal_rows, a debate not written to keeps them', () => {
+    recordDebate('d-0001');
+    recordDebate('d-0002');
+    store.close();
+    asBefore0017(sqlite);
+    const inRow = (id: string) => (sqlite.prepare('select seal_rows_json as j from debates where id = ?').get(id) as { j: string | null }).j;
+    expect(JSON.parse(inRow('d-0001')!)).toEqual(rowDigests(readDebateRows(sqlite, 'd-0001')!));
+
+    store = openStore(join(dir.dir, 'c.db'));
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed' });
+    store.recordSynthesis('d-0001', { status: 'failed', synthesis: null, error: 'again, later' });
+    expect(inRow('d-0001')).toBeNull();
+    const tables = (sqlite.prepare("select table_name as t from seal_rows where debate_id = 'd-0001' order by t").all() as { t: string }[]).map((r) => r.t);
+    expect(tables).toEqual(Object.keys(rowDigests(readDebateRows(sqlite, 'd-0001')!)).sort());
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed' });
+    expect(inRow('d-0002')).not.toBeNull();
+    expect(sqlite.prepare("select count(*) as n from seal_rows where debate_id = 'd-0002'").get()).toEqual({ n: 0 });
+    for (const id of ['d-0001', 'd-0002']) {
+      sqlite.prepare("update turns set position = 'Neither' where debate_id = ? and agent_id = 'bo'").run(id);
+      expect(broken(store.verifyDebate(id)).row, id).toEqual({ table: 'turns', key: '0/bo' });
     }
   });
 });
