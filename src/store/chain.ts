@@ -187,8 +187,8 @@ export function readDebateRows(sqlite: BetterSqlite3.Database, debateId: string,
   return { debate, calls, tables: sealed.tables };
 }
 
-/** Connections known to have the `seal_rows` table (a record written before it is read as it is, without it). */
-const withSealRows = new WeakMap<BetterSqlite3.Database, boolean>();
+/** Connections known to have the `seal_rows` table (a record written before it is read as it is, without it, until a writer adds it). */
+const withSealRows = new WeakSet<BetterSqlite3.Database>();
 
 /**
  * The row digests of the debate's latest checkpoint as one canonical JSON text, the form of
@@ -196,12 +196,10 @@ const withSealRows = new WeakMap<BetterSqlite3.Database, boolean>();
  * for the tables it changed); null when it has none.
  */
 function recordedDigestsJson(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare): string | null {
-  let known = withSealRows.get(sqlite);
-  if (known === undefined) {
-    known = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'seal_rows'").get() !== undefined;
-    withSealRows.set(sqlite, known);
+  if (!withSealRows.has(sqlite)) {
+    if (sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'seal_rows'").get() === undefined) return null;
+    withSealRows.add(sqlite);
   }
-  if (!known) return null;
   // The primary key orders them by table name, as the canonical JSON does (no table name is a number).
   const tables = prepare('select table_name, digests_json from seal_rows where debate_id = ? order by table_name').all(debateId) as { table_name: string; digests_json: string }[];
   if (tables.length === 0) return null;

@@ -10,7 +10,7 @@ import { StoreError } from '../../src/errors.js';
 import { packagePath } from '../../src/package-root.js';
 import { defaultDbPath, openStore } from '../../src/store/index.js';
 import { openStoreReadOnly } from '../../src/serve/store.js';
-import { asBefore0016, call, markNewestMigrationUnapplied, newDebate, openingTurn, tempDir } from './fixtures.js';
+import { asBefore0016, asBefore0017, call, markNewestMigrationUnapplied, newDebate, openingTurn, tempDir } from './fixtures.js';
 
 const require = createRequire(import.meta.url);
 let dir: string;
@@ -313,6 +313,31 @@ describe('openStore for reading only', () => {
     markNewestMigrationUnapplied(older);
     older.close();
     expect(() => openStoreReadOnly(file)).toThrow(expect.objectContaining({ code: 'STORE_NEEDS_UPGRADE' }));
+  });
+
+  it('names the changed row of a debate that a writer recorded after upgrading the file under a reader already open on it', () => {
+    const file = join(dir, 'c.db');
+    const writer = openStore(file);
+    writer.createDebate(newDebate());
+    writer.close();
+    const raw = new Database(file);
+    asBefore0017(raw);
+    // Its digests gone (as a resumed debate's are until its next write): the reader looks for `seal_rows`, and finds none yet.
+    raw.prepare('update debates set seal_rows_json = null').run();
+    raw.close();
+    const reader = openStore(file, { readonly: true });
+    expect(reader.read('is it a copy', (sqlite) => sqlite.memory)).toBe(false);
+    expect(reader.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed' });
+    const upgraded = openStore(file);
+    upgraded.createDebate(newDebate({ id: 'd-0002' }));
+    upgraded.recordTurn('d-0002', openingTurn('ada', 'No'));
+    upgraded.finishDebate('d-0002', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: 1_700_000_009_000 });
+    const edit = new Database(file);
+    edit.prepare("update turns set position = 'Yes' where debate_id = 'd-0002'").run();
+    edit.close();
+    expect(reader.verifyDebate('d-0002')).toMatchObject({ state: 'broken', row: { table: 'turns', key: '0/ada' } });
+    upgraded.close();
+    reader.close();
   });
 
   it('says, before it starts, that it upgrades an older record holding debates, once, and where the copy from before is', () => {
