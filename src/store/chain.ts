@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
+import { hasTable } from './migrations-journal.js';
 
 // The tamper-evident record (docs/record.md, "Hash chain and seal"). Everything here works on
 // rows exactly as SQLite returns them, so a third party can re-verify with any SQLite client,
@@ -197,13 +198,22 @@ const withSealRows = new WeakSet<BetterSqlite3.Database>();
  */
 function recordedDigestsJson(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare): string | null {
   if (!withSealRows.has(sqlite)) {
-    if (sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = 'seal_rows'").get() === undefined) return null;
+    if (!hasTable(sqlite, 'seal_rows')) return null;
     withSealRows.add(sqlite);
   }
-  // The primary key orders them by table name, as the canonical JSON does (no table name is a number).
+  // The primary key orders them by table name, as the canonical JSON does.
   const tables = prepare('select table_name, digests_json from seal_rows where debate_id = ? order by table_name').all(debateId) as { table_name: string; digests_json: string }[];
-  if (tables.length === 0) return null;
-  return `{${tables.map((t) => `${JSON.stringify(t.table_name)}:${t.digests_json}`).join(',')}}`;
+  return tables.length === 0 ? null : joinTableDigests(tables.map((t) => [t.table_name, t.digests_json]));
+}
+
+/**
+ * The canonical JSON of a debate's row digests from each table's own, given in table-name order
+ * (table names sort as plain strings: none is a number). The seal hashes this text.
+ */
+export function joinTableDigests(tables: Iterable<readonly [table: string, json: string]>): string {
+  const parts: string[] = [];
+  for (const [table, json] of tables) parts.push(`${JSON.stringify(table)}:${json}`);
+  return `{${parts.join(',')}}`;
 }
 
 /** The debate's row, its sealed tables, and its chain's length and head, without reading the calls themselves. */

@@ -1,4 +1,4 @@
-import type { Row } from './chain.js';
+import { joinTableDigests, type Row } from './chain.js';
 
 /** What one write changed of a debate's sealed rows, by table: the whole table, or the rows it wrote, as they were written. */
 export type Touched = Map<string, 'all' | Row[]>;
@@ -39,12 +39,9 @@ export class CheckpointDigests {
     this.#rowsJson = null;
   }
 
-  /** `canonicalJson` of every digest, table by table (table names sort as plain strings: none is a number). */
+  /** `canonicalJson` of every digest, table by table. */
   rowsJson(): string {
-    if (this.#rowsJson !== null) return this.#rowsJson;
-    const parts: string[] = [];
-    for (const table of [...this.#tables.keys()].sort()) parts.push(`${JSON.stringify(table)}:${this.#tables.get(table)!.json()}`);
-    this.#rowsJson = `{${parts.join(',')}}`;
+    this.#rowsJson ??= joinTableDigests([...this.#tables.keys()].sort().map((table) => [table, this.#tables.get(table)!.json()] as const));
     return this.#rowsJson;
   }
 

@@ -65,8 +65,12 @@ export function readJournal(folder: string): JournalEntry[] {
 
 /** The journal timestamp of the newest migration applied to this database, or null for a new one. */
 export function lastAppliedMigration(sqlite: Database.Database): number | null {
-  const table = sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(MIGRATIONS_TABLE);
-  if (!table) return null;
+  if (!hasTable(sqlite, MIGRATIONS_TABLE)) return null;
   const row = sqlite.prepare(`select max(created_at) as at from ${MIGRATIONS_TABLE}`).get() as { at: number | string | null };
   return row.at === null ? null : Number(row.at);
+}
+
+/** Whether the database has this table. */
+export function hasTable(sqlite: Database.Database, name: string): boolean {
+  return sqlite.prepare("select 1 from sqlite_master where type = 'table' and name = ?").get(name) !== undefined;
 }

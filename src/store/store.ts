@@ -482,7 +482,6 @@ export class Store extends RecordReader {
           const id = { id: debateId };
           const run = (sql: string): void => void this.statement(sql).run(id);
           for (const table of RESUME_CLEARS) run(`delete from ${table} where debate_id = @id`);
-          run('delete from seal_rows where debate_id = @id');
           this.statement('delete from turns where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.statement('delete from rounds where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
           this.statement('delete from result_quality where debate_id = @id and round > @round').run({ ...id, round: r.fromRound });
@@ -525,18 +524,16 @@ export class Store extends RecordReader {
   /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void {
     const shape = statementShape(source);
-    if (shape === null) {
+    const returning = shape?.returning;
+    if (shape === null || !returning) {
       this.guard(what, () => this.statement(source).run(params));
-      this.#touch('all');
-    } else if (shape.returning === null) {
-      this.guard(what, () => this.statement(source).run(params));
-      this.#touch([shape.table]);
-    } else {
-      // The row as written comes back with the write: the checkpoint hashes it without reading it again.
-      const rows = this.guard(what, () => this.statement(shape.returning!).all(params)) as Row[];
-      if (rows.length === 1) this.#touchRow(shape.table, rows[0]!);
-      else this.#touch([shape.table]);
+      this.#touch(shape === null ? 'all' : [shape.table]);
+      return;
     }
+    // The row as written comes back with the write: the checkpoint hashes it without reading it again.
+    const rows = this.guard(what, () => this.statement(returning).all(params)) as Row[];
+    if (rows.length === 1) this.#touchRow(shape.table, rows[0]!);
+    else this.#touch([shape.table]);
   }
 
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {

@@ -5,6 +5,7 @@ import type { Preset } from '../../src/config/preset-schema.js';
 import type { AgentInfo, CallRecord, TurnRecord } from '../../src/engine/events.js';
 import type Database from 'better-sqlite3';
 import type { NewDebate } from '../../src/store/index.js';
+import { joinTableDigests } from '../../src/store/chain.js';
 
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'conclave-store-'));
@@ -114,7 +115,7 @@ export function asBefore0017(sqlite: Database.Database): void {
   const debates = sqlite.prepare('select distinct debate_id as id from seal_rows').all() as { id: string }[];
   const tables = sqlite.prepare('select table_name, digests_json from seal_rows where debate_id = ? order by table_name');
   for (const { id } of debates) {
-    const json = `{${(tables.all(id) as { table_name: string; digests_json: string }[]).map((t) => `${JSON.stringify(t.table_name)}:${t.digests_json}`).join(',')}}`;
+    const json = joinTableDigests((tables.all(id) as { table_name: string; digests_json: string }[]).map((t) => [t.table_name, t.digests_json]));
     sqlite.prepare('update debates set seal_rows_json = ? where id = ?').run(json, id);
   }
   sqlite.exec('drop table seal_rows');
