@@ -454,6 +454,12 @@ describe('databases written before seal_rows (0017), with the digests in the deb
       sqlite.prepare("update turns set position = 'Neither' where debate_id = ? and agent_id = 'bo'").run(id);
       expect(broken(store.verifyDebate(id)).row, id).toEqual({ table: 'turns', key: '0/bo' });
     }
+    // The write that would move the edited debate's digests is refused by the seal gate: nothing moves, nothing is sealed.
+    const before = sqlite.prepare("select seal, seal_rows_json from debates where id = 'd-0002'").get();
+    expect(() => store.recordSynthesis('d-0002', { status: 'failed', synthesis: null, error: 'over an edit' })).toThrow(/was edited/);
+    expect(sqlite.prepare("select seal, seal_rows_json from debates where id = 'd-0002'").get()).toEqual(before);
+    expect(sqlite.prepare("select count(*) as n from seal_rows where debate_id = 'd-0002'").get()).toEqual({ n: 0 });
+    expect(sqlite.prepare("select count(*) as n from synthesis_attempts where debate_id = 'd-0002'").get()).toEqual({ n: 1 });
   });
 });
 
