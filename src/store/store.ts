@@ -80,8 +80,12 @@ export class Store extends RecordReader {
   /** One transaction function for every write, made once (better-sqlite3 builds four wrappers per `transaction()`). */
   readonly #immediate: <T>(body: () => T) => T;
   #signer: SealSigner | null = null;
-  /** Debates this store has passed through the seal gate (or created): only their seals may be written. */
-  readonly #gated = new Set<string>();
+  /**
+   * Debates this store has passed through the seal gate (or created), each with the seal it last
+   * read or wrote: only their seals may be written. Another process that writes to the debate
+   * meanwhile changes its seal, and what this store kept of it is then read and verified again.
+   */
+  readonly #gated = new Map<string, string | null>();
   /** Debate → `table.column` → the next number of that sequence, for the debates this store wrote to. */
   readonly #sequences = new Map<string, Map<string, number>>();
   /** The lock wait last set (every debate's recorder sets it; a pragma compiles each time). */
@@ -112,9 +116,19 @@ export class Store extends RecordReader {
     );
   }
 
-  /** Runs the gate once per debate per store, inside the write transaction that follows it. */
+  /**
+   * Runs the gate inside the write transaction: in full on this store's first write to a debate, and
+   * again whenever another writer (a second process) changed the debate since this store's last write
+   * to it, which its seal shows; otherwise only that seal is read.
+   */
   #gate(debateId: string, creates = false): void {
-    if (this.#gated.has(debateId)) return;
+    const known = this.#gated.get(debateId);
+    if (known !== undefined) {
+      const now = this.statement('select seal from debates where id = ?').get(debateId) as { seal: string | null } | undefined;
+      if (now !== undefined && now.seal === known) return;
+      // Another writer went on with the debate (a second process): its chain, numbers and digests are no longer this store's to count on.
+      this.#forget(debateId);
+    }
     // A debate about to be created has no rows to read unless its id is taken.
     const taken = !creates || this.statement('select 1 from debates where id = ?').get(debateId) !== undefined;
     const rows = taken ? readDebateRows(this.sqlite, debateId, (s) => this.statement(s)) : null;
@@ -124,7 +138,7 @@ export class Store extends RecordReader {
       });
     }
     sealGate(rows, { signer: this.#signer }, `Debate \`${debateId}\``);
-    this.#gated.add(debateId);
+    this.#gated.set(debateId, (rows?.debate.seal as string | null | undefined) ?? null);
   }
 
   /**
@@ -444,6 +458,7 @@ export class Store extends RecordReader {
     // The digests a record written before `seal_rows` kept in the debate's row would win over them: gone with the first checkpoint.
     if (all) prepare('update debates set seal = ?, seal_rows_json = null, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
     else prepare('update debates set seal = ?, seal_signature = ?, seal_key = ? where id = ?').run(seal, signature, keyId, debateId);
+    this.#gated.set(debateId, seal);
   }
 
   /**

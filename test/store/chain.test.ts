@@ -299,6 +299,35 @@ describe('the hash chain and seal', () => {
     expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 4 });
   });
 
+  it('goes on from what another store wrote to the same debate meanwhile (two processes writing it in turn): the chain, the numbers and the digests are read again', () => {
+    recordDebate('d-0001', false);
+    // A second writer on the same file, as a second process would be: it writes to the debate while the first store holds what it knew.
+    const other = openStore(join(dir.dir, 'c.db'));
+    other.recordCall(call('d-0001', { stage: 'synthesis', agentId: 'synthesizer', round: 0 }));
+    other.recordSynthesis('d-0001', { status: 'failed', synthesis: null, error: 'the other run failed too' });
+    other.recorded('d-0001', () => recordQuality(other, 'd-0001', { stage: 'opening', round: 0, agentId: 'ada', try: 0, score: 60, action: 'PASS', reasons: ['rated by the other'] }, 5));
+    store.recordCall(call('d-0001', { stage: 'synthesis', agentId: 'synthesizer', round: 0, attempt: 1 }));
+    store.recordSynthesis('d-0001', { status: 'failed', synthesis: null, error: 'and this one' });
+    other.recordCall(call('d-0001', { stage: 'synthesis', agentId: 'synthesizer', round: 0, attempt: 2 }));
+    other.close();
+    store.finishDebate('d-0001', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: 0.5, finishedAt: 1_700_000_009_000 });
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed', calls: 6 });
+    const attempts = (sqlite.prepare('select attempt from synthesis_attempts where debate_id = ? order by attempt').all('d-0001') as { attempt: number }[]).map((r) => r.attempt);
+    expect(attempts).toEqual([1, 2, 3]);
+  });
+
+  it('chains a call after the one another store wrote to the same debate since, never beside it', () => {
+    recordDebate('d-0001', false);
+    const other = openStore(join(dir.dir, 'c.db'));
+    for (let round = 1; round <= 3; round++) {
+      store.recordCall(call('d-0001', { stage: 'critique', round }));
+      other.recordCall(call('d-0001', { stage: 'critique', round, agentId: 'bo', model: 'qwen2.5:7b' }));
+    }
+    other.close();
+    const rows = sqlite.prepare('select prev_hash, hash from calls where debate_id = ? order by id').all('d-0001') as { prev_hash: string | null; hash: string }[];
+    expect(rows.map((r, i) => r.prev_hash === (i === 0 ? null : rows[i - 1]!.hash))).toEqual(rows.map(() => true));
+    expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 9 });
+  });
 
   it('numbers steps, budget decisions and synthesis attempts on from what the file holds: after another store, beside another debate, after a write rolled back', () => {
     const step = (id: string, at: number): void => store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'ada', runnerUp: null, position: 'No' }, null, at));
@@ -334,6 +363,7 @@ describe('the hash chain and seal', () => {
     store.finishDebate('d-0001', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: 1_700_000_009_000 });
     expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'sealed' });
   });
+
   it('hashes a call as documented: sha256 of the row without id, hash and NULLs, in canonical JSON', () => {
     const row = { id: 7, debate_id: 'd', stage: 'opening', round: 0, raw: 'é"\n', error: null, prev_hash: 'ab', hash: 'x', finished_at: 2 };
     const text = '{"debate_id":"d","finished_at":2,"prev_hash":"ab","raw":"é\\"\\n","round":0,"stage":"opening"}';
