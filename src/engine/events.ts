@@ -14,10 +14,6 @@ export type { CallBudget, CallMetrics, CallRecord, ChatMessage, ExitReason, Roun
 /** `unsynthesized`: every round ran and is kept, but no synthesis succeeded (see `conclave synthesize`). */
 export type DebateStatus = 'running' | 'completed' | 'unsynthesized' | 'failed' | 'interrupted';
 
-
-
-
-
 /** One decision the token budget made: material cut, an agent's call skipped, a protocol stopping early. */
 export interface BudgetDecision {
   kind: 'truncate' | 'skip' | 'stop';
@@ -28,7 +24,6 @@ export interface BudgetDecision {
   used: number;
   limit: number;
 }
-
 
 /**
  * The quality rating of one agent result (docs/quality.md). `try` 0 rates the first answer,
@@ -45,7 +40,6 @@ export interface QualityRecord {
   /** Whether the result stated trade-offs, and how many constraints (openings, critiques, sub-answers). */
   indicators?: QualityIndicators;
 }
-
 
 export interface SynthesisRecord {
   status: 'ok' | 'failed';

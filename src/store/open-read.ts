@@ -154,11 +154,6 @@ export function defaultDbPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(dataHome, 'conclave', 'conclave.db');
 }
 
-
-
-
-
-
 /** Debates still `running` whose process on this machine has died. */
 function deadRunningDebates(sqlite: Database.Database): { id: string; pid: number | null }[] {
   try {

@@ -77,9 +77,6 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
   return new Store(sqlite, file);
 }
 
-
-
-
 function checkWritable(file: string): void {
   // SQLite would silently fall back to reading only, and fail later on the first write.
   // The folder must be writable too: the -wal and -shm files are created beside the file.
@@ -94,8 +91,6 @@ function checkWritable(file: string): void {
   }
 }
 
-
-
 function configure(sqlite: Database.Database, file: string, memory: boolean, busyTimeoutMs: number): void {
   sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   // The first statement that reads the file: a non-database fails here with SQLITE_NOTADB.
@@ -108,14 +103,6 @@ function configure(sqlite: Database.Database, file: string, memory: boolean, bus
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
 }
-
-
-
-
-
-
-
-
 
 function isNativeModuleFailure(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;

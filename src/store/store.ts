@@ -41,7 +41,6 @@ export {
   type SynthesisAttemptSummary,
 } from './reader.js';
 
-
 export interface NewDebate {
   id: string;
   question: string;
@@ -313,7 +312,6 @@ export class Store extends RecordReader {
     return chain;
   }
 
-
   /** Stores an agent's outcome for a round, replacing an earlier one for the same round. */
   recordTurn(debateId: string, turn: TurnRecord): void {
     const body = turn.opening ?? turn.critique ?? null;
@@ -524,18 +522,6 @@ export class Store extends RecordReader {
     }, ['resumptions']);
   }
 
-
-
-
-
-
-
-  /** Runs one statement or transaction, turning SQLite failures into StoreErrors. */
-  /**
-   * Runs `fn` against the database for the record modules of optional features
-   * (votes, clash maps, bench runs). Failures become a StoreError saying what was being done.
-   * Wrap writes in `db.transaction` so each lands whole.
-   */
   /** Runs one write through a statement compiled once per store: for rows written once per call or rating. */
   runPrepared(what: string, source: string, params: Record<string, unknown>): void {
     const shape = statementShape(source);
@@ -551,12 +537,15 @@ export class Store extends RecordReader {
     else this.#touch([shape.table]);
   }
 
+  /**
+   * Runs `fn` against the database for the record modules of optional features
+   * (votes, clash maps, bench runs). Failures become a StoreError saying what was being done.
+   * Wrap writes in `db.transaction` so each lands whole.
+   */
   use<T>(what: string, fn: (db: BetterSQLite3Database, sqlite: BetterSqlite3.Database) => T): T {
     this.#touch('all');
     return this.guard(what, () => fn(this.#db, this.sqlite));
   }
-
-
 }
 
 /** Column values of a recorded model call, for `calls` and the bench's `bench_calls` alike. */
