@@ -89,15 +89,40 @@ function panelPreset(agents: number, rounds: number) {
 async function debateOnce(url: string, agents: number, rounds: number, dbPath: string) {
   const preset = panelPreset(agents, rounds);
   const store = openStore(dbPath);
+  const record = timed(recorder(store));
   gc();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await runDebate({ question: 'Should we do A?', preset, host: url, recorder: recorder(store), numParallel: 4 });
+  const result = await runDebate({ question: 'Should we do A?', preset, host: url, recorder: record, numParallel: 4 });
   const wall = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const calls = store.getDebate(result.id).calls.length;
   store.close();
-  return { wall, cpuMs: (cpu.user + cpu.system) / 1000, calls };
+  return { wall, cpuMs: (cpu.user + cpu.system) / 1000, calls, recordingMs: record.ms() };
+}
+
+/**
+ * The recorder, with the time spent inside it added up. It writes synchronously, so this is what
+ * recording costs within the debate, interleaved with everything else the engine does: a measure
+ * of one run, where "recording adds" below is a difference between two runs.
+ */
+function timed(inner: Recorder): Recorder & { ms(): number } {
+  let ns = 0n;
+  const time = (write: () => void): void => {
+    const t0 = process.hrtime.bigint();
+    try {
+      write();
+    } finally {
+      ns += process.hrtime.bigint() - t0;
+    }
+  };
+  return Object.assign((event: DebateEvent) => time(() => inner(event)), {
+    progress: false as const,
+    together: (events: readonly DebateEvent[]) => time(() => inner.together!(events)),
+    drain: () => inner.drain(),
+    unwritten: () => inner.unwritten(),
+    ms: () => Number(ns) / 1e6,
+  });
 }
 
 /** The same debate with nothing recorded: a listener that counts the calls, so recording's share shows. */
@@ -224,6 +249,8 @@ try {
   const unrecordedRatio = median(unrecorded.map((u, i) => u.cpuMs / u.calls / (bare[i]!.cpuMs / bare[i]!.calls)));
   const recordingMs = median(runs.map((r, i) => r.cpuMs / r.calls - unrecorded[i]!.cpuMs / unrecorded[i]!.calls));
   console.log(`  the engine recording nothing ÷ bare client ${unrecordedRatio.toFixed(2)}×  (median of ${PAIRS} runs, each beside the same pair); recording adds ${recordingMs.toFixed(2)} ms per call`);
+  const insideUs = median(runs.map((r) => (r.recordingMs / r.calls) * 1000));
+  console.log(`  time inside the recorder       ${insideUs.toFixed(0)} µs per call  (median of the same ${PAIRS} runs, timed around each write)`);
 
   const sim10 = await startSimChild(10);
   const rss0 = process.memoryUsage().rss;
@@ -255,6 +282,8 @@ try {
   const replayed = replayDebateWrites(writes, join(dir, 'replay.db'), 25, gc).slice(5);
   console.log(`SQLite: recording a whole ${writes.calls}-call debate (its calls with their ratings, turns, judge scores, steps, synthesis, start and end), replayed 20 times`);
   console.log(`  per call of the debate ${median(replayed).toFixed(0)} µs CPU (median; min ${Math.min(...replayed).toFixed(0)}, max ${Math.max(...replayed).toFixed(0)})`);
+  // The same writes cost more inside a debate, where the engine's work between them leaves the CPU's caches cold for SQLite and the store.
+  console.log(`  inside the engine's debates ÷ replayed alone ${(insideUs / median(replayed)).toFixed(2)}×`);
   const store = openStore(join(dir, 'list.db'));
   const agents = [{ id: 'a', model: 'm', persona: null, cluster: null, role: 'debater' as const, digest: null }];
   const preset = testPreset(['a', 'b']);
