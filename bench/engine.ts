@@ -2,8 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Ollama } from 'ollama';
 import pLimit from 'p-limit';
 import type { StoredCall } from '../src/store/store.js';
@@ -16,6 +14,7 @@ import { packagePath } from '../src/package-root.js';
 import { simModels, testPreset } from '../test/helpers/panel.js';
 import { captureDebateWrites, recordLoneCalls, replayDebateWrites } from './recording.js';
 import { startSimProcess } from './sim-process.js';
+import { collectGarbage } from './collect.js';
 
 /**
  * Engine overhead: debates against a zero-latency simulator running in a child process,
@@ -39,8 +38,7 @@ const verdict = (met: boolean): string => (met ? 'meets the target' : 'MISSES th
 
 // Each measured run starts from a collected heap, so one run's garbage is never charged to the next
 // (the engine and the bare client alternate).
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const gc = collectGarbage;
 
 async function startSimChild(agents: number) {
   const preset = testPreset(Array.from({ length: agents }, (_, i) => `agent${i}`));
@@ -281,9 +279,11 @@ try {
   // Every kind of write a debate makes, not only lone calls: the first copies warm the store and are left out.
   const replayed = replayDebateWrites(writes, join(dir, 'replay.db'), 25, gc).slice(5);
   console.log(`SQLite: recording a whole ${writes.calls}-call debate (its calls with their ratings, turns, judge scores, steps, synthesis, start and end), replayed 20 times`);
-  console.log(`  per call of the debate ${median(replayed).toFixed(0)} µs CPU (median; min ${Math.min(...replayed).toFixed(0)}, max ${Math.max(...replayed).toFixed(0)})`);
+  const cpuUs = replayed.map((r) => r.cpuUs);
+  const aloneUs = median(replayed.map((r) => r.insideUs));
+  console.log(`  per call of the debate ${median(cpuUs).toFixed(0)} µs CPU (median; min ${Math.min(...cpuUs).toFixed(0)}, max ${Math.max(...cpuUs).toFixed(0)}), of which ${aloneUs.toFixed(0)} µs inside the writes (the rest: V8's threads collecting and compiling)`);
   // The same writes cost more inside a debate, where the engine's work between them leaves the CPU's caches cold for SQLite and the store.
-  console.log(`  inside the engine's debates ÷ replayed alone ${(insideUs / median(replayed)).toFixed(2)}×`);
+  console.log(`  time inside the recorder, in the engine's debates ÷ replayed alone ${(insideUs / aloneUs).toFixed(2)}×  (${insideUs.toFixed(0)} ÷ ${aloneUs.toFixed(0)} µs per call)`);
   const store = openStore(join(dir, 'list.db'));
   const agents = [{ id: 'a', model: 'm', persona: null, cluster: null, role: 'debater' as const, digest: null }];
   const preset = testPreset(['a', 'b']);

@@ -1,8 +1,6 @@
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { DebateEvent, DebateListener } from '../src/engine/events.js';
 import { recorder } from '../src/engine/recorder.js';
 import { runDebate } from '../src/engine/run-debate.js';
@@ -12,6 +10,7 @@ import { eventsWriter } from '../src/events/writer.js';
 import { openStore } from '../src/store/open.js';
 import { simModels, testPreset } from '../test/helpers/panel.js';
 import { startSimProcess } from './sim-process.js';
+import { collectGarbage } from './collect.js';
 
 /**
  * The CPU cost of `--events`: the same 31-call debate (5 agents, round 0 and 4 critique rounds,
@@ -23,8 +22,7 @@ import { startSimProcess } from './sim-process.js';
  */
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const gc = collectGarbage;
 
 type Mode = 'bare' | 'tokens heard' | 'live file' | 'live file + --events';
 

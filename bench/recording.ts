@@ -37,13 +37,21 @@ export async function captureDebateWrites(host: string, preset: Preset, dbPath: 
   return { groups, calls: groups.flat().filter((e) => e.type === 'call.finished').length };
 }
 
+/** One replayed copy of a debate, per call, in µs. */
+export interface ReplayedCopy {
+  /** The process's CPU over the copy: V8's background threads (garbage collection, compiling) included. */
+  cpuUs: number;
+  /** Time inside the writes alone, as `bench:engine` times the recorder inside its debates. */
+  insideUs: number;
+}
+
 /**
  * Replays a captured debate `copies` times into one store at `dbPath`, each copy under a debate id
- * of its own and through a fresh recorder, and returns the CPU of each copy per call, in µs.
+ * of its own and through a fresh recorder, and returns each copy's cost per call.
  * Unlike a loop of lone calls, this covers every write a debate makes: a rated call with its
  * rating, a round's turns, a judge's score with its stances, the synthesis, the start and the end.
  */
-export function replayDebateWrites(writes: DebateWrites, dbPath: string, copies: number, gc: () => void): number[] {
+export function replayDebateWrites(writes: DebateWrites, dbPath: string, copies: number, gc: () => void): ReplayedCopy[] {
   const store = openStore(dbPath);
   const retag = (event: DebateEvent, id: string): DebateEvent => {
     const copy = structuredClone(event) as DebateEvent & { debateId?: string };
@@ -51,19 +59,22 @@ export function replayDebateWrites(writes: DebateWrites, dbPath: string, copies:
     if (copy.type === 'call.finished') copy.call.debateId = id;
     return copy;
   };
-  const perCall: number[] = [];
+  const perCall: ReplayedCopy[] = [];
   for (let k = 0; k < copies; k++) {
     const id = `replay-${k}`;
     const groups = writes.groups.map((g) => (Array.isArray(g) ? g.map((e) => retag(e, id)) : retag(g, id)));
     const record = recorder(store);
     gc();
+    let inside = 0n;
     const cpu0 = process.cpuUsage();
     for (const g of groups) {
+      const t0 = process.hrtime.bigint();
       if (Array.isArray(g)) record.together!(g);
       else record(g);
+      inside += process.hrtime.bigint() - t0;
     }
     const cpu = process.cpuUsage(cpu0);
-    perCall.push((cpu.user + cpu.system) / writes.calls);
+    perCall.push({ cpuUs: (cpu.user + cpu.system) / writes.calls, insideUs: Number(inside) / 1000 / writes.calls });
   }
   store.close();
   return perCall;
