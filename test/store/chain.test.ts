@@ -329,6 +329,21 @@ describe('the hash chain and seal', () => {
     expect(store.verifyDebate('d-0001')).toMatchObject({ state: 'unsealed', calls: 9 });
   });
 
+  it('refuses the next write, sealing nothing, when another process edited a row of the debate and rewrote its seal since this store last wrote', () => {
+    recordDebate('d-0001', false);
+    // This store has passed the gate and goes on writing; meanwhile a turn is edited and the seal changed by hand.
+    store.recordCall(call('d-0001', { stage: 'critique', round: 1 }));
+    sqlite.prepare("update turns set position = 'Neither' where debate_id = 'd-0001' and agent_id = 'bo'").run();
+    sqlite.prepare("update debates set seal = ? where id = 'd-0001'").run('e'.repeat(64));
+    const before = sqlite.prepare("select seal, seal_signature from debates where id = 'd-0001'").get();
+    const calls = callIds().length;
+    expect(() => store.recordCall(call('d-0001', { stage: 'critique', round: 2 }))).toThrow(/was edited/);
+    expect(() => store.recordSynthesis('d-0001', { status: 'failed', synthesis: null, error: 'over an edit' })).toThrow(/was edited/);
+    expect(sqlite.prepare("select seal, seal_signature from debates where id = 'd-0001'").get()).toEqual(before);
+    expect(callIds().length).toBe(calls);
+    expect(broken(store.verifyDebate('d-0001')).row).toEqual({ table: 'turns', key: '0/bo' });
+  });
+
   it('numbers steps, budget decisions and synthesis attempts on from what the file holds: after another store, beside another debate, after a write rolled back', () => {
     const step = (id: string, at: number): void => store.recorded(id, () => recordProtocolStep(store, id, { kind: 'champion', agentId: 'ada', runnerUp: null, position: 'No' }, null, at));
     const decision = (id: string): void => store.recorded(id, () => recordBudgetDecision(store, id, { kind: 'skip', stage: 'critique', round: 1, agentId: 'bo', detail: 'over', used: 10, limit: 5 }, 1));
