@@ -5,6 +5,9 @@
  * confidences of its parts, a review pipeline its findings and its reviews, a tournament its
  * bracket, an Oxford debate its verdict's margin. A cluster vote's rejected positions never count as support.
  */
+
+import { reaches } from './reaches.js';
+
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
 export type ConfidenceRule = 'debate' | 'parallel' | 'tournament' | 'decompose' | 'pipeline' | 'oxford' | 'delphi';
@@ -42,7 +45,7 @@ export const FALLBACK_WEIGHT = 0.5;
 
 const RANK: Record<ConfidenceLevel, number> = { low: 0, medium: 1, high: 2 };
 const atMost = (level: ConfidenceLevel, cap: ConfidenceLevel): ConfidenceLevel => (RANK[level] > RANK[cap] ? cap : level);
-const bandOf = (score: number): ConfidenceLevel => (score >= HIGH_SCORE ? 'high' : score >= MEDIUM_SCORE ? 'medium' : 'low');
+const bandOf = (score: number): ConfidenceLevel => (reaches(score, HIGH_SCORE) ? 'high' : reaches(score, MEDIUM_SCORE) ? 'medium' : 'low');
 
 function blank(rule: ConfidenceRule, threshold: number): Omit<ComputedConfidence, 'level'> {
   return { rule, judgeScore: null, threshold, restsOn: [], of: 0, restsOnUnknown: false, capped: null, rejected: [], score: null, basis: [], lowered: [] };
@@ -77,8 +80,8 @@ export function computeConfidence(input: {
   const s = input.judgeScore;
   let level: ConfidenceLevel;
   if (s === null) level = majority ? 'medium' : 'low';
-  else if (s >= input.threshold) level = majority ? 'high' : 'medium';
-  else if (s >= input.threshold / 2) level = majority ? 'medium' : 'low';
+  else if (reaches(s, input.threshold)) level = majority ? 'high' : 'medium';
+  else if (reaches(s, input.threshold / 2)) level = majority ? 'medium' : 'low';
   else level = 'low';
   // HIGH needs independent support: agreement among one model family, reached by moving, is not evidence enough.
   let capped: string | null = null;
@@ -87,7 +90,7 @@ export function computeConfidence(input: {
     capped = input.independence.reason;
   }
   const restsOnUnknown = input.restsOn === undefined;
-  const judge = s === null ? 'no judge score' : `judge ${s.toFixed(2)} ${s >= input.threshold ? '≥' : '<'} ${input.threshold}`;
+  const judge = s === null ? 'no judge score' : `judge ${s.toFixed(2)} ${reaches(s, input.threshold) ? '≥' : '<'} ${input.threshold}`;
   const rests = restsOnUnknown ? 'rests on no named agent' : `rests on ${restsOn.length}/${of} agents`;
   const lowered = rejected.length
     ? [`The cluster vote rejected the position${rejected.length === 1 ? '' : 's'} of ${rejected.join(', ')}: not counted as support.`]
@@ -274,7 +277,7 @@ export function oxfordConfidence(input: {
   const winners = input.sides[winner];
   const rests = winners.filter((id) => (input.restsOn ?? []).includes(id));
   const lowered: string[] = [];
-  if (margin < MEDIUM_SCORE) lowered.push(`LOW: the judge called it close (margin ${margin.toFixed(2)} < ${MEDIUM_SCORE.toFixed(2)}).`);
+  if (!reaches(margin, MEDIUM_SCORE)) lowered.push(`LOW: the judge called it close (margin ${margin.toFixed(2)} < ${MEDIUM_SCORE.toFixed(2)}).`);
   for (const side of ['for', 'against'] as const) {
     if (!input.sides[side].some((id) => input.closed.includes(id))) lowered.push(`LOW: the ${side} side gave no usable closing.`);
   }

@@ -1,5 +1,6 @@
 import type { ExitReason } from './records.js';
 import type { JudgeScore } from './schemas.js';
+import { reaches } from './reaches.js';
 
 /** The round's convergence: the mean of the judge's three axes. */
 export function convergenceOf(score: Pick<JudgeScore, 'recommendation' | 'facts' | 'caveats'>): number {
@@ -19,7 +20,7 @@ export interface ExitInput {
  * runs on until the ceiling rather than stopping on a score it does not have.
  */
 export function exitDecision(input: ExitInput): { reason: ExitReason; detail: string } | null {
-  if (input.convergence !== null && input.convergence >= input.threshold) {
+  if (input.convergence !== null && reaches(input.convergence, input.threshold)) {
     return {
       reason: 'converged',
       detail: `convergence ${input.convergence.toFixed(2)} ≥ threshold ${input.threshold.toFixed(2)} after round ${input.round}`,

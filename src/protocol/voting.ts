@@ -4,6 +4,8 @@
  * are written out in docs/voting-rules.md; the tests follow that page.
  */
 
+import { reaches, SCORE_EPSILON } from './reaches.js';
+
 export type Vote = 'yes' | 'no' | 'abstain';
 export type Tier = 'consensus' | 'polar' | 'reject';
 
@@ -115,10 +117,6 @@ export interface ArtifactVerdict<A extends Artifact = Artifact> {
   readonly abstentions: number;
 }
 
-// Boundaries are inclusive; the slack keeps float noise (1 − 0.8 is 0.19999999999999996)
-// from moving a ratio that equals a bound across it.
-const EPSILON = 1e-9;
-
 const tierRank: Record<Tier, number> = { consensus: 0, polar: 1, reject: 2 };
 
 /**
@@ -168,8 +166,9 @@ export function tierOf(rho: number, tau: number): Tier {
   if (!isFiniteNumber(tau) || tau < 0.5 || tau > 1) {
     throw new Error(`\`tau\` must be from 0.5 to 1, got ${String(tau)}.`);
   }
-  if (rho >= tau - EPSILON) return 'consensus';
-  if (rho <= 1 - tau + EPSILON) return 'reject';
+  // Boundaries are inclusive, up to float noise (1 − 0.8 is 0.19999999999999996).
+  if (reaches(rho, tau)) return 'consensus';
+  if (rho <= 1 - tau + SCORE_EPSILON) return 'reject';
   return 'polar';
 }
 
@@ -246,7 +245,7 @@ function classifyOne<A extends Artifact>(
       threshold,
       weight,
       // Equation (1) and Algorithm 1 both use ≥.
-      approves: rate !== null && rate >= threshold - EPSILON,
+      approves: rate !== null && reaches(rate, threshold),
       isAuthorCluster: cluster.id === authorCluster,
     };
   });

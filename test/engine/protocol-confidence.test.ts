@@ -84,6 +84,12 @@ describe('the decomposition rule', () => {
     expect(decompositionConfidence([part(1, 0.85), part(2, 0.82)], true, 0.85).level).toBe('high');
   });
 
+  it('is HIGH when the parts average exactly the HIGH score, float noise and all', () => {
+    // 0.4, 1 and 1 average 0.7999999999999999 in floating point.
+    expect(decompositionConfidence([part(1, 0.4), part(2, 1), part(3, 1)], true, 0.85).level).toBe('high');
+    expect(decompositionConfidence([part(1, 0.4), part(2, 1), part(3, 0.99)], true, 0.85).level).toBe('medium');
+  });
+
   it('counts a fallback part at half its confidence and caps the level at MEDIUM', () => {
     const c = decompositionConfidence([part(1, 0.9, { fallback: true }), part(2, 0.9), part(3, 0.9), part(4, 0.95), part(5, 0.95)], true, 0.85);
     expect(c.score).toBeCloseTo((0.45 + 0.9 + 0.9 + 0.95 + 0.95) / 5);

@@ -16,6 +16,23 @@ describe('convergence and exit', () => {
     expect(exitDecision({ round: 4, maxRounds: 4, convergence: 0.1, threshold: 0.85 })?.reason).toBe('max_rounds');
   });
 
+  it('converges on every whole-percent judge score whose mean reaches the threshold, and on no other', () => {
+    // The judge answers whole percents, read as fractions: 70, 70 and 70 average to 0.6999999999999998 in floating point.
+    const read = (p: number) => judgeSchema.shape.recommendation.parse(p);
+    const wrong: string[] = [];
+    for (const t of [70, 85, 95]) {
+      for (let a = 0; a <= 100; a++) {
+        for (let b = 0; b <= 100; b++) {
+          for (let c = 0; c <= 100; c++) {
+            const converged = exitDecision({ round: 1, maxRounds: 4, convergence: convergenceOf({ recommendation: read(a), facts: read(b), caveats: read(c) }), threshold: t / 100 })?.reason === 'converged';
+            if (converged !== a + b + c >= 3 * t && wrong.length < 5) wrong.push(`${a}/${b}/${c} at ${t}%`);
+          }
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('never exits early on a round the judge could not score', () => {
     expect(exitDecision({ round: 2, maxRounds: 4, convergence: null, threshold: 0 })).toBeNull();
   });
