@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readMcpAttachments, readPresetAttachments, readQuestionFile } from '../config/attachments.js';
-import { mcpPresetPath } from '../config/mcp-preset.js';
+import { mcpPresetGuard } from '../config/mcp-preset.js';
 import { checkDestinations, type Destinations, destinationUrls } from '../config/trust.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { HostEntry, Preset } from '../config/preset-schema.js';
@@ -197,8 +197,7 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
       ? [{ ...singleHost(args, io.env, io.cwd), ...(vramGiB === undefined ? {} : { vramGiB }), ...(numParallel === undefined ? {} : { numParallel }) }]
       : undefined;
   const allowDirs = asker.allowDirs ?? [];
-  if (asker.chooser === 'mcp') mcpPresetPath(args.preset, io.cwd, allowDirs, io.env);
-  const loaded = loadPreset(args.preset, io.cwd);
+  const loaded = loadPreset(args.preset, io.cwd, asker.chooser === 'mcp' ? mcpPresetGuard(args.preset, io.cwd, allowDirs, io.env) : undefined);
   const preset = applyOverrides(loaded.preset, args);
   parsePreset(preset, loaded.source);
   // Every file is read and checked before anything runs: the preset's relative to it, --attach relative to the working directory.

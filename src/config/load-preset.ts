@@ -7,7 +7,7 @@ import { packagePath } from '../package-root.js';
 import { type Preset, presetSchema } from './preset-schema.js';
 import { sidesProblem } from '../protocol/oxford.js';
 import { checkVotingPreset } from './voting-preset.js';
-import { FILE_LIMITS, readTextFile } from './read-file.js';
+import { FILE_LIMITS, type FileRules, readTextFile } from './read-file.js';
 import { expandAgentFiles } from './agent-files.js';
 export { formatIssues } from './zod-issues.js';
 import { formatIssues } from './zod-issues.js';
@@ -53,13 +53,15 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
   });
 }
 
-export function loadPreset(nameOrPath: string, cwd = process.cwd()): LoadedPreset {
+/** `guard`: checks the file as opened before a byte is read (an MCP client's preset: src/config/mcp-preset.ts). */
+export function loadPreset(nameOrPath: string, cwd = process.cwd(), guard?: FileRules['guard']): LoadedPreset {
   const path = resolvePresetPath(nameOrPath, cwd);
   const text = readTextFile(path, {
     what: 'Preset file',
     code: 'PRESET',
     maxBytes: FILE_LIMITS.preset,
     hint: 'Pass a YAML or JSON preset file, or a built-in preset name (see `conclave presets`).',
+    ...(guard ? { guard } : {}),
   });
   let data: unknown;
   try {

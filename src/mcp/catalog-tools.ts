@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { protocolLine } from '../cli/commands/presets.js';
 import { loadHostsFile } from '../config/load-hosts.js';
 import { builtinPresetNames, loadPreset } from '../config/load-preset.js';
-import { mcpPresetPath } from '../config/mcp-preset.js';
+import { mcpPresetGuard } from '../config/mcp-preset.js';
 import { synthesizerCandidates } from '../config/synthesizer.js';
 import { missingModels, presetModels } from '../engine/run-debate.js';
 import { errorMessage } from '../errors.js';
@@ -60,8 +60,7 @@ export function registerCatalogTools(server: McpServer, ctx: McpContext): void {
     },
     async (args) =>
       guarded(async () => {
-        if (args.preset) mcpPresetPath(args.preset, ctx.io.cwd, ctx.allowDirs, ctx.io.env);
-        const preset = args.preset ? loadPreset(args.preset, ctx.io.cwd).preset : null;
+        const preset = args.preset ? loadPreset(args.preset, ctx.io.cwd, mcpPresetGuard(args.preset, ctx.io.cwd, ctx.allowDirs, ctx.io.env)).preset : null;
         const entries = ctx.hosts ? loadHostsFile(ctx.hosts, ctx.io.cwd) : [{ url: resolveHost(ctx.host, ctx.io.env) }];
         const hosts = await Promise.all(
           entries.map(async (entry) => {
