@@ -313,7 +313,9 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
       question: benchQuestion(item),
       preset,
       host: ctx.host,
-      ...(ctx.hosts ? { hosts: ctx.hosts } : {}),
+      // The bench's own servers, always: its slot pool holds no other, and a preset's `hosts:` never
+      // takes a bench's questions elsewhere (--host and --hosts name them, as for `run`).
+      hosts: ctx.hosts ?? [{ url: ctx.host, numParallel: ctx.numParallel }],
       ...(ctx.env ? { env: ctx.env } : {}),
       recorder: record,
       listeners: [onStart, vote.listener, ...ctx.listeners],

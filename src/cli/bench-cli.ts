@@ -113,6 +113,9 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
       const items = await loadSuite(builtInSuites.includes(suite) ? suite : resolve(io.cwd, suite));
       const named = presets.map((name) => loadPreset(name, io.cwd));
       for (const { warnings, source } of named) for (const w of warnings) io.stderr.write(inert(`conclave: ${source}: ${w}\n`));
+      for (const { preset, source } of named) {
+        if (preset.hosts?.length) io.stderr.write(inert(`conclave: ${source} names its own hosts; the bench runs every preset on its own (${hosts ? '--hosts' : '--host'}), and those are not contacted.\n`));
+      }
       if (args.resume === undefined && args.think !== undefined && new Set(args.think).size !== args.think.length) {
         throw new InputError('BAD_FLAG', 'Give each --think value once: `--think on`, `--think off`, or both.', { hint: usageHint });
       }

@@ -1,4 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +61,25 @@ describe('conclave bench', () => {
     expect(unmeasured.code).toBe(7);
     expect(unmeasured.stderr).toMatch(/cluster vote: not measured/);
     expect(unmeasured.stderr).not.toContain('debate + majority');
+  });
+
+  it("runs on --host even when a preset names its own hosts, which are never contacted, and says so", async () => {
+    let contacted = 0;
+    const other = createServer((_req, res) => {
+      contacted++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((done) => other.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+      writeFileSync(join(dir, 'hosted.json'), JSON.stringify({ ...bench.preset, hosts: [{ url }] }));
+      const r = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'hosted.json', '--host', bench.sim.url, '--db', join(dir, 'hosted.db'), '--limit', '1', '--quiet']);
+      expect([r.code, r.stderr]).toEqual([0, expect.stringContaining('hosted.json names its own hosts; the bench runs every preset on its own (--host), and those are not contacted.')]);
+      expect(r.stdout).toMatch(/debate \+ majority\s+\d/);
+      expect(contacted).toBe(0);
+    } finally {
+      other.close();
+    }
   });
 
   it('estimates a bench with --dry-run per preset, calling no model and recording nothing', async () => {
