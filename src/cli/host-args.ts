@@ -74,17 +74,25 @@ export function recordedHostOf(plan: unknown, model: string): HostEntry | null {
 /** `--trust-recorded-hosts` on the commands that go on with a stored debate on the servers it recorded. */
 export const trustRecordedHostsOption = {
   type: 'boolean',
-  describe: 'Send the API key its recorded OpenAI-compatible server names (from your environment) to that server',
+  describe: 'Go on with the servers the record names even where that needs consent: send a recorded OpenAI-compatible server the API key it names (from your environment), load the models of a recorded embedded folder',
 } as const;
 
 /**
  * A record names its own servers, and a record can come from someone else (`conclave import`):
- * a recorded server that asks for a key from the environment gets it only with the user's
- * consent, as a preset's own server does.
+ * a recorded server that asks for a key from the environment gets it, and a recorded embedded
+ * host's folder of model files is loaded, only with the user's consent, as for a preset's own.
  */
-export function checkRecordedKeys(hosts: readonly HostEntry[], trusted: boolean | undefined, command: string): void {
+export function checkRecordedHosts(hosts: readonly HostEntry[], trusted: boolean | undefined, command: string): void {
+  if (trusted) return;
+  const local = hosts.find((h) => h.api === 'embedded');
+  if (local) {
+    const dir = local.models ?? embeddedDir(local.url);
+    throw new InputError('RECORD_HOST_MODELS', `The record names the embedded models folder ${dir}: a record never has Conclave load and run model files from a folder it chose without your consent (a record can come from someone else).`, {
+      hint: `Name the folder yourself (\`conclave ${command} … --embedded ${dir}\`), or pass --trust-recorded-hosts if this record is yours.`,
+    });
+  }
   const keyed = hosts.find((h) => h.api === 'openai' && h.apiKeyEnv !== undefined);
-  if (!keyed || trusted) return;
+  if (!keyed) return;
   throw new InputError('RECORD_HOST_KEY', `The record names the server ${keyed.url} and asks to send it the API key in $${keyed.apiKeyEnv}: a server named by a record never receives a key from your environment without your consent (a record can come from someone else).`, {
     hint: `Name the server yourself (\`conclave ${command} … --host ${keyed.url} --api openai --api-key-env ${keyed.apiKeyEnv}\`), or pass --trust-recorded-hosts if this record is yours.`,
   });

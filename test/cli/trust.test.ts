@@ -236,3 +236,34 @@ describe('every other road to a preset\'s own hosts', () => {
     }
   });
 });
+
+describe('a record that names an embedded models folder', () => {
+  it('has resume and synthesize load nothing from it without --trust-recorded-hosts or --embedded', async () => {
+    // A record can come from someone else (an imported bundle): its plan chose the folder.
+    const folder = join(dir, 'their-models');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'a.gguf'), 'not a model');
+    const db = join(dir, 'embedded-record.db');
+    const { openStore } = await import('../../src/store/open.js');
+    const store = openStore(db);
+    const id = 'rec-embedded';
+    try {
+      const agents = [...panel.agents.map((a) => ({ id: a.id, model: a.model, persona: null, cluster: null, role: 'debater' as const, digest: null })), { id: 'synthesizer', model: panel.synthesizer.model, persona: null, cluster: null, role: 'synthesizer' as const, digest: null }];
+      store.createDebate({ id, question: 'Q?', preset: panel, engineVersion: 'test', host: `embedded:${folder}`, agents, createdAt: Date.now() });
+      store.setPlan(id, { hosts: [{ url: `embedded:${folder}`, api: 'embedded', vramBytes: 0, numParallel: 1 }], models: [] });
+      store.finishDebate(id, { status: 'interrupted', exitReason: null, error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: Date.now() });
+    } finally {
+      store.close();
+    }
+    for (const command of ['resume', 'synthesize']) {
+      const r = await cli([command, id, '--db', db, '--quiet']);
+      expect(r.code, command).toBe(2);
+      expect(r.stderr).toContain(`The record names the embedded models folder ${folder}: a record never has Conclave load and run model files from a folder it chose without your consent`);
+      expect(r.stderr).toContain(`conclave ${command} … --embedded ${folder}`);
+      expect(r.stderr).not.toContain('GGUF');
+    }
+    // With consent the folder is opened (and its file found not to be a model).
+    const trusted = await cli(['synthesize', id, '--db', db, '--quiet', '--trust-recorded-hosts']);
+    expect(trusted.stderr).not.toContain('without your consent');
+  });
+});

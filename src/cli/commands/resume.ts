@@ -4,7 +4,7 @@ import { type CliIO, type ExitCode, tellUser } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
 import type { HostEntry } from '../../config/preset-schema.js';
 import type { PlannedHost } from '../../schedule/plan.js';
-import { type HostArgs, apiOptions, checkRecordedKeys, singleHost, trustRecordedHostsOption } from '../host-args.js';
+import { type HostArgs, apiOptions, checkRecordedHosts, singleHost, trustRecordedHostsOption } from '../host-args.js';
 import { eventsOption, showThinkingOption } from '../events-args.js';
 import { embeddedDir } from '../../backend/url.js';
 
@@ -60,7 +60,7 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
                 ? { url: h.url, api: 'openai', numParallel: h.numParallel, ...(h.apiKeyEnv ? { apiKeyEnv: h.apiKeyEnv } : {}) }
                 : { url: h.url, vramGiB: h.vramBytes / 2 ** 30, numParallel: h.numParallel },
             );
-        if (!args.host) checkRecordedKeys(hosts, args['trust-recorded-hosts'], 'resume');
+        if (!args.host && args.embedded === undefined) checkRecordedHosts(hosts, args['trust-recorded-hosts'], 'resume');
         const host = hosts[0]?.url ?? resolveHost(undefined, io.env);
         if (!args.quiet) {
           const from = plan.point.fromRound < 0 ? 'from the start (no round was complete)' : `after round ${plan.point.fromRound}, reusing ${stored.calls.length} recorded calls`;

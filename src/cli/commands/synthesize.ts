@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openDb, signKeyOption } from '../shared.js';
 import { eventsOption, showThinkingOption } from '../events-args.js';
-import { type HostArgs, apiOptions, checkRecordedKeys, recordedHostOf, singleHost, trustRecordedHostsOption } from '../host-args.js';
+import { type HostArgs, apiOptions, checkRecordedHosts, recordedHostOf, singleHost, trustRecordedHostsOption } from '../host-args.js';
 
 interface SynthesizeArgs extends HostArgs {
   'sign-key'?: string;
@@ -59,7 +59,7 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         const { synthesizerModel } = await import('../../config/synthesizer.js');
         const stored = args.host || args.api || args.embedded !== undefined ? null : store.getDebate(id);
         const recorded = stored ? recordedHostOf(stored.plan, args.model ?? synthesizerModel(stored.preset)) : null;
-        if (recorded) checkRecordedKeys([recorded], args['trust-recorded-hosts'], 'synthesize');
+        if (recorded) checkRecordedHosts([recorded], args['trust-recorded-hosts'], 'synthesize');
         const target = recorded || singleHost(args, io.env, io.cwd);
         const host = target.url;
         // The synthesis streams on a terminal; with --events its calls are event lines.
