@@ -248,7 +248,7 @@ describe('a record that names an embedded models folder', () => {
     const store = openStore(db);
     const id = 'rec-embedded';
     try {
-      const agents = [...panel.agents.map((a) => ({ id: a.id, model: a.model, persona: null, cluster: null, role: 'debater' as const, digest: null })), { id: 'synthesizer', model: panel.synthesizer.model, persona: null, cluster: null, role: 'synthesizer' as const, digest: null }];
+      const agents = [...panel.agents.map((a) => ({ id: a.id, model: a.model, persona: null, cluster: null, role: 'debater' as const, digest: null })), { id: 'synthesizer', model: panel.synthesizer.model ?? panel.agents[0]!.model, persona: null, cluster: null, role: 'synthesizer' as const, digest: null }];
       store.createDebate({ id, question: 'Q?', preset: panel, engineVersion: 'test', host: `embedded:${folder}`, agents, createdAt: Date.now() });
       store.setPlan(id, { hosts: [{ url: `embedded:${folder}`, api: 'embedded', vramBytes: 0, numParallel: 1 }], models: [] });
       store.finishDebate(id, { status: 'interrupted', exitReason: null, error: null, roundsCompleted: 0, finalConvergence: null, finishedAt: Date.now() });
