@@ -2,7 +2,8 @@ import type { StoredDebate } from '../store/reader.js';
 import type { BenchData, StoredTrial } from '../store/bench.js';
 import type { RescoreRecord } from '../store/rescore-read.js';
 import { allRules } from '../rules/index.js';
-import { stancesOf, votesFromStances } from '../rules/stances.js';
+import { type Stance, judgedIdsOf, normalisedStancesOf, votesFromStances } from '../rules/stances.js';
+import { stanceRounds } from '../render/panel-record.js';
 import type { Decision, Recorded, Rule, Trajectory } from '../rules/trajectory.js';
 import { answersMatch } from './extract.js';
 import { bootstrapCI, mean, pairedBootstrapDiff } from './stats.js';
@@ -57,11 +58,13 @@ export interface RescoreOptions {
   iterations?: number;
 }
 
-/** Rules selected by name; an unknown name is the caller's to report. */
-function selectRules(maxRounds: number, names: readonly string[] | undefined): Rule[] {
-  const rules = allRules({ maxRounds });
-  return names === undefined || names.length === 0 ? rules : rules.filter((r) => names.includes(r.name));
+/** Rules selected by name, out of `rules`; an unknown name is the caller's to report. */
+function selectRules(maxRounds: number, names: readonly string[] | undefined, rules: readonly Rule[] = allRules({ maxRounds })): Rule[] {
+  return names === undefined || names.length === 0 ? [...rules] : rules.filter((r) => names.includes(r.name));
 }
+
+/** The rules a run's own scoring can be: the synthesizer where the run has one, else the final majority. */
+const OWN_RULES: readonly string[] = ['synthesizer', 'majority:final'];
 
 const readRecorded = (row: StoredTrial['results'][number] | undefined, kind: SuiteItem['kind'], missing: string): Recorded =>
   row === undefined ? { recorded: false, why: missing } : row.available ? { recorded: true, vote: singleAnswer(row.answer, kind), note: row.note } : { recorded: false, why: row.note ?? missing };
@@ -109,7 +112,10 @@ export function rescoreRun(data: BenchData, records: ReadonlyMap<string, Rescore
   for (const snapshot of data.run.presets) {
     const agents = snapshot.preset.agents.map((a) => a.id);
     const trials = data.trials.filter((t) => t.preset === snapshot.name && itemById.has(t.itemId));
-    const rules = selectRules(snapshot.preset.protocol.maxRounds, options.rules);
+    const every = allRules({ maxRounds: snapshot.preset.protocol.maxRounds });
+    const shown = selectRules(snapshot.preset.protocol.maxRounds, options.rules, every);
+    // The own scoring is reported, and measured against, whichever rules --rule shows: its candidates are always decided.
+    const rules = every.filter((r) => shown.includes(r) || OWN_RULES.includes(r.name));
     // Reliability for the early majority: each agent's round-0 accuracy on the items before this one.
     const seen = new Map<string, { right: number; n: number }>();
     const decisions = trials.map((trial) => {
@@ -126,24 +132,23 @@ export function rescoreRun(data: BenchData, records: ReadonlyMap<string, Rescore
       const right = (d: Decision): boolean => d.available && d.vote !== null && answersMatch(d.vote.text, item.answer, item.kind);
       return { itemId: trial.itemId, byRule: new Map(rules.map((rule) => { const d = rule.decide(t); return [rule.name, { d, correct: right(d) }] as const; })) };
     });
-    const ownRule = rules.some((r) => r.name === 'synthesizer') && decisions.some((x) => x.byRule.get('synthesizer')?.d.available) ? 'synthesizer' : 'majority:final';
+    const ownRule = decisions.some((x) => x.byRule.get('synthesizer')?.d.available) ? 'synthesizer' : 'majority:final';
     own[snapshot.name] = ownRule;
     const ownByItem = new Map(decisions.flatMap((x) => { const o = x.byRule.get(ownRule); return o?.d.available ? [[x.itemId, o.correct] as const] : []; }));
-    for (const rule of rules) {
+    const figureOf = (rule: Rule): RuleFigure => {
       const rows = decisions.map((x) => ({ itemId: x.itemId, ...x.byRule.get(rule.name)! }));
       const usable = rows.filter((r) => r.d.available);
       const whys = rows.flatMap((r) => (r.d.available ? [] : [r.d.why]));
       const base = { preset: snapshot.name, rule: rule.name, family: rule.family, label: rule.label, source: rule.source, condition: rule.condition ?? null, items: rows.length, unavailable: mostFrequent(whys) };
       if (usable.length === 0) {
-        figures.push({ ...base, n: 0, correct: 0, accuracy: null, ciLow: null, ciHigh: null, vsOwn: null, callsPerItem: null, tokensPerItem: null, gpuSecondsPerItem: null, meanStopRound: null });
-        continue;
+        return { ...base, n: 0, correct: 0, accuracy: null, ciLow: null, ciHigh: null, vsOwn: null, callsPerItem: null, tokensPerItem: null, gpuSecondsPerItem: null, meanStopRound: null };
       }
       const correct = usable.map((r) => r.correct);
       const ci = bootstrapCI(correct, boot);
       const spent = usable.map((r) => (r.d.available ? r.d : null)!).filter((d) => d !== null);
       const paired = usable.filter((r) => ownByItem.has(r.itemId));
       const d = paired.length > 0 ? pairedBootstrapDiff(paired.map((r) => r.correct), paired.map((r) => ownByItem.get(r.itemId)!), boot) : null;
-      figures.push({
+      return {
         ...base,
         n: usable.length,
         correct: correct.filter(Boolean).length,
@@ -155,9 +160,12 @@ export function rescoreRun(data: BenchData, records: ReadonlyMap<string, Rescore
         tokensPerItem: mean(spent.map((s) => s.spent.promptTokens + s.spent.completionTokens)),
         gpuSecondsPerItem: mean(spent.map((s) => s.spent.gpuSeconds)),
         meanStopRound: mean(spent.map((s) => s.stopRound)),
-      });
-    }
-    best[snapshot.name] = bestAtOwnCompute(figures.filter((f) => f.preset === snapshot.name), ownRule);
+      };
+    };
+    const shownFigures = shown.map(figureOf);
+    figures.push(...shownFigures);
+    const ownFigure = shownFigures.find((f) => f.rule === ownRule) ?? figureOf(every.find((r) => r.name === ownRule)!);
+    best[snapshot.name] = bestAtOwnCompute(shownFigures, ownFigure);
   }
   return {
     format: 'conclave-rescore',
@@ -170,10 +178,14 @@ export function rescoreRun(data: BenchData, records: ReadonlyMap<string, Rescore
   };
 }
 
-/** The most accurate rule that decided every item, at no more tokens per item than the run's own (fewer tokens break a tie). */
-export function bestAtOwnCompute(figures: readonly RuleFigure[], ownRule: string): RunRescore['best'][string] {
-  const own = figures.find((f) => f.rule === ownRule);
-  const budget = own?.tokensPerItem ?? Number.POSITIVE_INFINITY;
+/**
+ * The most accurate rule that decided every item, at no more tokens per item than the run's own
+ * (fewer tokens break a tie); null when none did, or when the own scoring decided no item, so
+ * there is no budget to hold them to.
+ */
+export function bestAtOwnCompute(figures: readonly RuleFigure[], own: RuleFigure): RunRescore['best'][string] {
+  const budget = own.tokensPerItem;
+  if (budget === null) return null;
   let best: RuleFigure | null = null;
   for (const f of figures) {
     if (f.accuracy === null || f.tokensPerItem === null || f.n < f.items || f.tokensPerItem > budget) continue;
@@ -181,7 +193,7 @@ export function bestAtOwnCompute(figures: readonly RuleFigure[], ownRule: string
   }
   return best === null
     ? null
-    : { rule: best.rule, label: best.label, accuracy: best.accuracy!, tokensPerItem: best.tokensPerItem!, ownAccuracy: own?.accuracy ?? null, ownTokensPerItem: own?.tokensPerItem ?? null };
+    : { rule: best.rule, label: best.label, accuracy: best.accuracy!, tokensPerItem: best.tokensPerItem!, ownAccuracy: own.accuracy, ownTokensPerItem: budget };
 }
 
 /** The rules on one debate: where each stops, what it decides and what it would have spent. */
@@ -240,18 +252,34 @@ export function rescoreTrajectory(
 }
 
 /**
+ * Each judged round's stances as the engine decided on them. Those are the normalised stances
+ * sealed as the round's `stances` step, which `protocol.decision: trajectory` scored. A round
+ * with no such step (a record from before they were written) reads its judge's reply normalised
+ * the same way over the agents the judge read: those its schema named, else those whose turn
+ * gave a position.
+ */
+export function judgedStances(debate: Pick<StoredDebate, 'steps' | 'calls' | 'turns'>, panel: readonly string[]): Map<number, Stance[]> {
+  const byRound = new Map<number, Stance[]>(stanceRounds(debate).map((r) => [r.round, r.stances]));
+  const recorded = new Set(byRound.keys());
+  for (const call of debate.calls) {
+    if (call.stage !== 'judge' || call.status !== 'ok' || recorded.has(call.round)) continue;
+    const read = (agentId: string) => debate.turns.some((t) => t.round === call.round && t.agentId === agentId && t.status === 'ok' && t.position);
+    const stances = normalisedStancesOf(call.parsed, judgedIdsOf(call.format) ?? panel.filter(read));
+    // A round judged again (a resumed debate) reads its last judge.
+    if (stances !== null) byRound.set(call.round, stances);
+  }
+  return byRound;
+}
+
+/**
  * The trajectory of a debate asked outside a bench: open answers cannot be graded, so the
- * majority rules count the judge's stances when the record has them, and say why not otherwise.
+ * majority rules count the judge's stances, as the engine decided on them, when the record has
+ * them, and say why not otherwise.
  */
 export function openTrajectory(debate: StoredDebate): Trajectory {
   const agents = debate.agents.filter((a) => a.role === 'debater').map((a) => a.id);
   const roundsRun = Math.max(-1, ...debate.turns.map((t) => t.round));
-  const stancesByRound = new Map<number, ReturnType<typeof stancesOf>>();
-  for (const call of debate.calls) {
-    if (call.stage !== 'judge' || call.status !== 'ok') continue;
-    const stances = stancesOf(call.parsed);
-    if (stances !== null) stancesByRound.set(call.round, stances);
-  }
+  const stancesByRound = judgedStances(debate, agents);
   const rounds: Trajectory['rounds'] = [];
   for (let round = 0; round <= roundsRun; round++) {
     const stances = stancesByRound.get(round);

@@ -1,3 +1,4 @@
+import { normaliseStances } from '../protocol/stances.js';
 import type { Vote } from './trajectory.js';
 
 /** One stance the judge saw in a round: an id, a one-line summary, and the agents holding it. */
@@ -7,7 +8,7 @@ export interface Stance {
   agents: string[];
 }
 
-/** The stances in a judge call's parsed reply, or null when it holds none (records made before the judge named them). */
+/** The stances in a judge call's parsed reply, as the judge wrote them, or null when it holds none (records made before the judge named them). */
 export function stancesOf(parsed: unknown): Stance[] | null {
   if (parsed === null || typeof parsed !== 'object') return null;
   const list = (parsed as { stances?: unknown }).stances;
@@ -23,8 +24,33 @@ export function stancesOf(parsed: unknown): Stance[] | null {
 }
 
 /**
- * Each agent's vote in a round from the judge's stances: the stance that names it. An agent
- * the judge put in no stance, or in more than one, has no vote there.
+ * The stances of a judge call's reply as the engine decides on them: normalised by the engine's
+ * own `normaliseStances` over `judged`, the agents whose positions the judge read (a repeated id
+ * renamed, an agent named twice kept in its first stance, one left out given its own). For
+ * records made before the engine recorded its normalised stances; null when the reply has none.
+ */
+export function normalisedStancesOf(parsed: unknown, judged: readonly string[]): Stance[] | null {
+  const reply = stancesOf(parsed);
+  return reply === null ? null : normaliseStances(reply, judged).stances;
+}
+
+/**
+ * The agents a judge call was asked to group, from the schema it was sent (the `enum` of its
+ * stances' agents); null when the recorded schema does not name them.
+ */
+export function judgedIdsOf(format: unknown): string[] | null {
+  let node: unknown = format;
+  for (const key of ['properties', 'stances', 'items', 'properties', 'agents', 'items', 'enum']) {
+    if (node === null || typeof node !== 'object') return null;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return Array.isArray(node) && node.every((id): id is string => typeof id === 'string') ? node : null;
+}
+
+/**
+ * Each agent's vote in a round from the judge's stances: the stance that names it. Over stances
+ * the engine normalised every agent the judge read sits in exactly one; over others, an agent
+ * in no stance, or in more than one, has no vote there.
  */
 export function votesFromStances(agents: readonly string[], stances: readonly Stance[]): (Vote | null)[] {
   return agents.map((agent) => {

@@ -82,6 +82,31 @@ describe('conclave rescore RUN', () => {
     expect(stdout).toMatch(/Best at no more tokens than the own scoring: majority:round0/);
   });
 
+  it('reports the run\'s own scoring, each rule against it, and the best rule within its tokens, whichever rules --rule shows', async () => {
+    const all = JSON.parse((await runCli(['rescore', runId, '--json', '--db', db], dir)).stdout) as RunRescore;
+    const own = all.rules.find((r) => r.rule === 'synthesizer')!;
+    expect(all.own['test-panel']).toBe('synthesizer');
+
+    const { code, stdout } = await runCli(['rescore', runId, '--json', '--db', db, '--rule', 'majority:round=2', '--rule', 'majority:round0'], dir);
+    expect(code).toBe(0);
+    const some = JSON.parse(stdout) as RunRescore;
+    expect(some.rules.map((r) => r.rule)).toEqual(['majority:round0', 'majority:round=2']);
+    expect(some.own['test-panel']).toBe('synthesizer');
+    // The figures shown, paired differences against the synthesizer included, are those of the full run.
+    for (const figure of some.rules) {
+      expect(figure.vsOwn).not.toBeNull();
+      expect(figure).toEqual(all.rules.find((r) => r.rule === figure.rule));
+    }
+    expect(some.best['test-panel']).toMatchObject({ ownAccuracy: own.accuracy, ownTokensPerItem: own.tokensPerItem });
+    const shown = some.rules.filter((f) => f.n === f.items && f.tokensPerItem! <= own.tokensPerItem!);
+    expect(shown.map((f) => f.rule)).toContain(some.best['test-panel']!.rule);
+
+    const text = await runCli(['rescore', runId, '--db', db, '--rule', 'majority:round=2', '--rule', 'majority:round0'], dir);
+    expect(text.stdout).toMatch(/own scoring: synthesizer/);
+    expect(text.stdout).toMatch(/majority:round0 +4\/4 +75\.0% +\S+ +[+-]\d+\.\d \[/);
+    expect(text.stdout).toMatch(new RegExp(`own 50\\.0% at ${own.tokensPerItem!.toFixed(0)}\\)`));
+  });
+
   it('refuses an unknown rule, naming the rules there are', async () => {
     const { code, stderr } = await runCli(['rescore', runId, '--db', db, '--rule', 'majority:round9'], dir);
     expect(code).not.toBe(0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allRules } from '../../src/rules/index.js';
 import { freeMadScores } from '../../src/rules/aggregation.js';
-import { stancesOf, votesFromStances } from '../../src/rules/stances.js';
+import { judgedIdsOf, normalisedStancesOf, stancesOf, votesFromStances } from '../../src/rules/stances.js';
 import type { CallCost, Decision, Recorded, Trajectory, Vote } from '../../src/rules/trajectory.js';
 
 const AGENTS = ['a', 'b', 'c'];
@@ -253,6 +253,29 @@ describe('open questions', () => {
     expect(votesFromStances(['a', 'b', 'c', 'd'], stances)).toEqual([{ key: 's1', text: 'Use Postgres' }, null, { key: 's2', text: 'Use SQLite' }, null]);
   });
 
+  it('normalises a reply as the engine does: a repeated id renamed, an agent named twice kept in its first, one left out given its own', () => {
+    const reply = {
+      stances: [
+        { id: 'S1', summary: 'Postgres', agents: ['a', 'b'] },
+        { id: 'S1', summary: 'SQLite', agents: ['b', 'c'] },
+      ],
+    };
+    expect(normalisedStancesOf(reply, ['a', 'b', 'c', 'd'])).toEqual([
+      { id: 'S1', summary: 'Postgres', agents: ['a', 'b'] },
+      { id: 'S1-2', summary: 'SQLite', agents: ['c'] },
+      { id: 'unplaced-d', summary: 'not placed by the judge', agents: ['d'] },
+    ]);
+    expect(votesFromStances(['a', 'b', 'c', 'd'], normalisedStancesOf(reply, ['a', 'b', 'c', 'd'])!).map((x) => x?.key ?? null)).toEqual(['S1', 'S1', 'S1-2', 'unplaced-d']);
+    expect(normalisedStancesOf({ recommendation: 0.8 }, ['a'])).toBeNull();
+  });
+
+  it('reads the agents a judge was asked to group from the schema it was sent', () => {
+    const format = { type: 'object', properties: { stances: { type: 'array', items: { type: 'object', properties: { agents: { type: 'array', items: { type: 'string', enum: ['a', 'c'] } } } } } } };
+    expect(judgedIdsOf(format)).toEqual(['a', 'c']);
+    expect(judgedIdsOf({ type: 'object', properties: { recommendation: { type: 'integer' } } })).toBeNull();
+    expect(judgedIdsOf(null)).toBeNull();
+  });
+
   it('runs the majority rules over stances', () => {
     const votes = votesFromStances(AGENTS, stancesOf(judgeReply)!);
     const t: Trajectory = { ...trajectory({ rounds: [[null, null, null]], maxRounds: 0 }), basis: { kind: 'stances' } };
@@ -288,8 +311,30 @@ describe('the Pareto front of a run', () => {
   });
 });
 
+describe('the best rule at the own scoring\'s compute', () => {
+  const fig = (rule: string, accuracy: number | null, tokensPerItem: number | null, n = 4) => ({ rule, label: rule, accuracy, tokensPerItem, n, items: 4 }) as import('../../src/bench/rescore.js').RuleFigure;
+
+  it('is the most accurate rule that decided every item within the own scoring\'s tokens per item', async () => {
+    const { bestAtOwnCompute } = await import('../../src/bench/rescore.js');
+    const own = fig('synthesizer', 0.5, 300);
+    expect(bestAtOwnCompute([fig('cheap', 0.6, 100), fig('costlier', 0.9, 400), fig('partial', 1, 50, 3)], own)).toEqual({
+      rule: 'cheap',
+      label: 'cheap',
+      accuracy: 0.6,
+      tokensPerItem: 100,
+      ownAccuracy: 0.5,
+      ownTokensPerItem: 300,
+    });
+  });
+
+  it('is none when the own scoring decided no item: there is no budget to hold the rules to', async () => {
+    const { bestAtOwnCompute } = await import('../../src/bench/rescore.js');
+    expect(bestAtOwnCompute([fig('cheap', 0.6, 100), fig('costly', 0.9, 1e9)], fig('synthesizer', null, null, 0))).toBeNull();
+  });
+});
+
 describe('a debate asked outside a bench', () => {
-  const debate = (judgeParsed: unknown[]) =>
+  const debate = (judgeParsed: unknown[], steps?: { step: unknown }[], turn?: (round: number, agentId: string) => object) =>
     ({
       agents: [
         { id: 'a', role: 'debater' },
@@ -297,7 +342,7 @@ describe('a debate asked outside a bench', () => {
         { id: 'c', role: 'debater' },
         { id: 'judge', role: 'judge' },
       ],
-      turns: [0, 1].flatMap((round) => ['a', 'b', 'c'].map((agentId) => ({ round, agentId }))),
+      turns: [0, 1].flatMap((round) => ['a', 'b', 'c'].map((agentId) => ({ round, agentId, status: 'ok', position: `${agentId} holds`, ...(turn?.(round, agentId) ?? {}) }))),
       calls: [
         ...[0, 1].flatMap((round) => ['a', 'b', 'c'].map((agentId) => ({ stage: round === 0 ? 'opening' : 'critique', round, agentId, status: 'ok', parsed: {}, metrics: { promptTokens: 10, completionTokens: 1, totalDurationNs: null }, startedAt: 0, finishedAt: 1000 }))),
         ...judgeParsed.map((parsed, round) => ({ stage: 'judge', round, agentId: 'judge', status: 'ok', parsed, metrics: { promptTokens: 5, completionTokens: 1, totalDurationNs: 2e9 }, startedAt: 0, finishedAt: 1 })),
@@ -308,6 +353,7 @@ describe('a debate asked outside a bench', () => {
       ],
       synthesis: { status: 'ok', synthesis: { recommendation: 'Use Postgres' }, error: null },
       voting: null,
+      ...(steps ? { steps } : {}),
       preset: { protocol: { kind: 'debate', maxRounds: 1, convergenceThreshold: 0.85 } },
       status: 'completed',
       exitReason: 'converged',
@@ -327,6 +373,34 @@ describe('a debate asked outside a bench', () => {
     expect(decided('synthesizer', t).vote?.text).toBe('Use Postgres');
     // The judge's reported duration is its GPU time; the agents' calls have none, so their wall time counts.
     expect(decided('stop:recorded', t).spent.gpuSeconds).toBeCloseTo(6 + 4, 6);
+  });
+
+  it('counts the stances the engine recorded for each round, not the judge\'s raw reply', async () => {
+    const { openTrajectory } = await import('../../src/bench/rescore.js');
+    const raw = { stances: [{ id: 'pg', summary: 'Postgres', agents: ['a', 'b', 'c'] }] };
+    const recorded = (round: number, stances: { id: string; summary: string; agents: string[] }[]) => ({ step: { kind: 'stances', round, stances, majority: null, lineage: {}, agents: [], notes: [] } });
+    const t = openTrajectory(
+      debate(
+        [raw, raw],
+        [
+          recorded(0, [{ id: 'pg', summary: 'Postgres', agents: ['a'] }, { id: 'lite', summary: 'SQLite', agents: ['b', 'c'] }]),
+          recorded(1, [{ id: 'pg', summary: 'Postgres', agents: ['a'] }, { id: 'lite', summary: 'SQLite', agents: ['b', 'c'] }]),
+        ],
+      ),
+    );
+    expect(decided('majority:final', t).vote?.text).toBe('SQLite');
+    expect(decided('stop:unanimous', t)).toMatchObject({ stopRound: 1, note: expect.stringMatching(/unanimity/) });
+  });
+
+  it('normalises the raw reply of a record without recorded stances, over the agents whose positions the judge read', async () => {
+    const { openTrajectory } = await import('../../src/bench/rescore.js');
+    const split = { stances: [{ id: 'S1', summary: 'Postgres', agents: ['a'] }, { id: 'S1', summary: 'SQLite', agents: ['b', 'c'] }] };
+    const t = openTrajectory(debate([split, split]));
+    expect(t.rounds.map((r) => r.votes.map((x) => x?.key ?? null))).toEqual([['S1', 'S1-2', 'S1-2'], ['S1', 'S1-2', 'S1-2']]);
+    expect(decided('majority:final', t).vote?.text).toBe('SQLite');
+    // c's turn of round 1 failed: the judge read only a and b, so c has no vote there whatever the reply says.
+    const failed = openTrajectory(debate([split, split], undefined, (round, agentId) => (round === 1 && agentId === 'c' ? { status: 'failed', position: null } : {})));
+    expect(failed.rounds[1]!.votes.map((x) => x?.key ?? null)).toEqual(['S1', 'S1-2', null]);
   });
 
   it('says the majority rules are unavailable when the judge recorded no stances', async () => {
