@@ -201,6 +201,16 @@ export function extractJson(text: string): unknown {
   try {
     return JSON.parse(trimmed);
   } catch {
+    // A server that does not constrain from the first token may put the reasoning in the content, in
+    // <think> tags, where a draft's braces would be taken for the reply's: read what follows it first.
+    const thought = trimmed.lastIndexOf('</think>');
+    if (thought >= 0) {
+      try {
+        return extractJson(trimmed.slice(thought + '</think>'.length));
+      } catch {
+        // Nothing usable after it: read the whole text as before.
+      }
+    }
     const start = trimmed.indexOf('{');
     const end = trimmed.lastIndexOf('}');
     if (start >= 0 && end > start) return JSON.parse(trimmed.slice(start, end + 1));

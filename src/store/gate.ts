@@ -29,7 +29,7 @@ export function sealGate(rows: DebateRows | null, keys: GateKeys, label: string)
   const verdict = verifyRows(rows);
   if (verdict.state === 'broken') {
     throw new IntegrityError('SEAL_GATE_BROKEN', `${label} does not match its hashes (${describeBreak(verdict)}), so nothing was written or signed over it.`, {
-      hint: `Run \`conclave verify ${id}\` for details, and restore the record from a backup or a signed bundle (\`conclave import FILE --public-key PUB\`).`,
+      hint: `Run \`conclave verify ${id}\` for details, and restore the record from a backup, or import a signed bundle of it into another database (\`conclave import FILE --public-key PUB --db OTHER.db\`: this one keeps the altered copy, and refuses a second).`,
     });
   }
   const seal = (rows.debate.seal as string | null | undefined) ?? null;
@@ -63,7 +63,7 @@ export function sealGate(rows: DebateRows | null, keys: GateKeys, label: string)
     }
     if (signature === null || seal === null || !signer.verify(seal, signature)) {
       throw new IntegrityError('SEAL_SIGNATURE_INVALID', `${label} names key ${short(keyId)}, but its seal is not signed by it: it was re-sealed without the private key. Nothing was written or signed over it.`, {
-        hint: `Run \`conclave verify ${id} --public-key PUB\` to confirm, and restore the record from a backup or a signed bundle.`,
+        hint: `Run \`conclave verify ${id} --public-key PUB\` to confirm, and restore the record from a backup, or import a signed bundle of it into another database (\`conclave import FILE --public-key PUB --db OTHER.db\`).`,
       });
     }
     return verdict;

@@ -71,6 +71,14 @@ describe('structured replies', () => {
     expect(formatSchemaOf(judgeSchema)).toMatchObject({ type: 'object', required: ['rationale', 'recommendation', 'facts', 'caveats'] });
   });
 
+  it('reads the reply after a <think> block in the content, whose draft braces are not the reply', () => {
+    const parsed = parseReply('<think>Draft: {"rationale": "maybe", "recommendation": 10}</think>\n{"rationale":"r","recommendation":80,"facts":70,"caveats":60}', judgeSchema);
+    expect(parsed.ok && parsed.value).toMatchObject({ rationale: 'r', recommendation: 0.8, facts: 0.7, caveats: 0.6 });
+    // With nothing usable after the block, the whole text is read as before.
+    const inside = parseReply('<think>{"rationale":"r","recommendation":80,"facts":70,"caveats":60}</think>', judgeSchema);
+    expect(inside.ok).toBe(true);
+  });
+
   it('takes JSON wrapped in prose or code fences', () => {
     const parsed = parseReply('Sure:\n```json\n{"rationale":"r","recommendation":100,"facts":100,"caveats":50}\n```', judgeSchema);
     expect(parsed.ok).toBe(true);
