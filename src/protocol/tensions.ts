@@ -499,6 +499,29 @@ export interface ClashBoard {
 export type ClashUpdate = { tension: string; stance: Stance };
 
 /**
+ * Keeps one stance per clash in a critique's `clashUpdates`, the first: the grammar bounds the
+ * list's length and ids but not their repeats, so `[{T1, maintain}, {T1, concede}]` is a reply it
+ * allows, and read as it stands the second would settle a clash the agent said it maintains.
+ * Changes `reply` in place; returns a note for each entry dropped.
+ */
+export function normalizeClashUpdates(reply: { clashUpdates?: ClashUpdate[] }): string[] {
+  const list = reply.clashUpdates;
+  if (!list) return [];
+  const seen = new Map<string, Stance>();
+  const notes: string[] = [];
+  reply.clashUpdates = list.filter((u) => {
+    const first = seen.get(u.tension);
+    if (first === undefined) {
+      seen.set(u.tension, u.stance);
+      return true;
+    }
+    notes.push(`clashUpdates: a second stance on ${u.tension} ("${u.stance}") was dropped; the first ("${first}") stands`);
+    return false;
+  });
+  return notes;
+}
+
+/**
  * Settles the clashes after a critique round from what each party said: a clash is resolved
  * in this round when either of its two agents concedes it (the rule of the targeted exchange).
  * Updates naming a clash the agent is not party to, or a clash already settled, change nothing.

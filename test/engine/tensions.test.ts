@@ -409,6 +409,17 @@ describe('clashes in a debate with critique rounds', () => {
     expect(replayed).toEqual(['claims', 'clashes', 'settled', 'settled', 'decision', 'targeted', 'map']);
   });
 
+  it('keeps the first stance an agent gives a clash it names twice, notes the second on the call, and settles nothing on it', async () => {
+    // c maintains T2, then concedes it in the same list: the grammar bounds the list's length and ids, not their repeats.
+    const { stored } = await rounds({ clashes, repeats: { c: { 1: ['T2'] } } });
+    const byId = Object.fromEntries(stored.tensions!.map!.tensions.map((x) => [x.id, x]));
+    expect(byId.T2!.resolvedInRound ?? null).toBeNull();
+    const critique = stored.calls.find((c) => c.stage === 'critique' && c.round === 1 && c.agentId === 'c')!;
+    expect(critique.status).toBe('ok');
+    expect(critique.normalized).toEqual(['clashUpdates: a second stance on T2 ("concede") was dropped; the first ("maintain") stands']);
+    expect(stored.turns.find((t) => t.round === 1 && t.agentId === 'c')!.critique!.clashUpdates).toEqual([{ tension: 'T2', stance: 'maintain' }]);
+  });
+
   it('runs the targeted exchange only for a clash still open after the last round', async () => {
     // T1 is conceded in round 1: the targeted exchange goes to T2, the worst clash still open.
     const { seen, stored } = await rounds({ clashes, concessions: { b: { 1: ['T1'] } } });

@@ -60,6 +60,8 @@ export interface TensionScript {
   clashOverride?: (req: SimRequest, attempt: number) => SimReply | undefined;
   /** Clashes an agent concedes in its critique of a round, e.g. `{ b: { 1: ['T1'] } }`. */
   concessions?: Record<string, Record<number, string[]>>;
+  /** Clashes an agent names twice in its critique of a round, maintained then conceded (the grammar allows the repeat). */
+  repeats?: Record<string, Record<number, string[]>>;
 }
 
 export function tensionResponder(script: TensionScript) {
@@ -76,7 +78,13 @@ export function tensionResponder(script: TensionScript) {
       const listed = [...userText(req).matchAll(/^- (T\d+) \(/gm)].map((m) => m[1]!);
       const conceded = script.concessions?.[agent]?.[round] ?? [];
       const base = JSON.parse(reply.critique(agent) as string) as object;
-      return JSON.stringify({ ...base, clashUpdates: listed.map((tension) => ({ tension, stance: conceded.includes(tension) ? 'concede' : 'maintain' })) });
+      const repeated = script.repeats?.[agent]?.[round] ?? [];
+      const updates = listed.flatMap((tension) => [
+        { tension, stance: conceded.includes(tension) ? 'concede' : 'maintain' },
+        ...(repeated.includes(tension) ? [{ tension, stance: 'concede' }] : []),
+      ]);
+      // The schema allows as many entries as clashes listed: a repeat takes another clash's place.
+      return JSON.stringify({ ...base, clashUpdates: updates.slice(0, listed.length) });
     }
     switch (stage) {
       case 'claims': {

@@ -3,7 +3,7 @@ import { estimateMessagesTokens, fitPeers } from '../../protocol/context.js';
 import { type PeerView, critiqueMessages, openingMessages, retryMessages } from '../../protocol/prompts.js';
 import { type Critique, critiqueSchemaFor } from '../../protocol/schemas.js';
 import { critiqueClashSection } from '../../protocol/tension-prompts.js';
-import { type Tension, openClashesOf } from '../../protocol/tensions.js';
+import { type Tension, normalizeClashUpdates, openClashesOf } from '../../protocol/tensions.js';
 import type { CallRequest } from '../call/request.js';
 import type { TurnRecord } from '../events.js';
 import type { RecordedCalls } from '../run-types.js';
@@ -103,6 +103,7 @@ export function critiqueRequest(runner: Runner, agent: AgentSpec, round: number,
       runner.preset.agents.filter((a) => a.id !== agent.id).map((a) => a.id),
       clashes.map((t) => t.id),
     ),
+    ...(clashes.length > 0 ? { normalize: normalizeClashUpdates } : {}),
     truncation,
     material: { focus: `${agent.persona ?? ''}\n${ownPosition ?? ''}` },
     ...(lean ? { budgetCuts: [`peers' reasoning left out at ${Math.round(runner.tally.pressure().share * 100)}% of the budget`] } : {}),
