@@ -534,7 +534,11 @@ export function settleClashes(
 ): { tensions: Tension[]; resolved: { id: string; by: string }[] } {
   const conceded = new Map<string, string>();
   for (const { agentId, updates: list } of updates) {
+    // An agent's first stance on a clash counts (a reply recorded before repeats were dropped may hold two).
+    const first = new Set<string>();
     for (const u of list) {
+      if (first.has(u.tension)) continue;
+      first.add(u.tension);
       if (u.stance !== 'concede' || conceded.has(u.tension)) continue;
       const t = tensions.find((x) => x.id === u.tension);
       if (!t || t.resolution !== 'open' || (t.agentA !== agentId && t.agentB !== agentId)) continue;

@@ -18,6 +18,7 @@ import {
   parseTensionMap,
   round2Decision,
   round2Outcome,
+  settleClashes,
   severityInBand,
   tensionsFromClashes,
   validateTensionMap,
@@ -334,5 +335,15 @@ describe('the targeted exchange', () => {
     const content = targetedMessages('Q?', null, tension(), 'b', ['Runs offline']).messages.at(-1)!.content;
     expect(content).toContain("The user set these constraints; they outrank any panelist's view:\n- Runs offline");
     expect(targetedMessages('Q?', null, tension(), 'b').messages.at(-1)!.content).not.toContain('The user set these constraints');
+  });
+});
+
+describe('settling clashes after a critique round', () => {
+  it("counts each agent's first stance on a clash, so a repeat recorded before repeats were dropped settles nothing", () => {
+    const t = tension({ id: 'T1' });
+    const repeated = settleClashes([t], 1, [{ agentId: 'a', updates: [{ tension: 'T1', stance: 'maintain' }, { tension: 'T1', stance: 'concede' }] }]);
+    expect(repeated.resolved).toEqual([]);
+    const conceded = settleClashes([t], 1, [{ agentId: 'b', updates: [{ tension: 'T1', stance: 'concede' }, { tension: 'T1', stance: 'maintain' }] }]);
+    expect(conceded.resolved).toEqual([{ id: 'T1', by: 'b' }]);
   });
 });
