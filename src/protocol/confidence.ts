@@ -6,6 +6,7 @@
  * bracket, an Oxford debate its verdict's margin. A cluster vote's rejected positions never count as support.
  */
 
+import { fmt, iqrOf } from './delphi.js';
 import { reaches } from './reaches.js';
 
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
@@ -316,7 +317,7 @@ export interface DelphiConfidence {
 
 /** A Delphi's numeric spread relative to the median: the IQR over |median| (0 when the IQR is 0). */
 export function relativeSpread(s: { median: number; q1: number; q3: number }): number {
-  const iqr = s.q3 - s.q1;
+  const iqr = iqrOf(s.q1, s.q3);
   if (iqr === 0) return 0;
   return s.median === 0 ? Infinity : iqr / Math.abs(s.median);
 }
@@ -337,9 +338,11 @@ export function delphiConfidence(input: DelphiConfidence & { threshold: number }
   if (input.numeric) {
     const s = input.summary;
     if (!s || s.n < 2) return { ...base, level: 'low', of: input.of, basis: [`${s?.n ?? 0} number${s?.n === 1 ? '' : 's'} in the final round`], lowered: ['LOW: fewer than two final answers gave a number, so there is no spread to read.'] };
+    // A record written while an overflow stored the figures as null has no spread to read, not a spread of 0.
+    if (![s.median, s.q1, s.q3].every(Number.isFinite)) return { ...base, level: 'low', of: input.of, basis: ['no summary of the final numbers in the record'], lowered: ['LOW: the record holds no median or quartiles of the final numbers, so there is no spread to read.'] };
     const r = relativeSpread(s);
     level = r <= 0.1 ? 'high' : r <= 0.25 ? 'medium' : 'low';
-    basis = [`IQR ${Number((s.q3 - s.q1).toFixed(3))} = ${Number.isFinite(r) ? `${Math.round(r * 100)}%` : 'all'} of the median`, `${s.n}/${input.of} answers gave a number`];
+    basis = [`IQR ${fmt(iqrOf(s.q1, s.q3))} = ${Number.isFinite(r) ? `${Math.round(r * 100)}%` : 'all'} of the median`, `${s.n}/${input.of} answers gave a number`];
     if (s.n < input.of && level === 'high') {
       level = 'medium';
       lowered.push(`MEDIUM at most: ${input.of - s.n} final answer${input.of - s.n === 1 ? '' : 's'} gave no number.`);

@@ -49,7 +49,7 @@ export interface NumberSummary {
   median: number;
   q1: number;
   q3: number;
-  /** q3 − q1: the round's spread. */
+  /** q3 − q1: the round's spread (the largest finite number when it is wider than a double holds). */
   iqr: number;
 }
 
@@ -59,12 +59,28 @@ export function summarize(values: readonly number[]): NumberSummary | null {
   const at = (p: number): number => {
     const pos = (sorted.length - 1) * p;
     const lo = Math.floor(pos);
-    const hi = Math.ceil(pos);
-    return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+    return between(sorted[lo]!, sorted[Math.ceil(pos)]!, pos - lo);
   };
   const q1 = at(0.25);
   const q3 = at(0.75);
-  return { n: sorted.length, median: at(0.5), q1, q3, iqr: q3 - q1 };
+  return { n: sorted.length, median: at(0.5), q1, q3, iqr: iqrOf(q1, q3) };
+}
+
+/** The point a fraction f of the way from a to b (a ≤ b), finite for any finite a and b. */
+function between(a: number, b: number, f: number): number {
+  if (f === 0 || a === b) return a;
+  const width = b - a;
+  // The usual form is exact at the ends and for ordinary numbers; a width past the largest double
+  // (a and b of opposite signs near ±1.8e308) is weighed term by term, which cannot overflow.
+  return Number.isFinite(width) ? a + width * f : a * (1 - f) + b * f;
+}
+
+/**
+ * q3 − q1, held at the largest finite number when the quartiles lie further apart than a double
+ * holds: a spread that overflowed to Infinity would be recorded as null and compare as no spread.
+ */
+export function iqrOf(q1: number, q3: number): number {
+  return Math.min(q3 - q1, Number.MAX_VALUE);
 }
 
 /** The modal stance of a round the judge grouped: the largest stance (the first listed on a tie), its share of the usable answers. */
@@ -113,9 +129,25 @@ export function delphiStop(spreads: readonly (number | null)[], round: number, m
   return null;
 }
 
-/** A number as the prompts and views print it: an integer plainly, else up to three decimals. */
+/**
+ * A number as the prompts and views print it: an integer plainly; otherwise six significant digits
+ * (trailing zeros dropped) and never fewer than the digits of its integer part, so 0.0002 stays
+ * 0.0002 and 1234567.891 reads 1234568. Below 1e-6 and from 1e21 on it takes exponent form (2e-7,
+ * 1.5e+308). It never throws: a value that is not a finite number prints as JavaScript spells it.
+ */
 export function fmt(n: number): string {
-  return Number.isInteger(n) ? String(n) : String(Number(n.toFixed(3)));
+  if (!Number.isFinite(n)) return String(n);
+  const abs = Math.abs(n);
+  if (abs >= 1e21) return trimZeros(n.toPrecision(6));
+  if (Number.isInteger(n)) return String(n);
+  // From 1e5 on, six significant digits are the integer part: toPrecision would round 999999.7 into exponent form.
+  if (abs >= 1e5) return n.toFixed(0);
+  return trimZeros(n.toPrecision(6));
+}
+
+/** "0.000200000" → "0.0002", "1.50000e+308" → "1.5e+308", "2.00000e-7" → "2e-7". */
+function trimZeros(s: string): string {
+  return s.replace(/(\.\d*?)0+(?=$|e)/, '$1').replace(/\.(?=$|e)/, '');
 }
 
 /** A seeded order, the same for the same debate, round and panelist: a resumed run shows what the run before it showed. */

@@ -26,25 +26,43 @@ export function delphiOf(steps: readonly ProtocolStep[]): { rounds: DelphiRound[
   return { rounds: [...byRound.values()].sort((a, b) => a.round - b.round), result };
 }
 
+/**
+ * The summary's figures when the record holds them all as finite numbers. A record written before
+ * the quartiles were computed without overflow holds null for them (JSON writes Infinity as null),
+ * and a hand-made one may hold anything: those read as a summary that is not there.
+ */
+function figures(s: DelphiRound['summary'] | undefined): { n: number; median: number; q1: number; q3: number } | null {
+  if (!s || typeof s.n !== 'number') return null;
+  return [s.median, s.q1, s.q3].every(Number.isFinite) ? s : null;
+}
+
+const numbers = (n: number): string => `${n} number${n === 1 ? '' : 's'}`;
+
 /** A round in one clause: `median 50 (quartiles 42.5–60, 3 numbers)` or `modal stance S1 "…" 2 of 3 (67%)`. */
 export function delphiRoundText(r: Pick<DelphiRound, 'numeric' | 'summary' | 'mode'>): string {
-  if (r.numeric) return r.summary ? `median ${fmt(r.summary.median)} (quartiles ${fmt(r.summary.q1)}–${fmt(r.summary.q3)}, ${r.summary.n} number${r.summary.n === 1 ? '' : 's'})` : 'no numbers';
+  if (r.numeric) {
+    if (!r.summary) return 'no numbers';
+    const s = figures(r.summary);
+    return s ? `median ${fmt(s.median)} (quartiles ${fmt(s.q1)}–${fmt(s.q3)}, ${numbers(s.n)})` : `no summary (${typeof r.summary.n === 'number' ? `${numbers(r.summary.n)}; ` : ''}the record holds no median or quartiles)`;
+  }
   if (!r.mode) return 'no stances from the judge';
   return `modal stance ${r.mode.stance} "${r.mode.summary}" held by ${r.mode.agents.join(', ')} (${Math.round(r.mode.share * 100)}%${r.mode.tie ? ', tied' : ''})`;
 }
 
 /** The spread in words: an IQR, or the share outside the modal stance. */
 export function spreadText(numeric: boolean, spread: number | null): string {
-  if (spread === null) return 'spread not measured';
+  if (typeof spread !== 'number' || !Number.isFinite(spread)) return 'spread not measured';
   return numeric ? `IQR ${fmt(spread)}` : `${Math.round(spread * 100)}% outside the mode`;
 }
 
 /** The result in one sentence, as the card, Markdown and the viewer state it. */
 export function delphiResultText(r: DelphiResult): string {
   if (r.numeric) {
-    return r.summary
-      ? `median ${fmt(r.summary.median)} (quartiles ${fmt(r.summary.q1)}–${fmt(r.summary.q3)}; ${r.summary.n} of ${r.of} answers gave a number)`
-      : `no result: none of the ${plural(r.of, 'final answer')} gave a number`;
+    if (!r.summary) return `no result: none of the ${plural(r.of, 'final answer')} gave a number`;
+    const s = figures(r.summary);
+    return s
+      ? `median ${fmt(s.median)} (quartiles ${fmt(s.q1)}–${fmt(s.q3)}; ${s.n} of ${r.of} answers gave a number)`
+      : `no summary: the record holds no median or quartiles of the final numbers (${typeof r.summary.n === 'number' ? r.summary.n : '?'} of ${r.of} answers gave one)`;
   }
   if (!r.mode) return `no result: the judge grouped none of the ${r.of} final answers`;
   const others = r.mode.others.map((o) => `"${o.summary}" (${o.agents.join(', ')})`).join('; ');

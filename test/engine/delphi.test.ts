@@ -12,11 +12,15 @@ import { delphiStop, shuffled, summarize } from '../../src/protocol/delphi.js';
 import { renderCard } from '../../src/render/card.js';
 import { confidenceOf } from '../../src/render/confidence.js';
 import { debateDocument } from '../../src/render/document.js';
+import { liveRenderer } from '../../src/render/live.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { storedEvents } from '../../src/render/replay.js';
+import { plainStyle } from '../../src/render/style.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store, StoredDebate } from '../../src/store/store.js';
+import { capture } from '../helpers/cli.js';
 import { judgedIdsOf, judgedRoundOf, reply, simModels, testPreset } from '../helpers/panel.js';
 
 let sim: SimHandle | null = null;
@@ -224,6 +228,94 @@ describe('the delphi protocol', () => {
     expect(delphiSteps(after).map((s) => [s.round, s.spread])).toEqual([[0, 40], [1, 20], [2, 10], [3, 10]]);
     expect(resultOf(after).summary?.median).toBe(50);
     expect(store.verifyDebate(stored.id).state).toBe('sealed');
+  });
+});
+
+/** A numeric panel whose seats give the same estimate every round, written into the reply as given. */
+async function fixedPanel(estimates: string[]) {
+  const ids = IDS.slice(0, estimates.length);
+  const preset = testPreset(ids, {
+    agents: ids.map((id, i) => ({ id, model: `model-${i}:1b`, persona: PERSONAS[i]! })),
+    protocol: { kind: 'delphi', maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 30 },
+  } as never);
+  const seen: SimRequest[] = [];
+  const respond = (req: SimRequest): SimReply => {
+    seen.push(req);
+    if (isPanel(req)) return `{"answer":"The rate is as I estimate.","estimate":${estimates[seatOf(req)]},"reason":"From the logs.","confidence":50}`;
+    return reply.synthesis([], ids);
+  };
+  sim = await startSimulator({ models: simModels(preset), respond });
+  store = openStore(':memory:');
+  const live = capture(200);
+  const view = liveRenderer(live, plainStyle);
+  const result = await runDebate({ question: 'What is the probability a request fails?', preset, host: sim.url, recorder: recorder(store), listeners: [view] });
+  view.close();
+  return { result, seen, live: live.text, debate: store.getDebate(result.id) };
+}
+
+/** Every view of a stored debate that prints the rounds: the card, Markdown, the viewer's page and a replay. */
+function everyView(d: StoredDebate): string[] {
+  const replay = capture(200);
+  const view = liveRenderer(replay, plainStyle);
+  for (const e of storedEvents(d)) view(e);
+  view.close();
+  return [renderCard(d), renderMarkdown(d), debatePage(d, null), replay.text];
+}
+
+describe('delphi with estimates at the edges of a double', () => {
+  it('finds the median 0 of two finite estimates at ±1.5e308, records finite figures, and stops when the spread holds', async () => {
+    const { result, debate, live } = await fixedPanel(['-1.5e308', '1.5e308']);
+    expect(result.status).toBe('completed');
+    expect(debate.exitReason).toBe('stable');
+    expect(delphiSteps(debate).map((s) => [s.summary, s.spread])).toEqual([
+      [{ n: 2, median: 0, q1: -7.5e307, q3: 7.5e307, iqr: 1.5e308 }, 1.5e308],
+      [{ n: 2, median: 0, q1: -7.5e307, q3: 7.5e307, iqr: 1.5e308 }, 1.5e308],
+    ]);
+    expect(resultOf(debate).spreads).toEqual([1.5e308, 1.5e308]);
+    expect(live).toContain('round 0: median 0 (quartiles -7.5e+307–7.5e+307, 2 numbers) · IQR 1.5e+308');
+    expect(live).not.toMatch(/NaN|Infinity/);
+    for (const text of everyView(debate)) {
+      expect(text).toContain('median 0 (quartiles -7.5e+307–7.5e+307');
+      expect(text).not.toMatch(/NaN|Infinity/);
+    }
+    expect(JSON.stringify(debateDocument(debate))).toContain('"summary":{"n":2,"median":0,"q1":-7.5e+307,"q3":7.5e+307,"iqr":1.5e+308}');
+    expect(confidenceOf(debate)).toMatchObject({ rule: 'delphi', level: 'low' });
+  });
+
+  it('shows estimates of 0.0002 to 0.0004 as written in the prompts, the views and the confidence', async () => {
+    const { debate, seen } = await fixedPanel(['0.0002', '0.0003', '0.0004']);
+    const revisions = seen.filter((r) => isPanel(r) && delphiRoundOf(r) === 1).map((r) => r.messages.at(-1)!.content);
+    expect(revisions).toHaveLength(3);
+    for (const prompt of revisions) {
+      expect(prompt).toContain('median 0.0003, lower quartile 0.00025, upper quartile 0.00035');
+      expect(prompt).toMatch(/Estimate: 0\.000[234]/);
+      expect(prompt).not.toContain('Estimate: 0\n');
+    }
+    const card = renderCard(debate).replace(/\s+/g, ' ');
+    expect(card).toContain('round 0: median 0.0003 (quartiles 0.00025–0.00035, 3 numbers), IQR 0.0001');
+    expect(card).toContain('CONFIDENCE: LOW (IQR 0.0001 = 33% of the median');
+  });
+
+  it('renders a record written with null figures (Infinity and NaN stored by JSON) in every view, rated LOW', async () => {
+    const { debate } = await fixedPanel(['-1.5e308', '1.5e308']);
+    // What the rounds stored before the fix: Infinity for the median and quartiles, NaN for the spread.
+    const broken = { n: 2, median: Infinity, q1: Infinity, q3: Infinity, iqr: Number.NaN };
+    const old: StoredDebate = JSON.parse(
+      JSON.stringify({
+        ...debate,
+        steps: (debate.steps ?? []).map((s) =>
+          s.step.kind === 'delphi'
+            ? { ...s, step: { ...s.step, summary: broken, spread: Number.NaN } }
+            : s.step.kind === 'delphi-result'
+              ? { ...s, step: { ...s.step, summary: broken, spreads: s.step.spreads.map(() => Number.NaN) } }
+              : s,
+        ),
+      }),
+    ) as StoredDebate;
+    expect(delphiSteps(old)[0]!.summary).toMatchObject({ median: null, q1: null, q3: null, iqr: null });
+    for (const text of everyView(old)) expect(text).toContain('no summary');
+    expect(() => debateDocument(old)).not.toThrow();
+    expect(confidenceOf(old)).toMatchObject({ rule: 'delphi', level: 'low' });
   });
 });
 
