@@ -9,7 +9,7 @@ import { connect, serverUrl } from '../backend/connect.js';
 import { gatherHostFacts, probeParallel } from '../schedule/facts.js';
 import { DebateScheduler, validateHostEntries } from '../schedule/scheduler.js';
 import type { CliIO } from './io.js';
-import { inert, jsonText } from '../render/inert.js';
+import { inert, inertLine, jsonText } from '../render/inert.js';
 
 export interface HostsCliArgs extends HostArgs {
   hosts?: string;
@@ -41,7 +41,7 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
   if (args.probe) {
     const results = [];
     for (const f of facts) {
-      if (!f.ok) throw new HostError(f.errorCode ?? 'HOST_UNREACHABLE', `Cannot reach ${f.url}: ${f.error}`, { hint: f.errorHint ?? 'Start it with `ollama serve`.' });
+      if (!f.ok) throw new HostError(f.errorCode ?? 'HOST_UNREACHABLE', `Cannot reach ${f.url}: ${inertLine(f.error ?? 'no answer')}`, { hint: f.errorHint ?? 'Start it with `ollama serve`.' });
       const model = args.model ?? [...f.models].sort((a, b) => a.size - b.size)[0]?.name;
       if (!model) throw new InputError('NO_MODEL', `${f.url} has no models to probe with.`, { hint: 'Pull a small model, e.g. `ollama pull qwen2.5:0.5b`.' });
       const entry = entries.find((e) => f.url === serverUrl(e));
@@ -49,7 +49,7 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
       results.push({ url: f.url, ...r });
       if (!args.json) {
         writeOut(
-          `${f.url}: ${r.overlap} of ${r.requests} overlapping requests to ${model} generated at once → numParallel ${r.overlap}` +
+          `${f.url}: ${r.overlap} of ${r.requests} overlapping requests to ${inertLine(model)} generated at once → numParallel ${r.overlap}` +
             (r.overlap === 1 ? ' (requests are served one at a time: OLLAMA_NUM_PARALLEL=1)\n' : '\n'),
         );
       }
@@ -79,7 +79,8 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
   } else {
     for (const f of facts) {
       if (!f.ok) {
-        writeOut(`${f.url}: unreachable (${f.error})\n\n`);
+        // A host that answers with an error (a proxy's 502) is reached, but not usable.
+        writeOut(`${f.url}: ${f.errorCode === undefined || f.errorCode === 'HOST_UNREACHABLE' ? 'unreachable' : 'not usable'} (${inertLine(f.error ?? 'no answer')})\n\n`);
         continue;
       }
       const slots = `${f.numParallel} slot${f.numParallel === 1 ? '' : 's'} per model (${f.numParallelSource})`;
@@ -95,7 +96,8 @@ export async function showHosts(args: HostsCliArgs, io: CliIO): Promise<number> 
         writeOut('\n');
         continue;
       }
-      writeOut(`${f.url} · Ollama ${f.version} · GPU ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB (${f.vramSource}) · ${slots}\n`);
+      // The version is the server's own text: one line, whatever it holds.
+      writeOut(`${f.url} · Ollama ${inertLine(f.version ?? 'unknown')} · GPU ${(f.vramBytes / 2 ** 30).toFixed(0)} GiB (${f.vramSource}) · ${slots}\n`);
       writeOut(
         formatTable(
           ['model', 'size', 'context', 'KV/token', 'loaded', 'in VRAM'],

@@ -1,6 +1,7 @@
 import type { DebateEvent, DebateListener } from '../engine/events.js';
 import { type ConclaveEvent, EVENTS_VERSION, type EventBody } from './schema.js';
 import { StreamTracker } from './stream-text.js';
+import { jsonText } from '../render/inert.js';
 
 export interface EventsWriter extends DebateListener {
   /** Writes one event of the writer's own (a `synthesize` run's calls, a bench's end). */
@@ -18,8 +19,10 @@ export interface EventCounter {
 
 /**
  * The `--events` listener: each engine event as one NDJSON line on `out`, streamed text
- * included (throttled per call). Lines are built with JSON.stringify, so model text is a
- * plain JSON string and can never break a line or the stream.
+ * included (throttled per call). Lines are built with `jsonText`, so model text is a
+ * plain JSON string and can never break a line or the stream, and the C1 and direction
+ * controls JSON.stringify leaves raw are `\u` escapes: a terminal or pager that shows the
+ * stream is not driven by them, and a parser reads back the exact text.
  */
 export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => number; intervalMs?: number; debateId?: string; counter?: EventCounter } = {}): EventsWriter {
   const now = opts.now ?? Date.now;
@@ -28,7 +31,7 @@ export function eventsWriter(out: NodeJS.WritableStream, opts: { now?: () => num
   let ended = false;
   const write = (type: string, body: object, id: string | null = debateId, at: number = now()): void => {
     if (ended) return;
-    out.write(`${JSON.stringify({ v: EVENTS_VERSION, debateId: id, seq: ++counter.seq, type, at, ...body })}\n`);
+    out.write(`${jsonText({ v: EVENTS_VERSION, debateId: id, seq: ++counter.seq, type, at, ...body })}\n`);
   };
   const tracker = new StreamTracker(
     (c) => write('call.delta', { stage: c.stage, round: c.round, agentId: c.agentId, tokens: c.tokens, thinking: c.thinking, field: c.field, text: c.text }),

@@ -1,5 +1,6 @@
+import { STATUS_CODES } from 'node:http';
 import { Ollama } from 'ollama';
-import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
+import { Agent, request as undiciRequest } from 'undici';
 import { postStream } from '../backend/post-stream.js';
 import type { CallMetrics } from '../engine/events.js';
 import { HostError, errorMessage } from '../errors.js';
@@ -15,6 +16,7 @@ import {
 } from '../backend/types.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
 import { serverText } from '../backend/server-text.js';
+import { inertLine } from '../render/inert.js';
 import { ChatLines, refusedError, STREAM_ENDED_EARLY } from './chat-stream.js';
 
 /**
@@ -28,41 +30,44 @@ const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeo
 const CHAT_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
 
 /**
- * The `fetch` the ollama client gets: undici's `request` under the few parts of a Response the
- * client reads (status, content type, JSON or text, and a body reader). It skips the WHATWG fetch
- * machinery (request cloning, body teeing, web streams), which cost more CPU per call than the rest
- * of the engine, and reads the stream as Node chunks.
+ * The `fetch` the ollama client gets for the facts endpoints: undici's `request` under the few
+ * parts of a Response the client reads (status, content type, JSON or text), skipping the WHATWG
+ * fetch machinery (request cloning, body teeing, web streams). An error is handed over as JSON,
+ * the server's text as `error` (an HTML page's words without its tags): given any other body,
+ * ollama-js prints "Getting text from response" on stdout, in the middle of `--json` and `--events`.
+ * A 2xx body that is not JSON is a CallError saying so, not a JSON parse error.
  */
-const fetchWithoutTimeouts = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-  const res = await undiciRequest(String(input), {
-    method: (init.method ?? 'GET') as 'GET',
-    headers: init.headers as Record<string, string>,
-    body: (init.body as string | undefined) ?? null,
-    signal: init.signal ?? undefined,
-    dispatcher,
-  });
-  return leanResponse(res.statusCode, res.headers, res.body) as unknown as Response;
-};
-
-function leanResponse(status: number, headers: Record<string, string | string[] | undefined>, body: Dispatcher.ResponseData['body']) {
-  return {
-    ok: status >= 200 && status < 300,
-    status,
-    headers: {
-      get: (name: string): string | null => {
-        const v = headers[name.toLowerCase()];
-        return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
-      },
-    },
-    json: () => body.json(),
-    text: () => body.text(),
-    body: {
-      getReader: () => {
-        const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
-        return { read: () => chunks.next(), releaseLock: () => undefined, cancel: () => chunks.return?.() };
-      },
-    },
+function leanFetch(host: string) {
+  return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const res = await undiciRequest(String(input), {
+      method: (init.method ?? 'GET') as 'GET',
+      headers: init.headers as Record<string, string>,
+      body: (init.body as string | undefined) ?? null,
+      signal: init.signal ?? undefined,
+      dispatcher,
+    });
+    const text = await res.body.text();
+    const status = res.statusCode;
+    const ok = status >= 200 && status < 300;
+    const where = `${init.method ?? 'GET'} ${new URL(String(input)).pathname}`;
+    const contentType = String(res.headers['content-type'] ?? '');
+    const json = async (): Promise<unknown> => {
+      if (!ok) return { error: refusedError({ status, contentType, text: /html/i.test(contentType) ? withoutTags(text) : text }).message };
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw notJson(host, where, status, text);
+      }
+    };
+    return { ok, status, statusText: STATUS_CODES[status] ?? '', headers: { get: (name: string) => (name.toLowerCase() === 'content-type' ? 'application/json' : null) }, json, text: async () => text } as unknown as Response;
   };
+}
+
+function notJson(host: string, where: string, status: number, text: string): CallError {
+  return new CallError('SERVER_ERROR', `${host} answered ${where} with HTTP ${status} but not with JSON: ${serverText(text, [], 200)}`, {
+    hint: 'Check that the url is an Ollama server and not a proxy or another service in front of it.',
+    status,
+  });
 }
 
 /**
@@ -79,7 +84,7 @@ export class Gateway implements ModelServer {
 
   constructor(host: string) {
     this.host = host;
-    this.client = new Ollama({ host, fetch: fetchWithoutTimeouts });
+    this.client = new Ollama({ host, fetch: leanFetch(host) });
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
@@ -147,92 +152,100 @@ export class Gateway implements ModelServer {
   }
 
   async version(): Promise<string> {
-    try {
-      return (await this.client.version()).version;
-    } catch (err) {
-      throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
-    }
+    const res = await this.#facts('GET /api/version', null, (c) => c.version());
+    return oneLine(res.version) ?? 'unknown';
   }
 
   async tags(): Promise<TagModel[]> {
-    try {
-      const res = await this.client.list();
-      return res.models.map((m) => ({
-        name: m.name,
-        size: m.size,
-        digest: m.digest,
-        parameterSize: m.details?.parameter_size ?? null,
-        quantization: m.details?.quantization_level ?? null,
-        family: m.details?.family || null,
-        families: m.details?.families?.length ? m.details.families : null,
-      }));
-    } catch (err) {
-      throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
-    }
+    const res = await this.#facts('GET /api/tags', null, (c) => c.list());
+    return listOf(res.models).map((m) => {
+      const details = record(m.details);
+      return {
+        name: nameOf(m),
+        size: numberOr(m.size, 0),
+        digest: typeof m.digest === 'string' ? m.digest : '',
+        parameterSize: oneLine(details.parameter_size),
+        quantization: oneLine(details.quantization_level),
+        family: oneLine(details.family),
+        families: linesOf(details.families),
+      };
+    });
   }
 
   async ps(): Promise<LoadedModel[]> {
-    try {
-      const res = await this.client.ps();
-      return res.models.map((m) => {
-        const extra = m as unknown as { context_length?: number };
-        return {
-          name: m.name,
-          size: m.size,
-          sizeVram: m.size_vram,
-          expiresAt: String(m.expires_at),
-          contextLength: typeof extra.context_length === 'number' ? extra.context_length : null,
-        };
-      });
-    } catch (err) {
-      throw this.mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
-    }
+    const res = await this.#facts('GET /api/ps', null, (c) => c.ps());
+    return listOf(res.models).map((m) => ({
+      name: nameOf(m),
+      size: numberOr(m.size, 0),
+      sizeVram: numberOr(m.size_vram, 0),
+      expiresAt: String(m.expires_at),
+      contextLength: typeof m.context_length === 'number' ? m.context_length : null,
+    }));
   }
 
   async show(model: string): Promise<ModelDetails> {
+    const res = await this.#facts('POST /api/show', model, (c) => c.show({ model }));
+    const info = record(res.model_info);
+    const field = (suffix: string): number | null => {
+      for (const [key, value] of Object.entries(info)) if (key.endsWith(suffix) && typeof value === 'number') return value;
+      return null;
+    };
+    const contextLength = field('.context_length');
+    const blocks = field('.block_count');
+    const kvHeads = field('.attention.head_count_kv') ?? field('.attention.head_count');
+    const heads = field('.attention.head_count');
+    const embedding = field('.embedding_length');
+    const keyLength = field('.attention.key_length') ?? (embedding && heads ? embedding / heads : null);
+    // K and V, two bytes each (f16 cache, Ollama's default).
+    const kvBytesPerToken = blocks && kvHeads && keyLength ? blocks * kvHeads * keyLength * 2 * 2 : null;
+    const capabilities = Array.isArray(res.capabilities) ? res.capabilities.filter((c): c is string => typeof c === 'string') : [];
+    const details = record(res.details);
+    return {
+      contextLength,
+      capabilities,
+      kvBytesPerToken,
+      family: oneLine(details.family),
+      families: linesOf(details.families),
+      parameterSize: oneLine(details.parameter_size),
+      quantization: oneLine(details.quantization_level),
+    };
+  }
+
+  /**
+   * One of the facts endpoints (/api/version, /api/tags, /api/ps, /api/show), through the ollama
+   * client over `leanFetch`, as a JSON object whatever the server sent: a status that is not 2xx,
+   * or a body that is not a JSON object, is a CallError naming the host, the request and the status.
+   */
+  async #facts(where: string, model: string | null, ask: (client: Ollama) => Promise<unknown>): Promise<Record<string, unknown>> {
     try {
-      const res = await this.client.show({ model });
-      const info = (res.model_info ?? {}) as unknown as Record<string, unknown>;
-      const field = (suffix: string): number | null => {
-        for (const [key, value] of Object.entries(info)) if (key.endsWith(suffix) && typeof value === 'number') return value;
-        return null;
-      };
-      const contextLength = field('.context_length');
-      const blocks = field('.block_count');
-      const kvHeads = field('.attention.head_count_kv') ?? field('.attention.head_count');
-      const heads = field('.attention.head_count');
-      const embedding = field('.embedding_length');
-      const keyLength = field('.attention.key_length') ?? (embedding && heads ? embedding / heads : null);
-      // K and V, two bytes each (f16 cache, Ollama's default).
-      const kvBytesPerToken = blocks && kvHeads && keyLength ? blocks * kvHeads * keyLength * 2 * 2 : null;
-      const capabilities = (res as unknown as { capabilities?: string[] }).capabilities ?? [];
-      const details = res.details as Partial<typeof res.details> | undefined;
-      return {
-        contextLength,
-        capabilities,
-        kvBytesPerToken,
-        family: details?.family || null,
-        families: details?.families?.length ? details.families : null,
-        parameterSize: details?.parameter_size || null,
-        quantization: details?.quantization_level || null,
-      };
+      const value = await ask(this.client);
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw notJson(this.host, where, 200, JSON.stringify(value) ?? '');
+      return value as Record<string, unknown>;
     } catch (err) {
-      throw this.mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 });
+      throw this.mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 }, where);
     }
   }
 
+  /**
+   * The CallError for a failure. `where` (`GET /api/tags`) is set for the facts endpoints, whose
+   * messages then name the request and its HTTP status. A model name may come from the server
+   * (`hosts --probe` picks one from /api/tags), so it is put on one line wherever it is quoted.
+   */
   private mapError(
     err: unknown,
     model: string | null,
     ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number },
+    where?: string,
   ): CallError {
     if (err instanceof CallError) return err;
-    const stopped = stoppedError(err, model ?? this.host, ctx);
+    const name = model === null ? null : inertLine(model);
+    const stopped = stoppedError(err, name ?? this.host, ctx);
     if (stopped) return stopped;
     const e = err as { name?: string; status_code?: number; message?: string; cause?: { code?: string } };
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;
       const text = serverText(e.message ?? '');
+      const answered = where === undefined ? '' : ` (HTTP ${statusLine(status)} to ${where})`;
       if (status === 404 && model === null) {
         // Ollama answers every /api route it has; a 404 on /api/tags or /api/ps means another kind of server.
         return new CallError('NOT_OLLAMA', `${this.host} answered 404 Not Found on Ollama's /api routes: it is not an Ollama server.`, {
@@ -242,27 +255,38 @@ export class Gateway implements ModelServer {
         });
       }
       if (status === 404) {
-        return new CallError('MODEL_MISSING', `Model \`${model}\` is not on ${this.host}.`, {
-          hint: `Run \`ollama pull ${model}\` on that host.`,
+        return new CallError('MODEL_MISSING', `Model \`${name}\` is not on ${this.host}.`, {
+          hint: `Run \`ollama pull ${name}\` on that host.`,
           status,
           cause: err,
         });
       }
       if (status === 503) {
-        return new CallError('HOST_BUSY', `${this.host} is busy: ${text}`, {
+        return new CallError('HOST_BUSY', `${this.host} is busy${answered}: ${text}`, {
           hint: 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.',
           status,
           cause: err,
         });
       }
-      if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${model ?? 'a request'}: ${text}`, { status, cause: err });
-      return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${text}`, { status, cause: err });
+      if (where !== undefined) {
+        // An empty body leaves refusedError's `Error 502`, which the status already says.
+        const said = text === `Error ${status}` ? '' : `: ${text}`;
+        const message = `${this.host} answered HTTP ${statusLine(status)} to ${where}${name === null ? '' : ` for ${name}`}${said}`;
+        if (status < 500) return new CallError('BAD_REQUEST', message, { status, cause: err });
+        return new CallError('SERVER_ERROR', message, {
+          hint: 'The server, or a proxy in front of it, failed: check that Ollama runs at that url and that the url reaches it directly.',
+          status,
+          cause: err,
+        });
+      }
+      if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'}: ${text}`, { status, cause: err });
+      return new CallError('BAD_REQUEST', `${this.host} refused the request for ${name ?? 'a request'}: ${text}`, { status, cause: err });
     }
     const message = errorMessage(err);
     if (message === STREAM_ENDED_EARLY) {
-      return new CallError('STREAM_INCOMPLETE', `${model} stopped its reply without finishing (the server ended the stream early).`, { cause: err });
+      return new CallError('STREAM_INCOMPLETE', `${name} stopped its reply without finishing (the server ended the stream early).`, { cause: err });
     }
-    if (e?.name === 'AbortError') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
+    if (e?.name === 'AbortError') return new CallError('CALL_ABORTED', `The call to ${name ?? this.host} was stopped.`, { cause: err });
     if (message === 'fetch failed' || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|socket/i.test(`${message} ${e?.cause?.code ?? ''} ${(e as { code?: string })?.code ?? ''}`)) {
       return new CallError('HOST_UNREACHABLE', `Cannot reach Ollama at ${this.host}.`, {
         hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST at a running server.',
@@ -270,8 +294,70 @@ export class Gateway implements ModelServer {
       });
     }
     // A line `{"error": ...}` inside a 200 stream: the model failed mid-reply.
-    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${serverText(message)}`, { cause: err });
+    return new CallError('STREAM_ERROR', `${name ?? this.host} failed mid-reply: ${serverText(message)}`, { cause: err });
   }
+}
+
+/** `502 Bad Gateway`: the status with its reason phrase, where Node knows one. */
+function statusLine(status: number): string {
+  const phrase = STATUS_CODES[status];
+  return phrase ? `${status} ${phrase}` : String(status);
+}
+
+/**
+ * An HTML error page (a proxy's 502) as its text: scripts, styles and tags go, so the message says
+ * what the page says. Only its start is read: the message keeps a few hundred characters.
+ */
+function withoutTags(html: string): string {
+  return html
+    .slice(0, 20_000)
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ');
+}
+
+function parsedObject(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+/** The objects of a JSON list (`models`), skipping anything else; empty when it is not a list. */
+function listOf(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)) : [];
+}
+
+/** A listed model's name as the server spells it (it is what later requests send back): `name`, else `model`. */
+function nameOf(m: Record<string, unknown>): string {
+  return typeof m.name === 'string' ? m.name : typeof m.model === 'string' ? m.model : '';
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+/**
+ * A short fact the server reports (a family, a version, a quantization) as one line of inert text,
+ * clipped: it goes into one-line contexts (the card's PANEL line, a Markdown table row, `hosts`).
+ * Null when absent or blank.
+ */
+function oneLine(value: unknown, max = 200): string | null {
+  if (typeof value !== 'string') return null;
+  const text = inertLine(value).replace(/ {2,}/g, ' ').trim();
+  if (text === '') return null;
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** A list of such facts (`families`); null when it has none. */
+function linesOf(value: unknown): string[] | null {
+  const lines = Array.isArray(value) ? value.map((v) => oneLine(v)).filter((v): v is string => v !== null) : [];
+  return lines.length ? lines : null;
 }
 
 function metricsOf(chunk: Record<string, unknown>): CallMetrics {

@@ -2,7 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
 import { panelCardLines } from './panel.js';
 import { inertDeep } from './inert.js';
-import { exitText } from './exit.js';
+import { exitTextBeside } from './exit.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { adviceLine, adviceOf, kindOf, protocolCardLines, protocolFooter } from './protocols.js';
 import { qualityCardLines } from './quality.js';
@@ -81,11 +81,12 @@ export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle):
     .filter((r) => r.convergence !== null)
     .map((r) => `r${r.round} ${r.convergence!.toFixed(2)}`)
     .join(' → ');
+  const why = exitTextBeside(d.status, d.exitReason);
   lines.push('');
   lines.push(
     paint(
       'dim',
-      `debate ${d.id} · ${d.status}${d.exitReason ? ` (${exitText(d.exitReason)})` : ''} · ${protocolFooter(d)}${scores ? ` · convergence ${scores}` : ''}`,
+      `debate ${d.id} · ${d.status}${why === null ? '' : ` (${why})`} · ${protocolFooter(d)}${scores ? ` · convergence ${scores}` : ''}`,
     ),
   );
   // Sections drawn by other modules (the tension map, the footer) keep the card's width too.

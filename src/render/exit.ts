@@ -27,3 +27,13 @@ export function exitText(reason: string): string {
       return reason;
   }
 }
+
+/**
+ * Why a debate stopped, in words, to write beside its status; null when there is no reason or the
+ * words would only say the status again (an interrupted debate's reason is `interrupted`).
+ */
+export function exitTextBeside(status: string, reason: string | null | undefined): string | null {
+  if (!reason) return null;
+  const text = exitText(reason);
+  return text === status ? null : text;
+}

@@ -13,7 +13,11 @@ const CSI_SEQUENCE = /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040
 const SHORT_ESCAPE = /\u001b[\u0020-\u002f]*[\u0030-\u007e]/g;
 // What is left: C0 controls except tab and newline, DEL, and C1 controls.
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+// The line and paragraph separators (U+2028, U+2029) break the line in many terminals, editors and
+// viewers, yet pass for ordinary characters: they become newlines, which every one-line context
+// already turns into spaces.
+const SEPARATOR = /[\u2028\u2029]/g;
+const ANY_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
 // Direction controls: embeddings and overrides (U+202A–U+202E), isolates (U+2066–U+2069), and the
 // marks (U+200E, U+200F, U+061C). They reorder what a reader sees, so `tpecca TON od` after U+202E
 // reads as `do NOT accept`; every view shows them as visible text instead.
@@ -39,15 +43,15 @@ export function replaceBidi(text: string, replace: (c: string) => string): strin
  * The text with every control character and escape sequence removed, except newline
  * and tab. A whole sequence goes when it is complete; of an unterminated one only
  * the control characters go, so its text stays visible and inert. Direction controls
- * are written out as `<U+202E>`.
+ * are written out as `<U+202E>`; line and paragraph separators (U+2028, U+2029) become newlines.
  */
 export function inert(text: string): string {
   const shown = visibleBidi(text);
   if (!ANY_CONTROL.test(shown)) return shown;
-  return shown.replace(STRING_SEQUENCE, '').replace(CSI_SEQUENCE, '').replace(SHORT_ESCAPE, '').replace(CONTROL, '');
+  return shown.replace(STRING_SEQUENCE, '').replace(CSI_SEQUENCE, '').replace(SHORT_ESCAPE, '').replace(CONTROL, '').replace(SEPARATOR, '\n');
 }
 
-/** `inert` on one line: newlines and tabs become spaces, so a stored value cannot start a line of its own. */
+/** `inert` on one line: newlines, line and paragraph separators and tabs become spaces, so a stored value cannot start a line of its own. */
 export function inertLine(text: string): string {
   return inert(text).replace(/[\n\t]+/g, ' ');
 }
@@ -63,13 +67,17 @@ const escapeMarkdown = (c: string): string => MARKDOWN_ESCAPES[c] ?? `\\${c}`;
 /**
  * Text for a Markdown document: inert for terminals, HTML escaped (no tags, no
  * entities), and the Markdown syntax that could link or embed (`[`), fence code,
- * start a heading or break a table cell escaped. Newlines stay; use
- * `markdownCell` inside a table.
+ * start a heading or break a table cell escaped. A heading is an ATX one (`# x`) or a
+ * setext one: a line of only `=` or only `-` under a line of text, so such a line gets its
+ * first mark escaped (`\===`, shown as written). List markers and other thematic breaks
+ * (`***`, `- - -`) stay: models write lists, and neither makes a heading. Newlines stay;
+ * use `markdownCell` inside a table.
  */
 export function markdownText(text: string): string {
   return inert(text)
     .replace(/[\\`<>&|[]/g, escapeMarkdown)
-    .replace(/^([ \t]*)#/gm, '$1\\#');
+    .replace(/^([ \t]*)#/gm, '$1\\#')
+    .replace(/^([ \t]*)(=+|-+)([ \t]*)$/gm, '$1\\$2$3');
 }
 
 /** Text for one Markdown table cell: inert, HTML escaped, pipes escaped, on one line. */
@@ -102,8 +110,10 @@ function isPlainObject(value: object): boolean {
 
 /**
  * JSON for a terminal or a pipe: as JSON.stringify, with DEL, the C1 controls (which
- * JSON.stringify leaves raw) and the direction controls written as \u escapes. Parses to the same value.
+ * JSON.stringify leaves raw), the direction controls and the line and paragraph separators
+ * (which line readers such as Python's splitlines() take for line ends) written as \u escapes.
+ * Parses to the same value.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

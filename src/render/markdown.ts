@@ -2,7 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
 import { panelMarkdown } from './panel.js';
 import { markdownDeep } from './inert.js';
-import { exitText } from './exit.js';
+import { exitTextBeside } from './exit.js';
 import { adviceLine, adviceOf, kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { sideTag } from './oxford.js';
 import { qualityLabel, qualityMarkdown, ratingOf } from './quality.js';
@@ -21,13 +21,14 @@ import type { PlannedHost } from '../schedule/plan.js';
 export function renderMarkdown(stored: StoredDebate): string {
   const d = markdownDeep(stored);
   const out: string[] = [];
+  const why = exitTextBeside(d.status, d.exitReason);
   out.push(`# ${d.question}`, '');
   out.push(
     ...(d.preset.constraints ?? []).map((c) => `- Constraint: ${c}`),
     `- Debate: \`${d.id}\``,
     `- Preset: ${d.presetName} (\`${d.presetHash.slice(0, 12)}\`), protocol: ${PROTOCOL_LABEL[kindOf(d)]}`,
     ...(adviceOf(d) ? [`- Protocol chosen by the advisor: ${adviceLine(adviceOf(d)!)}`] : []),
-    `- Status: ${d.status}${d.exitReason ? `, ${exitText(d.exitReason)}` : ''}`,
+    `- Status: ${d.status}${why === null ? '' : `, ${why}`}`,
     `- Started: ${new Date(d.createdAt).toISOString()}`,
     ...(d.resumptions ?? []).map(
       (r) =>

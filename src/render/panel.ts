@@ -4,6 +4,7 @@ import { confidenceOf } from './confidence.js';
 import { familiesOf, figuresOf, stanceRounds } from './panel-record.js';
 import type { Paint } from './style.js';
 import { MOVE_WORD } from './stance-lines.js';
+import { inertLine } from './inert.js';
 
 /**
  * The panel's independence and conformity, as every view shows it: the model families sealed
@@ -56,7 +57,8 @@ function joinsText(f: ConformityFigures): string {
 export function panelCardLines(d: StoredDebate, paint: Paint, width: number, wrap: (text: string, width: number) => string[]): string[] {
   const p = panelOf(d);
   if (!p) return [];
-  const line = (label: string, text: string): string[] => wrap(`${label}: ${text}`, width - 2).map((l) => `  ${l}`);
+  // Families, stance ids and agents come from servers, models and records: a newline in one must not start a line of the block.
+  const line = (label: string, text: string): string[] => wrap(`${label}: ${inertLine(text)}`, width - 2).map((l) => `  ${l}`);
   const lines = ['', paint('bold', 'PANEL')];
   if (p.families) lines.push(...line('families', familiesText(p.families)));
   if (p.figures) {
@@ -85,6 +87,17 @@ export function stanceTrails(rounds: readonly RoundStances[], agentIds: readonly
   }));
 }
 
+/**
+ * Markdown that must stay on its line: a table row, or a line that names what follows. The text is
+ * already escaped (`markdownDeep`); its line breaks, which would end the row or start a block of
+ * their own, become spaces.
+ */
+function mdLine(text: string): string {
+  return text.replace(/\s*[\n\u2028\u2029]\s*/g, ' ');
+}
+
+const mdRow = (cells: readonly string[]): string => mdLine(`| ${cells.join(' | ')} |`);
+
 /** The Markdown section of the panel: families, stances per round, figures. */
 export function panelMarkdown(d: StoredDebate): string[] {
   const p = panelOf(d);
@@ -92,27 +105,30 @@ export function panelMarkdown(d: StoredDebate): string[] {
   const out = ['## Panel', ''];
   if (p.families) {
     out.push('| agent | model | family | parameters | quantization | from |', '|---|---|---|---|---|---|');
-    for (const f of p.families) out.push(`| ${f.agentId} | \`${f.model}\` | ${familyName(f)}${f.families && f.families.length > 1 ? ` (${f.families.join(', ')})` : ''} | ${f.parameterSize ?? '-'} | ${f.quantization ?? '-'} | ${f.source} |`);
+    for (const f of p.families) {
+      const family = `${familyName(f)}${f.families && f.families.length > 1 ? ` (${f.families.join(', ')})` : ''}`;
+      out.push(mdRow([f.agentId, `\`${f.model}\``, family, f.parameterSize ?? '-', f.quantization ?? '-', f.source]));
+    }
     out.push('');
   }
   if (p.figures) {
-    out.push(`- Stances: ${stancesCountText(p.figures)}`, `- Joined the majority: ${joinsText(p.figures)}`);
+    out.push(mdLine(`- Stances: ${stancesCountText(p.figures)}`), mdLine(`- Joined the majority: ${joinsText(p.figures)}`));
     out.push(`- Families: ${p.figures.familiesAll.families.length} among all agents${p.figures.familiesAll.unknown ? ` (${p.figures.familiesAll.unknown} unknown)` : ''}, ${p.figures.familiesRestsOn.families.length} among those the synthesis rests on`, '');
   }
   if (p.rounds.length) {
     const agents = p.families?.map((f) => f.agentId) ?? [...new Set(p.rounds.flatMap((r) => r.agents.map((a) => a.agentId)))];
-    out.push(`| agent | ${p.rounds.map((r) => `round ${r.round}`).join(' | ')} |`, `|---|${p.rounds.map(() => '---|').join('')}`);
+    out.push(mdRow(['agent', ...p.rounds.map((r) => `round ${r.round}`)]), `|---|${p.rounds.map(() => '---|').join('')}`);
     for (const id of agents) {
       const cells = p.rounds.map((r) => {
         const a = r.agents.find((x) => x.agentId === id);
         return a?.stance ? `${a.stance} (${MOVE_WORD[a.move]}${a.reasoned === false ? ', no reason stated' : ''})` : '–';
       });
-      out.push(`| ${id} | ${cells.join(' | ')} |`);
+      out.push(mdRow([id, ...cells]));
     }
     out.push('');
     for (const r of p.rounds) {
-      out.push(`Round ${r.round} stances: ${r.stances.map((s) => `**${s.id}** ${s.summary} (${s.agents.join(', ')})`).join('; ')}`, '');
-      if (r.notes.length) out.push(`_Normalised: ${r.notes.join('; ')}_`, '');
+      out.push(mdLine(`Round ${r.round} stances: ${r.stances.map((s) => `**${s.id}** ${s.summary} (${s.agents.join(', ')})`).join('; ')}`), '');
+      if (r.notes.length) out.push(mdLine(`_Normalised: ${r.notes.join('; ')}_`), '');
     }
   }
   return out;

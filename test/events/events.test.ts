@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsDoc } from '../../src/events/doc.js';
 import { type ConclaveEvent, conclaveEvent } from '../../src/events/schema.js';
 import { packagePath } from '../../src/package-root.js';
-import { runCli } from '../helpers/cli.js';
+import { capture, runCli } from '../helpers/cli.js';
+import { eventsWriter } from '../../src/events/writer.js';
 import { loadPreset } from '../../src/config/load-preset.js';
 import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
 import { startSimulator } from '../../src/sim/index.js';
@@ -38,6 +39,21 @@ describe('docs/events.md', () => {
 });
 
 describe('--events', () => {
+  it('writes C1 controls, direction controls and line separators as \\u escapes, which parse back to the exact text', () => {
+    const out = capture();
+    const writer = eventsWriter(out, { now: () => 1, debateId: 'd1' });
+    // A C1 CSI (clear the screen), NEL, an override and an isolate, the line and paragraph separators, an ESC CSI.
+    const text = 'a\u009b2J b\u0085c \u202etpecca\u202c \u2066iso\u2069 line\u2028next\u2029para \u001b[31mred';
+    writer({ type: 'warning', message: text, at: 1 });
+    writer.end('failed', 3, text);
+    expect(out.text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/);
+    expect(out.text).toContain('a\\u009b2J b\\u0085c \\u202etpecca');
+    const events = linesOf(out.text);
+    expect(events).toHaveLength(2);
+    expect(events[0]).toMatchObject({ type: 'warning', debateId: 'd1', seq: 1, message: text });
+    expect(events[1]).toMatchObject({ type: 'end', status: 'failed', exitCode: 3, error: text });
+  });
+
   it('prints a whole demo as lines that all validate, streamed text before each call ends, and the end line last', async () => {
     const db = join(dir, 'demo.db');
     const r = await runCli(['demo', '--events', '--db', db, '--token-ms', '4'], dir);

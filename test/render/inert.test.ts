@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inert, inertDeep, jsonText, markdownCell, markdownText } from '../../src/render/inert.js';
+import { inert, inertDeep, inertLine, jsonText, markdownCell, markdownText } from '../../src/render/inert.js';
 import { formatTable } from '../../src/render/table.js';
 
 describe('inert', () => {
@@ -20,6 +20,15 @@ describe('inert', () => {
     ['a lone ESC at the end', 'a\u001b', 'a'],
   ])('removes %s', (_name, input, output) => {
     expect(inert(input)).toBe(output);
+  });
+
+  it('turns line and paragraph separators into newlines, and into spaces on one line', () => {
+    expect(inert('a\u2028b\u2029c')).toBe('a\nb\nc');
+    expect(inert('\u001b[2Ja\u2028b')).toBe('a\nb');
+    expect(inertLine('a\u2028b\u2029\nc')).toBe('a b c');
+    expect(inertDeep({ s: ['x\u2029y'] })).toEqual({ s: ['x\ny'] });
+    expect(markdownCell('a\u2028b')).toBe('a b');
+    expect(formatTable(['q'], [['a\u2028b\u2029c']])).toBe('q\na b c\n');
   });
 
   it('keeps newlines, tabs and every printable character, Unicode included', () => {
@@ -44,6 +53,19 @@ describe('Markdown escaping', () => {
     expect(markdownText('a|b \\| c &amp;')).toBe('a\\|b \\\\\\| c &amp;amp;');
   });
 
+  it('escapes a line of only = or only - under text, which would make it a setext heading', () => {
+    expect(markdownText('Title\n===\nSubtitle\n---\nend')).toBe('Title\n\\===\nSubtitle\n\\---\nend');
+    // One mark is a heading underline too, and indentation or trailing spaces do not stop it.
+    expect(markdownText('a\n=\nb\n  -  \nc\n\t====')).toBe('a\n\\=\nb\n  \\-  \nc\n\t\\====');
+    // A line separator ends the line before the underline as a newline does.
+    expect(markdownText('Title\u2028===')).toBe('Title\n\\===');
+  });
+
+  it('leaves lists, emphasis and mixed lines as the model wrote them', () => {
+    const prose = '- first point\n+ second\n* third\n1. numbered\n- - -\n***\n--- not a rule\na = b - c\n=-=';
+    expect(markdownText(prose)).toBe(prose);
+  });
+
   it('keeps a table cell on one line, with its pipes and HTML escaped', () => {
     expect(markdownCell('first\nsecond | <b>third</b>\r\n')).toBe('first second \\| &lt;b&gt;third&lt;/b&gt; ');
   });
@@ -52,6 +74,12 @@ describe('Markdown escaping', () => {
 describe('plain tables and JSON', () => {
   it('make table cells inert and single-line', () => {
     expect(formatTable(['q'], [['a\u001b]0;x\u0007\nb']])).toBe('q\na b\n');
+  });
+
+  it('writes line and paragraph separators in JSON as escapes, so a line reader cannot split a line there', () => {
+    const text = jsonText({ s: 'a\u2028b\u2029c\u0085d' });
+    expect(text).toBe('{"s":"a\\u2028b\\u2029c\\u0085d"}');
+    expect(JSON.parse(text)).toEqual({ s: 'a\u2028b\u2029c\u0085d' });
   });
 
   it('writes C1 controls in JSON as escapes that parse back to the same text', () => {
