@@ -15,6 +15,7 @@ import { serverText, withoutSecrets } from '../backend/server-text.js';
 import { callAbort, stoppedError } from '../backend/call-control.js';
 import { postStream } from '../backend/post-stream.js';
 import { ServerSentData } from './sse.js';
+import { inertLine } from '../render/inert.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
@@ -248,7 +249,8 @@ export class OpenAIGateway implements ModelServer {
 /** A family where the server's /v1/models entry says one (`family`, or LM Studio's `arch`); null otherwise. */
 function reportedFamily(entry: { family?: unknown; arch?: unknown }): string | null {
   const f = typeof entry.family === 'string' ? entry.family : typeof entry.arch === 'string' ? entry.arch : '';
-  return f.trim() || null;
+  // Shown on one line (the card's PANEL block, a Markdown table row), as the Ollama gateway's facts are.
+  return inertLine(f).replace(/ {2,}/g, ' ').trim().slice(0, 200) || null;
 }
 
 export function servedModel(name: string): TagModel {

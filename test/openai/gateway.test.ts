@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { OpenAIGateway } from '../../src/openai/gateway.js';
 import { startSimulator } from '../../src/sim/index.js';
@@ -17,5 +19,20 @@ describe('the OpenAI-compatible gateway', () => {
     expect(`${refused.message} ${refused.hint}`).not.toContain('wrong-key');
     const right = new OpenAIGateway(`${sim.url}/v1`, { apiKey: 'right-key' });
     expect((await right.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] })).content).toBe('x');
+  });
+
+  it("reads a family the server reports as one line of inert text, as it is shown on the card's one-line PANEL entries", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: [{ id: 'm1', family: 'fam\n\n# Heading\u001b[2J\u202eevil' }, { id: 'm2', arch: '  ' }] }));
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const gateway = new OpenAIGateway(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
+      const listed = await gateway.catalog();
+      expect(listed.map((m) => m.family)).toEqual(['fam # Heading<U+202E>evil', null]);
+    } finally {
+      server.close();
+    }
   });
 });
