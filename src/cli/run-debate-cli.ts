@@ -4,7 +4,7 @@ import { mcpPresetGuard } from '../config/mcp-preset.js';
 import { checkDestinations, type Destinations, destinationUrls } from '../config/trust.js';
 import { loadPreset, parsePreset } from '../config/load-preset.js';
 import type { HostEntry, Preset } from '../config/preset-schema.js';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { DebateFailedError, InputError, InterruptedError, StoreError } from '../errors.js';
 import type { DebateEvent, DebateListener } from '../engine/events.js';
 import { lockWaitFromEnv, recorder, type ResumePoint } from '../engine/recorder.js';
@@ -343,7 +343,7 @@ export async function driveFromCli(
     } finally {
       await record.drain().catch(() => undefined);
     }
-    if (gaveUp) throw (reported = keptInMemory(io, store, gaveUp, record.unwritten()));
+    if (gaveUp) throw (reported = keptInMemory(io, store, gaveUp, record.unwritten(), debateId));
     live?.close();
     const stored = store.getDebate(result.id);
     if (events) {
@@ -362,7 +362,7 @@ export async function driveFromCli(
   } catch (err) {
     live?.close();
     if (gaveUp && err !== reported) {
-      const kept = keptInMemory(io, store, gaveUp, record.unwritten());
+      const kept = keptInMemory(io, store, gaveUp, record.unwritten(), debateId);
       events?.end('interrupted', kept.exitCode, kept.message);
       throw kept;
     }
@@ -390,13 +390,15 @@ function statusOf(store: Store, id: string): string {
 }
 
 /**
- * The recorder gave up (another process held the database's lock too long): the run stopped,
- * interrupted. What could not be written is saved beside the database and named on stderr,
- * so no finished reply is lost; the record itself ends at the last event written, resumable.
+ * The recorder gave up (another process held the database's lock too long, or a write failed: a
+ * full disk): the run stopped, interrupted. What could not be written is saved beside the
+ * database and named on stderr, so no finished reply is lost; the record itself ends at the last
+ * event written, resumable.
  */
-function keptInMemory(io: CliIO, store: Store, err: StoreError, unwritten: DebateEvent[]): InterruptedError {
+function keptInMemory(io: CliIO, store: Store, err: StoreError, unwritten: DebateEvent[], known: string | null): InterruptedError {
   const finished = unwritten.filter((e): e is Extract<DebateEvent, { type: 'call.finished' }> => e.type === 'call.finished');
-  const id = unwritten.find((e): e is Extract<DebateEvent, { type: 'debate.started' }> => e.type === 'debate.started')?.debateId ?? finished[0]?.call.debateId ?? 'debate';
+  const started = unwritten.some((e) => e.type === 'debate.started');
+  const id = known ?? unwritten.find((e): e is Extract<DebateEvent, { type: 'debate.started' }> => e.type === 'debate.started')?.debateId ?? finished[0]?.call.debateId ?? 'debate';
   let saved = '';
   if (unwritten.length > 0 && store.path !== ':memory:') {
     const file = `${store.path}.unwritten-${id}.json`;
@@ -404,14 +406,14 @@ function keptInMemory(io: CliIO, store: Store, err: StoreError, unwritten: Debat
       writeFileSync(file, `${jsonText({ format: 'conclave.unwritten', debateId: id, events: unwritten }, 2)}\n`);
       saved = ` They are saved in ${file}.`;
     } catch {
-      saved = '';
+      // A disk that is full leaves a cut-off file: none is better than one that does not parse.
+      rmSync(file, { force: true });
     }
   }
   for (const e of finished) io.stderr.write(`  not written: ${e.call.stage} call of ${inert(e.call.agentId)}, round ${e.call.round}, ${e.call.status}, ${e.call.raw.length} characters of reply\n`);
-  return new InterruptedError(
-    `Debate ${id} stopped, interrupted: ${err.message.replace(/\.$/, '')}.${saved}`,
-    { hint: `Once the lock is released, go on with \`conclave resume ${id}\`. ${err.hint ?? ''}`.trim() },
-  );
+  // A debate whose own row was not written has nothing to resume: the recorder's hint says to run it again.
+  const next = started ? '' : err.code === 'STORE_LOCKED' ? `Once the lock is released, go on with \`conclave resume ${id}\`. ` : `Go on with \`conclave resume ${id}\` once that is fixed. `;
+  return new InterruptedError(`Debate ${id} stopped, interrupted: ${err.message.replace(/\.$/, '')}.${saved}`, { hint: `${next}${err.hint ?? ''}`.trim() });
 }
 
 /** Exit 5 for a review pipeline whose filter failed: the plan and reviews are kept, and the card lists them. */

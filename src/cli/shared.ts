@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { InputError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { RecordReader } from '../store/reader.js';
 import { type CliIO, tellUser } from './io.js';
@@ -14,7 +15,7 @@ export const dbOption = {
  */
 export async function openDb(db: string | undefined, io: CliIO, options: { readonly?: boolean; signKey?: string } = {}): Promise<Store> {
   const { defaultDbPath, openStore } = await import('../store/open.js');
-  const path = db ? resolve(io.cwd, db) : defaultDbPath(io.env);
+  const path = db === undefined ? defaultDbPath(io.env) : resolve(io.cwd, nonEmptyDb(db, defaultDbPath(io.env)));
   // The key is read first: a bad key leaves the database untouched.
   const keyFile = options.readonly ? undefined : (options.signKey ?? (io.env.CONCLAVE_SIGNING_KEY || undefined));
   const signer = keyFile === undefined ? null : await loadSigner(resolve(io.cwd, keyFile), io);
@@ -26,7 +27,19 @@ export async function openDb(db: string | undefined, io: CliIO, options: { reado
 /** Opens an existing record for reading only, without loading drizzle: what `show`, `export`, `list`, `verify` and `replay` need. */
 export async function openRecordDb(db: string | undefined, io: CliIO): Promise<RecordReader> {
   const { defaultDbPath, openRecord } = await import('../store/open-read.js');
-  return openRecord(db ? resolve(io.cwd, db) : defaultDbPath(io.env));
+  return openRecord(db === undefined ? defaultDbPath(io.env) : resolve(io.cwd, nonEmptyDb(db, defaultDbPath(io.env))));
+}
+
+/**
+ * `--db ""` names no file: refused, rather than read as "no --db" (the default record), so a
+ * script whose `--db "$DB"` lost its variable does not write into the user's main record.
+ * (An empty CONCLAVE_DB is read as unset, as XDG_DATA_HOME is: that is the default's business.)
+ */
+export function nonEmptyDb(db: string, fallback: string): string {
+  if (db !== '') return db;
+  throw new InputError('EMPTY_DB', `--db is empty: give a file path, or leave --db out to use ${fallback}.`, {
+    hint: 'An unset shell variable (as in --db "$DB") gives an empty path. Nothing was opened or written.',
+  });
 }
 
 /** `--sign-key`: seals written by this command are signed with that Ed25519 private key (docs/record.md). */

@@ -3,6 +3,7 @@ import { recordProtocolStep } from '../store/protocols.js';
 import { recordQuality } from '../store/quality.js';
 import type { Store } from '../store/store.js';
 import { StoreError } from '../errors.js';
+import { sqliteCodeOf } from '../store/reader.js';
 import { recordTensionUpdate } from '../store/tensions.js';
 import { recordBallot, recordVoteArtifacts, recordVoteTiers } from '../store/voting.js';
 import { ENGINE_VERSION } from '../version.js';
@@ -48,8 +49,9 @@ const NOTICE_EVERY_MS = 15_000;
  * events that happened at once, given to `together`: a call and its rating, the turns of a
  * round) in its own transaction with the debate's checkpoint seal. A lock held by another process
  * does not lose anything: events wait in memory, in order, and are written when the lock
- * is released (bounded by `lockWaitMs`). Other write errors propagate: the runner stops
- * rather than lose records.
+ * is released (bounded by `lockWaitMs`). A write that fails otherwise (a full disk) gives up at
+ * once, as a lock held too long does: the run stops rather than lose records, and what was not
+ * written stays in `unwritten()`.
  */
 export function recorder(store: Store, options: RecorderOptions = {}): Recorder {
   const write = recordEvents(store, options);
@@ -68,7 +70,8 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
   const settle = (): void => {
     if (pending.length === 0 || failure) for (const resolve of drained.splice(0)) resolve();
   };
-  const flush = (): void => {
+  // `fromEmitter`: called by the listener, inside the runner's emit, rather than by the retry timer.
+  const flush = (fromEmitter: boolean): void => {
     timer = null;
     while (pending.length > 0 && !failure) {
       try {
@@ -90,15 +93,25 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
             lastNotice = now;
             notice(`conclave: ${err.message} Waiting to write (up to ${Math.round(lockWaitMs / 1000)} s); ${describePending(pending)} kept in memory meanwhile.`);
           }
-          timer = setTimeout(flush, RETRY_MS);
+          timer = setTimeout(() => flush(false), RETRY_MS);
           return;
         }
-        if (waitingSince === null) {
-          // Nothing waited before it: the emitter sees the error itself and the run stops.
+        if (err instanceof StoreError && sqliteCodeOf(err) !== undefined) {
+          // SQLite failed to write (a full disk, an I/O error): as when the lock is held too long,
+          // the event stays with those after it, for `unwritten()`, and the run stops.
+          failure = writeFailure(err, pending, store.path, options.resume !== undefined);
+          options.onGiveUp?.(failure);
+          settle();
+          // The emitter sees it too, so the run stops even for a caller that passed no onGiveUp.
+          if (fromEmitter) throw failure;
+          break;
+        }
+        if (fromEmitter) {
+          // A refusal rather than a failure of the storage (the record's gate, a debate id taken): the emitter sees it and the run stops.
           pending.shift();
           throw err;
         }
-        failure = err instanceof StoreError ? err : new StoreError('STORE_FAILED', String(err), { cause: err });
+        failure = new StoreError('STORE_FAILED', String(err), { cause: err });
         options.onGiveUp?.(failure);
       }
     }
@@ -108,16 +121,23 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
     }
     settle();
   };
+  const take = (entry: DebateEvent | readonly DebateEvent[]): void => {
+    pending.push(entry);
+    if (failure) {
+      // Given up: what still comes (a call that ended meanwhile) is kept for `unwritten()` too. A
+      // caller told by onGiveUp stops the run; for one that was not, the emitter is told, so the
+      // run cannot go on unrecorded.
+      if (!options.onGiveUp) throw failure;
+      return;
+    }
+    if (timer === null) flush(true);
+  };
   const listener = (event: DebateEvent): void => {
-    if (failure || !WRITING_EVENTS.has(event.type)) return;
-    pending.push(event);
-    if (timer === null) flush();
+    if (WRITING_EVENTS.has(event.type)) take(event);
   };
   const together = (events: readonly DebateEvent[]): void => {
     const written = events.filter((e) => WRITING_EVENTS.has(e.type));
-    if (failure || written.length === 0) return;
-    pending.push(written.length === 1 ? written[0]! : written);
-    if (timer === null) flush();
+    if (written.length > 0) take(written.length === 1 ? written[0]! : written);
   };
   return Object.assign(listener, {
     progress: false,
@@ -137,6 +157,18 @@ const WRITING_EVENTS = new Set<string>([
   'debate.started', 'budget.decision', 'call.finished', 'turn.finished', 'quality.rated', 'turn.reused', 'round.judged',
   'vote.artifacts', 'vote.cast', 'vote.tiers', 'tensions.update', 'protocol.step', 'synthesis.finished', 'debate.exit', 'debate.finished',
 ]);
+
+/** A write that failed for a reason other than a lock: what it was, what was not written, and how to go on. */
+function writeFailure(err: StoreError, pending: readonly (DebateEvent | readonly DebateEvent[])[], file: string, resuming: boolean): StoreError {
+  // A new debate's own row among what failed: there is nothing to resume, only to run again.
+  const started = !resuming && pending.flat().some((e) => e.type === 'debate.started');
+  const then = started ? 'then run it again' : '`conclave resume` then goes on from what was written';
+  const fix = err.code === 'STORE_DISK_FULL' ? `Free disk space on the volume that holds ${file}; ${then}.` : `${err.hint ?? ''} Once that is fixed, ${then}.`.trim();
+  return new StoreError(err.code, `${err.message.replace(/\.$/, '')}; ${describePending(pending)} could not be written.`, {
+    hint: `The debate stops here, interrupted; ${started ? 'nothing of it was written' : 'everything written before stays'}. ${fix}`,
+    cause: err,
+  });
+}
 
 function describePending(groups: readonly (DebateEvent | readonly DebateEvent[])[]): string {
   const pending = groups.flat();

@@ -281,7 +281,7 @@ export class Store extends RecordReader {
   recordCall(call: CallRecord): number {
     return this.#write(
       call.debateId,
-      `record a ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``,
+      `record ${/^[aeiou]/.test(call.stage) ? 'an' : 'a'} ${call.stage} call of \`${call.agentId}\` for debate \`${call.debateId}\``,
       () => {
         const chain = this.#chainOf(call.debateId);
         const row = callRow(call);

@@ -55,7 +55,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
             host: sim.url,
             'vram-gib': 24,
             ...materialOf(args),
-            ...(args.db ? { db: args.db } : {}),
+            ...(args.db === undefined ? {} : { db: args.db }),
             ...(args['sign-key'] ? { 'sign-key': args['sign-key'] } : {}),
             ...(args.json ? { json: true } : {}),
             ...(args.events ? { events: true } : {}),

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
-import { dbOption } from '../shared.js';
+import { dbOption, nonEmptyDb } from '../shared.js';
 
 interface ServeArgs {
   db?: string;
@@ -35,7 +35,7 @@ export function serveCommand(io: CliIO, _exit: ExitCode): CommandModule<object, 
       }
       const listen = args.listen.trim();
       if (listen === '') throw new InputError('BAD_FLAG', '--listen needs an address; got an empty one.', { hint: 'Leave it out to stay on 127.0.0.1, or give e.g. --listen 0.0.0.0.' });
-      const store = openViewerStore(args.db ? resolve(io.cwd, args.db) : defaultDbPath(io.env), (line) => io.stderr.write(`${line}\n`));
+      const store = openViewerStore(args.db === undefined ? defaultDbPath(io.env) : resolve(io.cwd, nonEmptyDb(args.db, defaultDbPath(io.env))), (line) => io.stderr.write(`${line}\n`));
       const loopback = isLoopback(listen);
       const token = loopback ? null : randomBytes(24).toString('base64url');
       const viewer = createViewer({ store, token, log: (line) => io.stderr.write(`${line}\n`) });
