@@ -75,3 +75,26 @@ export function stoppedError(err: unknown, who: string, ctx: { timedOut: boolean
   }
   return null;
 }
+
+/** How long a facts request (tags, ps, show, version) may take; each answers at once from a working server. */
+export const FACTS_TIMEOUT_MS = 30_000;
+
+/** A server that took the connection and did not answer a facts request in time. */
+export function silentHost(host: string, where: string, timeoutMs: number, cause: unknown): CallError {
+  return new CallError('HOST_UNREACHABLE', `${host} took the connection but did not answer ${where} within ${Math.round(timeoutMs / 100) / 10} s.`, {
+    hint: 'Check that the server at that url is running and not stuck (restart it), and that no proxy in front of it holds requests.',
+    cause,
+  });
+}
+
+/**
+ * A `Retry-After` header in ms: whole seconds, or an HTTP date (from `now`); null when absent or
+ * unreadable. Never negative.
+ */
+export function retryAfterMs(header: string | null | undefined, now = Date.now()): number | null {
+  if (header === null || header === undefined) return null;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}

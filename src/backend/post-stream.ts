@@ -5,6 +5,8 @@ export interface RefusedResponse {
   status: number;
   contentType: string;
   text: string;
+  /** The `Retry-After` header, as sent (seconds, or an HTTP date); null without one. */
+  retryAfter?: string | null;
 }
 
 export interface StreamedPost {
@@ -35,7 +37,7 @@ export function postStream(dispatcher: Dispatcher, post: StreamedPost): Promise<
     }
     let controller: Dispatcher.DispatchController | null = null;
     let settled = false;
-    let refusal: { status: number; contentType: string; chunks: Buffer[] } | null = null;
+    let refusal: { status: number; contentType: string; retryAfter: string | null; chunks: Buffer[] } | null = null;
     const settle = (error?: unknown): void => {
       if (settled) return;
       settled = true;
@@ -58,7 +60,10 @@ export function postStream(dispatcher: Dispatcher, post: StreamedPost): Promise<
       onResponseStart(_c, statusCode, headers) {
         // 1xx answers come before the real one.
         if (statusCode < 200) return;
-        if (statusCode > 299) refusal = { status: statusCode, contentType: String(headers['content-type'] ?? ''), chunks: [] };
+        if (statusCode > 299) {
+          const retryAfter = headers['retry-after'];
+          refusal = { status: statusCode, contentType: String(headers['content-type'] ?? ''), retryAfter: retryAfter === undefined ? null : String(retryAfter), chunks: [] };
+        }
       },
       onResponseData(_c, chunk) {
         if (settled) return;
@@ -73,7 +78,7 @@ export function postStream(dispatcher: Dispatcher, post: StreamedPost): Promise<
         }
       },
       onResponseEnd() {
-        if (refusal) settle(post.refused({ status: refusal.status, contentType: refusal.contentType, text: Buffer.concat(refusal.chunks).toString('utf8') }));
+        if (refusal) settle(post.refused({ status: refusal.status, contentType: refusal.contentType, retryAfter: refusal.retryAfter, text: Buffer.concat(refusal.chunks).toString('utf8') }));
         else settle();
       },
       onResponseError(_c, err) {

@@ -9,10 +9,13 @@ export class CallError extends ConclaveError {
   partial = '';
   /** What arrived of the model's thinking before then. */
   partialThinking = '';
-  constructor(code: CallErrorCode, message: string, options: { hint?: string; cause?: unknown; status?: number | null } = {}) {
+  /** How long a busy server asked to be left before the request is sent again (its `Retry-After`); null when it did not say. */
+  readonly retryAfterMs: number | null;
+  constructor(code: CallErrorCode, message: string, options: { hint?: string; cause?: unknown; status?: number | null; retryAfterMs?: number | null } = {}) {
     super(code, message, { ...options, exitCode: 3 });
     this.name = 'CallError';
     this.status = options.status ?? null;
+    this.retryAfterMs = options.retryAfterMs ?? null;
   }
 }
 

@@ -8,6 +8,7 @@ import type { ClashBoard } from '../protocol/tensions.js';
 import type { DebateScheduler } from '../schedule/scheduler.js';
 import { CallPath } from './call/path.js';
 import { type Prompt, materialReserve } from './call/material.js';
+import { outageWords } from './call/outage.js';
 import type { CallRequest } from './call/request.js';
 import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf } from './call/thinking.js';
 import type { BudgetDecision, DebateEvent, DebateListener, DebateStatus, ExitReason, Stage } from './events.js';
@@ -283,11 +284,11 @@ export class Runner {
 
   /** Ends the run as interrupted because its host stopped answering: everything recorded so far is kept. */
   stopHostDown(): never {
-    const detail = 'the Ollama host stopped answering';
+    const { detail, restart } = outageWords(this.scheduler.plan.hosts);
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
     this.finish('interrupted', 'interrupted', detail);
     throw new HostError('HOST_UNREACHABLE', `Debate ${this.id} stopped in round ${this.#round}: ${detail}. Everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `Start the server again (\`ollama serve\`), then go on with \`conclave resume ${this.id}\` (add --host URL to go on with another server).`,
+      hint: `Start the server again (${restart}), then go on with \`conclave resume ${this.id}\` (add --host URL to go on with another server).`,
     });
   }
 

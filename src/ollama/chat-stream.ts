@@ -7,10 +7,13 @@ import type { RefusedResponse } from '../backend/post-stream.js';
 export class ResponseError extends Error {
   override readonly name = 'ResponseError';
   readonly status_code: number;
+  /** The response's `Retry-After` header, as sent; null without one. */
+  readonly retryAfter: string | null;
 
-  constructor(message: string, status: number) {
+  constructor(message: string, status: number, retryAfter: string | null = null) {
     super(message);
     this.status_code = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -25,7 +28,7 @@ export function refusedError(response: RefusedResponse): ResponseError {
       // An unreadable error body leaves the status as the message.
     }
   } else if (response.text !== '') message = response.text;
-  return new ResponseError(message, response.status);
+  return new ResponseError(message, response.status, response.retryAfter ?? null);
 }
 
 /** Thrown when the stream ends without its `done` line; the gateway reports it as STREAM_INCOMPLETE. */

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Ollama } from 'ollama';
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { postStream } from '../backend/post-stream.js';
 import type { CallMetrics } from '../engine/events.js';
 import { HostError, errorMessage } from '../errors.js';
@@ -14,7 +14,7 @@ import {
   type ModelServer,
   type TagModel,
 } from '../backend/types.js';
-import { callAbort, stoppedError } from '../backend/call-control.js';
+import { callAbort, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { serverText } from '../backend/server-text.js';
 import { inertLine } from '../render/inert.js';
 import { ChatLines, refusedError, STREAM_ENDED_EARLY } from './chat-stream.js';
@@ -37,19 +37,28 @@ const CHAT_HEADERS = { 'content-type': 'application/json', accept: 'application/
  * ollama-js prints "Getting text from response" on stdout, in the middle of `--json` and `--events`.
  * A 2xx body that is not JSON is a CallError saying so, not a JSON parse error.
  */
-function leanFetch(host: string) {
+function leanFetch(host: string, timeoutMs: number) {
   return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    const res = await undiciRequest(String(input), {
-      method: (init.method ?? 'GET') as 'GET',
-      headers: init.headers as Record<string, string>,
-      body: (init.body as string | undefined) ?? null,
-      signal: init.signal ?? undefined,
-      dispatcher,
-    });
-    const text = await res.body.text();
+    const where = `${init.method ?? 'GET'} ${new URL(String(input)).pathname}`;
+    // A server that takes the connection and never answers would hold `run` and `hosts` for good.
+    const limit = AbortSignal.timeout(timeoutMs);
+    let res: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      res = await undiciRequest(String(input), {
+        method: (init.method ?? 'GET') as 'GET',
+        headers: init.headers as Record<string, string>,
+        body: (init.body as string | undefined) ?? null,
+        signal: init.signal ? AbortSignal.any([init.signal, limit]) : limit,
+        dispatcher,
+      });
+      text = await res.body.text();
+    } catch (err) {
+      if (limit.aborted) throw silentHost(host, where, timeoutMs, err);
+      throw err;
+    }
     const status = res.statusCode;
     const ok = status >= 200 && status < 300;
-    const where = `${init.method ?? 'GET'} ${new URL(String(input)).pathname}`;
     const contentType = String(res.headers['content-type'] ?? '');
     const json = async (): Promise<unknown> => {
       if (!ok) return { error: refusedError({ status, contentType, text: /html/i.test(contentType) ? withoutTags(text) : text }).message };
@@ -82,9 +91,10 @@ export class Gateway implements ModelServer {
 
   #chatUrl: URL | null = null;
 
-  constructor(host: string) {
+  /** `factsTimeoutMs`: how long tags, ps, show and version may take (FACTS_TIMEOUT_MS). */
+  constructor(host: string, options: { factsTimeoutMs?: number } = {}) {
     this.host = host;
-    this.client = new Ollama({ host, fetch: leanFetch(host) });
+    this.client = new Ollama({ host, fetch: leanFetch(host, options.factsTimeoutMs ?? FACTS_TIMEOUT_MS) });
   }
 
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
@@ -241,7 +251,7 @@ export class Gateway implements ModelServer {
     const name = model === null ? null : inertLine(model);
     const stopped = stoppedError(err, name ?? this.host, ctx);
     if (stopped) return stopped;
-    const e = err as { name?: string; status_code?: number; message?: string; cause?: { code?: string } };
+    const e = err as { name?: string; status_code?: number; message?: string; retryAfter?: string | null; cause?: { code?: string } };
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;
       const text = serverText(e.message ?? '');
@@ -265,6 +275,7 @@ export class Gateway implements ModelServer {
         return new CallError('HOST_BUSY', `${this.host} is busy${answered}: ${text}`, {
           hint: 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.',
           status,
+          retryAfterMs: retryAfterMs(e.retryAfter),
           cause: err,
         });
       }

@@ -12,7 +12,7 @@ import {
 import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
 import { serverText, withoutSecrets } from '../backend/server-text.js';
-import { callAbort, stoppedError } from '../backend/call-control.js';
+import { callAbort, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { postStream } from '../backend/post-stream.js';
 import { ServerSentData } from './sse.js';
 import { inertLine } from '../render/inert.js';
@@ -36,6 +36,8 @@ export interface OpenAIServerOptions {
   apiKey?: string;
   /** The environment variable the key came from, named in a refused key's message. */
   apiKeyEnv?: string;
+  /** How long GET /models may take (FACTS_TIMEOUT_MS). */
+  factsTimeoutMs?: number;
 }
 
 /**
@@ -52,6 +54,7 @@ export class OpenAIGateway implements ModelServer {
   readonly #keyEnv: string | undefined;
   /** Removed from every text the server sends back before it reaches a message or the record. */
   readonly #secrets: string[];
+  readonly #factsTimeoutMs: number;
   #chatUrl: URL | null = null;
 
   constructor(host: string, options: OpenAIServerOptions = {}) {
@@ -59,6 +62,7 @@ export class OpenAIGateway implements ModelServer {
     this.#headers = { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) };
     this.#keyEnv = options.apiKeyEnv;
     this.#secrets = options.apiKey ? [options.apiKey] : [];
+    this.#factsTimeoutMs = options.factsTimeoutMs ?? FACTS_TIMEOUT_MS;
   }
 
   /** Server text for a message: the key removed, on one line, clipped. */
@@ -114,7 +118,7 @@ export class OpenAIGateway implements ModelServer {
         body: JSON.stringify(chatBody(request)),
         signal: call.signal,
         onChunk: (bytes) => events.push(bytes),
-        refused: (response) => this.#statusError(response.status, response.text, request.model),
+        refused: (response) => this.#statusError(response.status, response.text, request.model, response.retryAfter),
       });
       events.end();
       if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
@@ -183,14 +187,16 @@ export class OpenAIGateway implements ModelServer {
   }
 
   async #models(): Promise<{ id: string; max_model_len?: unknown; family?: unknown; arch?: unknown }[]> {
+    const limit = AbortSignal.timeout(this.#factsTimeoutMs);
     try {
-      const res = await this.#send('GET', '/models', undefined, AbortSignal.timeout(30_000));
+      const res = await this.#send('GET', '/models', undefined, limit);
       const text = await res.body.text();
       if (res.statusCode >= 400) throw this.#statusError(res.statusCode, text, null);
       const list = JSON.parse(text) as { data?: unknown };
       if (!Array.isArray(list.data)) throw new CallError('BAD_REQUEST', `${this.host}/models did not return a model list.`, { hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1.' });
       return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown })?.id === 'string');
     } catch (err) {
+      if (limit.aborted && !(err instanceof CallError)) throw silentHost(this.host, 'GET /models', this.#factsTimeoutMs, err);
       throw this.#mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
     }
   }
@@ -205,7 +211,7 @@ export class OpenAIGateway implements ModelServer {
     });
   }
 
-  #statusError(status: number, text: string, model: string | null): CallError {
+  #statusError(status: number, text: string, model: string | null, retryAfter: string | null = null): CallError {
     const message = this.#said(safeJson(text)?.error ?? text);
     if (status === 401 || status === 403) {
       return new CallError('KEY_REFUSED', `${this.host} refused the API key (HTTP ${status}): ${message}`, {
@@ -216,7 +222,7 @@ export class OpenAIGateway implements ModelServer {
       });
     }
     if (status === 404 && model !== null) return this.#missing(model, status);
-    if (status === 429 || status === 503) return new CallError('HOST_BUSY', `${this.host} is busy: ${message}`, { hint: 'Lower the concurrency, or give the server more slots.', status });
+    if (status === 429 || status === 503) return new CallError('HOST_BUSY', `${this.host} is busy: ${message}`, { hint: 'Lower the concurrency, or give the server more slots.', status, retryAfterMs: retryAfterMs(retryAfter) });
     if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${model ?? 'a request'}: ${message}`, { status });
     return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${message}`, { status });
   }

@@ -98,7 +98,7 @@ export async function complete(
     }
     if (reply.delayMs && !(await sleep(reply.delayMs, signal))) return;
     if (reply.error !== undefined && reply.failAfterTokens === undefined) {
-      throw new HttpError(reply.status ?? 500, reply.error);
+      throw new HttpError(reply.status ?? 500, reply.error, reply.retryAfter);
     }
     const promptTokens = Math.max(1, Math.ceil(visible.reduce((n, m) => n + m.content.length, 0) / 4));
     const promptStart = process.hrtime.bigint();

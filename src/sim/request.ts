@@ -15,6 +15,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Sent as the `Retry-After` header, in seconds. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }

@@ -24,6 +24,7 @@ const replySchema = z.union([
     content: z.string().optional(),
     error: z.string().optional(),
     status: z.number().int().min(400).max(599).optional(),
+    retryAfter: z.number().int().nonnegative().optional(),
     failAfterTokens: z.number().int().nonnegative().optional(),
     silentStop: z.boolean().optional(),
     delayMs: z.number().nonnegative().optional(),

@@ -114,6 +114,7 @@ class Simulator implements SimState {
       }
       const status = error instanceof HttpError || error instanceof OpenAIRequestError ? error.status : 500;
       const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof HttpError && error.retryAfter !== undefined) res.setHeader('Retry-After', String(error.retryAfter));
       if ((req.url ?? '').startsWith('/v1/')) openAIError(res, status, message);
       else sendJson(res, status, { error: message });
     }

@@ -45,6 +45,8 @@ export type SimReply =
       content?: string;
       error?: string;
       status?: number;
+      /** With `error` and a status (a 503, a 429): the `Retry-After` header sent with it, in seconds. */
+      retryAfter?: number;
       failAfterTokens?: number;
       silentStop?: boolean;
       delayMs?: number;

@@ -66,13 +66,13 @@ describe('a streamed POST read from undici callbacks', () => {
 
   it('rejects a status that is not 2xx with the whole body, and hands none of it on as reply', async () => {
     const s = await serve((_req, res) => {
-      res.writeHead(500, { 'content-type': 'application/json' });
+      res.writeHead(500, { 'content-type': 'application/json', 'retry-after': '2' });
       res.write('{"error":"model runner');
       setImmediate(() => res.end(' has stopped"}'));
     });
     const chunks: Uint8Array[] = [];
     const err = (await post(s.url, (c) => chunks.push(c)).catch((e: unknown) => e)) as Error & { response: RefusedResponse };
-    expect(err.response).toEqual({ status: 500, contentType: 'application/json', text: '{"error":"model runner has stopped"}' });
+    expect(err.response).toEqual({ status: 500, contentType: 'application/json', retryAfter: '2', text: '{"error":"model runner has stopped"}' });
     expect(chunks).toEqual([]);
   });
 

@@ -91,3 +91,60 @@ describe('transient failures', () => {
     expect(isTransient(new CallError('CALL_TIMEOUT', 'x'))).toBe(false);
   });
 });
+
+describe('a server too busy to take a call', () => {
+  it('is sent the call again after the Retry-After it asked for, over Ollama and OpenAI-compatible servers alike, and the agent keeps its seat', async () => {
+    for (const api of ['ollama', 'openai'] as const) {
+      const preset = testPreset(['a', 'b', 'c']);
+      let busy = false;
+      let refusedAt = 0;
+      let resentAt = 0;
+      const script = scriptedResponder([0.2, 0.9], (req) => {
+        if (agentOf(req) !== 'b' || stageOf(req) !== 'opening') return undefined;
+        if (!busy) {
+          busy = true;
+          refusedAt = Date.now();
+          return { error: 'server busy, please try again', status: api === 'openai' ? 429 : 503, retryAfter: 1 };
+        }
+        resentAt ||= Date.now();
+        return undefined;
+      });
+      const server = track(await startSimulator({ models: simModels(preset), respond: script.respond, ...(api === 'openai' ? { api } : {}) }));
+      const db = track(openStore(':memory:'));
+      const result = await runDebate({
+        question: 'Should we do A?',
+        preset,
+        host: api === 'openai' ? `${server.url}/v1` : server.url,
+        ...(api === 'openai' ? { hosts: [{ url: `${server.url}/v1`, api }] } : {}),
+        recorder: recorder(db),
+        retryDelaysMs: [10, 20],
+      });
+      const stored = db.getDebate(result.id);
+      const opening = stored.calls.filter((c) => c.agentId === 'b' && c.stage === 'opening');
+      expect(opening.map((c) => c.status), api).toEqual(['error', 'ok']);
+      expect(opening[0]!.error).toMatch(/^HOST_BUSY: .* is busy/);
+      // Retry-After: 1 was waited out, not the 10 ms the delays would have given.
+      expect(resentAt - refusedAt, api).toBeGreaterThanOrEqual(900);
+      expect(stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!.status).not.toBe('failed');
+    }
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date, never below zero', async () => {
+    const { retryAfterMs } = await import('../../src/backend/call-control.js');
+    const now = Date.parse('2026-11-26T12:00:00Z');
+    expect(retryAfterMs('3', now)).toBe(3000);
+    expect(retryAfterMs('Thu, 26 Nov 2026 12:00:05 GMT', now)).toBe(5000);
+    expect(retryAfterMs('Thu, 26 Nov 2026 11:00:00 GMT', now)).toBe(0);
+    expect(retryAfterMs('soon', now)).toBeNull();
+    expect(retryAfterMs(null, now)).toBeNull();
+  });
+});
+
+describe('a debate stopped by an outage', () => {
+  it('names the kind of server that stopped answering, as the plan knows it, and how to start it', async () => {
+    const { outageWords } = await import('../../src/engine/call/outage.js');
+    expect(outageWords([{}])).toEqual({ detail: 'the Ollama host stopped answering', restart: '`ollama serve`' });
+    expect(outageWords([{ api: 'openai' }, { api: 'openai' }]).detail).toBe('the OpenAI-compatible server stopped answering');
+    expect(outageWords([{ api: 'openai' }, {}]).detail).toBe('a model server stopped answering');
+  });
+});

@@ -100,3 +100,30 @@ describe('the Ollama gateway facing a host that does not answer as Ollama', () =
     expect(missing.hint).toBe('Run `ollama pull ghost # pulled:1b` on that host.');
   });
 });
+
+describe('a host that takes the connection and never answers', () => {
+  it('fails each facts request after its time limit, naming the host and the request, for both kinds of gateway', async () => {
+    const held: import('node:http').ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      held.push(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const { OpenAIGateway } = await import('../../src/openai/gateway.js');
+      const ollama = new Gateway(url, { factsTimeoutMs: 200 });
+      for (const [where, ask] of [['GET /api/tags', () => ollama.tags()], ['GET /api/version', () => ollama.version()], ['POST /api/show', () => ollama.show('m')]] as const) {
+        const err = await (ask as () => Promise<unknown>)().catch((e: unknown) => e);
+        expect(err, where).toBeInstanceOf(CallError);
+        expect((err as CallError).code).toBe('HOST_UNREACHABLE');
+        expect((err as CallError).message).toBe(`${url} took the connection but did not answer ${where} within 0.2 s.`);
+      }
+      const openai = await new OpenAIGateway(`${url}/v1`, { factsTimeoutMs: 200 }).catalog().catch((e: unknown) => e);
+      expect((openai as CallError).message).toBe(`${url}/v1 took the connection but did not answer GET /models within 0.2 s.`);
+    } finally {
+      for (const res of held) res.destroy();
+      server.close();
+    }
+  });
+});

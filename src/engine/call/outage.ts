@@ -33,3 +33,11 @@ export class OutageCount {
     return down;
   }
 }
+
+/** What stopped answering, named as the plan knows its servers (an Ollama host, an OpenAI-compatible server, or a pool of both), and how to start it again. */
+export function outageWords(hosts: readonly { api?: string }[]): { detail: string; restart: string } {
+  const apis = new Set(hosts.map((h) => h.api ?? 'ollama'));
+  if (apis.size === 1 && apis.has('ollama')) return { detail: 'the Ollama host stopped answering', restart: '`ollama serve`' };
+  if (apis.size === 1 && apis.has('openai')) return { detail: 'the OpenAI-compatible server stopped answering', restart: 'vllm serve, llama-server, or whichever server it was' };
+  return { detail: 'a model server stopped answering', restart: 'the one that stopped' };
+}

@@ -3,11 +3,16 @@ import { whenAborted } from '../../backend/call-control.js';
 
 /**
  * Waits before each repeat of a request that failed for a passing reason: a runner that
- * crashed (HTTP 500), an error line mid-stream, a stream that ended without `done`, or a
- * connection that was refused or reset while Ollama restarted. Two repeats, 0.5 s then 2 s:
- * enough for Ollama to start a new runner, far inside the 30 s a turn may wait.
+ * crashed (HTTP 500), an error line mid-stream, a stream that ended without `done`, a
+ * connection that was refused or reset while Ollama restarted, or a server too busy to take it
+ * (503, 429). Two repeats, 0.5 s then 2 s: enough for Ollama to start a new runner, far inside
+ * the 30 s a turn may wait. A busy server's `Retry-After` is waited out instead when it is
+ * longer, up to RETRY_AFTER_CAP_MS.
  */
 export const TRANSIENT_RETRY_DELAYS_MS: readonly number[] = [500, 2000];
+
+/** The longest `Retry-After` honoured: a server that asks for more is sent the request after this. */
+export const RETRY_AFTER_CAP_MS = 10_000;
 
 /** Whether a failed request may succeed if sent again unchanged. A 404, a 400, a timeout or a stop never does. */
 export function isTransient(err: unknown): boolean {
@@ -17,6 +22,7 @@ export function isTransient(err: unknown): boolean {
     case 'STREAM_ERROR':
     case 'STREAM_INCOMPLETE':
     case 'HOST_UNREACHABLE':
+    case 'HOST_BUSY':
       return true;
     default:
       return false;
@@ -40,7 +46,8 @@ export async function withTransientRetry<T>(
     } catch (err) {
       if (!isTransient(err) || retry >= delaysMs.length || signal?.aborted) throw err;
       onFailure(err);
-      if (!(await pause(delaysMs[retry]!, signal))) throw new CallError('CALL_ABORTED', 'The call was stopped while waiting to be sent again.', { cause: err });
+      const asked = err instanceof CallError && err.retryAfterMs !== null ? Math.min(err.retryAfterMs, RETRY_AFTER_CAP_MS) : 0;
+      if (!(await pause(Math.max(delaysMs[retry]!, asked), signal))) throw new CallError('CALL_ABORTED', 'The call was stopped while waiting to be sent again.', { cause: err });
       onResend?.();
     }
   }
