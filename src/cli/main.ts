@@ -27,7 +27,9 @@ import { report, UsageError } from './report.js';
 class ParsedOnly extends Error {}
 
 /** Runs the CLI and resolves to the process exit code. Never throws. */
-export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
+export async function main(given: string[], io: CliIO = processIO()): Promise<number> {
+  // `--version` alone is the `version` command, as bin/conclave.js answers it (run from source, it reaches here).
+  const argv = given.length === 1 && (given[0] === '--version' || given[0] === '-V') ? ['version'] : given;
   const exit = new ExitCode();
   const debug = argv.includes('--debug');
   try {

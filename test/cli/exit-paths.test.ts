@@ -157,6 +157,22 @@ describe('an unsupported Node line', () => {
       expect(out.stderr).not.toMatch(/\n\s+at /);
       expect(existsSync(db)).toBe(false);
     }
+    // `--version` too says so, rather than answer as if the line were supported.
+    const version = spawnSync(process.execPath, ['--import', as('20.19.5'), BIN, '--version'], { encoding: 'utf8' });
+    expect([version.status, version.stdout]).toEqual([1, '']);
+    expect(version.stderr).toContain('this is Node v20.19.5; Conclave runs on Node 22.19 or later');
+  });
+
+  it('answers --version from the source entry too, as `conclave version` does', async () => {
+    const { main } = await import('../../src/cli/main.js');
+    const { capture } = await import('../helpers/cli.js');
+    const { ENGINE_VERSION } = await import('../../src/version.js');
+    for (const flag of ['--version', '-V']) {
+      const stdout = capture();
+      const stderr = capture();
+      expect(await main([flag], { stdout, stderr, env: {}, cwd: dir }), flag).toBe(0);
+      expect(stdout.text).toBe(`${ENGINE_VERSION}\n`);
+    }
   });
 
   it('lets 22.19 and later through', () => {
