@@ -8,7 +8,7 @@ import { checkResumable, createRun, executeBench } from '../bench/runner.js';
 import { builtInSuites, importGsm8k, importMmlu, loadSuite } from '../bench/suite.js';
 import { loadPreset } from '../config/load-preset.js';
 import type { Preset } from '../config/preset-schema.js';
-import { InputError } from '../errors.js';
+import { HostError, InputError, isConclaveError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { singleHost } from './host-args.js';
 import { formatFittedTable } from '../render/table.js';
@@ -120,6 +120,8 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
         throw new InputError('BAD_FLAG', 'Give each --think value once: `--think on`, `--think off`, or both.', { hint: usageHint });
       }
       const loaded = args.think === undefined ? named : named.flatMap((l) => [...new Set(args.think)].map((t) => ({ ...l, preset: withThinking(l.preset, t === 'on') })));
+      // A single host that does not answer fails here, before the run is stored: nothing to resume, nothing left in `bench list`.
+      if (!hosts) await (await import('../backend/connect.js')).connect({ url: resolveHost(args.host, io.env) }, io.env).version();
       runId = createRun({
         store,
         suite,
@@ -174,6 +176,15 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
         ...(view ? { onProgress: (p) => view.update(p) } : {}),
         ...(counter ? { listenersFor: () => [eventsWriter(io.stdout, { counter })] } : {}),
       });
+    } catch (err) {
+      // A resume goes back to the run's stored servers, whatever OLLAMA_HOST says: the way on is --host.
+      if (args.resume !== undefined && args.host === undefined && !hosts && isConclaveError(err) && err.code === 'HOST_UNREACHABLE') {
+        throw new HostError('HOST_UNREACHABLE', `${err.message.replace(/\.$/, '')}: the server bench run ${runId} was stored with.`, {
+          hint: `Start it again, or go on with another server: \`conclave bench --resume ${runId} --host URL\` (a resume keeps the run's stored host and does not read OLLAMA_HOST).`,
+          cause: err,
+        });
+      }
+      throw err;
     } finally {
       if (ticker) clearInterval(ticker);
       view?.close();

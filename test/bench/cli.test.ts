@@ -82,6 +82,32 @@ describe('conclave bench', () => {
     }
   });
 
+  it('stores no run when its host does not answer, and tells a resume whose stored host is down to name another with --host', async () => {
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const down = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise<void>((done) => closed.close(() => done()));
+    const downDb = join(dir, 'down.db');
+    const r = await cli(['bench', '--suite', 'suite.jsonl', '--preset', 'panel.json', '--host', down, '--db', downDb, '--limit', '1', '--quiet']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`Cannot reach Ollama at ${down}`);
+    expect((await cli(['bench', 'list', '--db', downDb])).stdout).not.toMatch(/b\d{6}-\d{6}/);
+    // A run stored on a server that is down since: OLLAMA_HOST is not read on a resume, so the way on is named.
+    const { openStore } = await import('../../src/store/open.js');
+    const { createRun } = await import('../../src/bench/runner.js');
+    const store = openStore(downDb);
+    const runId = createRun({ store, suite: 'fixture', items, presets: [{ preset: bench.preset, source: 'test' }], host: down, limit: 1 });
+    store.close();
+    const { main } = await import('../../src/cli/main.js');
+    const { capture } = await import('../helpers/cli.js');
+    const stdout = capture();
+    const stderr = capture();
+    const code = await main(['bench', '--resume', runId, '--db', downDb, '--quiet'], { stdout, stderr, env: { OLLAMA_HOST: bench.sim.url }, cwd: dir });
+    expect(code).toBe(3);
+    expect(stderr.text).toContain(`the server bench run ${runId} was stored with`);
+    expect(stderr.text).toContain(`conclave bench --resume ${runId} --host URL`);
+  });
+
   it('estimates a bench with --dry-run per preset, calling no model and recording nothing', async () => {
     const before = bench.seen.length;
     const fresh = join(dir, 'dry.db');
