@@ -10,7 +10,7 @@ import { protocolFor } from './protocols/index.js';
 import { type FallbackStep, fallbackTurn, needsFallback } from './primitives/fallback.js';
 import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
-import { reuseClashes } from './primitives/clashes.js';
+import { reuseClaims, reuseClashes } from './primitives/clashes.js';
 
 /** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
 const RESUMABLE = new Set(['debate', 'parallel', 'oxford', 'delphi']);
@@ -31,6 +31,12 @@ export interface ResumePlan {
    * to the end, so the resumed run maps them.
    */
   clashes?: ClashBoard;
+  /**
+   * When no board is reused because a claims or clash call was cut off or never reached its
+   * host: the claims that each claims call which finished gave, by agent. The resumed run maps
+   * the board again and asks claims only of the other agents.
+   */
+  claims?: ReadonlyMap<string, readonly string[]>;
   point: ResumePoint;
 }
 
@@ -103,20 +109,29 @@ export function planResume(d: StoredDebate): ResumePlan {
 
 /**
  * The clash board a debate mapped on its round-0 answers, as recorded: its claims, every clash
- * batch's call finished, the clashes found. Its claim and clash calls are not sent again.
+ * batch's call finished, the clashes found. Its claim and clash calls are not sent again. A
+ * claims or clash call cut off by the interruption, or one that never reached its host, left
+ * the board unfinished, not a gap: it is mapped again, reading the claims of the claims calls
+ * that finished (`claims`), so that only the others are asked.
  */
-function recordedClashes(d: StoredDebate, opening: TranscriptRound): { clashes: ClashBoard } | Record<string, never> {
+function recordedClashes(d: StoredDebate, opening: TranscriptRound): Pick<ResumePlan, 'clashes' | 'claims'> {
   const spec = d.preset.tensions;
   const stored = d.tensions;
-  if (!spec?.enabled || !stored || stored.agents.length < 2 || (stored.earlyRound ?? 0) !== opening.round) return {};
+  if (!spec?.enabled || !stored || (stored.earlyRound ?? 0) !== opening.round) return {};
   const round = opening.round;
   const agents = stored.agents;
   const pairs = agentPairs(agents);
   const batches = batchPairs(pairs, spec.pairsPerCall);
   const lastCall = (stage: string, agentId: string) => d.calls.filter((c) => c.stage === stage && c.round === round && c.agentId === agentId).at(-1);
+  const unfinished = (c: StoredDebate['calls'][number]): boolean => c.status === 'aborted' || neverReached(c);
+  const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);
+  const claimsCalls = debaters.flatMap((id) => lastCall('claims', id) ?? []);
   const clashCalls = batches.map((_, i) => lastCall('clash', `clash-${i + 1}`));
-  // Every batch must have been asked to the end: a cut-off or unsent one means the clashes step did not finish.
-  if (clashCalls.some((c) => !c || c.status === 'aborted' || neverReached(c))) return {};
+  // Every claims call must have been answered or refused by a model, and every batch asked to the end.
+  if (agents.length < 2 || claimsCalls.some(unfinished) || clashCalls.some((c) => !c || unfinished(c))) {
+    const claims = new Map(claimsCalls.filter((c) => c.status === 'ok').map((c) => [c.agentId, stored.claims.filter((x) => x.agentId === c.agentId && x.source === 'model').map((x) => x.text)]));
+    return claims.size > 0 ? { claims } : {};
+  }
   const gaps = d.agents
     .filter((a) => a.role === 'debater' && !agents.includes(a.id))
     .flatMap((a) => {
@@ -166,6 +181,7 @@ export async function resumeDebate(
     synthesizer: null,
   });
   if (plan.clashes) reuseClashes(runner, plan.clashes);
+  else if (plan.claims) reuseClaims(runner, plan.claims);
   try {
     return runner.complete(await protocol.run(runner, plan.from, plan.recorded));
   } catch (err) {

@@ -18,13 +18,25 @@ export async function mapClashes(runner: Runner, rounds: readonly TranscriptRoun
   try {
     // Clashes are the panel's own: a seat the orchestrator filled has no claims an agent would defend.
     const own = rounds.slice(0, 1).map((r) => ({ ...r, turns: r.turns.filter((t) => !t.fallback) }));
-    if (runner.clashes === undefined) runner.clashes = await mapBoard(stageContext(runner, own));
+    if (runner.clashes === undefined) runner.clashes = await mapBoard(stageContext(runner, own), recordedClaims.get(runner));
   } catch (err) {
     if (err instanceof StoreError) throw err;
     runner.clashes = null;
     runner.warn(`mapping the clashes failed: ${errorMessage(err)}`);
   }
   for (const r of rounds.slice(1)) settleClashes(runner, r.round, r.turns);
+}
+
+/** The claims a resumed run reads from claims calls that finished before the interruption, by agent. */
+const recordedClaims = new WeakMap<Runner, ReadonlyMap<string, readonly string[]>>();
+
+/**
+ * Hands a resumed debate whose clash board was not mapped to the end (a claims or clash call
+ * cut off, or one that never reached its host) the claims its finished claims calls gave: the
+ * board is mapped again, and only the agents without them are asked for claims.
+ */
+export function reuseClaims(runner: Runner, claims: ReadonlyMap<string, readonly string[]>): void {
+  recordedClaims.set(runner, claims);
 }
 
 /**
@@ -38,7 +50,7 @@ export function reuseClashes(runner: Runner, board: ClashBoard): void {
   const claimGaps = board.gaps.filter((g) => g.startsWith('no claims from'));
   const update = (u: TensionUpdate): void => runner.emit({ type: 'tensions.update', update: u, at: runner.now() });
   update({ step: 'claims', agents: board.agents, claims: board.claims, gaps: claimGaps, answerTokens: board.answerTokens, pairs: board.pairsTotal, clashCalls, round: board.round });
-  update({ step: 'clashes', tensions: board.tensions, gaps: [...board.gaps], decision: null, round: board.round });
+  update({ step: 'clashes', tensions: board.tensions, gaps: board.gaps.filter((g) => !claimGaps.includes(g)), decision: null, round: board.round });
 }
 
 /** After a critique round: the clashes a party conceded in it are resolved in that round. */

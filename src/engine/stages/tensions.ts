@@ -35,6 +35,7 @@ import {
 } from '../../protocol/tensions.js';
 import type { TurnRecord } from '../events.js';
 import type { ExtraStage, StageContext, StageOutput } from '../stage.js';
+import { isOutage } from '../call/outage.js';
 import { plural } from '../../plural.js';
 
 /** The model that reads claims, compares them and draws the map: the preset's choice, else the judge's. */
@@ -54,6 +55,8 @@ export function mapsTensions(preset: Preset): boolean {
  * A debate maps the clashes on the round-0 answers (`mapClashes`, before the first
  * critique round) and hands the board on in `ctx.clashes`; other protocols map their
  * final answers here. A map that cannot be drawn is recorded as failed; the debate goes on.
+ * A call of the stage that never reached its host ends the stage with nothing drawn from it:
+ * that is an outage, the run stops `interrupted` at its next checkpoint, and `resume` asks again.
  */
 /** The stage's name, by which a protocol that runs it alone picks it. */
 export const TENSION_STAGE = 'tension map';
@@ -73,9 +76,14 @@ function reporter(ctx: StageContext): (update: TensionUpdate) => void {
 
 /**
  * Steps 1 and 2 of the map on the last of `ctx.rounds`: claims, then clashes. Null when the
- * run stopped, or when fewer than two agents gave claims (the map is then recorded as failed).
+ * run stopped, when a claims or clash call never reached its host, or when fewer than two
+ * agents gave claims (the map is then recorded as failed). A call that never reached its host
+ * is an outage, not a gap: the run stops `interrupted` at its next checkpoint and `resume`
+ * maps the board again, so after a claims call's outage no clash is looked for on the part of
+ * the panel that is left. `recorded` holds, by agent, the claims that a resumed run read from
+ * the claims calls that ended ok before the interruption: those agents are not asked again.
  */
-export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> {
+export async function mapClashes(ctx: StageContext, recorded?: ReadonlyMap<string, readonly string[]>): Promise<ClashBoard | null> {
   const spec: TensionsSpec = ctx.preset.tensions!;
   const model = tensionModel(ctx.preset);
   const options = { temperature: 0, ...spec.options };
@@ -93,10 +101,13 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   const answers = finals.map(({ agent, turn }) => ({ agent, text: answerText(turn, opening(agent.id)), turn }));
   const tokens = answerTokens(answers.map((a) => a.text));
   const gaps: string[] = [];
+  let unreached = false;
   const perAgent = await Promise.all(
     answers.map(async ({ agent, text, turn }) => {
       const listed = claimsFromAnswer(turn.opening ?? turn.critique);
       if (listed) return { agentId: agent.id, texts: listed.slice(0, spec.maxClaimsPerAgent), source: 'answer' as const };
+      const reread = recorded?.get(agent.id);
+      if (reread) return { agentId: agent.id, texts: [...reread], source: 'model' as const };
       const outcome = await ctx.call({
         stage: 'claims',
         round,
@@ -108,6 +119,7 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
         maxTokens: 150 + 90 * spec.maxClaimsPerAgent,
       });
       if (outcome.status !== 'ok') {
+        if (isOutage(outcome)) unreached = true;
         gaps.push(`no claims from ${agent.id} (${outcome.error})`);
         return null;
       }
@@ -119,7 +131,10 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   const pairs = agentPairs(mapped);
   const batches = batchPairs(pairs, spec.pairsPerCall);
   report({ step: 'claims', agents: mapped, claims, gaps: [...gaps], answerTokens: tokens, pairs: pairs.length, clashCalls: batches.length, round });
-  if (stopped()) return null;
+  // A host that could not be reached says nothing of the agent: comparing the others now would
+  // turn the outage into a board that leaves that agent out, or into a failed map.
+  if (stopped() || unreached) return null;
+  const claimGaps = gaps.length;
   if (mapped.length < 2) {
     report({ step: 'map', result: { status: 'failed', error: `claims came from ${plural(mapped.length, 'agent')}; a map needs two or more`, gaps } });
     return null;
@@ -158,6 +173,7 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
   let pairsCompared = 0;
   let malformed = 0;
   for (const { batch, outcome } of replies) {
+    if (isOutage(outcome)) unreached = true;
     if (outcome.status === 'ok') {
       raw.push(...outcome.value.clashes);
       malformed += dropped.get(outcome.value)?.length ?? 0;
@@ -167,8 +183,10 @@ export async function mapClashes(ctx: StageContext): Promise<ClashBoard | null> 
     }
   }
   const tensions: Tension[] = tensionsFromClashes(raw, byId, mapped);
-  report({ step: 'clashes', tensions, gaps: [...gaps], decision: null, round, ...(malformed ? { malformed } : {}) });
-  if (stopped()) return null;
+  // The claims step reported its own gaps: this step lists only the pairs it could not compare.
+  report({ step: 'clashes', tensions, gaps: gaps.slice(claimGaps), decision: null, round, ...(malformed ? { malformed } : {}) });
+  // Pairs left uncompared by an outage are no finding: nothing is drawn from this board, and `resume` maps it again.
+  if (stopped() || unreached) return null;
   return { round, agents: mapped, claims, tensions, gaps, answerTokens: tokens, pairsTotal: pairs.length, pairsCompared, ...(malformed ? { malformedClashes: malformed } : {}) };
 }
 
@@ -193,7 +211,10 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
   let exchange: TargetedExchange | null = null;
   const target = decision.fire ? decision.target : null;
   if (target) {
-    const turns = await Promise.all([target.agentA, target.agentB].map((id) => targetedTurn(ctx, target, id, round)));
+    const asked = await Promise.all([target.agentA, target.agentB].map((id) => targetedTurn(ctx, target, id, round)));
+    // A side that never reached its host did not answer: no outcome is drawn from its silence.
+    if (asked.some((a) => a.unreached)) return {};
+    const turns = asked.map((a) => a.turn);
     const outcome = round2Outcome(turns[0]?.reply?.stance ?? null, turns[1]?.reply?.stance ?? null);
     exchange = { tensionId: target.id, agents: [target.agentA, target.agentB], question: round2Question(target), reason: decision.reason, turns, outcome };
     report({ step: 'targeted', exchange });
@@ -215,7 +236,8 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
     check: (d) => hedgedHeadline(d.headline),
     maxTokens: 1500,
   });
-  if (stopped()) return {};
+  // A map call that never reached its host is an outage, not a failed map: the run stops interrupted and `resume` draws it.
+  if (stopped() || isOutage(draft)) return {};
   if (draft.status !== 'ok') {
     report({ step: 'map', result: { status: 'failed', error: `the map could not be drawn: ${draft.error}`, gaps } });
     return { synthesisContext: tensions.length ? [detectedOnlySection(tensions)] : [] };
@@ -250,7 +272,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
   return { synthesisContext: [tensionSynthesisSection(checked.map, exchange)] };
 }
 
-async function targetedTurn(ctx: StageContext, target: Tension, agentId: string, round: number): Promise<TargetedTurn> {
+async function targetedTurn(ctx: StageContext, target: Tension, agentId: string, round: number): Promise<{ turn: TargetedTurn; unreached: boolean }> {
   const agent = ctx.preset.agents.find((a) => a.id === agentId)!;
   const built = targetedMessages(ctx.question, agent.persona, target, agentId, ctx.preset.constraints ?? []);
   const base = {
@@ -270,10 +292,10 @@ async function targetedTurn(ctx: StageContext, target: Tension, agentId: string,
       options: agent.options,
       schema: targetedReplySchema,
     });
-    if (outcome.status === 'ok') return { ...base, status: 'ok', reply: outcome.value, error: null };
-    return { ...base, status: 'failed', reply: null, error: outcome.error };
+    if (outcome.status === 'ok') return { turn: { ...base, status: 'ok', reply: outcome.value, error: null }, unreached: false };
+    return { turn: { ...base, status: 'failed', reply: null, error: outcome.error }, unreached: isOutage(outcome) };
   } catch (err) {
-    return { ...base, status: 'failed', reply: null, error: errorMessage(err) };
+    return { turn: { ...base, status: 'failed', reply: null, error: errorMessage(err) }, unreached: false };
   }
 }
 
