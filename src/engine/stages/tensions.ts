@@ -1,13 +1,11 @@
 import type { Preset, TensionsSpec } from '../../config/preset-schema.js';
-import { errorMessage } from '../../errors.js';
-import { clashMessages, claimsMessages, mapMessages, targetedMessages, tensionSynthesisSection } from '../../protocol/tension-prompts.js';
+import { clashMessages, claimsMessages, mapMessages, tensionSynthesisSection } from '../../protocol/tension-prompts.js';
 import {
   type ClashBoard,
   type RawClash,
   type Round2Decision,
   type Tension,
   type TargetedExchange,
-  type TargetedTurn,
   type TensionUpdate,
   agentPairs,
   answerText,
@@ -30,13 +28,13 @@ import {
   round2Decision,
   round2Outcome,
   round2Question,
-  targetedReplySchema,
   tensionsFromClashes,
 } from '../../protocol/tensions.js';
 import type { TurnRecord } from '../events.js';
 import type { ExtraStage, StageContext, StageOutput } from '../stage.js';
 import { isOutage } from '../call/outage.js';
 import { plural } from '../../plural.js';
+import { targetedTurn } from './targeted-turn.js';
 
 /** The model that reads claims, compares them and draws the map: the preset's choice, else the judge's. */
 export function tensionModel(preset: Preset): string {
@@ -270,33 +268,6 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
   }
   report({ step: 'map', result: { status: 'ok', map: checked.map } });
   return { synthesisContext: [tensionSynthesisSection(checked.map, exchange)] };
-}
-
-async function targetedTurn(ctx: StageContext, target: Tension, agentId: string, round: number): Promise<{ turn: TargetedTurn; unreached: boolean }> {
-  const agent = ctx.preset.agents.find((a) => a.id === agentId)!;
-  const built = targetedMessages(ctx.question, agent.persona, target, agentId, ctx.preset.constraints ?? []);
-  const base = {
-    agentId,
-    opponentId: built.opponentId,
-    ownClaim: built.ownClaim,
-    opposingClaim: built.opposingClaim,
-    prompt: built.messages.at(-1)?.content ?? '',
-  };
-  try {
-    const outcome = await ctx.call({
-      stage: 'targeted',
-      round,
-      agentId,
-      model: agent.model,
-      messages: built.messages,
-      options: agent.options,
-      schema: targetedReplySchema,
-    });
-    if (outcome.status === 'ok') return { turn: { ...base, status: 'ok', reply: outcome.value, error: null }, unreached: false };
-    return { turn: { ...base, status: 'failed', reply: null, error: outcome.error }, unreached: isOutage(outcome) };
-  } catch (err) {
-    return { turn: { ...base, status: 'failed', reply: null, error: errorMessage(err) }, unreached: false };
-  }
 }
 
 /** The ids of the claims of the agents in a batch of pairs: all a clash call may cite. */
