@@ -53,7 +53,11 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
       const model = preset.tensions.model ?? preset.judge.model;
       const pairs = (n * (n - 1)) / 2;
       groups.push({ what: 'tension map: claims, clashes, map', model, calls: n + Math.ceil(pairs / preset.tensions.pairsPerCall) + 1, promptTokens: q + n * answer, replyTokens: answer });
-      if (preset.tensions.round2.enabled) groups.push({ what: 'targeted exchange', model: preset.agents[0]!.model, calls: 2, promptTokens: q + persona + 2 * answer, replyTokens: answer });
+      if (preset.tensions.round2.enabled) {
+        // The two agents of the worst clash, known only once it is found: counted at the panel's largest model.
+        const largest = preset.agents.map((a) => a.model).reduce((x, y) => ((sizeOf(y) ?? 0) > (sizeOf(x) ?? 0) ? y : x));
+        groups.push({ what: 'targeted exchange: the two agents of the worst clash', model: largest, calls: 2, promptTokens: q + persona + 2 * answer, replyTokens: answer });
+      }
     }
     if (preset.voting) groups.push({ what: 'cluster vote: ballots', model: preset.judge.model, calls: n * (n - 1), promptTokens: q + 2 * answer, replyTokens: 200 });
     groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
