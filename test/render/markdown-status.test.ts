@@ -1,30 +1,22 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { InterruptedError } from '../../src/errors.js';
 import { exitText, exitTextBeside } from '../../src/render/exit.js';
 import { renderCard } from '../../src/render/card.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
-import { type SimHandle, type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
-import type { Store } from '../../src/store/store.js';
+import { closesAfterEach } from '../helpers/lifecycle.js';
 import { agentOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
-let sim: SimHandle | null = null;
-let store: Store | null = null;
-
-afterEach(async () => {
-  store?.close();
-  store = null;
-  await sim?.close();
-  sim = null;
-});
+const track = closesAfterEach();
 
 /** A two-agent debate run to its end, or until `signal` stops it; returns the stored record. */
 async function debate(judgeScores: number[], override?: (req: SimRequest) => SimReply | undefined, signal?: AbortSignal) {
   const preset = testPreset(['a', 'b'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } });
-  sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder(judgeScores, override).respond });
-  store = openStore(':memory:');
+  const sim = track(await startSimulator({ models: simModels(preset), respond: scriptedResponder(judgeScores, override).respond }));
+  const store = track(openStore(':memory:'));
   const error = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store), ...(signal ? { signal } : {}) }).catch((e: unknown) => e);
   const [row] = store.listDebates();
   return { error, stored: store.getDebate(row!.id) };
