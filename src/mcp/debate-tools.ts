@@ -42,7 +42,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
       outputSchema: startOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
-    async (args) =>
+    async (args, extra) =>
       guarded(async () => {
         if (args.question.trim() === '-') {
           throw new InputError('EMPTY_QUESTION', 'The question is `-`, which on the command line means standard input; a tool call has none.', { hint: 'Pass the question itself in `question`.' });
@@ -62,7 +62,10 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
           { chooser: 'mcp', allowDirs: ctx.allowDirs, consent: '`conclave mcp --trust-preset-hosts`' },
         );
         for (const line of prepared.header) ctx.log(line);
-        const id = await ctx.runs.start(prepared);
+        // A call the client cancelled starts nothing; one cancelled while starting stops its debate (the client never learns its id).
+        if (extra.signal.aborted) throw cancelledStart();
+        const id = await ctx.runs.start(prepared, extra.signal);
+        if (extra.signal.aborted) throw cancelledStart();
         return structuredResult(
           { id, status: 'running' },
           [`Started debate ${id}.`, ...prepared.header, `Call conclave_wait with id "${id}" to follow it; it reports progress while the debate runs and the result once it has ended.`].join('\n'),
@@ -249,4 +252,8 @@ function storedProgress(d: StoredDebate): RunProgress {
     lastJudgedRound: judged?.round ?? null,
     writing: null,
   };
+}
+
+function cancelledStart(): InputError {
+  return new InputError('CANCELLED', 'conclave_start was cancelled by the client: no debate runs for it.', { hint: 'Call conclave_start again to start one.' });
 }

@@ -64,9 +64,12 @@ export class RunRegistry {
    * Starts a debate and resolves with its id once it is recorded as started. A run that fails
    * before that (an unreachable host, a missing model) rejects with the CLI's error instead.
    */
-  async start(prepared: PreparedRun): Promise<string> {
+  /** `cancelled`: the client's cancellation of the call that starts it; before the id goes back, it stops the debate. */
+  async start(prepared: PreparedRun, cancelled?: AbortSignal): Promise<string> {
     const id = newDebateId(Date.now(), (taken) => this.#exists(taken));
     const controller = new AbortController();
+    const onCancel = (): void => controller.abort('the MCP client cancelled conclave_start before it had the debate id');
+    cancelled?.addEventListener('abort', onCancel, { once: true });
     let started!: () => void;
     const recordedStart = new Promise<void>((resolve) => (started = resolve));
     const progress: RunProgress = { step: 0, round: null, stage: null, callsDone: 0, lastJudgeScore: null, lastJudgedRound: null, writing: null };
@@ -131,6 +134,12 @@ export class RunRegistry {
     this.#runs.set(id, run);
     // Written before the id goes back (a lock held elsewhere can delay it), so every tool finds it.
     await Promise.race([recordedStart.then(() => record.drain()).catch(() => undefined), run.settled]);
+    cancelled?.removeEventListener('abort', onCancel);
+    if (cancelled?.aborted) {
+      // Stopped above: it ends interrupted, resumable, though nobody asked for its id.
+      controller.abort('the MCP client cancelled conclave_start before it had the debate id');
+      await run.settled;
+    }
     if (run.end && !this.#exists(id)) {
       this.#runs.delete(id);
       throw run.end.error ?? new StoreError('NOT_RECORDED', `Debate ${id} ended before it was recorded.`);

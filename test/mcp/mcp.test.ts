@@ -335,6 +335,41 @@ describe('conclave mcp', () => {
     expect((JSON.parse(resumed.stdout) as { status: string }).status).toBe('completed');
   });
 
+  it('runs no debate to its end for a conclave_start the client cancelled: it never learns the id', async () => {
+    const db = join(dir, 'cancelled.db');
+    const { client, transport, stderr } = await connect(db);
+    // The debate would wait at round 0's judge: cancelled meanwhile, it must not go on once released.
+    const release = hold();
+    try {
+      const abort = new AbortController();
+      const started = client.callTool({ name: 'conclave_start', arguments: { question: 'Should we do A?', preset: presetFile } }, undefined, { signal: abort.signal });
+      setTimeout(() => abort.abort('the user changed their mind'), 50);
+      await expect(started).rejects.toThrow();
+      // Whether it was stopped before or after it was recorded, nothing of it goes on: once released, a debate
+      // still running would finish `completed`.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      release();
+      const statuses = async (): Promise<string[]> => {
+        const store = openStore(db);
+        try {
+          return store.listDebates().map((d) => d.status);
+        } finally {
+          store.close();
+        }
+      };
+      let seen: string[] = [];
+      for (let waited = 0; waited < 20_000; waited += 250) {
+        seen = await statuses();
+        if ((seen.length > 0 && !seen.includes('running')) || (seen.length === 0 && waited >= 3000)) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(seen.filter((s) => s !== 'interrupted'), stderr()).toEqual([]);
+    } finally {
+      release();
+      await transport.close();
+    }
+  });
+
   it('serves two clients on one database: one waits for and lists the debate the other started', async () => {
     const db = join(dir, 'shared.db');
     const first = await connect(db);
