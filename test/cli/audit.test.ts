@@ -153,6 +153,23 @@ describe('signed seals', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already exists');
   });
+
+  it('writes no half pair: a link to nothing where either key goes is refused before anything is written', async () => {
+    const dangling = join(dir, 'dangling-keys');
+    mkdirSync(dangling);
+    symlinkSync(join(dir, 'nowhere', 'x'), join(dangling, 'conclave-seal.key'));
+    const linked = await cli(['keys', 'init', '--out', dangling]);
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain(`${join(dangling, 'conclave-seal.key')} already exists; a key pair is never overwritten.`);
+    // The public half's place taken by a link to nothing: refused too, and the private key is not left behind.
+    const half = join(dir, 'half-keys');
+    mkdirSync(half);
+    symlinkSync(join(dir, 'nowhere', 'y'), join(half, 'conclave-seal.pub'));
+    const { main } = await import('../../src/cli/main.js');
+    const { capture } = await import('../helpers/cli.js');
+    expect(await main(['keys', 'init', '--out', half], { stdout: capture(), stderr: capture(), env: {}, cwd: dir })).toBe(2);
+    expect(existsSync(join(half, 'conclave-seal.key'))).toBe(false);
+  });
 });
 
 describe('bundles are validated whole before anything is written', () => {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { CommandModule } from 'yargs';
@@ -30,19 +30,24 @@ export function keysCommand(io: CliIO, _exit: ExitCode): CommandModule {
           const privateFile = join(dir, 'conclave-seal.key');
           const publicFile = join(dir, 'conclave-seal.pub');
           for (const f of [privateFile, publicFile]) {
-            if (existsSync(f)) {
+            // A link counts, even one to nothing: the key would be written wherever it points.
+            if (lexists(f)) {
               throw new InputError('KEY_EXISTS', `${f} already exists; a key pair is never overwritten.`, {
                 hint: 'Keep using it, or pass --out with another folder for a new pair.',
               });
             }
           }
           const pair = newKeyPair();
+          let wrote = false;
           try {
             mkdirSync(dir, { recursive: true, mode: 0o700 });
             writeFileSync(privateFile, pair.privateKeyPem, { mode: 0o600, flag: 'wx' });
+            wrote = true;
             chmodSync(privateFile, 0o600);
             writeFileSync(publicFile, pair.publicKeyPem, { flag: 'wx' });
           } catch (err) {
+            // Half a pair is none: a private key without its public half would block every later `keys init` here.
+            if (wrote) rmSync(privateFile, { force: true });
             throw new StoreError('KEY_WRITE_FAILED', `Could not write the key pair to ${dir}: ${(err as Error).message}.`, {
               hint: 'Pass --out with a folder you may write to.',
             });
@@ -56,4 +61,14 @@ export function keysCommand(io: CliIO, _exit: ExitCode): CommandModule {
       }).demandCommand(1, 'Name an action: `conclave keys init`.'),
     handler: () => undefined,
   };
+}
+
+/** Whether anything is at `path`, a link to nothing included (existsSync follows links). */
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
