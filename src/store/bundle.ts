@@ -139,7 +139,11 @@ export function validateBundle(b: Bundle, source: string, columns: KnownColumns)
     if (table !== 'debates' && row.debate_id !== id) throw damaged(source, `${place} belongs to another debate`);
   };
   check('debates', b.debate, [], 'the debate row');
-  b.calls.forEach((call, i) => check('calls', call, [], `call ${i + 1}`));
+  b.calls.forEach((call, i) => {
+    // Row ids are the database's own (a bundle numbers its calls by their order): one carried in would be inserted as is.
+    if ('id' in call) throw damaged(source, `call ${i + 1} carries a row id, which a bundle's calls never do`);
+    check('calls', call, [], `call ${i + 1}`);
+  });
   for (const [table, list] of Object.entries(b.tables)) {
     const keys = SEALED_TABLES[table]!;
     const seen = new Set<string>();

@@ -209,6 +209,16 @@ describe('bundles are validated whole before anything is written', () => {
     expect(existsSync(r.target)).toBe(false);
   });
 
+  it('refuses calls that carry row ids, which would be inserted as they are, in import and verify --bundle alike', async () => {
+    const r = await importAltered('call-ids', (b) => b.calls.forEach((c, i) => (c.id = i + 1)));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("is damaged: call 1 carries a row id, which a bundle's calls never do.");
+    expect(existsSync(r.target)).toBe(false);
+    const verified = await cli(['verify', '--bundle', join(dir, 'call-ids.bundle.json')]);
+    expect(verified.code).not.toBe(0);
+    expect(verified.stderr).toContain('carries a row id');
+  });
+
   it('refuses a debate id that would forge a line of output, and creates no database', async () => {
     const r = await importAltered('newline-id', (b) => {
       const forged = `${String(b.debate.id)}\nother-id  sealed`;
