@@ -66,7 +66,7 @@ export function confinedGuard(path: string, c: Confinement): (fd: number, stats:
   return (fd, stats) => {
     const real = realPathOfFd(fd, path, stats, c);
     const root = c.roots.find((r) => within(r, real));
-    if (root === undefined) throw c.refuse(c.chooser === 'preset' ? `a link to ${real}, outside the preset's folder` : `${real}, ${outsideRoots(c)}`);
+    if (root === undefined) throw c.refuse(c.chooser === 'preset' ? `a link to ${real}, outside the preset's folder` : `${real}${c.roots.length === 0 ? ':' : ','} ${outsideRoots(c)}`);
     if (relative(root, real).split(sep).some((p) => p.startsWith('.'))) throw c.refuse(`${real}, a hidden file or folder (its name starts with a dot)`);
     const name = real.split(sep).at(-1) ?? '';
     if (KEY_FILE_NAMES.has(name) || isSigningKey(stats, c.env)) throw c.refuse(`${real}, a signing key of Conclave`);
@@ -79,7 +79,7 @@ export function refusePrivateKey(content: string, c: Confinement): void {
 }
 
 function outsideRoots(c: Confinement): string {
-  return c.roots.length === 0 ? 'and this server reads no files (it was started without --allow-dir)' : `outside the folders this server may read (${c.roots.join(', ')})`;
+  return c.roots.length === 0 ? 'this server reads no files (it was started without --allow-dir)' : `outside the folders this server may read (${c.roots.join(', ')})`;
 }
 
 function within(root: string, path: string): boolean {

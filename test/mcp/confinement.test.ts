@@ -64,7 +64,7 @@ describe('conclave mcp without --allow-dir', () => {
       }
       const presetFile = await call(client, 'conclave_start', { question: 'Q?', preset: join(dir, 'outside.json') });
       expect(presetFile.isError).toBe(true);
-      expect(text(presetFile)).toContain('The preset file');
+      expect(text(presetFile)).toContain(`The preset file \`${join(dir, 'outside.json')}\` is refused: this server reads no files (it was started without --allow-dir).`);
       // A file that is not a preset at all cannot come back inside a parse error.
       const parsed = await call(client, 'conclave_models', { preset: join(dir, 'private.txt') });
       expect(parsed.isError).toBe(true);
