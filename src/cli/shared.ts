@@ -51,6 +51,15 @@ export const signKeyOption = {
 async function loadSigner(file: string, io: CliIO) {
   const { readTextFile } = await import('../config/read-file.js');
   const { statSync } = await import('node:fs');
+  const { signerFromPem } = await import('../store/signing.js');
+  const pem = readTextFile(file, {
+    what: 'Signing key',
+    code: 'SIGNING_KEY',
+    maxBytes: 64 * 1024,
+    hint: 'Pass the private key written by `conclave keys init` with --sign-key or CONCLAVE_SIGNING_KEY.',
+  });
+  // Read as a private key first: a public key or another file is refused, with no warning about who may read it.
+  const signer = signerFromPem(pem, file);
   try {
     const mode = statSync(file).mode & 0o777;
     // Anyone who can read the private key can sign a forgery that `verify --public-key` accepts.
@@ -60,16 +69,9 @@ async function loadSigner(file: string, io: CliIO) {
       );
     }
   } catch {
-    // readTextFile below names a missing or unreadable file.
+    // It was just read: a file gone since has nothing left to warn about.
   }
-  const { signerFromPem } = await import('../store/signing.js');
-  const pem = readTextFile(file, {
-    what: 'Signing key',
-    code: 'SIGNING_KEY',
-    maxBytes: 64 * 1024,
-    hint: 'Pass the private key written by `conclave keys init` with --sign-key or CONCLAVE_SIGNING_KEY.',
-  });
-  return signerFromPem(pem, file);
+  return signer;
 }
 
 /** `--attach`, `--token-budget` and `--constraint`, shared by `run` and `demo` (docs/attachments-and-budgets.md). */

@@ -160,6 +160,13 @@ describe('a signing key others can read', () => {
     const quiet = await cli(['synthesize', signedId, '--db', copyOf(signedDb, 'private-key'), '--sign-key', key, '--host', 'http://127.0.0.1:9']);
     expect(quiet.stderr).not.toContain('can be read by');
   });
+
+  it('is refused before any warning when it is not a private key at all (a public key passed by mistake)', async () => {
+    chmodSync(pub, 0o644);
+    const r = await cli(['synthesize', signedId, '--db', copyOf(signedDb, 'public-as-private'), '--sign-key', pub, '--host', 'http://127.0.0.1:9']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('can be read by');
+  });
 });
 
 describe('import checks the signature it copies', () => {
