@@ -9,6 +9,7 @@ import type { DebateScheduler } from '../schedule/scheduler.js';
 import { CallPath } from './call/path.js';
 import { type Prompt, materialReserve } from './call/material.js';
 import { outageWords } from './call/outage.js';
+import { promptTooLong } from './prompt-fit.js';
 import type { CallRequest } from './call/request.js';
 import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf } from './call/thinking.js';
 import type { BudgetDecision, DebateEvent, DebateListener, DebateStatus, ExitReason, Stage } from './events.js';
@@ -166,20 +167,17 @@ export class Runner {
   }
 
   /**
-   * Refuses, before anything is recorded, a panel whose agent's opening prompt (persona and
-   * question) cannot fit its model's num_ctx: the server would drop the start of it unsaid.
+   * Refuses, before anything is recorded, a panel whose agent's opening prompt (persona, question,
+   * constraints and the attachments' reserve) cannot fit its model's num_ctx: the server would drop the start of it unsaid.
    */
   checkPersonasFit(): void {
+    const standing = estimateTokens(standingText(this.preset.constraints ?? [], this.preset.protocol.brief));
+    const material = materialReserve(this.attachments);
     for (const agent of this.preset.agents) {
-      const need = estimateMessagesTokens(openingMessages(this.question, agent.persona));
-      const room = this.agentPromptBudget(agent.model, this.callOptions(agent.model, agent.options, 'opening'));
-      if (need <= room) continue;
-      const persona = estimateTokens(agent.persona ?? '');
-      throw new InputError(
-        'PROMPT_TOO_LONG',
-        `Agent ${agent.id}'s opening prompt needs about ${need.toLocaleString('en-US')} tokens (its persona ${persona.toLocaleString('en-US')}), but ${agent.model} has room for ${Math.max(0, room).toLocaleString('en-US')} at num_ctx ${this.numCtx[agent.model] ?? 4096}: the server would silently drop the start of it.`,
-        { hint: persona > need / 2 ? `Shorten the persona of ${agent.id} to a few paragraphs, or give ${agent.model} a larger num_ctx (options.num_ctx) if the model supports it.` : 'Shorten the question and attach long text with --attach, or give the model a larger num_ctx (options.num_ctx).' },
-      );
+      const opening = estimateMessagesTokens(openingMessages(this.question, agent.persona));
+      const room = this.promptBudget(agent.model, this.callOptions(agent.model, agent.options, 'opening'));
+      if (opening + standing + material <= room) continue;
+      throw promptTooLong({ agent, persona: estimateTokens(agent.persona ?? ''), opening, standing, material, room, numCtx: this.numCtx[agent.model] ?? 4096 });
     }
   }
 
