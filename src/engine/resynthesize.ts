@@ -8,7 +8,7 @@ import type { StoredDebate, Store } from '../store/store.js';
 import type { ChatMessage, DebateListener, SynthesisRecord } from './events.js';
 import { lastStep } from './protocol-events.js';
 import { structuredCall } from './structured-call.js';
-import { failedAgentsOf, fitSynthesisPrompt, synthesisRecordOf, synthesisSchemaOf } from './synthesis.js';
+import { failedAgentsOf, fitSynthesisPrompt, keepSpokenMinorities, synthesisRecordOf, synthesisSchemaOf } from './synthesis.js';
 
 export interface ResynthesizeOptions {
   store: Store;
@@ -119,6 +119,7 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
       options,
       // The first prompt, asked again, lists the same collisions to resolve.
       schema: synthesisSchemaOf(preset, round, previous ? collisionIdsOf(d) : []),
+      ...(previous?.stage === 'reassembly' ? {} : { normalize: keepSpokenMinorities(rounds) }),
       timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
       ...(opts.signal ? { signal: opts.signal } : {}),
     },

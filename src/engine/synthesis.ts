@@ -64,3 +64,22 @@ export function synthesisRecordOf(outcome: StructuredOutcome<Synthesis>, failed:
 function mergeFailed(fromModel: Synthesis['failedAgents'], known: { agent: string; reason: string }[]): Synthesis['failedAgents'] {
   return known.map((k) => ({ agent: k.agent, reason: k.reason || fromModel.find((f) => f.agent === k.agent)?.reason || 'no answer' }));
 }
+
+/**
+ * Keeps the minority positions the transcript can back: the grammar bounds a position's agent and
+ * round to the panel and the rounds held, not to the turns that were usable, so a synthesizer may
+ * credit an argument to an agent that failed that round. Those are dropped, each with a note on the
+ * call. `rounds`: what the synthesizer read.
+ */
+export function keepSpokenMinorities(rounds: readonly { round: number; turns: readonly { agentId: string; status: string }[] }[]): (reply: Synthesis) => string[] {
+  const spoke = new Set(rounds.flatMap((r) => r.turns.filter((t) => t.status === 'ok').map((t) => `${t.agentId}@${r.round}`)));
+  return (reply) => {
+    const notes: string[] = [];
+    reply.minorityPositions = reply.minorityPositions.filter((m) => {
+      if (spoke.has(`${m.agent}@${m.round}`)) return true;
+      notes.push(`minorityPositions: the position credited to ${m.agent} in round ${m.round} was dropped; ${m.agent} gave no usable answer that round`);
+      return false;
+    });
+    return notes;
+  };
+}

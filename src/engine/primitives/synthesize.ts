@@ -1,10 +1,10 @@
 import { estimateMessagesTokens } from '../../protocol/context.js';
 import { type StatedConstraint, constraintSection, mergeConstraints, statedInRounds } from '../../protocol/constraints.js';
 import type { TranscriptRound } from '../../protocol/prompts.js';
-import { synthesisSchemaFor } from '../../protocol/schemas.js';
+import { type Synthesis, synthesisSchemaFor } from '../../protocol/schemas.js';
 import type { ChatMessage, Stage, SynthesisRecord } from '../events.js';
 import type { Runner } from '../runner.js';
-import { fitSynthesisPrompt, synthesisRecordOf } from '../synthesis.js';
+import { fitSynthesisPrompt, keepSpokenMinorities, synthesisRecordOf } from '../synthesis.js';
 import { reportedCall } from './reported-call.js';
 
 /**
@@ -33,7 +33,7 @@ export async function synthesize(runner: Runner, rounds: readonly TranscriptRoun
     ...(fit.clippedTo === null ? [] : [`each turn clipped to ${fit.clippedTo} characters`]),
   ];
   const truncation = cuts.length ? `${cuts.join(', ')} to fit num_ctx ${runner.numCtx[model]}` : null;
-  return writeSynthesis(runner, 'synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed, merge?.collisionIds);
+  return writeSynthesis(runner, 'synthesis', last.round, 'synthesizer', model, fit.messages, options, budget, truncation, failed, merge?.collisionIds, keepSpokenMinorities(rounds));
 }
 
 /** The run's brief (the advisor's classification, or the preset's own) as a section for the synthesizer or the reassembly. */
@@ -74,6 +74,7 @@ export async function writeSynthesis(
   truncation: string | null,
   failed: { agent: string; reason: string }[],
   collisionIds: string[] = [],
+  normalize?: (reply: Synthesis) => string[],
 ): Promise<SynthesisRecord> {
   if (estimateMessagesTokens(messages) > budget) {
     const result: SynthesisRecord = { status: 'failed', model, synthesis: null, error: `the transcript does not fit num_ctx ${runner.numCtx[model]} for ${model}` };
@@ -87,7 +88,7 @@ export async function writeSynthesis(
     collisionIds,
   );
   // The synthesizer's reply and the synthesis read from it are written together.
-  return reportedCall(runner, { stage, round, agentId, model, messages, options, schema, truncation, priority: 'essential' }, (outcome) => {
+  return reportedCall(runner, { stage, round, agentId, model, messages, options, schema, truncation, priority: 'essential', ...(normalize ? { normalize } : {}) }, (outcome) => {
     const result = synthesisRecordOf(outcome, failed, model);
     return { value: result, events: [{ type: 'synthesis.finished', result, at: runner.now() }] };
   });
