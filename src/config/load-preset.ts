@@ -134,6 +134,8 @@ export function checkProtocolPreset(preset: Preset): string[] {
       errors.push(`protocol.decomposer: \`${decomposer}\` is not an agent id (agents: ${preset.agents.map((a) => a.id).join(', ')})`);
     }
   }
+  // The judge scores the advocate's peers alone: with two agents that is one agent, whose "convergence" is with itself.
+  if (preset.protocol.advocate && preset.agents.length < 3) errors.push(`protocol.advocate: needs three agents or more (this panel has ${preset.agents.length}): the judge scores convergence on the agents other than the round's advocate, and one agent cannot converge with anyone`);
   errors.push(...checkPipelineRoles(preset));
   errors.push(...checkOxfordSides(preset));
   if (kind === 'tournament' || kind === 'decompose' || kind === 'pipeline' || kind === 'oxford') {

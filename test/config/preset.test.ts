@@ -24,6 +24,13 @@ describe('presets', () => {
     expect(preset.protocol.convergenceThreshold).toBe(0.85);
   });
 
+  it("refuses a devil's advocate on a panel of two, where the judge would score one agent's agreement with itself", () => {
+    const err = errorOf(() => parsePreset({ ...valid, protocol: { advocate: true } }, 'adv.yaml'));
+    expect(err.message).toContain('protocol.advocate: needs three agents or more (this panel has 2)');
+    const three = { ...valid, agents: [...valid.agents, { id: 'c', model: 'm3' }], protocol: { advocate: true } };
+    expect(parsePreset(three).preset.protocol.advocate).toBe(true);
+  });
+
   it('rejects an unknown field and names its path', () => {
     const err = errorOf(() => parsePreset({ ...valid, agents: [{ ...valid.agents[0], temprature: 1 }, valid.agents[1]] }, 'x.yaml'));
     expect(err.message).toContain('agents.0: unknown field `temprature`');
