@@ -10,6 +10,7 @@ import { CallPath } from './call/path.js';
 import { type Prompt, materialReserve } from './call/material.js';
 import { outageWords } from './call/outage.js';
 import { promptTooLong } from './prompt-fit.js';
+import { goOnHint } from './resumable.js';
 import type { CallRequest } from './call/request.js';
 import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf } from './call/thinking.js';
 import type { BudgetDecision, DebateEvent, DebateListener, DebateStatus, ExitReason, Stage } from './events.js';
@@ -275,7 +276,7 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
     this.finish('interrupted', 'interrupted', detail);
     throw new InterruptedError(`Debate ${this.id} was stopped${detail === 'stopped by the user' ? '' : ` (${detail})`}; everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `Go on from where it stopped with \`conclave resume ${this.id}\`; see what it got to with \`conclave show ${this.id}\`.`,
+      hint: goOnHint(this.preset.protocol.kind, this.id, null),
       debateId: this.id,
     });
   }
@@ -286,7 +287,7 @@ export class Runner {
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
     this.finish('interrupted', 'interrupted', detail);
     throw new HostError('HOST_UNREACHABLE', `Debate ${this.id} stopped in round ${this.#round}: ${detail}. Everything recorded so far is kept and it is marked interrupted.`, {
-      hint: `Start the server again (${restart}), then go on with \`conclave resume ${this.id}\` (add --host URL to go on with another server).`,
+      hint: goOnHint(this.preset.protocol.kind, this.id, `Start the server again (${restart})`),
     });
   }
 
