@@ -5,7 +5,7 @@ import type { ProtocolStep } from '../../src/engine/protocol-events.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import { runDebate } from '../../src/engine/run-debate.js';
-import { InterruptedError } from '../../src/errors.js';
+import { DebateFailedError, InterruptedError } from '../../src/errors.js';
 import { oxfordConfidence } from '../../src/protocol/confidence.js';
 import { assignSides, frameMotion } from '../../src/protocol/oxford.js';
 import { renderCard } from '../../src/render/card.js';
@@ -186,16 +186,96 @@ describe('the Oxford protocol', () => {
     expect(ruling).toMatchObject({ ruling: { winner: 'for', decisive: { speaker: 'a' }, losingBest: { speaker: 'b' } } });
   });
 
-  it('refuses a verdict that stays unusable: no side is read from it, the card says so and the confidence is low', async () => {
+  /** Runs a debate that is expected to fail, and returns its error, what the simulator saw and the stored record. */
+  async function runFailing(preset: ReturnType<typeof oxfordPreset>, script: ReturnType<typeof speeches>) {
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const error = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store) }).catch((err: unknown) => err);
+    return { error, seen: script.seen, debate: store.getDebate(store.listDebates()[0]!.id) };
+  }
+
+  it('fails the run (exit 5) on a verdict that stays unusable: no side is read from it, the speeches and the error are kept, no synthesis is asked', async () => {
     const script = speeches(() => JSON.stringify({ ...JSON.parse(verdict()), winner: 'For the motion' }));
-    const { seen, debate, result } = await run(oxfordPreset(), script);
-    expect(result.status).toBe('completed');
+    const { error, seen, debate } = await runFailing(oxfordPreset(), script);
+    expect(error).toBeInstanceOf(DebateFailedError);
+    expect((error as DebateFailedError).exitCode).toBe(5);
+    expect((error as Error).message).toMatch(/failed: the judge gave no usable verdict on the motion: /);
+    expect(debate.status).toBe('failed');
+    // Not "the judge gave a verdict on the motion".
+    expect(debate.exitReason).toBe('error');
     const ruling = stepsOf(debate.steps).find((s) => s.kind === 'ruling');
     expect(ruling).toMatchObject({ ruling: null });
     expect(ruling?.kind === 'ruling' && ruling.error).toBeTruthy();
-    expect(prompt(seen.find((r) => stageOf(r) === 'synthesis')!)).toContain('The judge gave no verdict');
-    expect(renderCard(debate).replace(/\s+/g, ' ')).toContain('VERDICT: no verdict');
-    expect(confidenceOf(debate)).toMatchObject({ level: 'low', basis: ['no verdict'] });
+    expect(seen.filter((r) => stageOf(r) === 'synthesis')).toEqual([]);
+    expect([0, 1, 2].map((round) => debate.turns.filter((t) => t.round === round && t.status === 'ok').length)).toEqual([4, 4, 4]);
+    const card = renderCard(debate).replace(/\s+/g, ' ');
+    expect(card).toContain('VERDICT: no verdict');
+    expect(card).not.toContain('the judge gave a verdict on the motion');
+  });
+
+  it('fails the run (exit 5) when the judge fails every call, saying so rather than that it gave a verdict', async () => {
+    const script = speeches(() => ({ error: 'model runner has unexpectedly stopped', status: 500 }));
+    const { error, debate } = await runFailing(oxfordPreset(), script);
+    expect(error).toBeInstanceOf(DebateFailedError);
+    expect((error as DebateFailedError).exitCode).toBe(5);
+    expect((error as Error).message).toContain('the judge gave no usable verdict on the motion');
+    expect(debate.status).toBe('failed');
+    expect(debate.exitReason).not.toBe('verdict');
+    expect(stepsOf(debate.steps).find((s) => s.kind === 'ruling')).toMatchObject({ ruling: null });
+  });
+
+  it('never lets the token budget skip the verdict: it is the run\'s result, like the synthesis', async () => {
+    const base = oxfordPreset();
+    // The speakers are high priority, so they all run past the smallest budget (1,000 tokens); the judge counts as normal.
+    const preset = testPreset([], { agents: base.agents.map((a) => ({ ...a, priority: 'high' })), protocol: { kind: 'oxford', callTimeoutSeconds: 10, tokenBudget: 1000 } as never });
+    const { seen, result, debate } = await run(preset);
+    expect(result.status).toBe('completed');
+    expect(result.exitReason).toBe('verdict');
+    expect(seen.filter((r) => stageOf(r) === 'verdict')).toHaveLength(1);
+    expect(stepsOf(debate.steps).find((s) => s.kind === 'ruling')).toMatchObject({ error: null, ruling: { winner: 'against' } });
+  });
+
+  it('fails the run before the rebuttals when a side gave no usable opening, naming the side and its speakers, and credits no argument to a silent speaker', async () => {
+    // a and c speak for, b alone against; b's model fails every call.
+    const base = speeches();
+    const script = { seen: base.seen, respond: (req: SimRequest): SimReply => (agentOf(req) === 'b' ? (base.seen.push(req), { error: 'model runner has unexpectedly stopped', status: 500 }) : base.respond(req)) };
+    const { error, seen, debate } = await runFailing(oxfordPreset(['a', 'b', 'c']), script);
+    expect(error).toBeInstanceOf(DebateFailedError);
+    expect((error as DebateFailedError).exitCode).toBe(5);
+    expect((error as Error).message).toContain('failed: the against side (b) gave no usable opening speech');
+    expect((error as Error).message).toMatch(/- b: .*model runner has unexpectedly stopped/);
+    expect(debate.status).toBe('failed');
+    expect(debate.exitReason).toBe('too_few_answers');
+    expect(seen.filter((r) => phaseOf(r) === 'rebuttal' || phaseOf(r) === 'closing')).toEqual([]);
+    expect(seen.filter((r) => stageOf(r) === 'verdict' || stageOf(r) === 'synthesis')).toEqual([]);
+    expect(stepsOf(debate.steps).filter((s) => s.kind === 'ruling')).toEqual([]);
+  });
+
+  it('names every side that gave no usable opening, with all its speakers', async () => {
+    // Four speakers, all failing: both sides are silent.
+    const base = speeches();
+    const script = { seen: base.seen, respond: (req: SimRequest): SimReply => (stageOf(req) === 'opening' ? (base.seen.push(req), 'not json') : base.respond(req)) };
+    const { error } = await runFailing(oxfordPreset(), script);
+    expect((error as Error).message).toContain('failed: the for side (a, c) and the against side (b, d) gave no usable opening speech');
+  });
+
+  it('still judges a side that opened but gave no usable closing, at LOW confidence, naming only its speakers who spoke', async () => {
+    // b and d, the against side, open and rebut but give no usable closing.
+    const base = speeches();
+    // From its closing on, every call of b and d (its repair included) fails.
+    const closing = new Set<string>();
+    const respond = (req: SimRequest): SimReply => {
+      const agent = agentOf(req) ?? '';
+      if (['b', 'd'].includes(agent) && phaseOf(req) === 'closing') closing.add(agent);
+      return closing.has(agent) ? (base.seen.push(req), { error: 'model runner has unexpectedly stopped', status: 500 }) : base.respond(req);
+    };
+    const script = { seen: base.seen, respond };
+    const { seen, result, debate } = await run(oxfordPreset(), script);
+    expect(result.status).toBe('completed');
+    const format = seen.find((r) => stageOf(r) === 'verdict')!.format as { properties: Record<string, { properties?: { speaker: { enum: string[] } } }> };
+    expect(format.properties.strongestAgainst!.properties!.speaker.enum).toEqual(['b', 'd']);
+    expect(debate.turns.filter((t) => t.round === 2 && t.status === 'ok').map((t) => t.agentId)).toEqual(['a', 'c']);
+    expect(confidenceOf(debate)).toMatchObject({ level: 'low' });
   });
 
   it('goes on from an interrupted rebuttal round without asking the openings or the finished rebuttals again', async () => {

@@ -87,6 +87,10 @@ export async function judgeMotion(runner: Runner, round: number, motion: Motion,
   const fit = fitPeers(estimateMessagesTokens(rulingMessages(motion, [])), speeches, runner.promptBudget(model, options));
   if (!fit) return { status: 'failed', error: `the speeches do not fit num_ctx ${runner.numCtx[model]} for the judge`, code: 'CONTEXT' };
   const fitted = fit.peers.map((p, i) => ({ ...speeches[i]!, ...p }));
+  // Each side's best argument is named among its speakers who gave a usable speech, never one who made none.
+  const named = { for: spoke(sides.for, speeches), against: spoke(sides.against, speeches) };
+  const silent = (['for', 'against'] as const).filter((side) => named[side].length === 0);
+  if (silent.length) return { status: 'failed', error: `the ${silent.join(' and the ')} side gave no usable speech, so no argument can be credited to it`, code: 'NO_SPEECH' };
   return runner.call({
     stage: 'verdict',
     round,
@@ -94,13 +98,14 @@ export async function judgeMotion(runner: Runner, round: number, motion: Motion,
     model,
     messages: rulingMessages(motion, fitted),
     options,
-    // Each side's best argument is named among its speakers who gave a usable speech (any of them, when none did).
-    schema: rulingSchema({ for: spoke(sides.for, speeches), against: spoke(sides.against, speeches) }),
+    schema: rulingSchema(named),
+    // The verdict is the run's result, like a synthesis: the token budget never skips it.
+    priority: 'essential',
     truncation: fit.droppedChars > 0 ? `speeches shortened by ${fit.droppedChars} characters for the judge` : null,
   });
 }
 
+/** The speakers of a side who gave at least one usable speech (`speeches` holds only usable ones). */
 function spoke(side: string[], speeches: SpeechView[]): string[] {
-  const ids = side.filter((id) => speeches.some((s) => s.agentId === id));
-  return ids.length ? ids : side;
+  return side.filter((id) => speeches.some((s) => s.agentId === id));
 }

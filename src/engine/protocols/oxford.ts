@@ -1,9 +1,9 @@
-import { assignSides, frameMotion, OXFORD_PHASES, OXFORD_ROUND, oxfordSection, type Ruling, rulingOf, sideOf, speechText, type SpeechView } from '../../protocol/oxford.js';
+import { assignSides, frameMotion, OXFORD_PHASES, OXFORD_ROUND, oxfordSection, type Ruling, rulingOf, SIDES, type Sides, sideOf, speechText, type SpeechView } from '../../protocol/oxford.js';
 import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { TurnRecord } from '../events.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
 import type { Protocol } from './types.js';
-import { requireAnswers } from '../primitives/fan-out.js';
+import { DebateFailedError } from '../../errors.js';
 import { answerSpeech, judgeMotion, openingSpeech, speechRound } from '../primitives/speeches.js';
 import { synthesize } from '../primitives/synthesize.js';
 
@@ -54,7 +54,7 @@ async function runOxford(runner: Runner, from: TranscriptRound[], recorded?: Rec
   const otherSide = (r: TranscriptRound, id: string): TurnRecord[] => r.turns.filter((t) => side(t.agentId) !== side(id));
 
   const openings = await phase(OXFORD_ROUND.opening, (a) => openingSpeech(runner, motion, side(a.id), a));
-  requireAnswers(runner, openings.turns, 0);
+  requireBothSides(runner, sides, openings.turns);
   const rebuttals = await phase(OXFORD_ROUND.rebuttal, (a) => answerSpeech(runner, 'rebuttal', OXFORD_ROUND.rebuttal, motion, side(a.id), a, turnOf(openings, a.id), otherSide(openings, a.id)));
   const closings = await phase(OXFORD_ROUND.closing, (a) =>
     answerSpeech(runner, 'closing', OXFORD_ROUND.closing, motion, side(a.id), a, turnOf(rebuttals, a.id) ?? turnOf(openings, a.id), otherSide(rebuttals, a.id)),
@@ -68,12 +68,45 @@ async function runOxford(runner: Runner, from: TranscriptRound[], recorded?: Rec
   runner.checkpoint();
   const ruling: Ruling | null = outcome.status === 'ok' ? rulingOf(outcome.value) : null;
   const error = outcome.status === 'ok' ? null : outcome.error;
-  if (error) runner.warn(`the judge gave no usable verdict (${error}); the synthesis sets out both sides`);
   runner.step({ kind: 'ruling', round: OXFORD_ROUND.closing, ruling, error });
-  const detail = ruling ? `the judge found ${ruling.winner} the motion, margin ${Math.round(ruling.margin * 100)}/100; decisive: ${ruling.decisive.speaker}` : `the judge gave no usable verdict: ${error}`;
+  // The verdict is what an Oxford debate is run for: without one the debate failed (exit 5), its speeches kept.
+  if (!ruling) noVerdict(runner, error ?? 'no reply');
+  const detail = `the judge found ${ruling.winner} the motion, margin ${Math.round(ruling.margin * 100)}/100; decisive: ${ruling.decisive.speaker}`;
   runner.exit('verdict', OXFORD_ROUND.closing, detail);
 
   const synthesis = await synthesize(runner, rounds, [oxfordSection(motion, sides, ruling)]);
   runner.checkpoint();
   return { exitReason: 'verdict', exitDetail: detail, rounds, synthesis };
+}
+
+/**
+ * Ends the run as failed unless each side has a speaker with a usable opening: a side that never
+ * spoke leaves no debate of the motion, and nothing the judge could weigh or credit on that side.
+ */
+function requireBothSides(runner: Runner, sides: Sides, openings: TurnRecord[]): void {
+  const ok = (id: string) => openings.some((t) => t.agentId === id && t.status === 'ok');
+  const silent = SIDES.filter((side) => !sides[side].some(ok));
+  if (silent.length === 0) return;
+  const who = (side: (typeof SIDES)[number]) => `the ${side} side (${sides[side].join(', ')})`;
+  const detail = `${silent.map(who).join(' and ')} gave no usable opening speech, so the motion was not debated`;
+  runner.emit({ type: 'debate.exit', reason: 'too_few_answers', round: OXFORD_ROUND.opening, detail, at: runner.now() });
+  runner.finish('failed', 'too_few_answers', detail);
+  const failed = openings.filter((t) => t.status !== 'ok' && silent.some((side) => sides[side].includes(t.agentId)));
+  const gaps = failed.map((t) => `  - ${t.agentId}: ${t.error}`);
+  const budget = failed.some((t) => t.error?.startsWith('skipped by the token budget'));
+  throw new DebateFailedError('TOO_FEW_ANSWERS', `The debate ${runner.id} failed: ${detail}.\n${gaps.join('\n')}`, {
+    hint: budget
+      ? `The token budget (${runner.tally.limit?.toLocaleString('en-US')} tokens) does not cover an opening on each side: raise --token-budget (or protocol.tokenBudget), or give a speaker of each side priority: high.`
+      : `Check the failures above (model errors, timeouts or invalid JSON), or put a speaker whose model works on ${silent.length === 1 ? 'that side' : 'each side'}; the calls are stored, see \`conclave show ${runner.id}\`.`,
+  });
+}
+
+/** Ends the run as failed (exit 5) when the judge gave no usable verdict: the speeches, the ruling step and the judge's error are kept. */
+function noVerdict(runner: Runner, error: string): never {
+  return runner.fail(
+    'NO_VERDICT',
+    OXFORD_ROUND.closing,
+    `the judge gave no usable verdict on the motion: ${error.replace(/\.$/, '')}`,
+    `An Oxford debate's result is its verdict. Run it again with another judge model (judge.model); the speeches and the judge's call are stored, see \`conclave show ${runner.id}\`.`,
+  );
 }
