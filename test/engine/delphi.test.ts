@@ -179,6 +179,38 @@ describe('the delphi protocol', () => {
     expect(confidenceOf(debate)).toMatchObject({ rule: 'delphi', level: 'medium' });
   });
 
+  it('calls no judge on a round with fewer than two usable answers, stops revising there and takes the result from the round before', async () => {
+    const [a, b, c] = IDS as [string, string, string];
+    const preset = delphiPreset(4);
+    // From round 2 on, two of the three panelists give unusable replies (after their repair too).
+    const script = panel({ numeric: false, stances: { 0: [[a], [b], [c]], 1: [[a, b], [c]] }, hold: (req) => (isPanel(req) && /This is Delphi round [2-9]/.test(text(req)) && seatOf(req) !== 0 ? 'not json' : undefined) });
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond });
+    store = openStore(':memory:');
+    const result = await runDebate({ question: 'Which store should we pick?', preset, host: sim.url, recorder: recorder(store) });
+    const debate = store.getDebate(result.id);
+    // Judged rounds 0 and 1; round 2 (one usable answer) has no judge call and no score, and no round 3 is asked.
+    expect(script.seen.filter(isJudge).map(judgedRoundOf)).toEqual([0, 1]);
+    expect(script.seen.filter((r) => isPanel(r) && /This is Delphi round 3/.test(text(r)))).toHaveLength(0);
+    expect(debate.calls.filter((c) => c.agentId === 'judge').map((c) => c.round)).toEqual([0, 1]);
+    expect(debate.rounds.find((r) => r.round === 2)?.convergence ?? null).toBeNull();
+    const spreads = delphiSteps(debate).map((s) => s.spread);
+    expect(spreads[0]).toBeCloseTo(2 / 3);
+    expect(spreads[1]).toBeCloseTo(1 / 3);
+    expect(spreads[2]).toBeNull();
+    expect(debate.exitReason).toBe('too_few_answers');
+    const res = resultOf(debate);
+    expect(res.stopped).toBe('round 2 had 1 usable answer of 3, so the revising stopped; the result is that of round 1');
+    expect(res.mode).toMatchObject({ agents: [a, b] });
+    expect(res.of).toBe(3);
+    // The synthesizer reads the rounds up to round 1, where every panelist answered.
+    const synthesis = script.seen.find((r) => 'triggersToRevisit' in ((r.format as { properties?: object }).properties ?? {}))!;
+    expect(text(synthesis)).not.toContain('## Round 2');
+    expect(text(synthesis)).toContain('Every panelist answered.');
+    const card = renderCard(debate).replace(/\s+/g, ' ');
+    expect(card).toContain('too few usable answers');
+    expect(card).not.toMatch(/convergence r0 [\d.]+ → r1 [\d.]+ → r2/);
+  });
+
   it('shows its rounds and result on the card, in Markdown, in the JSON document and in the viewer', async () => {
     const { debate } = await run(5, true);
     const card = renderCard(debate).replace(/\s+/g, ' ');

@@ -19,6 +19,7 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { capture } from '../helpers/cli.js';
 import { errorOf } from '../helpers/errors.js';
+import { DebateFailedError } from '../../src/errors.js';
 import { agentOf, isRetry, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 import { arbitraryOf } from '../helpers/schema-arbitrary.js';
 import { migrationPlan } from '../helpers/material.js';
@@ -196,6 +197,32 @@ describe('review pipeline', () => {
     for (const r of seen.filter((x) => stageOf(x) === 'review')) expect(prompt(r)).toContain('(no plan provided)');
     expect(events.flatMap((e) => (e.type === 'warning' ? [e.message] : []))).toContain('the lead lead gave no usable plan; the reviewers run as generic reviewers');
     expect(renderCard(debate)).toMatch(/WITHOUT A USABLE REPLY\n  - lead \(lead\):/);
+  });
+
+  it.each([
+    ['every reviewer fails', (req: SimRequest) => (stageOf(req) === 'review' ? 'not json' : reviewScript(req))],
+    ['every agent fails', (req: SimRequest) => (['plan', 'observe', 'review'].includes(stageOf(req)) ? { error: 'runner crashed', status: 500 } : reviewScript(req))],
+  ])('fails the run with exit 5, naming the failed reviewers, and never runs the filter, when %s', async (_, script) => {
+    const preset = pipelinePreset(FULL);
+    const responder = scriptedResponder([0.2], script);
+    sim = await startSimulator({ models: simModels(preset), respond: responder.respond });
+    store = openStore(':memory:');
+    const err = await runDebate({ question: 'Review this change', preset, host: sim.url, recorder: recorder(store) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DebateFailedError);
+    expect(err).toMatchObject({ code: 'TOO_FEW_ANSWERS', exitCode: 5 });
+    const message = (err as Error).message;
+    expect(message).toContain('0 of 2 reviews usable, so the filter was not run');
+    expect(message).toMatch(/ - r1: /);
+    expect(message).toMatch(/ - r2: /);
+    expect(responder.seen.filter((r) => stageOf(r) === 'filter')).toHaveLength(0);
+    const debate = store.getDebate(store.listDebates()[0]!.id);
+    expect(debate.status).toBe('failed');
+    expect(debate.exitReason).toBe('too_few_answers');
+    expect(debate.synthesis).toBeFalsy();
+    expect(stepsOf(debate).some((x) => x.kind === 'report')).toBe(false);
+    // Every plan and review is kept.
+    expect(stepsOf(debate).filter((x) => x.kind === 'observations').map((x) => (x as { agentId: string }).agentId).sort()).toEqual(['ana', 'lead', 'r1', 'r2']);
+    expect(() => renderCard(debate)).not.toThrow();
   });
 
   it('leaves the run unsynthesized when the filter fails, keeping every review, and refuses `synthesize` with the reason', async () => {

@@ -145,6 +145,23 @@ describe('tournament protocol', () => {
     expect(verdict).toMatchObject({ winner: 'b', decidedBy: 'walkover' });
   });
 
+  it('names an agent without a usable round-0 answer as failed in the synthesis and on the card, and no eliminated agent', async () => {
+    const { run, seen, store } = await setup(['a', 'b', 'c', 'd', 'e'], { kind: 'tournament' }, (req) => {
+      if (stageOf(req) === 'opening' && agentOf(req) === 'e') return { error: 'runner crashed', status: 500 };
+      return confident({ a: 0.9, b: 0.8, c: 0.7, d: 0.6, e: 0.5 })(req);
+    });
+    const result = await run();
+    expect(result.status).toBe('completed');
+    // e never entered the bracket: four seeds.
+    expect(stepsOf(store, result.id).find((s) => s.kind === 'bracket')).toMatchObject({ seeding: ['a', 'b', 'c', 'd'] });
+    const failed = result.synthesis?.synthesis?.failedAgents ?? [];
+    expect(failed.map((f) => f.agent)).toEqual(['e']);
+    expect(failed[0]!.reason).toContain('runner crashed');
+    const synth = lastPrompt(seen.find((r) => stageOf(r) === 'synthesis')!);
+    expect(synth).toMatch(/Panelists with no usable final answer: e \([^)]*runner crashed/);
+    expect(renderCard(store.getDebate(result.id))).toMatch(/AGENTS WITHOUT A FINAL ANSWER\n  - e: [^\n]*runner crashed/);
+  });
+
   it('stops when interrupted during a match, keeping what was recorded', async () => {
     const controller = new AbortController();
     const { run, store } = await setup(['a', 'b', 'c', 'd'], { kind: 'tournament' }, (req) => {

@@ -68,13 +68,14 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
     rounds.push(current);
     // Round 0 needs two usable answers; a later round short of answers measures no spread and stops nothing.
     if (round === 0) numeric = isNumeric(requireAnswers(runner, current.turns, 0));
-    // The judge groups a question that is not numeric into stances; a numeric one needs no judge.
-    const judgeNow = !numeric && !current.judgement;
+    const usable = usableIn(current);
+    // The judge groups a question that is not numeric into stances; a numeric one needs no judge, nor
+    // does a round with fewer than two usable answers: there is nothing to group, and no score to show.
+    const judgeNow = !numeric && !current.judgement && usable >= 2;
     if (judgeNow) {
       current.judgement = await judgeConvergence(runner, round, current.turns, previous?.judgement?.stances ?? null);
       runner.checkpoint();
     }
-    const usable = current.turns.filter((t) => t.status === 'ok').length;
     const numbers = numeric ? summarize(numbersOf(current)) : null;
     const modal = numeric ? null : modalStance(current.judgement?.stances, usable);
     // One usable answer is no agreement: its spread is not measured.
@@ -84,24 +85,41 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
       const estimates = current.turns.map((t) => ({ agentId: t.agentId, estimate: estimateOf(t) }));
       runner.step({ kind: 'delphi', round, numeric, estimates, summary: numbers, mode: modal, spread: spreads[round] ?? null, shown });
     }
-    stop = delphiStop(spreads, round, maxRounds);
+    // A revision round with fewer than two usable answers ends the revising: a panel that no longer
+    // answers would otherwise be asked again to the round limit, and its empty rounds read as a result.
+    stop = usable < 2 ? shortRound(round, usable, current.turns.length, rounds) : delphiStop(spreads, round, maxRounds);
   }
 
   const last = rounds.at(-1)!;
   stop ??= { reason: 'max_rounds', detail: 'no round left' };
   runner.exit(stop.reason, last.round, stop.detail);
-  const of = last.turns.filter((t) => t.status === 'ok').length;
+  // The result is the last round with two usable answers (round 0 has them, or the run failed).
+  const basisAt = rounds.findLastIndex((r) => usableIn(r) >= 2);
+  const basis = rounds[basisAt]!;
+  const of = usableIn(basis);
   const outcome: DelphiOutcome = {
     numeric,
-    summary: numeric ? summarize(numbersOf(last)) : null,
-    mode: numeric ? null : modalStance(last.judgement?.stances, of),
+    summary: numeric ? summarize(numbersOf(basis)) : null,
+    mode: numeric ? null : modalStance(basis.judgement?.stances, of),
     of,
   };
   runner.step({ kind: 'delphi-result', ...outcome, rounds: last.round, spreads, stopped: stop.detail });
   runner.checkpoint();
-  const synthesis = await synthesize(runner, rounds, [delphiSection(outcome, last.turns)]);
+  // The synthesizer reads the rounds up to the one the result comes from, so it lists as failed the agents of that round.
+  const synthesis = await synthesize(runner, rounds.slice(0, basisAt + 1), [delphiSection(outcome, basis.turns)]);
   runner.checkpoint();
   return { exitReason: stop.reason, exitDetail: stop.detail, rounds, synthesis };
+}
+
+const usableIn = (round: TranscriptRound): number => round.turns.filter((t) => t.status === 'ok').length;
+
+/** Why the rounds end at a revision round with fewer than two usable answers; the result is the last round that had two. */
+function shortRound(round: number, usable: number, asked: number, rounds: readonly TranscriptRound[]): { reason: ExitReason; detail: string } {
+  const basis = rounds.findLast((r) => usableIn(r) >= 2);
+  return {
+    reason: 'too_few_answers',
+    detail: `round ${round} had ${usable} usable answer${usable === 1 ? '' : 's'} of ${asked}, so the revising stopped; the result is that of round ${basis?.round ?? 0}`,
+  };
 }
 
 /** The numbers a round's usable answers carry. */

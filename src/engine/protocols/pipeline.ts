@@ -31,6 +31,7 @@ import { runStages } from '../primitives/optional-stages.js';
 import { reviewConfidence } from '../../protocol/confidence.js';
 import { TENSION_STAGE } from '../stages/tensions.js';
 import { plural } from '../../plural.js';
+import { DebateFailedError } from '../../errors.js';
 
 type Observed = Extract<ProtocolStep, { kind: 'observations' }>;
 type Report = Extract<ProtocolStep, { kind: 'report' }>;
@@ -42,7 +43,8 @@ type Report = Extract<ProtocolStep, { kind: 'report' }>;
  * num_ctx); without a lead they review on their own. Final: the filter (the agent with that
  * role, else the synthesizer model) reads every review and the analysts' observations, and
  * reduces them to one list (F1, F2, …) or writes one document. The engine downgrades every
- * blocking observation below confidence 70 and records each downgrade. No role has a veto.
+ * blocking observation below confidence 70 and records each downgrade. No role has a veto. With no
+ * usable review the filter is not called and the run fails (exit 5).
  * Calls: 1 per lead, analyst and reviewer, 1 for the filter. No judge.
  */
 export const pipeline: Protocol = {
@@ -95,6 +97,7 @@ async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<Pr
   runner.checkpoint();
 
   const usable = reviews.filter((r) => r.status === 'ok').length;
+  if (usable === 0) noReview(runner, reviews);
   const detail = `${usable} of ${reviews.length} review${reviews.length === 1 ? '' : 's'} usable; ${mode === 'list' ? 'findings reduced to a list' : 'one document written'} by ${filter.id}`;
   startPhase(runner, 'final', filter.agent ? [filter.agent] : [{ id: filter.id, role: 'filter' }]);
   const failed = [...(plan ? [plan] : []), ...perspectives, ...reviews].filter((s) => s.status !== 'ok').map((s) => ({ agent: s.agentId, reason: s.error ?? s.status }));
@@ -106,6 +109,24 @@ async function runPipeline(runner: Runner, _from: TranscriptRound[]): Promise<Pr
   // Reported once the filter has written (or failed to write) the report, so the live view ends with it.
   runner.exit('filtered', PHASE_ROUND.final, synthesis.status === 'ok' ? detail : `${detail}; the filter gave no report`);
   return { exitReason: 'filtered', exitDetail: detail, rounds: [], synthesis };
+}
+
+/**
+ * Ends the run as failed when no review is usable: a filter with no review to read would write a
+ * report of its own, and credit itself with findings no reviewer raised. Exit 5, as a round 0 with
+ * too few usable answers; every plan and review is kept.
+ */
+function noReview(runner: Runner, reviews: Observed[]): never {
+  const detail = `0 of ${plural(reviews.length, 'review')} usable, so the filter was not run`;
+  runner.emit({ type: 'debate.exit', reason: 'too_few_answers', round: PHASE_ROUND.review, detail, at: runner.now() });
+  runner.finish('failed', 'too_few_answers', detail);
+  const gaps = reviews.map((r) => `${r.agentId}: ${r.error ?? r.status}`);
+  const budget = reviews.some((r) => r.status === 'skipped' && r.error?.startsWith('skipped by the token budget'));
+  throw new DebateFailedError('TOO_FEW_ANSWERS', `The review ${runner.id} failed: ${detail}.\n${gaps.map((g) => `  - ${g}`).join('\n')}`, {
+    hint: budget
+      ? `The token budget (${runner.tally.limit?.toLocaleString('en-US')} tokens) does not cover one review: raise --token-budget (or protocol.tokenBudget), or give a reviewer priority: high.`
+      : `Check the failures above (model errors, timeouts or invalid JSON); the plan and the reviews are stored, see \`conclave show ${runner.id}\`.`,
+  });
 }
 
 function startPhase(runner: Runner, phase: PipelinePhase, agents: Pick<AgentSpec, 'id' | 'role'>[]): void {

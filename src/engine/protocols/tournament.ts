@@ -95,10 +95,14 @@ async function runTournament(runner: Runner, from: TranscriptRound[]): Promise<P
   const detail = `${champion} won ${verdicts.filter((v) => v.winner === champion).length} match${verdicts.filter((v) => v.winner === champion).length === 1 ? '' : 'es'}${runnerUp ? `; runner-up ${runnerUp}` : ''}`;
   runner.exit('champion', round, detail);
 
-  // The card is written from the final: the champion's and the runner-up's last turns.
+  // The card is written from the final: the champion's and the runner-up's last turns. The agents
+  // without a usable round-0 answer never entered the bracket: their failed turns go with the final,
+  // so the synthesis names them as failed, with their reasons. Eliminated agents are not failed.
   const finalists = [champion, ...(runnerUp ? [runnerUp] : [])];
   const finalTurns = finalists.map((id) => latest.get(id)).filter((t): t is TurnRecord => t !== undefined);
-  const synthesis = await synthesize(runner, [{ round, turns: finalTurns, judgement: null }], [tournamentSection(champion, runnerUp, verdicts), ...mapped], finalists);
+  const unseeded = opening.turns.filter((t) => t.status !== 'ok');
+  const panel = [...finalists, ...unseeded.map((t) => t.agentId)];
+  const synthesis = await synthesize(runner, [{ round, turns: [...finalTurns, ...unseeded], judgement: null }], [tournamentSection(champion, runnerUp, verdicts), ...mapped], panel);
   runner.checkpoint();
   return { exitReason: 'champion', exitDetail: detail, rounds, synthesis };
 }
