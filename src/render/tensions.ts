@@ -1,6 +1,6 @@
 import type { DebateEvent } from '../engine/events.js';
 import { clip } from '../protocol/clip.js';
-import type { Round2Decision, Tension, TargetedExchange, TensionUpdate } from '../protocol/tensions.js';
+import type { Round2Decision, Tension, TargetedExchange, TensionMap, TensionUpdate } from '../protocol/tensions.js';
 import { bySeverity, malformedClashesOf, resolutionText, round2Decision, round2Defaults } from '../protocol/tension-order.js';
 import type { StoredDebate } from '../store/store.js';
 import type { StoredTensionMap } from '../store/tensions.js';
@@ -52,7 +52,8 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
         lines.push(`        ${paint('magenta', t.agentB)}: ${clip(t.claimB, width - t.agentB.length)}`);
       }
       if (update.decision) lines.push(round2Line(update.decision, paint));
-      else if (update.tensions.length) lines.push(paint('dim', `  drawn on the round-${update.round ?? 0} answers; each critique round shows an agent the open clashes it is a party to`));
+      // A pipeline or a parallel run maps its round-0 answers too, and holds no critique round after.
+      else if (update.tensions.length) lines.push(paint('dim', `  drawn on the round-${update.round ?? 0} answers; any critique round that follows shows each agent its open clashes`));
       break;
     }
     case 'settled': {
@@ -73,7 +74,9 @@ export function tensionLiveLines(update: TensionUpdate, paint: Paint, columns: n
     case 'map': {
       const r = update.result;
       if (r.status === 'failed') {
-        lines.push(paint('red', `  tension map failed: ${r.error}`) + paint('dim', ' · the debate goes on without it'));
+        const few = /^claims came from (\d+) agents?; a map needs two or more$/.exec(r.error);
+        const why = few ? `not drawn: claims came from only ${plural(Number(few[1]), 'agent')}, and a map compares two or more` : `failed: ${r.error}`;
+        lines.push(paint('red', `  tension map ${why}`) + paint('dim', ' · the run goes on without it'));
         break;
       }
       const m = r.map;
@@ -185,7 +188,7 @@ export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, w
   const m = t.map;
   if (!m) {
     lines.push('', paint('bold', t.status === 'failed' ? 'TENSION MAP FAILED' : 'TENSION MAP INCOMPLETE'));
-    para(t.error ?? 'the debate stopped before the map was drawn', '  ', 'red');
+    para(failureText(d, t), '  ', 'red');
     if (t.tensions.length) {
       lines.push(`  Clashes found before it stopped (${t.tensions.length}):`);
       for (const x of t.tensions) tensionCardEntry(x, lines, para, paint);
@@ -198,7 +201,7 @@ export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, w
   const malformed = malformedClashesOf(m.review);
   const dropped = malformed ? `, ${droppedText(malformed)}` : '';
   lines.push('', paint('bold', `TENSION MAP (${m.tensions.length} tension${m.tensions.length === 1 ? '' : 's'}${dropped}, ${m.consensus.length} consensus zone${m.consensus.length === 1 ? '' : 's'}${inRounds}${r2})`));
-  if (t.earlyRound !== null && d.rounds.some((r) => r.round > t.earlyRound!)) para(`Clashes mapped on the round-${t.earlyRound} answers, before the first critique round.`, '  ', 'dim');
+  para(timingText(d, t, m), '  ', 'dim');
   para(m.synthesis.headline, '  ');
   if (m.review.flagged) {
     lines.push(paint('yellow', '  ⚑ FLAGGED FOR HUMAN REVIEW'));
@@ -214,8 +217,48 @@ export function tensionCardLines(d: StoredDebate, paint: Paint, width: number, w
     for (const q of m.synthesis.openQuestions) para(`- ${q}`, '    ');
   }
   const profile = Object.entries(m.synthesis.confidenceProfile).map(([a, v]) => `${a} ${v.toFixed(2)}`);
-  if (profile.length) lines.push(paint('dim', `  Confidence per agent: ${profile.join(' · ')}`));
+  if (profile.length) para(`${PROFILE_LABEL}: ${profile.join(' · ')}`, '  ', 'dim');
   return lines;
+}
+
+/**
+ * What the map's per-agent confidence is: the map model's own reading of each agent's case,
+ * which a reader would otherwise take for the agents' confidences of the last round.
+ */
+const PROFILE_LABEL = "Confidence per agent (the map model's rating of each agent's case, not the agent's own)";
+
+/**
+ * When the clashes were found and when the map was drawn, said alike on the card and in `show`:
+ * a debate maps its clashes on the round-0 answers and draws the map after its last critique
+ * round (and the targeted exchange, when one ran); the other protocols map their final answers.
+ */
+function timingText(d: StoredDebate, t: StoredTensionMap, m: TensionMap): string {
+  const exchange = m.round2Target ? `the targeted exchange on ${m.round2Target.tensionId}` : null;
+  if (t.earlyRound !== null && d.rounds.some((r) => r.round > t.earlyRound!)) {
+    const last = Math.max(...d.rounds.map((r) => r.round));
+    return `Clashes mapped on the round-${t.earlyRound} answers, before the first critique round; map drawn at the end, after ${plural(last, 'critique round')}${exchange ? ` and ${exchange}` : ''}.`;
+  }
+  const on = d.preset.protocol.kind === 'pipeline' ? 'the reviews' : 'the final answers';
+  return `Clashes mapped on ${on}; map drawn ${exchange ? `after ${exchange}` : 'with no targeted exchange'}.`;
+}
+
+/**
+ * Why no map was drawn, for a reader new to maps: the stage's error, and when too few agents gave
+ * claims, which agents those were and who gave none (a skipped or failed answer leaves nothing to compare).
+ */
+function failureText(d: StoredDebate, t: StoredTensionMap): string {
+  const error = t.error ?? 'the debate stopped before the map was drawn';
+  if (!/^claims came from \d+ agents?; a map needs two or more$/.test(error)) return error;
+  const mapped = d.preset.protocol.kind === 'pipeline' ? d.preset.agents.filter((a) => a.role === 'reviewer') : d.preset.agents;
+  const silent = mapped.map((a) => a.id).filter((id) => !t.agents.includes(id));
+  const had = t.agents.length ? `only ${t.agents.join(' and ')} gave claims to compare` : 'no agent gave claims to compare';
+  const unread = silent.filter((id) => t.gaps.some((g) => g.startsWith(`no claims from ${id} `)));
+  const unanswered = silent.filter((id) => !unread.includes(id));
+  const why = [
+    ...(unanswered.length ? [`${unanswered.join(' and ')} gave no usable answer to take claims from`] : []),
+    ...(unread.length ? [`the claims of ${unread.join(' and ')} could not be read`] : []),
+  ];
+  return `Not drawn: a tension map compares the claims of two or more agents, and ${had}${why.length ? ` (${why.join('; ')})` : ''}.`;
 }
 
 function tensionCardEntry(x: Tension, lines: string[], para: (text: string, indent: string, style?: Parameters<Paint>[0]) => void, paint: Paint): void {
@@ -233,7 +276,7 @@ export function tensionMarkdown(d: StoredDebate): string[] {
   const out: string[] = ['## Tension map', ''];
   const m = t.map;
   if (!m) {
-    out.push(`**${t.status === 'failed' ? 'The map failed' : 'The map is incomplete'}:** ${t.error ?? 'the debate stopped before the map was drawn'}`, '');
+    out.push(`**${t.status === 'failed' ? 'The map failed' : 'The map is incomplete'}:** ${failureText(d, t)}`, '');
   } else {
     out.push(`**${m.synthesis.headline}**`, '');
     if (m.review.flagged) {
@@ -242,7 +285,7 @@ export function tensionMarkdown(d: StoredDebate): string[] {
       out.push('');
     }
     out.push(
-      `Map version ${m.version}, drawn ${m.round === 2 ? 'after a targeted round' : 'without a targeted round'}; ${m.coverage.pairsCompared} of ${m.coverage.pairsTotal} agent pairs compared${malformedClashesOf(m.review) ? `; ${droppedText(malformedClashesOf(m.review))}` : ''}; answers about ${m.review.answerTokens} tokens.`,
+      `${timingText(d, t, m)} ${m.coverage.pairsCompared} of ${m.coverage.pairsTotal} agent pairs compared${malformedClashesOf(m.review) ? `; ${droppedText(malformedClashesOf(m.review))}` : ''}; answers about ${m.review.answerTokens} tokens; map format version ${m.version}.`,
       '',
     );
   }
@@ -280,7 +323,7 @@ export function tensionMarkdown(d: StoredDebate): string[] {
     out.push('### Major findings', '', ...m.synthesis.majorFindings.map((f) => `- ${f}`), '');
     if (m.synthesis.openQuestions.length) out.push('### Open questions', '', ...m.synthesis.openQuestions.map((q) => `- ${q}`), '');
     const profile = Object.entries(m.synthesis.confidenceProfile);
-    if (profile.length) out.push(`**Confidence per agent:** ${profile.map(([a, v]) => `${a} ${v.toFixed(2)}`).join(', ')}`, '');
+    if (profile.length) out.push(`**${PROFILE_LABEL}:** ${profile.map(([a, v]) => `${a} ${v.toFixed(2)}`).join(', ')}`, '');
   }
   if (t.claims.length) {
     out.push('### Load-bearing claims', '');

@@ -65,3 +65,44 @@ export function demoDelphi(req: SimRequest, index: number, numeric: boolean): st
     confidence: 60 + at * 8,
   });
 }
+
+/**
+ * The synthesis of a numeric Delphi run, from its prompt: the recommendation states the panel's
+ * median with its unit (sustained writes per second), and each final estimate the prompt lists
+ * outside the quartiles is kept as dissent, in the agent's own words from the round where it
+ * first gave that answer. Null when the prompt carries no Delphi median.
+ */
+export function demoDelphiSynthesis(req: SimRequest, ids: readonly string[]): string | null {
+  const text = req.messages.at(-1)?.content ?? '';
+  const result = /The Delphi result: the median of the final round's estimates is (\S+) \(lower quartile (\S+), upper quartile ([^;]+);/.exec(text);
+  if (!result) return null;
+  const [, median, q1, q3] = result;
+  // Each round's section of the transcript, and what an agent said in it.
+  const heads = [...text.matchAll(/^## Round (\d+)/gm)];
+  const rounds = heads.map((h, i) => ({ round: Number(h[1]), body: text.slice(h.index, heads[i + 1]?.index ?? text.length) }));
+  const said = (agent: string, body: string): { position: string; reason: string } | null => {
+    const lines = body.split('\n');
+    const at = lines.findIndex((l) => l.startsWith(`[${agent}]`));
+    const position = at < 0 ? undefined : lines[at + 1];
+    const reason = at < 0 ? undefined : /^ {2}reasoning: (.*)$/.exec(lines[at + 2] ?? '')?.[1];
+    return position ? { position, reason: reason ?? '' } : null;
+  };
+  const dissentList = /outside the quartiles as dissent, with their reasons:\n((?:- .*\n?)*)/.exec(text)?.[1] ?? '';
+  const outside = [...dissentList.matchAll(/^- (\S+): (\S+)$/gm)].filter((m) => ids.includes(m[1]!));
+  const dissent = outside.flatMap(([, agent, estimate]) => {
+    const final = rounds.length ? said(agent!, rounds.at(-1)!.body) : null;
+    const first = final ? rounds.find((r) => said(agent!, r.body)?.position === final.position) : undefined;
+    const own = first ? said(agent!, first.body) : null;
+    if (!first || !own) return [];
+    const when = Number(estimate) > Number(median) ? 'later' : 'earlier';
+    return [{ agent: agent!, round: first.round, argument: own.position, whyItMatters: `A trigger at ${estimate!} rather than ${median!} writes per second moves the migration ${when}; ${agent!}'s reason: ${own.reason}` }];
+  });
+  return JSON.stringify({
+    recommendation: `Leave SQLite for Postgres once sustained writes reach about ${median!} per second, the panel's median (quartiles ${q1!}–${q3!} writes per second). Until then stay on SQLite behind a repository layer, and rehearse the move once before that rate is reached.`,
+    triggersToRevisit: [`Sustained writes above about ${median!} per second`, 'A second service needs to write the same data'],
+    confidence: { level: 'high', converged: ids.length },
+    restsOn: [...ids],
+    minorityPositions: dissent,
+    failedAgents: [],
+  });
+}

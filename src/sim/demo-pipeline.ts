@@ -55,6 +55,12 @@ const REVIEWS: { summary: string; observations: Obs[] }[] = [
   },
 ];
 
+/** The place of the scripted review that `text` quotes (by its summary), or null: how the tension map's claims call knows its reviewer. */
+export function reviewPlace(text: string): number | null {
+  const i = REVIEWS.findIndex((r) => text.includes(r.summary));
+  return i < 0 ? null : i;
+}
+
 function lastText(req: SimRequest): string {
   return req.messages.at(-1)?.content ?? '';
 }
@@ -73,15 +79,29 @@ export function demoFindings(req: SimRequest): string {
   const refs =
     (req.format as { properties?: { findings?: { items?: { properties?: { sources?: { items?: { enum?: string[] } } } } } } } | null)?.properties?.findings?.items?.properties?.sources?.items?.enum ?? [];
   const of = (...ids: string[]): string[] => refs.filter((r) => ids.some((id) => r.endsWith(`/${id}`)));
-  return JSON.stringify({
-    summary: 'Not ready to merge: the migration fails on existing data. Add a default or a backfill, then ship; the retry concern is worth a look but is not established.',
-    findings: [
-      { text: 'The migration adds owner_id as NOT NULL with no default or backfill, so it fails on a table that already has rows.', confidence: 85, blocking: true, evidence: 'ALTER TABLE projects ADD COLUMN owner_id INTEGER NOT NULL', sources: of('C1', 'O2') },
-      { text: 'The retry loop may hammer the billing API during an outage if its backoff is misconfigured.', confidence: 65, blocking: false, evidence: 'retry(callBilling, { attempts: 5 }) with the default backoff.', sources: of('O1') },
-      { text: 'No test covers the billing timeout path.', confidence: 55, blocking: false, evidence: 'test/billing.test.ts has no timeout case.', sources: of('C2') },
-      { text: 'Put the billing change behind a flag.', confidence: 60, blocking: false, evidence: 'Billing errors reach customers directly.', sources: of('A1') },
-    ],
-  });
+  const notNull = of('C1', 'O2');
+  // A finding is kept only when an observation it rests on was shown: a reviewer the budget skipped raised nothing.
+  const findings = [
+    {
+      text: 'The migration adds owner_id as NOT NULL with no default or backfill, so it fails on a table that already has rows.',
+      confidence: notNull.length > 1 ? 85 : 80,
+      blocking: true,
+      evidence: 'ALTER TABLE projects ADD COLUMN owner_id INTEGER NOT NULL',
+      sources: notNull,
+    },
+    { text: 'The retry loop may hammer the billing API during an outage if its backoff is misconfigured.', confidence: 65, blocking: false, evidence: 'retry(callBilling, { attempts: 5 }) with the default backoff.', sources: of('O1') },
+    { text: 'No test covers the billing timeout path.', confidence: 55, blocking: false, evidence: 'test/billing.test.ts has no timeout case.', sources: of('C2') },
+    { text: 'Put the billing change behind a flag.', confidence: 60, blocking: false, evidence: 'Billing errors reach customers directly.', sources: of('A1') },
+  ].filter((f) => f.sources.length > 0);
+  // The roles the prompt lists without a usable reply (budget skips, failures), named in the summary.
+  const gapList = /^Without a usable reply:\n((?:- .*\n?)*)/m.exec(lastText(req))?.[1] ?? '';
+  const silent = [...gapList.matchAll(/^- ([^\s:]+):/gm)].map((m) => m[1]!);
+  const verdict = notNull.length ? 'Not ready to merge: the migration fails on existing data. Add a default or a backfill, then ship' : 'No blocking problem was found in the reviews shown';
+  const summary = [
+    `${verdict}${of('O1').length ? '; the retry concern is worth a look but is not established.' : '.'}`,
+    ...(silent.length ? [`No usable reply came from ${silent.join(' or ')}, so this report rests on the reviews that ran.`] : []),
+  ].join(' ');
+  return JSON.stringify({ summary, findings });
 }
 
 export function demoArtifact(): string {

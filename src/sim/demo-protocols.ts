@@ -10,19 +10,30 @@ function lastText(req: SimRequest): string {
   return req.messages.at(-1)?.content ?? '';
 }
 
-/** The judge prefers the panelist whose scripted stance is most conditional (abstraction, then stay, then migrate). */
+/** Why each player wins a match, by its rank below: each stance wins on its own strengths. */
+const WIN_REASONS = [
+  [
+    'keeps a later move cheap with a repository layer and portable SQL, so a trigger can be acted on without a rewrite',
+    'counts Postgres-only features as a trigger, not only write load',
+  ],
+  [
+    'keeps the change small: a thin typed data-access layer now, and nothing more until a measured trigger fires',
+    'counts the standing cost of running a Postgres server, which the other answer does not weigh',
+  ],
+  [
+    'has the migration rehearsed before any trigger fires, so the move is never made in a rush',
+    "answers the other side's point about migration cost directly",
+  ],
+];
+
+/** The judge prefers the panelist whose scripted stance is most conditional (abstraction, then stay, then migrate), and says why that one won. */
 export function demoVerdict(req: SimRequest, rankOf: (agentId: string) => number): string {
   const winnerSchema = (req.format as { properties?: { winner?: { enum?: string[] } } } | null)?.properties?.winner;
   const players = winnerSchema?.enum ?? [];
   const [a, b] = players;
   const winner = a !== undefined && b !== undefined ? (rankOf(b) < rankOf(a) ? b : a) : (a ?? '');
-  return JSON.stringify({
-    winner,
-    reasons: [
-      'ties the decision to a measurable trigger instead of a date',
-      'answers the other side\'s critique about migration cost directly',
-    ],
-  });
+  const rank = rankOf(winner);
+  return JSON.stringify({ winner, reasons: WIN_REASONS[(rank < 0 ? 0 : rank) % WIN_REASONS.length] });
 }
 
 const SUB_QUESTIONS = [

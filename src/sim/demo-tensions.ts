@@ -1,12 +1,45 @@
+import { reviewPlace } from './demo-pipeline.js';
 import type { SimRequest } from './server.js';
 
 /**
- * The demo panel's side of the tension map (presets/tension-map.yaml), on the
- * SQLite-or-Postgres question. Each of the three archetypes states three claims;
- * the clash script below sets them against each other so that the demo shows
- * every clash type, fires the targeted round (two load-bearing clashes at 6 or
- * more) and ends with the worst clash narrowed but not resolved.
+ * The demo panels' side of the tension map, in two scripts. The debate's, on the
+ * SQLite-or-Postgres question (presets/tension-map.yaml and the other debate presets
+ * with a map): each of the three archetypes states three claims, and the clashes set
+ * them against each other so that the demo shows every clash type, fires the targeted
+ * round (two load-bearing clashes at 6 or more) and ends with the worst clash narrowed
+ * but not resolved. The code review's (presets/code-review.yaml, whose map reads the two
+ * reviews): the reviewers agree the migration blocks the change and clash over the retry
+ * loop, once, so no targeted exchange fires. Claims are matched by their text, so a
+ * clash or map call answers from the script whose claims it lists.
  */
+
+interface ScriptedClash {
+  a: [number, number];
+  b: [number, number];
+  type: 'factual' | 'interpretive' | 'emphasis';
+  severity: number;
+  loadBearing: boolean;
+  resolvable: boolean;
+  recommendation: string;
+}
+
+interface MapScript {
+  headline: string;
+  /** Each zone's supporters by place: the order of the panelists the map prompt lists. */
+  consensus: { claim: string; places: number[]; confidence: number; loadBearing: boolean }[];
+  majorFindings: string[];
+  /** The open questions, as the targeted exchange left them (narrowed or not). */
+  openQuestions: (narrowed: boolean) => string[];
+  /** The map model's own reading of how well-founded each panelist's case is, by place (not the panelists' confidence). */
+  confidence: number[];
+}
+
+interface TensionScript {
+  /** Each part's claims: a debate archetype's, or a reviewer's. */
+  claims: string[][];
+  clashes: ScriptedClash[];
+  map: MapScript;
+}
 
 const CLAIMS: string[][] = [
   [
@@ -25,16 +58,6 @@ const CLAIMS: string[][] = [
     'Nobody has measured the real write load yet, so any migration trigger is a guess.',
   ],
 ];
-
-interface ScriptedClash {
-  a: [number, number];
-  b: [number, number];
-  type: 'factual' | 'interpretive' | 'emphasis';
-  severity: number;
-  loadBearing: boolean;
-  resolvable: boolean;
-  recommendation: string;
-}
 
 const CLASHES: ScriptedClash[] = [
   {
@@ -98,6 +121,93 @@ const TARGETED = [
   },
 ];
 
+const DECISION: TensionScript = {
+  claims: CLAIMS,
+  clashes: CLASHES,
+  map: {
+    headline: 'The panel agrees to stay on SQLite behind a data-access layer, but splits on whether write load will outgrow it within a year.',
+    consensus: [
+      { claim: 'Put a typed data-access layer with portable SQL in front of SQLite now.', places: [0, 1, 2], confidence: 85, loadBearing: true },
+      { claim: 'Rehearse the migration once so that a later move is not rushed.', places: [1, 2], confidence: 70, loadBearing: false },
+    ],
+    majorFindings: [
+      'No one argues for migrating this week; the split is about timing and triggers.',
+      'The decisive unknown is the real write load, which nobody has measured.',
+      'A data-access layer is the first step under every position on the panel.',
+    ],
+    openQuestions: (narrowed) =>
+      narrowed ? ['Will the planned second service bring its own write path, and when?', 'What is the measured peak of concurrent writes?'] : ['What is the measured peak of concurrent writes?'],
+    // The architect's growth claim was the one narrowed in the targeted exchange.
+    confidence: [72, 60, 68],
+  },
+};
+
+/** The code review's map: claims the two reviews stand on (correctness, then operations), as src/sim/demo-pipeline.ts scripts them. */
+const REVIEW: TensionScript = {
+  claims: [
+    [
+      'The migration adds owner_id as NOT NULL with no default, so it fails on a table that already has rows.',
+      'Apart from the migration the change is sound, the retry loop included.',
+      'The retry path has no test for a billing API timeout.',
+    ],
+    [
+      'owner_id is NOT NULL without a default or a backfill, so existing rows break the migration.',
+      'The retry loop can hammer the billing API during an outage, because its backoff is a default the change does not show.',
+    ],
+  ],
+  clashes: [
+    {
+      a: [0, 1],
+      b: [1, 1],
+      type: 'factual',
+      severity: 8,
+      loadBearing: true,
+      resolvable: true,
+      recommendation:
+        "Read the retry helper's default backoff before merging: if it is exponential and capped, the loop is safe; if it is short or fixed, five attempts multiply the load on a billing API that is already failing.",
+    },
+    {
+      a: [0, 2],
+      b: [1, 1],
+      type: 'emphasis',
+      severity: 3,
+      loadBearing: false,
+      resolvable: false,
+      recommendation: 'Both point at the retry path, one asking for a test and the other for a look at the backoff; a timeout test that checks the backoff answers both.',
+    },
+  ],
+  map: {
+    headline: 'Both reviewers block the change on the owner_id migration; they split on whether the retry loop is safe during a billing outage.',
+    consensus: [{ claim: 'The owner_id migration needs a default or a backfill before the change ships.', places: [0, 1], confidence: 90, loadBearing: true }],
+    majorFindings: [
+      'Adding owner_id as NOT NULL with no default breaks the migration on any table with rows; both reviewers found it on their own.',
+      "Whether the retry loop is safe turns on the retry helper's default backoff, which the change does not show.",
+      'The retry path has no timeout test, so neither reading of the loop is checked.',
+    ],
+    openQuestions: () => ["What is the retry helper's default backoff, and does it cap the attempts?"],
+    // The correctness review cites the lines it relies on; the operations concern rests on a default nobody has read.
+    confidence: [80, 70],
+  },
+};
+
+const SCRIPTS = [DECISION, REVIEW];
+
+/** The reviewers' answers in a targeted exchange, by the claim each is asked about (not reached in the demo: one clash qualifies). */
+const REVIEW_TARGETED: Record<string, { response: string; stance: 'maintain' | 'narrow' | 'concede'; revisedClaim: string; confidence: number }> = {
+  [REVIEW.claims[0]![1]!]: {
+    response: 'The change does not show the default backoff, so I cannot claim the loop is safe outright; it is safe if the helper backs off exponentially and caps the attempts.',
+    stance: 'narrow',
+    revisedClaim: "The retry loop is safe if the retry helper's default backoff is exponential and capped.",
+    confidence: 65,
+  },
+  [REVIEW.claims[1]![1]!]: {
+    response: 'Five attempts with an unknown backoff is exactly the case that turns a billing outage into a retry storm; until the default is read, the risk stands.',
+    stance: 'maintain',
+    revisedClaim: REVIEW.claims[1]![1]!,
+    confidence: 70,
+  },
+};
+
 function lastUser(req: SimRequest): string {
   return req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
 }
@@ -107,67 +217,67 @@ function archetypeOf(agentId: string, agentIds: readonly string[]): number {
   return (i < 0 ? 0 : i) % CLAIMS.length;
 }
 
-/** Claims of the agent named in the request. */
+/** Claims of the agent named in the request: a reviewer's when its answer is one of the scripted reviews, else its archetype's. */
 export function demoClaims(req: SimRequest, agentIds: readonly string[]): string {
-  const agent = /^Panelist: (\S+)$/m.exec(lastUser(req))?.[1] ?? '';
+  const text = lastUser(req);
+  const agent = /^Panelist: (\S+)$/m.exec(text)?.[1] ?? '';
+  const review = reviewPlace(text);
+  const own = review === null ? CLAIMS[archetypeOf(agent, agentIds)]! : REVIEW.claims[review % REVIEW.claims.length]!;
   // No more claims than the schema sent allows (the preset's maxClaimsPerAgent).
   const max = (req.format as { properties?: { claims?: { maxItems?: number } } } | null)?.properties?.claims?.maxItems ?? Infinity;
-  return JSON.stringify({ claims: CLAIMS[archetypeOf(agent, agentIds)]!.slice(0, Math.max(1, max)) });
+  return JSON.stringify({ claims: own.slice(0, Math.max(1, max)) });
 }
 
-/** Clashes among the claims and pairs listed in the request, from the script above. */
+/** Clashes among the claims and pairs listed in the request, from the script whose claims they are. */
 export function demoClashes(req: SimRequest): string {
   const text = lastUser(req);
   const listed = [...text.matchAll(/^\[(C\d+)\] (\S+): (.*)$/gm)].map((m) => ({ id: m[1]!, agent: m[2]!, text: m[3]! }));
   const pairLine = /only these: (.*)\.$/m.exec(text)?.[1] ?? '';
   const pairs = new Set(pairLine.split('; ').map((p) => p.split(' with ').sort().join('|')));
-  const find = ([arch, claim]: [number, number]) => listed.filter((c) => c.text === CLAIMS[arch]?.[claim]);
   const clashes = [];
-  for (const c of CLASHES) {
-    for (const a of find(c.a)) {
-      for (const b of find(c.b)) {
-        if (a.agent === b.agent || !pairs.has([a.agent, b.agent].sort().join('|'))) continue;
-        clashes.push({
-          claimA: a.id,
-          claimB: b.id,
-          type: c.type,
-          severity: c.severity,
-          loadBearing: c.loadBearing,
-          resolvable: c.resolvable,
-          recommendation: c.recommendation,
-        });
+  for (const script of SCRIPTS) {
+    const find = ([part, claim]: [number, number]) => listed.filter((c) => c.text === script.claims[part]?.[claim]);
+    for (const c of script.clashes) {
+      for (const a of find(c.a)) {
+        for (const b of find(c.b)) {
+          if (a.agent === b.agent || !pairs.has([a.agent, b.agent].sort().join('|'))) continue;
+          clashes.push({
+            claimA: a.id,
+            claimB: b.id,
+            type: c.type,
+            severity: c.severity,
+            loadBearing: c.loadBearing,
+            resolvable: c.resolvable,
+            recommendation: c.recommendation,
+          });
+        }
       }
     }
   }
   return JSON.stringify({ clashes });
 }
 
-/** An agent's answer in the targeted round, by its place on the panel. */
-export function demoTargeted(index: number): string {
-  return JSON.stringify(TARGETED[index % TARGETED.length]);
+/** An agent's answer in the targeted round: a reviewer's by the claim it is asked about, else by its place on the panel. */
+export function demoTargeted(req: SimRequest, index: number): string {
+  const own = /^Your claim: "(.*)"$/m.exec(lastUser(req))?.[1] ?? '';
+  return JSON.stringify(REVIEW_TARGETED[own] ?? TARGETED[index % TARGETED.length]);
 }
 
-/** The map draft: consensus, findings, open questions and a confidence per panelist. */
+/** The map draft of the script whose claims the prompt lists: consensus, findings, open questions and a confidence per panelist. */
 export function demoMap(req: SimRequest): string {
   const text = lastUser(req);
   const ids = (/^Panelists: (.*)$/m.exec(text)?.[1] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   const narrowed = /Outcome: (narrowed|not resolved)/.test(text);
-  const pick = (...i: number[]): string[] => [...new Set(i.map((n) => ids[n % Math.max(1, ids.length)]!).filter(Boolean))];
+  const { map } = SCRIPTS.find((s) => s.claims.flat().some((c) => text.includes(c))) ?? DECISION;
+  const pick = (places: number[]): string[] => [...new Set(places.map((n) => ids[n % Math.max(1, ids.length)]!).filter(Boolean))];
   return JSON.stringify({
-    headline: 'The panel agrees to stay on SQLite behind a data-access layer, but splits on whether write load will outgrow it within a year.',
-    consensus: [
-      { claim: 'Put a typed data-access layer with portable SQL in front of SQLite now.', supportingAgents: pick(0, 1, 2), confidence: 85, loadBearing: true },
-      { claim: 'Rehearse the migration once so that a later move is not rushed.', supportingAgents: pick(1, 2), confidence: 70, loadBearing: false },
-    ].filter((z) => z.supportingAgents.length >= 2),
-    majorFindings: [
-      'No one argues for migrating this week; the split is about timing and triggers.',
-      'The decisive unknown is the real write load, which nobody has measured.',
-      'A data-access layer is the first step under every position on the panel.',
-    ],
-    openQuestions: narrowed
-      ? ['Will the planned second service bring its own write path, and when?', 'What is the measured peak of concurrent writes?']
-      : ['What is the measured peak of concurrent writes?'],
-    confidence: ids.map((agent, i) => ({ agent, confidence: [72, 60, 68][i % 3] })),
+    headline: map.headline,
+    consensus: map.consensus
+      .map((z) => ({ claim: z.claim, supportingAgents: pick(z.places), confidence: z.confidence, loadBearing: z.loadBearing }))
+      .filter((z) => z.supportingAgents.length >= 2),
+    majorFindings: map.majorFindings,
+    openQuestions: map.openQuestions(narrowed),
+    confidence: ids.map((agent, i) => ({ agent, confidence: map.confidence[i % map.confidence.length]! })),
   });
 }
 
@@ -208,13 +318,14 @@ const CONCESSIONS: { own: [number, number]; other: [number, number]; round: numb
 
 /**
  * An agent's stance on each open clash its critique prompt lists, from the concessions above;
- * every other clash is maintained. Empty when the prompt lists none.
+ * every other clash is maintained, and every clash when `concedes` is false (a devil's advocate
+ * argues its brief, not its own view). Empty when the prompt lists none.
  */
-export function demoClashUpdates(req: SimRequest, round: number): { tension: string; stance: 'maintain' | 'narrow' | 'concede' }[] {
+export function demoClashUpdates(req: SimRequest, round: number, concedes = true): { tension: string; stance: 'maintain' | 'narrow' | 'concede' }[] {
   const listed = [...lastUser(req).matchAll(/^- (T\d+) \([^)]*\): you hold "(.*)"; \S+ holds "(.*)"$/gm)];
   const claim = ([a, c]: [number, number]): string | undefined => CLAIMS[a]?.[c];
   return listed.map((m) => {
-    const concede = CONCESSIONS.some((x) => x.round === round && claim(x.own) === m[2] && claim(x.other) === m[3]);
+    const concede = concedes && CONCESSIONS.some((x) => x.round === round && claim(x.own) === m[2] && claim(x.other) === m[3]);
     return { tension: m[1]!, stance: concede ? 'concede' : 'maintain' };
   });
 }

@@ -4,7 +4,7 @@ import { arithmeticReply } from './demo-arithmetic.js';
 import { demoClaims, demoClashes, demoClashUpdates, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
 import { demoArtifact, demoFindings, demoObservations } from './demo-pipeline.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
-import { demoDelphi } from './demo-delphi.js';
+import { demoDelphi, demoDelphiSynthesis } from './demo-delphi.js';
 import { CLUSTER_ARCHETYPES, demoRefine, demoVote } from './demo-vote.js';
 import { demoOxfordAnswer, demoOxfordOpening, demoOxfordSynthesis, demoOxfordVerdict } from './demo-oxford.js';
 import type { Responder, SimModel, SimRequest } from './server.js';
@@ -24,6 +24,10 @@ interface Archetype {
   opening: { position: string; reasoning: string; confidence: number };
   updates: string[];
   confidence: number[];
+  /** What it agrees with a peer on, in round 1 and in round 2. */
+  agrees: [string, string];
+  /** Its one disagreement in round 1: each archetype has its own point against another part of the panel. */
+  disagrees: { on: string; reason: string };
 }
 
 const ARCHETYPES: Archetype[] = [
@@ -38,6 +42,11 @@ const ARCHETYPES: Archetype[] = [
       'Stay on SQLite with a typed data-access layer; migrate once sustained concurrent writers pass about 50 per second or a second service needs the data.',
     ],
     confidence: [78, 84],
+    agrees: ['planning the migration rather than rushing it', 'a migration trigger near 50 sustained writers per second'],
+    disagrees: {
+      on: 'how much abstraction to build now',
+      reason: 'a full repository layer with portable SQL is work the tool may never need; a thin typed data-access layer keeps a later move cheap at a fraction of the cost',
+    },
   },
   {
     opening: {
@@ -50,6 +59,11 @@ const ARCHETYPES: Archetype[] = [
       'Stay on SQLite until a clear trigger (about 50 sustained writers per second, or a second service reading the data), with a rehearsed migration path ready.',
     ],
     confidence: [70, 80],
+    agrees: ['managing the cost of a later move now', 'a written trigger for migrating, with the move rehearsed beforehand'],
+    disagrees: {
+      on: 'whether to prepare the migration now',
+      reason: 'staying is right for today, but a trigger set only once the load arrives means migrating in a rush; set it now and rehearse the move once',
+    },
   },
   {
     opening: {
@@ -62,8 +76,19 @@ const ARCHETYPES: Archetype[] = [
       'Stay on SQLite with a repository layer; revisit when writers exceed about 50 per second or Postgres-only features are needed.',
     ],
     confidence: [80, 86],
+    agrees: ['staying on SQLite for now', 'staying on SQLite until a measured trigger'],
+    disagrees: {
+      on: 'migrating now while the data is small',
+      reason: 'what a later migration costs depends on how tightly the code is tied to SQLite, not on the size of the data; a repository layer removes the urgency',
+    },
   },
 ];
+
+/** What the cluster-vote panel agrees and disagrees on in its critiques. */
+const CLUSTER_TALK: Pick<Archetype, 'agrees' | 'disagrees'> = {
+  agrees: ['SQLite comfortably handles the current write load', 'SQLite comfortably handles the current write load'],
+  disagrees: { on: 'how soon to migrate', reason: 'the migration cost grows with data, but so does the cost of running Postgres; the trigger should be measured load' },
+};
 
 const JUDGE_SCORES = [
   { rationale: 'Three different recommendations: stay, migrate now, stay behind an abstraction. They share the facts about write load.', recommendation: 35, facts: 50, caveats: 38 },
@@ -105,13 +130,54 @@ function demoStances(round: number, ids: string[], place: (id: string) => number
   ];
 }
 
-function demoAdvocate(peers: string[]): string {
+/** How the panel answers last round's devil's advocate: heard, and not persuaded. */
+const ANSWER_TO_ADVOCATE = 'the cost of waiting is real, but a data-access layer keeps it small, and a trigger on measured load is still better grounded than a date picked today';
+
+/** The advocate's case against the majority, by critique round: each round's advocate attacks the majority it was shown. */
+const ADVOCACY = [
+  {
+    reason: 'every month on SQLite adds data and SQLite-specific code to port, so "for now" quietly makes the move dearer',
+    position:
+      'Migrate to Postgres now. "For now" has no end date: each month adds data and SQLite-specific queries to port, and the move will be forced at the worst moment, once the load has already arrived.',
+  },
+  {
+    reason: 'a trigger on measured load fires only once the load is there, and a migration takes weeks',
+    position:
+      'A trigger on measured load fires too late. A migration takes weeks, so a move that starts when sustained writers reach about 50 per second runs at the limit, under load, with the most data the tool has ever held. Set a date for the move instead, and rehearse it before then.',
+  },
+];
+
+/**
+ * The round's devil's advocate (docs/protocol-advocate.md): it argues against the majority its
+ * brief names, disagrees with the peers who hold that majority and agrees with those who do not,
+ * and maintains every clash it is shown, since it argues a brief rather than its own view.
+ */
+function demoAdvocate(req: SimRequest, round: number, withClashes: boolean): string {
+  const text = req.messages.at(-1)?.content ?? '';
+  const majority = /^The majority of the panel holds: (.*)$/m.exec(text)?.[1]?.trim() ?? 'the position most of the panel leans towards';
+  const peers = peerIds(req);
+  const holders = peers.filter((p) => shownPosition(req, p).startsWith('Stay on SQLite'));
+  const against = holders.length ? holders : peers;
+  const case_ = ADVOCACY[(Math.max(1, round) - 1) % ADVOCACY.length]!;
   return JSON.stringify({
-    agreements: [],
-    disagreements: peers.slice(0, 1).map((p) => ({ with: p, on: 'staying on SQLite', reason: 'a migration under load later costs more than one now, while the data is small' })),
-    updatedPosition: 'Against the majority: migrate to Postgres now. Waiting for a measured trigger means migrating later under load, with more data and less room for error.',
+    agreements: peers.filter((p) => !against.includes(p)).map((p) => ({ with: p, on: 'the cost of waiting: a later move is made with more data and under more pressure' })),
+    disagreements: against.map((p) => ({ with: p, on: `the majority's position, "${majority.replace(/\.$/, '')}"`, reason: case_.reason })),
+    updatedPosition: case_.position,
     confidence: 55,
+    ...(withClashes ? { clashUpdates: demoClashUpdates(req, round, false) } : {}),
   });
+}
+
+/** A peer's position as the critique prompt shows it: the line after its `[id]` header. */
+function shownPosition(req: SimRequest, id: string): string {
+  const lines = (req.messages.at(-1)?.content ?? '').split('\n');
+  const at = lines.findIndex((l) => l.startsWith(`[${id}]`));
+  return at < 0 ? '' : (lines[at + 1] ?? '');
+}
+
+/** Whether a position shown is a devil's advocate's case from the round before, which the panel answers as such. */
+function isAdvocacy(position: string): boolean {
+  return ADVOCACY.some((a) => a.position === position);
 }
 
 function roundOf(req: SimRequest): number {
@@ -162,7 +228,7 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       return demoClaims(req, owner.agents.map((a) => a.id));
     }
     if (keys.has('clashes')) return demoClashes(req);
-    if (keys.has('stance') && keys.has('revisedClaim')) return demoTargeted(index);
+    if (keys.has('stance') && keys.has('revisedClaim')) return demoTargeted(req, index);
     if (keys.has('majorFindings')) return demoMap(req);
     // An Oxford debate's speeches, verdict and synthesis (src/sim/demo-oxford.ts).
     if (keys.has('strongestFor')) return demoOxfordVerdict(req);
@@ -181,18 +247,21 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
     if (keys.has('updatedPosition')) {
       const round = roundOf(req);
       // The debate's devil's advocate of this round (docs/protocol-advocate.md) argues against the majority.
-      if ((req.messages.at(-1)?.content ?? '').includes("the panel's devil's advocate")) return demoAdvocate(peerIds(req));
+      if ((req.messages.at(-1)?.content ?? '').includes("the panel's devil's advocate")) return demoAdvocate(req, round, keys.has('clashUpdates'));
       const peers = peerIds(req);
       const step = Math.min(round, arch.updates.length) - 1;
-      const agreeWith = peers.filter((_, i) => (i + index) % 2 === 0);
-      const disagreeWith = round === 1 ? peers.filter((p) => !agreeWith.includes(p)).slice(0, 1) : [];
+      // A peer who was the devil's advocate last round is answered on its case, not agreed with.
+      const advocates = peers.filter((p) => isAdvocacy(shownPosition(req, p)));
+      const agreeWith = peers.filter((p, i) => (i + index) % 2 === 0 && !advocates.includes(p));
+      const disagreeWith = round === 1 ? peers.filter((p) => !agreeWith.includes(p) && !advocates.includes(p)).slice(0, 1) : [];
+      // The cluster-vote panel's archetypes (src/sim/demo-vote.ts) share one way of putting it.
+      const talk = 'agrees' in arch ? arch : CLUSTER_TALK;
       return JSON.stringify({
-        agreements: agreeWith.map((p) => ({ with: p, on: 'SQLite comfortably handles the current write load' })),
-        disagreements: disagreeWith.map((p) => ({
-          with: p,
-          on: 'how soon to migrate',
-          reason: 'the migration cost grows with data, but so does the cost of running Postgres; the trigger should be measured load',
-        })),
+        agreements: agreeWith.map((p) => ({ with: p, on: talk.agrees[round >= 2 ? 1 : 0] })),
+        disagreements: [
+          ...disagreeWith.map((p) => ({ with: p, ...talk.disagrees })),
+          ...advocates.map((p) => ({ with: p, on: "the devil's advocate's case against the majority", reason: ANSWER_TO_ADVOCATE })),
+        ],
         updatedPosition: arch.updates[Math.max(0, step)],
         confidence: arch.confidence[Math.max(0, step)],
         ...(keys.has('clashUpdates') ? { clashUpdates: demoClashUpdates(req, round) } : {}),
@@ -214,6 +283,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
       const ids = listed ? listed.split(',').map((s) => s.trim()) : preset.agents.map((a) => a.id);
       const oxfordSynthesis = demoOxfordSynthesis(req, ids);
       if (oxfordSynthesis) return oxfordSynthesis;
+      const delphi = demoDelphiSynthesis(req, ids);
+      if (delphi) return delphi;
       const withTensions = demoTensionSynthesis(req, ids);
       if (withTensions) return withTensions;
       const migrator = preset.agents.find((_, i) => i % ARCHETYPES.length === 1)?.id;

@@ -4,7 +4,7 @@ import { eventsOption, showThinkingOption } from '../events-args.js';
 import { dbOption, type MaterialArgs, materialOf, materialOptions, signKeyOption } from '../shared.js';
 
 interface DemoArgs extends MaterialArgs {
-  question: string;
+  question?: string;
   preset: string;
   db?: string;
   'sign-key'?: string;
@@ -17,13 +17,18 @@ interface DemoArgs extends MaterialArgs {
 
 export const DEMO_QUESTION = 'Should we migrate this tool from SQLite to Postgres now?';
 
+/** The question a preset's demo asks when none is given: Delphi's scripted panel answers with a number, so its question asks for one. */
+const PRESET_QUESTIONS: Record<string, string> = {
+  delphi: 'At what sustained write rate, in writes per second, should this tool move from SQLite to Postgres?',
+};
+
 export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, DemoArgs> {
   return {
     command: 'demo [question]',
     describe: 'Run a whole debate against the built-in simulator: no GPU, no Ollama needed',
     builder: (y) =>
       y
-        .positional('question', { type: 'string', default: DEMO_QUESTION, describe: 'The question (the simulated panel answers from a script)' })
+        .positional('question', { type: 'string', describe: `The question (the simulated panel answers from a script; default: "${DEMO_QUESTION}", or the preset's own demo question)` })
         .option('preset', { alias: 'p', type: 'string', default: 'tech-decision', describe: 'Preset whose panel the simulator plays' })
         .option('db', dbOption)
         .option('sign-key', signKeyOption)
@@ -50,7 +55,7 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         if (!args.quiet) io.stderr.write(`Simulated Ollama on ${sim.url}; the panel's answers are scripted.\n\n`);
         exit.value = await runFromCli(
           {
-            question: args.question,
+            question: args.question ?? PRESET_QUESTIONS[args.preset] ?? DEMO_QUESTION,
             preset: args.preset,
             host: sim.url,
             'vram-gib': 24,
