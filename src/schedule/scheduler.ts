@@ -106,7 +106,8 @@ export class DebateScheduler {
     if (own) throw new HostError(own.errorCode ?? 'HOST_UNREACHABLE', own.error ?? `Cannot reach ${own.url}.`, own.errorHint ? { hint: own.errorHint } : {});
     if (healthy.length === 0) {
       const names = gathered.map((f) => f.url).join(', ');
-      throw new HostError('HOST_UNREACHABLE', gathered.length === 1 ? `Cannot reach Ollama at ${names}.` : `None of the hosts answer: ${names}.`, {
+      // A lone host says what went wrong with it, as its gateway put it (refused, or took the connection and never answered).
+      throw new HostError('HOST_UNREACHABLE', gathered.length === 1 ? (gathered[0]!.error ?? `Cannot reach Ollama at ${names}.`) : `None of the hosts answer: ${names}.`, {
         hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST (or the hosts list) at a running server.',
       });
     }

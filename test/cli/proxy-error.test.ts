@@ -79,6 +79,13 @@ describe('a host behind a proxy that answers an HTML 502', () => {
     expect(doc.hosts[1]!.error).toMatch(proxyError());
   }, 60_000);
 
+  it('says what the lone host answered when a run cannot use it, not that it cannot be reached', async () => {
+    const r = await conclave(['run', 'Q?', '--preset', 'tech-decision', '--host', proxyUrl, '--db', join(dir, 'lone.db')]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(proxyError());
+    expect(r.stderr).not.toContain('Cannot reach');
+  }, 60_000);
+
   it('leaves models --json a JSON document on stdout', async () => {
     const r = await conclave(['models', '--hosts', hostsFile, '--json']);
     const doc = JSON.parse(r.stdout) as { hosts: { host: string; models: unknown[]; error?: string }[] };
