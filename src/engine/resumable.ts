@@ -1,4 +1,4 @@
-/** The protocols `conclave resume` can go on with from a stored point; the others are run again. */
+/** The protocols `conclave resume` can go on with from a stored point, without asking a finished round again; the others are run again. */
 export const RESUMABLE_PROTOCOLS: ReadonlySet<string> = new Set(['debate', 'parallel', 'oxford', 'delphi']);
 
 /**
@@ -9,4 +9,10 @@ export function goOnHint(kind: string, id: string, first: string | null): string
   const then = first === null ? '' : `${first}, then `;
   if (RESUMABLE_PROTOCOLS.has(kind)) return `${first === null ? 'Go on' : `${then}go on`} from where it stopped with \`conclave resume ${id}\`${first === null ? '' : ' (add --host URL to go on with another server)'}; see what it got to with \`conclave show ${id}\`.`;
   return `${first === null ? 'Run' : `${then}run`} the question again with \`conclave run\`: the ${kind} protocol cannot go on from a stored point. See what it got to with \`conclave show ${id}\`.`;
+}
+
+/** The resumable protocols in words: `debate, parallel, oxford and delphi`. */
+export function resumableList(): string {
+  const kinds = [...RESUMABLE_PROTOCOLS];
+  return `${kinds.slice(0, -1).join(', ')} and ${kinds.at(-1)}`;
 }

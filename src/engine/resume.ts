@@ -11,9 +11,7 @@ import { type FallbackStep, fallbackTurn, needsFallback } from './primitives/fal
 import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
 import { reuseClaims, reuseClashes } from './primitives/clashes.js';
-import { RESUMABLE_PROTOCOLS } from './resumable.js';
-
-/** Protocols whose stored rounds a resumed run goes on from without asking a finished round again. */
+import { RESUMABLE_PROTOCOLS, resumableList } from './resumable.js';
 
 export interface ResumePlan {
   /** The preset as run, with each model's num_ctx pinned to the one the debate ran with. */
@@ -58,7 +56,7 @@ export function planResume(d: StoredDebate): ResumePlan {
   const kind = (d.preset.protocol as { kind?: string }).kind ?? 'debate';
   if (!RESUMABLE_PROTOCOLS.has(kind)) {
     throw new InputError('PROTOCOL_NOT_RESUMABLE', `Debate \`${d.id}\` ran the ${kind} protocol, which cannot go on from a stored point.`, {
-      hint: 'Resume works for the debate, parallel, oxford and delphi protocols. Run the question again with `conclave run`.',
+      hint: `Resume works for the ${resumableList()} protocols. Run the question again with \`conclave run\`.`,
     });
   }
   const debaters = d.agents.filter((a) => a.role === 'debater').map((a) => a.id);

@@ -7,6 +7,8 @@ describe('how a stopped run is told to go on', () => {
     expect(goOnHint('oxford', 'X', 'Start the server again (`ollama serve`)')).toBe(
       'Start the server again (`ollama serve`), then go on from where it stopped with `conclave resume X` (add --host URL to go on with another server); see what it got to with `conclave show X`.',
     );
+    const { resumableList } = await import('../../src/engine/resumable.js');
+    expect(resumableList()).toBe('debate, parallel, oxford and delphi');
     for (const kind of ['tournament', 'decompose', 'pipeline']) {
       const hint = goOnHint(kind, 'X', 'Start the server again (`ollama serve`)');
       expect(hint).not.toContain('conclave resume');
