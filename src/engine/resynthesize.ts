@@ -1,4 +1,5 @@
 import { synthesizerModel } from '../config/synthesizer.js';
+import { markAdvocates } from '../protocol/advocate.js';
 import { DebateFailedError, HostError, InputError } from '../errors.js';
 import { type ServerTarget, connect } from '../backend/connect.js';
 import { estimateMessagesTokens } from '../protocol/context.js';
@@ -42,7 +43,9 @@ export function transcriptOf(d: StoredDebate): TranscriptRound[] {
     const round = byRound.get(j.round);
     if (round) round.judgement = j;
   }
-  return [...byRound.values()].sort((a, b) => a.round - b.round);
+  const rounds = [...byRound.values()].sort((a, b) => a.round - b.round);
+  // A devil's advocate's turns are advocacy, and the synthesizer reads them so, as in the run.
+  return d.preset.protocol.advocate ? markAdvocates(rounds, d.preset.agents.map((a) => a.id)) : rounds;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { TranscriptRound } from './prompts.js';
 import type { RoundStances } from './stances.js';
 
 /**
@@ -10,6 +11,11 @@ import type { RoundStances } from './stances.js';
 export function advocateOf(agentIds: readonly string[], round: number): string | null {
   if (round < 1 || agentIds.length === 0) return null;
   return agentIds[(round - 1) % agentIds.length]!;
+}
+
+/** The rounds with each critique round's advocate named, so the synthesizer reads its turn as advocacy, not as its view. */
+export function markAdvocates(rounds: readonly TranscriptRound[], agentIds: readonly string[]): TranscriptRound[] {
+  return rounds.map((r) => ({ ...r, advocate: advocateOf(agentIds, r.round) }));
 }
 
 /** The position the advocate argues against: the majority stance of the last judged round, when there was one. */

@@ -69,6 +69,8 @@ export function computeConfidence(input: {
   rule?: 'debate' | 'parallel';
   /** Seats in `usable` whose final position is the orchestrator's fallback analysis: each counts at FALLBACK_WEIGHT and caps the level at MEDIUM. */
   fallbacks?: readonly string[];
+  /** The last round's devil's advocate, left out of `usable`: its last turn argued by assignment. */
+  advocate?: string | null;
 }): ComputedConfidence {
   const named = new Set(input.restsOn ?? []);
   const vetoed = new Set(input.rejectedByVote ?? []);
@@ -111,7 +113,7 @@ export function computeConfidence(input: {
     restsOnUnknown,
     capped,
     rejected,
-    basis: [judge, rests, ...(seats.length ? [`${seats.length} by fallback`] : []), ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : [])],
+    basis: [judge, rests, ...(seats.length ? [`${seats.length} by fallback`] : []), ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : []), ...(input.advocate ? [`${input.advocate}'s last turn was advocacy`] : [])],
     lowered,
   };
 }

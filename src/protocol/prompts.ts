@@ -119,6 +119,8 @@ export interface TranscriptRound {
   round: number;
   turns: TurnRecord[];
   judgement: RoundJudgement | null;
+  /** The agent whose turn this round was devil's advocacy by assignment (docs/protocol-advocate.md), not its own view. */
+  advocate?: string | null;
 }
 
 /**
@@ -143,7 +145,9 @@ export function renderTranscript(rounds: TranscriptRound[], maxCharsPerTurn = In
       const dis = t.critique?.disagreements.length
         ? `\n  disagrees: ${t.critique.disagreements.map((d) => `${d.with} on ${clip(d.on, 160)} because ${clip(d.reason, 200)}`).join('; ')}`
         : '';
-      parts.push(`[${t.agentId}]${conf}\n${text}${reasoning}${agrees}${dis}`);
+      // An advocate's turn argues what it was told to: the synthesizer must not read it as the agent's view.
+      const role = t.agentId === r.advocate ? " devil's advocate this round, by assignment: this argues against the majority and is not its own view; do not count it among the positions the recommendation rests on" : '';
+      parts.push(`[${t.agentId}]${conf}${role}\n${text}${reasoning}${agrees}${dis}`);
     }
   }
   return parts.join('\n\n');

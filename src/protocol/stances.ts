@@ -245,7 +245,7 @@ export interface ConformityFigures {
   stancesAtEnd: number | null;
   /** 1/Σpᵢ² over the round-0 stance shares. */
   effectivePositions: number | null;
-  /** The round-0 majority stance, and the agents outside it that hold its lineage at the end. */
+  /** The round-0 majority stance, and the agents outside it that hold its lineage at the end (each read at the last round it had a stance in). */
   startMajority: string | null;
   outsideMajority: string[];
   joinedMajority: string[];
@@ -267,13 +267,15 @@ export function conformityOf(rounds: readonly RoundStances[], families: readonly
   const end = ordered.at(-1) ?? null;
   const startMajority = start?.majority ?? null;
   const outside = start && startMajority ? start.agents.filter((a) => a.stance !== null && a.stance !== startMajority).map((a) => a.agentId) : [];
-  const joined =
-    end && startMajority
-      ? outside.filter((id) => {
-          const s = end.agents.find((a) => a.agentId === id)?.stance;
-          return s != null && end.lineage[s] === startMajority;
-        })
-      : [];
+  // Each agent is read at the last round it had a stance in: a round it sat out (a devil's advocate's, a failed turn) leaves its view where it was.
+  const lastHeld = (id: string): boolean => {
+    for (const r of [...ordered].reverse()) {
+      const s = r.agents.find((a) => a.agentId === id)?.stance;
+      if (s != null) return r.lineage[s] === startMajority;
+    }
+    return false;
+  };
+  const joined = end && startMajority ? outside.filter(lastHeld) : [];
   const moves = ordered.flatMap((r) => r.agents.map((a) => ({ ...a, round: r.round })));
   const movers = [...new Set(moves.filter((m) => m.move === 'moved' || m.move === 'joined' || m.move === 'left').map((m) => m.agentId))];
   const allIds = families.map((f) => f.agentId);

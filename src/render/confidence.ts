@@ -82,7 +82,9 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       // A seat whose last turn failed and was filled by the orchestrator's fallback counts, at its own weight.
       const filled = new Set(steps.flatMap((x) => (x.kind === 'fallback' && x.round === lastRound && x.status === 'ok' ? [x.agentId] : [])));
       const okFinal = new Set(d.turns.filter((t) => t.round === lastRound && (t.status === 'ok' || filled.has(t.agentId))).map((t) => t.agentId));
-      const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id)).map((a) => a.id);
+      // The last round's devil's advocate argued by assignment: that turn is not its final position, nor support.
+      const advocate = steps.flatMap((x) => (x.kind === 'advocate' && x.round === lastRound ? [x.agentId] : []))[0];
+      const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id) && a.id !== advocate).map((a) => a.id);
       const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);
       const named = new Set(s.restsOn ?? []);
       const figures = figuresOf(d, usable.filter((id) => named.has(id)));
@@ -94,6 +96,7 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
         independence: figures ? independenceOf(figures) : null,
         rejectedByVote: rejectedByVote(d),
         rule: kindOf(d) === 'parallel' ? 'parallel' : 'debate',
+        advocate: advocate ?? null,
         fallbacks: usable.filter((id) => filled.has(id) && d.turns.some((t) => t.round === lastRound && t.agentId === id && t.status !== 'ok')),
       });
     }

@@ -212,6 +212,12 @@ function lastUser(req: SimRequest): string {
   return req.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
 }
 
+/** The agents the synthesizer's transcript marks as the last round's devil's advocate: their last turn is no view to rest on. */
+export function lastRoundAdvocates(req: SimRequest): Set<string> {
+  const last = lastUser(req).split(/^## Round /m).at(-1) ?? '';
+  return new Set([...last.matchAll(/^\[([^\]]+)\][^\n]* devil's advocate this round/gm)].map((m) => m[1]!));
+}
+
 function archetypeOf(agentId: string, agentIds: readonly string[]): number {
   const i = agentIds.indexOf(agentId);
   return (i < 0 ? 0 : i) % CLAIMS.length;
@@ -289,11 +295,13 @@ export function demoTensionSynthesis(req: SimRequest, ids: readonly string[]): s
   const text = lastUser(req);
   if (!text.includes('Tension map (')) return null;
   const top = /^- (T\d+) \((factual|interpretive)[^)]*\): (\S+) \[C\d+\] "([^"]*)" against (\S+) \[C\d+\] "([^"]*)"/m.exec(text);
+  const advocates = lastRoundAdvocates(req);
   return JSON.stringify({
     recommendation: 'Stay on SQLite for now behind a typed data-access layer, and measure the write load before setting a migration date.',
     triggersToRevisit: ['Measured sustained writers above about 50 per second', 'The planned second service ships with its own write path'],
     confidence: { level: 'medium', converged: Math.max(0, ids.length - 1) },
-    restsOn: ids.slice(0, Math.max(0, ids.length - 1)),
+    // Not the agent the minority position is credited to, nor an advocate whose last turn argued by assignment.
+    restsOn: ids.filter((id) => id !== top?.[5] && !advocates.has(id)),
     minorityPositions: top
       ? [
           {

@@ -1,7 +1,7 @@
 import type { Preset } from '../config/preset-schema.js';
 import { synthesizerCandidates } from '../config/synthesizer.js';
 import { arithmeticReply } from './demo-arithmetic.js';
-import { demoClaims, demoClashes, demoClashUpdates, demoMap, demoTargeted, demoTensionSynthesis } from './demo-tensions.js';
+import { demoClaims, demoClashes, demoClashUpdates, demoMap, demoTargeted, demoTensionSynthesis, lastRoundAdvocates } from './demo-tensions.js';
 import { demoArtifact, demoFindings, demoObservations } from './demo-pipeline.js';
 import { demoReassembly, demoSplit, demoSubAnswer, demoVerdict } from './demo-protocols.js';
 import { demoDelphi, demoDelphiSynthesis } from './demo-delphi.js';
@@ -296,7 +296,8 @@ export function demoResponder(presets: Preset | Preset[]): Responder {
           'A feature needs Postgres-only types or extensions',
         ],
         confidence: { level: 'high', converged: ids.length },
-        restsOn: [...ids],
+        // Not an advocate whose last turn argued by assignment.
+        restsOn: ids.filter((id) => !lastRoundAdvocates(req).has(id)),
         // Credited to the agent that argued it: the one playing the "migrate now" part, when it is among those synthesised.
         minorityPositions: migrator && ids.includes(migrator)
           ? [

@@ -36,6 +36,12 @@ function expectQuoted(sample: string, output: string, where: string): void {
 }
 
 describe('demo output quoted in the docs', () => {
+  it("quotes `conclave demo`'s card in README as it prints now", async () => {
+    const r = await runCli(['demo', '--db', join(dir, 'plain.db'), '--token-ms', '0'], dir);
+    expect(r.code).toBe(0);
+    expectQuoted(textBlock('README.md', 'RECOMMENDATION\n  Stay on SQLite for now behind'), r.stdout, 'README.md');
+  });
+
   it('quotes the tension-map demo as it prints now: the card in README and docs/tensions.md, the live view in docs/tensions.md', async () => {
     const r = await runCli(['demo', '--preset', 'tension-map', '--db', join(dir, 'map.db'), '--token-ms', '0'], dir);
     expect(r.code).toBe(0);

@@ -5,6 +5,9 @@ import { recorder } from '../../src/engine/recorder.js';
 import { Runner } from '../../src/engine/runner.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { renderCard } from '../../src/render/card.js';
+import { transcriptOf } from '../../src/engine/resynthesize.js';
+import { confidenceOf } from '../../src/render/confidence.js';
+import { panelOf } from '../../src/render/panel.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
@@ -41,6 +44,8 @@ async function run(advocate: boolean) {
       const stances = STANCES[judgedRoundOf(req)]!.map((s) => ({ ...s, agents: s.agents.filter((x) => ids.includes(x)) })).filter((s) => s.agents.length);
       return JSON.stringify({ ...JSON.parse(reply.judge(0.2)), stances });
     }
+    // The synthesizer names every agent, the last round's advocate too.
+    if (stageOf(req) === 'synthesis') return reply.synthesis([], ['a', 'b', 'c']);
     return undefined;
   });
   sim = await startSimulator({ models: simModels(preset), respond: script.respond });
@@ -99,6 +104,31 @@ describe("debate with a devil's advocate", () => {
     const viewer = debatePage(debate, null);
     expect(viewer).toContain('<section id="advocate">');
     expect(viewer).toContain('<td>moved after it: c</td>');
+  });
+
+  it("marks each advocate's turn as advocacy for the synthesizer, and counts neither the last advocate as support nor its absence as a holdout", async () => {
+    const { seen, debate } = await run(true);
+    const synthesis = prompt(seen.find((r) => stageOf(r) === 'synthesis')!);
+    const marked = [...synthesis.matchAll(/^\[(\w+)\][^\n]*devil's advocate this round/gm)].map((m) => m[1]);
+    expect(marked).toEqual(['a', 'b', 'c']);
+    // Each mark sits in its own round's section: c's in round 3, not on its earlier turns.
+    expect(synthesis.split('## Round 3')[1]).toMatch(/^\[c\][^\n]*devil's advocate this round/m);
+    expect(synthesis.split('## Round 3')[0]).not.toMatch(/^\[c\][^\n]*devil's advocate/m);
+    // The synthesizer named a, b and c; c's last turn argued by assignment, so support is a and b of the two views left.
+    const confidence = confidenceOf(debate)!;
+    expect([confidence.restsOn, confidence.of]).toEqual([['a', 'b'], 2]);
+    expect(confidence.basis).toContain("c's last turn was advocacy");
+    // c left "migrate" for "stay" in round 2 and argued as the advocate in round 3: it joined the majority.
+    const figures = panelOf(debate)!.figures!;
+    expect([figures.outsideMajority, figures.joinedMajority, figures.majorityAdoption]).toEqual([['c'], ['c'], 1]);
+    // `conclave synthesize` reads the stored rounds with the same marks.
+    expect(transcriptOf(debate).map((r) => [r.round, r.advocate])).toEqual([[0, null], [1, 'a'], [2, 'b'], [3, 'c']]);
+  });
+
+  it('still counts every final position in a debate without an advocate', async () => {
+    const { seen, debate } = await run(false);
+    expect(prompt(seen.find((r) => stageOf(r) === 'synthesis')!)).not.toContain("devil's advocate");
+    expect(confidenceOf(debate)!.of).toBe(3);
   });
 
   it('briefs nobody and scores every agent when the preset does not ask for an advocate', async () => {

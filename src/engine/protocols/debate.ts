@@ -14,6 +14,7 @@ import { synthesize } from '../primitives/synthesize.js';
 import { antiConformityBrief } from '../../protocol/anti-conformity.js';
 import { trajectoryChoice, trajectorySection } from '../../protocol/trajectory-decision.js';
 import { advocateRound, advocateStep, withoutAdvocate } from '../primitives/advocate.js';
+import { markAdvocates } from '../../protocol/advocate.js';
 
 /**
  * The debate: every agent answers alone (round 0); when the preset maps tensions, the clashes
@@ -112,7 +113,9 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   runner.checkpoint();
   // decision: trajectory: the Free-MAD score over all rounds chooses the position the synthesis writes up.
   const decided = preset.protocol.decision === 'trajectory' ? decideByTrajectory(runner, rounds) : null;
-  const synthesis = await synthesize(runner, rounds, decided ? [...sections, decided] : sections);
+  // The advocates' turns reach the synthesizer marked as advocacy, not as the agents' views.
+  const read = preset.protocol.advocate ? markAdvocates(rounds, agents.map((a) => a.id)) : rounds;
+  const synthesis = await synthesize(runner, read, decided ? [...sections, decided] : sections);
   runner.checkpoint();
   return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
 }
