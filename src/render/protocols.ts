@@ -271,8 +271,13 @@ export function protocolFooter(d: StoredDebate): string {
     case 'parallel':
       return `parallel answers from ${plural(debaters, 'agent')}`;
     case 'tournament': {
-      const rounds = steps.filter((s) => s.kind === 'bracket').length;
-      return `tournament of ${debaters} agents · ${rounds} bracket round${rounds === 1 ? '' : 's'}`;
+      const brackets = steps.filter((s): s is Extract<ProtocolStep, { kind: 'bracket' }> => s.kind === 'bracket');
+      const rounds = brackets.length;
+      // Agents without a usable round-0 answer never entered the bracket: the tournament is of those seeded.
+      const seeded = brackets.length ? Math.min(...brackets.map((b) => b.round)) : null;
+      const entered = brackets.find((b) => b.round === seeded)?.seeding.length ?? debaters;
+      const out = debaters - entered;
+      return `tournament of ${entered} agents${out > 0 ? ` (${out} of ${debaters} without a usable round-0 answer)` : ''} · ${rounds} bracket round${rounds === 1 ? '' : 's'}`;
     }
     case 'decompose': {
       const split = steps.find((s): s is Extract<ProtocolStep, { kind: 'split' }> => s.kind === 'split');

@@ -160,6 +160,8 @@ describe('tournament protocol', () => {
     const synth = lastPrompt(seen.find((r) => stageOf(r) === 'synthesis')!);
     expect(synth).toMatch(/Panelists with no usable final answer: e \([^)]*runner crashed/);
     expect(renderCard(store.getDebate(result.id))).toMatch(/AGENTS WITHOUT A FINAL ANSWER\n  - e: [^\n]*runner crashed/);
+    // The footer counts the four seeded, not the five on the panel.
+    expect(renderCard(store.getDebate(result.id)).replace(/\s+/g, ' ')).toContain('tournament of 4 agents (1 of 5 without a usable round-0 answer) · 2 bracket rounds');
   });
 
   it('stops when interrupted during a match, keeping what was recorded', async () => {
