@@ -248,10 +248,17 @@ function timingText(d: StoredDebate, t: StoredTensionMap, m: TensionMap): string
  */
 function failureText(d: StoredDebate, t: StoredTensionMap): string {
   const error = t.error ?? 'the debate stopped before the map was drawn';
-  if (!/^claims came from \d+ agents?; a map needs two or more$/.test(error)) return error;
+  // Fewer than two usable answers: no claims were asked for.
+  const lone = /^(?:only (.+)|no agent) gave a usable answer; a map needs two or more$/.exec(error);
+  if (!lone && !/^claims came from \d+ agents?; a map needs two or more$/.test(error)) return error;
   const mapped = d.preset.protocol.kind === 'pipeline' ? d.preset.agents.filter((a) => a.role === 'reviewer') : d.preset.agents;
-  const silent = mapped.map((a) => a.id).filter((id) => !t.agents.includes(id));
-  const had = t.agents.length ? `only ${t.agents.join(' and ')} gave claims to compare` : 'no agent gave claims to compare';
+  const gave = lone ? (lone[1] === undefined ? [] : [lone[1]]) : t.agents;
+  const silent = mapped.map((a) => a.id).filter((id) => !gave.includes(id));
+  const had = lone
+    ? `${gave.length ? `only ${gave[0]} gave a usable answer` : 'no agent gave a usable answer'}, so no claims were asked for`
+    : t.agents.length
+      ? `only ${t.agents.join(' and ')} gave claims to compare`
+      : 'no agent gave claims to compare';
   const unread = silent.filter((id) => t.gaps.some((g) => g.startsWith(`no claims from ${id} `)));
   const unanswered = silent.filter((id) => !unread.includes(id));
   const why = [

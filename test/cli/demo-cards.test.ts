@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
+import { openStore } from '../../src/store/open.js';
 import { runCli } from '../helpers/cli.js';
 
 let dir = '';
@@ -60,6 +61,10 @@ describe('the cards of the demos', () => {
     expect(replay).toContain('raised by correctness');
     expect(replay).not.toContain('raised by editor');
     expect(replay).toContain('TENSION MAP FAILED');
-    expect(replay).toMatch(/Not drawn: a tension map compares the claims of two or more agents, and only correctness gave claims to compare \(operations gave no usable answer/);
+    expect(replay).toMatch(/Not drawn: a tension map compares the claims of two or more agents, and only correctness gave a usable answer, so no claims were asked for \(operations gave no usable answer/);
+    // One usable review has nothing to clash with: no claims call was spent on it.
+    const store = openStore(db, { readonly: true });
+    expect(store.getDebate(doc.id).calls.filter((c) => c.stage === 'claims')).toEqual([]);
+    store.close();
   });
 });

@@ -99,6 +99,13 @@ export async function mapClashes(ctx: StageContext, recorded?: ReadonlyMap<strin
   const answers = finals.map(({ agent, turn }) => ({ agent, text: answerText(turn, opening(agent.id)), turn }));
   const tokens = answerTokens(answers.map((a) => a.text));
   const gaps: string[] = [];
+  // One usable answer has nothing to clash with: no claims call is worth its tokens.
+  if (answers.length < 2) {
+    report({ step: 'claims', agents: [], claims: [], gaps: [], answerTokens: tokens, pairs: 0, clashCalls: 0, round });
+    const who = answers.length ? `only ${answers[0]!.agent.id}` : 'no agent';
+    report({ step: 'map', result: { status: 'failed', error: `${who} gave a usable answer; a map needs two or more`, gaps } });
+    return null;
+  }
   let unreached = false;
   const perAgent = await Promise.all(
     answers.map(async ({ agent, text, turn }) => {
