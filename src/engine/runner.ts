@@ -46,6 +46,8 @@ export class Runner {
   readonly stages: ExtraStage[];
   /** Clashes mapped on the round-0 answers (`mapClashes`); undefined until mapped, null when mapping failed. */
   clashes: ClashBoard | null | undefined = undefined;
+  /** For a resumed run whose clashes were not mapped to the end: the claims its finished claims calls gave, by agent (`reuseClaims`). */
+  recordedClaims: ReadonlyMap<string, readonly string[]> | undefined = undefined;
   readonly attachments: Attachment[];
   /** Tokens counted against `protocol.tokenBudget` (and counted without one). */
   readonly tally: TokenTally;

@@ -18,7 +18,7 @@ export async function mapClashes(runner: Runner, rounds: readonly TranscriptRoun
   try {
     // Clashes are the panel's own: a seat the orchestrator filled has no claims an agent would defend.
     const own = rounds.slice(0, 1).map((r) => ({ ...r, turns: r.turns.filter((t) => !t.fallback) }));
-    if (runner.clashes === undefined) runner.clashes = await mapBoard(stageContext(runner, own), recordedClaims.get(runner));
+    if (runner.clashes === undefined) runner.clashes = await mapBoard(stageContext(runner, own), runner.recordedClaims);
   } catch (err) {
     if (err instanceof StoreError) throw err;
     runner.clashes = null;
@@ -27,16 +27,13 @@ export async function mapClashes(runner: Runner, rounds: readonly TranscriptRoun
   for (const r of rounds.slice(1)) settleClashes(runner, r.round, r.turns);
 }
 
-/** The claims a resumed run reads from claims calls that finished before the interruption, by agent. */
-const recordedClaims = new WeakMap<Runner, ReadonlyMap<string, readonly string[]>>();
-
 /**
  * Hands a resumed debate whose clash board was not mapped to the end (a claims or clash call
  * cut off, or one that never reached its host) the claims its finished claims calls gave: the
  * board is mapped again, and only the agents without them are asked for claims.
  */
 export function reuseClaims(runner: Runner, claims: ReadonlyMap<string, readonly string[]>): void {
-  recordedClaims.set(runner, claims);
+  runner.recordedClaims = claims;
 }
 
 /**
