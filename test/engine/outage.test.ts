@@ -7,6 +7,7 @@ import { runDebate } from '../../src/engine/run-debate.js';
 import { HostError } from '../../src/errors.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
+import { closeOpened } from '../helpers/lifecycle.js';
 import type { Store } from '../../src/store/store.js';
 import { agentOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
@@ -15,13 +16,8 @@ let store: Store | null = null;
 let proxy: Server | null = null;
 
 afterEach(async () => {
-  store?.close();
-  store = null;
-  await sim?.close();
-  sim = null;
-  proxy?.closeAllConnections();
-  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
-  proxy = null;
+  await closeOpened(store, sim, proxy);
+  [store, sim, proxy] = [null, null, null];
 });
 
 /**

@@ -10,6 +10,7 @@ import { renderCard } from '../../src/render/card.js';
 import { liveRenderer } from '../../src/render/live.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
+import { closeOpened } from '../helpers/lifecycle.js';
 import type { Store } from '../../src/store/store.js';
 import { simModels, testPreset } from '../helpers/panel.js';
 import { type TensionStage, tensionResponder, tensionStageOf, userText } from '../helpers/tensions.js';
@@ -22,13 +23,8 @@ let store: Store | null = null;
 let proxy: Server | null = null;
 
 afterEach(async () => {
-  store?.close();
-  store = null;
-  await sim?.close();
-  sim = null;
-  proxy?.closeAllConnections();
-  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
-  proxy = null;
+  await closeOpened(store, sim, proxy);
+  [store, sim, proxy] = [null, null, null];
 });
 
 const of = (seen: SimRequest[], stage: TensionStage) => seen.filter((r) => tensionStageOf(r) === stage);

@@ -1,4 +1,7 @@
+import type { Server } from 'node:http';
 import { afterEach } from 'vitest';
+import type { SimHandle } from '../../src/sim/index.js';
+import type { Store } from '../../src/store/store.js';
 
 /**
  * Closes what a test opened (simulators, stores), newest first, after each test. Call it once
@@ -13,4 +16,12 @@ export function closesAfterEach(): <T extends { close(): unknown }>(thing: T) =>
     open.push(thing);
     return thing;
   };
+}
+
+/** For a file that holds what it opens in variables: closes its store, its simulator and a server in front of it (every connection dropped first). */
+export async function closeOpened(store: Store | null, sim: SimHandle | null, proxy: Server | null): Promise<void> {
+  store?.close();
+  await sim?.close();
+  proxy?.closeAllConnections();
+  await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
 }
