@@ -22,6 +22,10 @@ function mdCode(text: string): string {
 
 const markdownSummary = { code: mdCode, text: mdText };
 
+const LEGEND_ESCAPES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '[': '\\[', '\\': '\\\\' };
+/** A legend names presets (the best rule of each): inert and without HTML or links, its own code spans kept. */
+const mdLegend = (text: string): string => inertLine(text).replace(/[<>&[\\]/g, (c) => LEGEND_ESCAPES[c]!);
+
 function markdownTable(table: ReportTable): string {
   if (table.rows.length === 0) return `${table.empty ?? 'Nothing to show.'}\n`;
   const align = table.headers.map((_, i) => (table.numeric.includes(i) ? '---:' : '---'));
@@ -33,7 +37,7 @@ function markdownTable(table: ReportTable): string {
 export function renderBenchMarkdown(report: BenchReport): string {
   const parts = [`# Bench run ${mdText(report.run.id)}`, '', ...runSummaryLines(report, markdownSummary).map((l) => `- ${l}`), ''];
   for (const table of reportTables(report)) {
-    parts.push(`## ${mdText(table.title)}`, '', table.legend, '', markdownTable(table));
+    parts.push(`## ${mdText(table.title)}`, '', mdLegend(table.legend), '', markdownTable(table));
   }
   return parts.join('\n');
 }
@@ -45,7 +49,7 @@ export function renderBenchSummary(report: BenchReport): string {
   // What the peers' content adds beyond re-examination, paired on the same items.
   const control = (report.differences ?? [])
     .filter((d) => d.a === CONDITION_LABELS['debate-vote'] && d.b === CONDITION_LABELS['self-correction'])
-    .map((d) => `${d.scope}: ${d.a} − ${d.b} = ${points(d.diff)} (95% CI ${signedInterval(d.ciLow, d.ciHigh)}, ${plural(d.n, 'item')}): what the peers add beyond re-examination.\n`)
+    .map((d) => `${inertLine(`${d.scope}: ${d.a} − ${d.b}`)} = ${points(d.diff)} (95% CI ${signedInterval(d.ciLow, d.ciHigh)}, ${plural(d.n, 'item')}): what the peers add beyond re-examination.\n`)
     .join('');
   const body = `${table}${control ? `\n${control}` : ''}`;
   return report.parseHealth?.warning ? `${body}\n⚠ Warning: ${report.parseHealth.warning}\n` : body;

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { renderBenchMarkdown, renderComparisonMarkdown } from '../../src/bench/markdown.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderBenchHtml } from '../../src/bench/html.js';
+import { renderBenchMarkdown, renderBenchSummary, renderComparisonMarkdown } from '../../src/bench/markdown.js';
 import { buildReport, compareRuns } from '../../src/bench/report.js';
 import { loadBenchData } from '../../src/store/bench.js';
+import { readRescoreRecords } from '../../src/store/rescore-read.js';
+import { runCli } from '../helpers/cli.js';
 import { type BenchSetup, setupBench } from './fixture.js';
 
 let bench: BenchSetup | null = null;
@@ -42,5 +48,28 @@ describe('the Markdown bench report', () => {
     expect(compared).toContain('suite ``a`<i>b</i>``');
     expect(compared.replace(/``.*?``/g, '')).not.toMatch(/<i>/);
     expect(compared.replace(/``.*?``/g, '')).not.toMatch(LIVE_LINK);
+  });
+
+  it('writes no terminal control from a preset name: summary, Markdown legends, HTML page and `bench list --json`', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-bench-md-'));
+    try {
+      const db = join(dir, 'record.db');
+      // Sets the terminal's title, clears the screen (C1 CSI), reverses what follows.
+      bench = await setupBench({ dbPath: db, preset: { name: 'panel\u001b]0;pwned\u0007\u009b2J\u202eevil' } });
+      const runId = await bench.start({ limit: 1 });
+      const data = loadBenchData(bench.store, runId);
+      const report = buildReport(data, { iterations: 10, records: readRescoreRecords(bench.store, data.trials.map((t) => t.debateId!)) });
+      const raw = /[\u0007\u001b\u009b\u202e]/;
+      for (const text of [renderBenchSummary(report), renderBenchMarkdown(report), renderBenchHtml(report)]) {
+        // Whole escape sequences go; the direction control is written out.
+        expect(text).toMatch(/panel(<|&lt;)U\+202E(>|&gt;)evil/);
+        expect(text).not.toMatch(raw);
+      }
+      const listed = await runCli(['bench', 'list', '--json', '--db', db], dir);
+      expect(listed.stdout).not.toMatch(raw);
+      expect((JSON.parse(listed.stdout) as { presets: string[] }[])[0]!.presets).toEqual(['panel\u001b]0;pwned\u0007\u009b2J\u202eevil']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
