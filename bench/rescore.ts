@@ -19,6 +19,8 @@ import { listBenchRuns, loadBenchData } from '../src/store/bench.js';
 import { readRescoreRecords } from '../src/store/rescore-read.js';
 import { rescoreRun } from '../src/bench/rescore.js';
 import { capture } from '../test/helpers/cli.js';
+import { adoptDebates } from '../src/store/adopt.js';
+import { CALL_LINKS } from '../src/store/chain.js';
 
 const { values } = parseArgs({ options: { items: { type: 'string', default: '500' }, 'seed-items': { type: 'string', default: '20' }, preset: { type: 'string', default: 'small-8gb' } } });
 const target = Number(values.items);
@@ -50,6 +52,7 @@ store.use('copy the run', (_db, sqlite: BetterSqlite3.Database) => {
   const without = (row: Record<string, unknown>, key: string): Record<string, unknown> => Object.fromEntries(Object.entries(row).filter(([k]) => k !== key));
   const items = sqlite.prepare('select * from bench_items where run_id = ? order by ordinal').all(runId) as Record<string, unknown>[];
   const trials = sqlite.prepare('select * from bench_trials where run_id = ?').all(runId) as Record<string, unknown>[];
+  const copied: string[] = [];
   sqlite.transaction(() => {
     for (let k = 1; k < copies; k++) {
       const suffix = `-copy${k}`;
@@ -58,12 +61,20 @@ store.use('copy the run', (_db, sqlite: BetterSqlite3.Database) => {
         const debateId = trial.debate_id === null ? null : `${String(trial.debate_id)}${suffix}`;
         if (debateId !== null) {
           const debate = sqlite.prepare('select * from debates where id = ?').get(trial.debate_id) as Record<string, unknown>;
-          insert('debates', { ...debate, id: debateId, created_at: Number(debate.created_at) + k });
-          for (const table of childTables) {
-            for (const row of sqlite.prepare(`select * from ${table} where debate_id = ?`).all(trial.debate_id) as Record<string, unknown>[]) {
-              insert(table, { ...(table === 'calls' ? without(row, 'id') : row), debate_id: debateId });
+          insert('debates', { ...debate, id: debateId, created_at: Number(debate.created_at) + k, seal: null, seal_rows_json: null, seal_signature: null, seal_key: null });
+          // Calls first, so rows that link to a call point at the copy's own; the copy is then chained and sealed as its own record.
+          const newCall = new Map<unknown, number>();
+          for (const table of ['calls', ...childTables.filter((t) => t !== 'calls' && t !== 'seal_rows')]) {
+            for (const row of sqlite.prepare(`select * from ${table} where debate_id = ?${table === 'calls' ? ' order by id' : ''}`).all(trial.debate_id) as Record<string, unknown>[]) {
+              if (table === 'calls') {
+                newCall.set(row.id, insert(table, { ...without(row, 'id'), debate_id: debateId, prev_hash: null, hash: null }));
+                continue;
+              }
+              const links = Object.fromEntries((CALL_LINKS[table] ?? []).filter((c) => row[c] !== null && row[c] !== undefined).map((c) => [c, newCall.get(row[c])]));
+              insert(table, { ...row, ...links, debate_id: debateId });
             }
           }
+          copied.push(debateId);
         }
         const newTrial = insert('bench_trials', { ...without(trial, 'id'), item_id: `${String(trial.item_id)}${suffix}`, debate_id: debateId });
         for (const table of ['bench_results', 'bench_answers', 'bench_calls']) {
@@ -74,6 +85,8 @@ store.use('copy the run', (_db, sqlite: BetterSqlite3.Database) => {
     }
     sqlite.prepare('update bench_runs set item_count = ? where id = ?').run(items.length * copies, runId);
   })();
+  // `rescore` verifies every debate it reads: each copy gets a chain and a seal of its own.
+  adoptDebates(sqlite, copied, Date.now());
 });
 
 const t1 = performance.now();

@@ -1,4 +1,4 @@
-import { bidiName, replaceBidi } from '../render/inert.js';
+import { inert } from '../render/inert.js';
 import type { Condition } from './conditions.js';
 import type { BenchReport, ConditionStats, RoundAccuracy } from './report.js';
 import { type ReportTable, pct, reportTables, runSummaryLines } from './tables.js';
@@ -10,7 +10,8 @@ import { type RuleFigure, type RunRescore, paretoFront } from './rescore.js';
  */
 
 export function escapeHtml(text: string): string {
-  return replaceBidi(escapeMarkup(text), (c) => escapeMarkup(bidiName(c)));
+  // Inert first: the page may go to a terminal (no --out), and direction controls show as `<U+202E>`.
+  return escapeMarkup(inert(text));
 }
 
 /** Escapes the five characters that HTML gives meaning to, and nothing else. */

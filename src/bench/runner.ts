@@ -243,6 +243,14 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
 /** Call failures that say the server, not the model, failed: they stop the bench instead of scoring as wrong. */
 const OUTAGE_CODES = new Set(['HOST_UNREACHABLE', 'MODEL_MISSING', 'KEY_REFUSED']);
 
+/** An item the server let down: the run stops, and its resume (never the debate's own) runs the item again. */
+function itemLost(code: string, item: SuiteItem, runId: string, detail: string, cause?: unknown): HostError {
+  return new HostError(code, `Item \`${item.id}\` of bench run ${runId} could not be completed: ${detail}`, {
+    hint: `Fix the server (start it, or pull the model), then continue with \`conclave bench --resume ${runId}\`; finished items are kept.`,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
 /** The one Ollama host of a run, with `numParallel` slots per model. */
 function singlePool(host: string, models: string[], numParallel: number): { pool: SlotPool; servers: Map<string, ModelServer> } {
   const url = normalizeHost(host);
@@ -326,6 +334,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
       now,
     });
   } catch (err) {
+    // A server gone or a model missing mid-debate stops the bench; the way on is the run's resume, not the debate's.
+    if (err instanceof HostError && OUTAGE_CODES.has(err.code)) throw itemLost(err.code, item, ctx.runId, err.message, err);
     // A debate that failed (too few usable answers) is a result: its conditions score as wrong.
     if (!(err instanceof DebateFailedError) || debateId === null) throw err;
     debateError = err.message;
@@ -404,11 +414,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     [...singles, ...samples, ...control.agents.flatMap((a) => a.revisions.map((outcome) => ({ model: a.model, outcome })))].map((b) => (b.outcome.errorCode && OUTAGE_CODES.has(b.outcome.errorCode) ? `${b.model}: ${b.outcome.error}` : null)).find((x) => x !== null) ??
     debate.calls.map((c) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
     null;
-  if (outage !== null) {
-    throw new HostError('BENCH_HOST_LOST', `Item \`${item.id}\` of bench run ${ctx.runId} could not be completed: ${outage}`, {
-      hint: `Fix the server (start it, or pull the model), then continue with \`conclave bench --resume ${ctx.runId}\`; finished items are kept.`,
-    });
-  }
+  if (outage !== null) throw itemLost('BENCH_HOST_LOST', item, ctx.runId, outage);
 
   const scored = scoreTrial({ item, preset, debate, singles, samples, vote: vote.result(), parallel, selfCorrection: control });
   finishTrial(

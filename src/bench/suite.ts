@@ -6,6 +6,7 @@ import { parseNumber } from './extract.js';
 import type { SuiteItem } from './item.js';
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /** One benchmark item, as written on each line of a suite file. */
 export const suiteItemSchema = z
@@ -17,6 +18,15 @@ export const suiteItemSchema = z
     kind: z.enum(['number', 'choice', 'text']),
   })
   .superRefine((item, ctx) => {
+    // An id names its item in progress lines and report tables; a line break or an escape in it would break them.
+    if (item.id.trim() === '') ctx.addIssue({ code: 'custom', path: ['id'], message: 'is blank' });
+    else if (CONTROL.test(item.id)) ctx.addIssue({ code: 'custom', path: ['id'], message: `${JSON.stringify(item.id)} holds a control character (a line break, tab or escape)` });
+    if (item.question.trim() === '') ctx.addIssue({ code: 'custom', path: ['question'], message: 'is blank' });
+    // A blank gold answer matches no reply, so every condition would score the item wrong.
+    if (item.answer.trim() === '') {
+      ctx.addIssue({ code: 'custom', path: ['answer'], message: 'is blank, so no answer could ever be scored right' });
+      return;
+    }
     if (item.kind === 'number' && parseNumber(item.answer) === null) {
       ctx.addIssue({ code: 'custom', path: ['answer'], message: `${JSON.stringify(item.answer)} is not a number` });
     }
@@ -111,16 +121,22 @@ function jsonLines(text: string, file: string): { value: unknown; line: number }
   return rows;
 }
 
+/** A JSON number as plain decimal digits (`0.0000001`, not `1e-7`); not finite stays as String writes it. */
+function plainNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  return (value === 0 ? 0 : value).toLocaleString('en-US', { useGrouping: false, maximumFractionDigits: 100 });
+}
+
 /**
  * Parses suite JSONL text. Every item is checked here, so a bad line fails
  * the load (naming file, line and field) instead of the scoring.
  */
 export function parseSuite(text: string, file: string): SuiteItem[] {
   const items = jsonLines(text, file).map(({ value, line }) => {
-    // A bare JSON number is the natural way to write a numeric answer.
+    // A bare JSON number is the natural way to write a numeric answer; written out in full, as `1e-7` is no answer a model gives.
     const withAnswer =
       typeof value === 'object' && value !== null && typeof (value as { answer?: unknown }).answer === 'number'
-        ? { ...value, answer: String((value as { answer: number }).answer) }
+        ? { ...value, answer: plainNumber((value as { answer: number }).answer) }
         : value;
     return { item: checkItem(withAnswer, file, line), line };
   });
@@ -160,7 +176,7 @@ export function parseGsm8k(text: string, file: string): SuiteItem[] {
       const tail = row.data.answer.trim().split('\n').at(-1) ?? '';
       throw invalid(file, line, `field \`answer\`: does not end in "#### N" with N a number (ends ${JSON.stringify(tail)})`, hint);
     }
-    const item = { id: `gsm8k-${String(line).padStart(4, '0')}`, question: row.data.question.trim(), answer: String(final === 0 ? 0 : final), kind: 'number' };
+    const item = { id: `gsm8k-${String(line).padStart(4, '0')}`, question: row.data.question.trim(), answer: plainNumber(final), kind: 'number' };
     return { item: checkItem(item, file, line), line };
   });
   return rejectDuplicates(items, file);

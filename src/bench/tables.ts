@@ -236,18 +236,26 @@ function protocolTerms(p: BenchReport['run']['presets'][number]): string {
   }
 }
 
-/** A few lines that say what the run was. */
-export function runSummaryLines(report: BenchReport): string[] {
+/** How the summary writes a recorded value: as code (a name) or as text. Markdown escapes both; HTML escapes the whole line. */
+export interface SummaryFormat {
+  code(text: string): string;
+  text(text: string): string;
+}
+
+const asWritten: SummaryFormat = { code: (t) => `\`${t}\``, text: (t) => t };
+
+/** A few lines that say what the run was; names, hosts and the stop reason come from files and servers, so `fmt` writes them. */
+export function runSummaryLines(report: BenchReport, fmt: SummaryFormat = asWritten): string[] {
   const r = report.run;
   const presets = r.presets.map((p) => {
     const agents = p.agents.map((a) => `${a.id}: ${a.model}`).join(', ');
     const k = r.meanK[p.name];
-    return `\`${p.name}\`: protocol ${p.protocol}, ${plural(p.agents.length, 'agent')} (${agents}); ${protocolTerms(p)}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
+    return `${fmt.code(p.name)}: protocol ${fmt.text(p.protocol)}, ${plural(p.agents.length, 'agent')} (${fmt.text(agents)}); ${fmt.text(protocolTerms(p))}${p.voting ? '; cluster voting' : ''}${k === null || k === undefined ? '' : `; mean k = ${k.toFixed(1)}`}`;
   });
   return [
     ...(report.parseHealth?.warning ? [`**⚠ Warning: ${report.parseHealth.warning}**`] : []),
-    `Suite \`${r.suite}\`: ${plural(r.items, 'item')} (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${r.error})` : ''}.`,
-    `Host ${r.host}; Conclave ${r.engineVersion}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
+    `Suite ${fmt.code(r.suite)}: ${plural(r.items, 'item')} (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${fmt.text(r.error)})` : ''}.`,
+    `Host ${fmt.text(r.host)}; Conclave ${fmt.text(r.engineVersion)}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
     ...presets.map((p) => `Preset ${p}.`),
   ];
 }

@@ -273,7 +273,7 @@ export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<
   try {
     const runs = listBenchRuns(store);
     if (args.json) {
-      io.stdout.write(`${JSON.stringify(runs.map(({ presets, ...r }) => ({ ...r, presets: presets.map((p) => p.name) })), null, 2)}\n`);
+      io.stdout.write(`${jsonText(runs.map(({ presets, ...r }) => ({ ...r, presets: presets.map((p) => p.name) })), 2)}\n`);
       return 0;
     }
     if (runs.length === 0) {

@@ -1,6 +1,6 @@
 import { type DebateRescore, type RunRescore, rescoreRun, rescoreTrajectory, openTrajectory, trialTrajectory } from '../bench/rescore.js';
 import { allRules } from '../rules/index.js';
-import { InputError, StoreError } from '../errors.js';
+import { InputError, IntegrityError, StoreError } from '../errors.js';
 import { formatTable } from '../render/table.js';
 import { inert, inertLine, jsonText } from '../render/inert.js';
 import { loadBenchData, resolveBenchRunId } from '../store/bench.js';
@@ -46,7 +46,24 @@ function checkRuleNames(names: readonly string[], maxRounds: number): void {
   }
 }
 
-/** `conclave rescore ID|RUN`: reads the record, asks no server, writes nothing. */
+/**
+ * Refuses debates whose rows no longer match their hashes: a rule re-scored over an edited
+ * judge score or turn would report the edit as what the panel did.
+ */
+function checkIntact(store: Store, ids: readonly string[]): void {
+  const broken: string[] = [];
+  for (const id of ids) {
+    const verdict = store.verifyDebate(id);
+    if (verdict.state === 'broken') broken.push(`\`${id}\` (${verdict.problem})`);
+  }
+  if (broken.length === 0) return;
+  const shown = broken.length > 3 ? `${broken.slice(0, 3).join(', ')} and ${broken.length - 3} more` : broken.join(', ');
+  throw new IntegrityError('RESCORE_TAMPERED', `${plural(broken.length, 'debate')} to re-score ${broken.length === 1 ? 'does' : 'do'} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${shown}. Nothing was re-scored.`, {
+    hint: 'The record changed after it was written; `conclave verify --all` (with the same --db) names every change. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
+  });
+}
+
+/** `conclave rescore ID|RUN`: verifies and reads the record, asks no server, writes nothing. */
 export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<number> {
   const store = await openDb(args.db, io, { readonly: true });
   try {
@@ -55,7 +72,9 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
     if (target.kind === 'run') {
       const data = loadBenchData(store, target.id);
       checkRuleNames(names, Math.max(0, ...data.run.presets.map((p) => p.preset.protocol.maxRounds)));
-      const records = readRescoreRecords(store, data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId])));
+      const debateIds = data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId]));
+      checkIntact(store, debateIds);
+      const records = readRescoreRecords(store, debateIds);
       const result = rescoreRun(data, records, { rules: names });
       io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderRunRescore(result));
       return 0;
@@ -72,6 +91,7 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
 export function rescoreDebate(store: Store, id: string, names: readonly string[]): DebateRescore {
   const debate = store.getDebate(id);
   checkRuleNames(names, debate.preset.protocol.maxRounds);
+  checkIntact(store, [id]);
   const head = {
     id,
     question: debate.question,

@@ -156,4 +156,29 @@ describe('answer calls', () => {
     await bench.execute(runId);
     expect(done()).toEqual(['i1', 'i2', 'i3', 'i4']);
   });
+
+  it('names the bench run to resume, not the debate, when the server goes away during a debate', async () => {
+    let gone = false;
+    bench = await setupBench({
+      onRequest: (req) => {
+        // The host goes away as item i2's debate asks its first question.
+        if (!gone && req.messages.some((m) => m.content.includes(items[1]!.question))) {
+          gone = true;
+          void bench!.sim.close();
+          return { content: '{}', delayMs: 5000 };
+        }
+        return undefined;
+      },
+    });
+    const runId = bench.create();
+    const err = await bench.execute(runId).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HostError);
+    const { message, hint, code } = err as HostError;
+    expect(code).toBe('HOST_UNREACHABLE');
+    expect(message).toContain(`Item \`i2\` of bench run ${runId} could not be completed: Debate `);
+    expect(hint).toContain(`conclave bench --resume ${runId}`);
+    expect(hint).not.toMatch(/conclave resume \d/);
+    expect(getBenchRun(bench.store, runId).status).toBe('interrupted');
+    expect(loadBenchData(bench.store, runId).trials.map((t) => t.itemId)).toEqual(['i1']);
+  });
 });

@@ -112,6 +112,24 @@ describe('loadSuite', () => {
     expect(err.hint).toContain('`arithmetic`');
   });
 
+  it('rejects a blank gold answer, question or id, which no reply could ever be scored against', async () => {
+    const blank = (field: string, value: string) => parseSuite(jsonl({ id: 'a', question: 'Q?', answer: 'Na', kind: 'text', [field]: value }), 'blank.jsonl');
+    expect(() => blank('answer', '  ')).toThrow(/blank\.jsonl line 1: field `answer`: is blank, so no answer could ever be scored right/);
+    expect(() => blank('question', ' \n')).toThrow(/field `question`: is blank/);
+    expect(() => blank('id', ' ')).toThrow(/field `id`: is blank/);
+  });
+
+  it('rejects an id holding a line break or an escape, which would break the progress line and the tables', async () => {
+    for (const id of ['q1\nbench: 100/100', 'q\u001b[2J1', 'q\t1']) {
+      expect(() => parseSuite(jsonl({ id, question: 'Q?', answer: '1', kind: 'number' }), 'ids.jsonl')).toThrow(/ids\.jsonl line 1: field `id`: .* holds a control character/);
+    }
+  });
+
+  it('writes a numeric answer given as a JSON number in exponent form as plain digits', async () => {
+    const items = parseSuite(`{"id":"tiny","question":"Q?","answer":1e-7,"kind":"number"}\n{"id":"huge","question":"Q?","answer":2e21,"kind":"number"}\n`, 'exp.jsonl');
+    expect(items.map((i) => i.answer)).toEqual(['0.0000001', '2000000000000000000000']);
+  });
+
   it('rejects an empty suite', async () => {
     expect(() => parseSuite('\n\n', 'empty.jsonl')).toThrow(/empty\.jsonl has no items/);
   });

@@ -67,6 +67,27 @@ describe('conclave rescore RUN', () => {
     expect(gpu).toBeGreaterThan(0);
   });
 
+  it('refuses (exit 6) a debate or a run whose record was edited after it was written, naming the debate and the edit', async () => {
+    const file = join(dir, 'edited.db');
+    const own = await setupBench({ dbPath: file });
+    try {
+      const run = await own.start({ limit: 2 });
+      const edited = loadBenchData(own.store, run).trials[0]!.debateId!;
+      // A judge's round-0 score raised by hand: a threshold rule would then stop at round 0 and report that as the panel's doing.
+      own.store.use('edit a judge score', (_db, sqlite) => sqlite.prepare('update rounds set convergence = 0.99 where debate_id = ? and round = 0').run(edited));
+      for (const target of [edited, run]) {
+        const { code, stdout, stderr } = await runCli(['rescore', target, '--db', file], dir);
+        expect(code).toBe(6);
+        expect(stdout).toBe('');
+        expect(stderr).toContain(`1 debate to re-score does not match its hashes: \`${edited}\` (a \`rounds\` row (0) was edited). Nothing was re-scored.`);
+        expect(stderr).toContain('conclave verify --all');
+        expect(stderr).not.toMatch(/\n\s+at /);
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
   it('leaves every sealed debate verifying afterwards', async () => {
     await runCli(['rescore', runId, '--db', db], dir);
     const { code, stdout } = await runCli(['verify', '--all', '--db', db], dir);
