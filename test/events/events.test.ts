@@ -102,6 +102,19 @@ describe('--events', () => {
     expect(events.some((e) => e.type === 'stop')).toBe(true);
   }, 120_000);
 
+  // Every shipped preset's demo: each protocol, the optional stages, and the demos that print more than a card.
+  it.each(['anti-conformity', 'cluster-vote', 'code-review', 'decompose', 'delphi', 'devils-advocate', 'oxford', 'parallel', 'tension-map', 'tournament'])(
+    'prints nothing but event lines on stdout in the %s demo, ending with the end line',
+    async (preset) => {
+      const r = await runCli(['demo', '--preset', preset, '--events', '--db', join(dir, `${preset}.db`), '--token-ms', '0'], dir);
+      expect(r.code).toBe(0);
+      const events = linesOf(r.stdout);
+      expect(events.filter((e) => e.type === 'end')).toHaveLength(1);
+      expect(events.at(-1)).toMatchObject({ type: 'end', status: 'completed', exitCode: 0 });
+    },
+    120_000,
+  );
+
   it('prints a new synthesis of a stored debate: its call streaming, the synthesis, and the end', async () => {
     const db = join(dir, 'demo.db');
     const { preset } = loadPreset('tech-decision', dir);

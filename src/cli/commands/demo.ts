@@ -71,7 +71,8 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         );
         // The tension-map demo exists to show the map: after the card (which the plain demo shares), the
         // whole map as `show` has it: the table with claim ids, the targeted exchange word for word, the coverage.
-        if (args.preset === 'tension-map' && !args.json) await printWholeMap(io, args.db);
+        // With --json or --events stdout carries that document or those lines alone.
+        if (args.preset === 'tension-map' && !args.json && !args.events) await printWholeMap(io, args.db);
       } catch (err) {
         // The demo's simulator stops with the demo, so `resume` alone would find no host: say which one to start.
         const { InterruptedError } = await import('../../errors.js');
