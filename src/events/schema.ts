@@ -61,7 +61,7 @@ export const callDeltaEvent = event(
     round,
     agentId,
     tokens: z.number().int().min(0).describe('Tokens streamed so far, thinking included.'),
-    thinking: z.boolean().describe('True while the model is thinking and has written none of its answer yet.'),
+    thinking: z.boolean().describe('True while the model is thinking and has written none of its answer yet (also while its content is inside `<think>` tags, whose text is never sent).'),
     field: z.string().nullable().describe('The field of the reply being written (`position`, `updatedPosition`, `recommendation`, …); null before one starts.'),
     text: z.string().describe("That field's text so far, unescaped (replace, do not append); empty while thinking."),
   },
