@@ -277,7 +277,20 @@ export function conformityOf(rounds: readonly RoundStances[], families: readonly
   };
   const joined = end && startMajority ? outside.filter(lastHeld) : [];
   const moves = ordered.flatMap((r) => r.agents.map((a) => ({ ...a, round: r.round })));
-  const movers = [...new Set(moves.filter((m) => m.move === 'moved' || m.move === 'joined' || m.move === 'left').map((m) => m.agentId))];
+  // An agent back after a round without a stance is recorded as `opened`: it moved if its stance does not descend from the one it had.
+  // (A position new since round 0 has no lineage: it is compared by its id.)
+  const last = new Map<string, { lineage: string | null; stance: string }>();
+  const returned = new Set<string>();
+  for (const r of ordered) {
+    for (const a of r.agents) {
+      if (a.stance === null) continue;
+      const now = { lineage: r.lineage[a.stance] ?? null, stance: a.stance };
+      const before = last.get(a.agentId);
+      if (a.move === 'opened' && before && (now.lineage !== before.lineage || (now.lineage === null && now.stance !== before.stance))) returned.add(a.agentId);
+      last.set(a.agentId, now);
+    }
+  }
+  const movers = [...new Set(moves.filter((m) => m.move === 'moved' || m.move === 'joined' || m.move === 'left' || returned.has(m.agentId)).map((m) => m.agentId))];
   const allIds = families.map((f) => f.agentId);
   return {
     stancesAtStart: start ? start.stances.length : null,

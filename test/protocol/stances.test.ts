@@ -149,4 +149,23 @@ describe('trajectories and figures', () => {
     expect(independenceOf(conformityOf(moved, panel.map((id) => family(id, null)), panel)).reason).toMatch(/unknown model family/);
     expect(familyKey('Qwen3')).toBe('qwen');
   });
+
+  it('counts as a move the change of an agent that sat a round out (a devil\'s advocate, a failed turn), so agreement did not hold from round 0', () => {
+    const together = [{ id: 'S1', summary: 'A', agents: panel }];
+    // Round 1: alpha argues by assignment and is not judged. Round 2: it is back, in a position of its own.
+    const withoutAlpha = [{ id: 'S1', summary: 'A', agents: ['beta', 'gamma', 'delta'] }];
+    const alphaApart = [
+      { id: 'S1', summary: 'A', agents: ['beta', 'gamma', 'delta'] },
+      { id: 'S2', summary: 'B', agents: ['alpha'] },
+    ];
+    const oneFamily = panel.map((id) => family(id, 'llama'));
+    const away = conformityOf(rounds(together, withoutAlpha, alphaApart), oneFamily, panel);
+    expect(away.movers).toEqual(['alpha']);
+    expect(away.heldFromStart).toBe(false);
+    expect(independenceOf(away)).toMatchObject({ independent: false });
+    // Back in the stance it held: no move, and the agreement held.
+    const back = conformityOf(rounds(together, withoutAlpha, together), oneFamily, panel);
+    expect(back.movers).toEqual([]);
+    expect(back.heldFromStart).toBe(true);
+  });
 });
