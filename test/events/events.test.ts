@@ -161,6 +161,18 @@ describe('--events', () => {
     expect(r.stdout).toBe('');
   });
 
+  it.each([
+    ['an unknown preset', ['--preset', 'no-such-preset']],
+    ['a token budget below the minimum', ['--token-budget', '50']],
+    ['a missing attachment', ['--attach', 'no-such-file.txt']],
+  ])('ends the demo with the end line and the exit code when it is refused for %s', async (_, extra) => {
+    const r = await runCli(['demo', '--events', '--db', join(dir, 'refused.db'), ...extra], dir);
+    expect(r.code).toBe(2);
+    const events = linesOf(r.stdout);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'end', status: 'failed', exitCode: 2, debateId: null });
+  });
+
   it('ends with the end line and the exit code when the run cannot start', async () => {
     const r = await runCli(['run', 'Which?', '--preset', 'no-such-preset', '--events', '--db', join(dir, 'none.db')], dir);
     expect(r.code).not.toBe(0);

@@ -43,12 +43,19 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
       const { startSimulator } = await import('../../sim/index.js');
       const { demoResponder, simModelsFor } = await import('../../sim/demo.js');
       const { loadPreset } = await import('../../config/load-preset.js');
-      const { applyOverrides, runFromCli } = await import('../run-debate-cli.js');
+      const { applyOverrides, endBeforeStart, runFromCli } = await import('../run-debate-cli.js');
       const { readAttachments } = await import('../../config/attachments.js');
-      const { preset } = loadPreset(args.preset, io.cwd);
-      // Every input is checked before the simulator starts, so a mistake is the only thing said.
-      applyOverrides(preset, materialOf(args));
-      readAttachments(materialOf(args).attach, io.cwd);
+      let preset: ReturnType<typeof loadPreset>['preset'];
+      try {
+        preset = loadPreset(args.preset, io.cwd).preset;
+        // Every input is checked before the simulator starts, so a mistake is the only thing said.
+        applyOverrides(preset, materialOf(args));
+        readAttachments(materialOf(args).attach, io.cwd);
+      } catch (err) {
+        // With --events the output still ends with its `end` line, as `run` does when refused before it starts.
+        if (args.events) endBeforeStart(io, err);
+        throw err;
+      }
       // A 24 GiB workstation GPU, stated, so the plan is made as it would be on real hardware.
       const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: args['token-ms'], vramBytes: 24 * 2 ** 30 });
       try {
