@@ -217,12 +217,14 @@ export interface AgentFamily {
 
 /**
  * The lineage a family name belongs to, for telling families apart: lower case, without a
- * trailing version (`qwen2` and `qwen3` are one lineage, `Llama` and `llama` one family).
+ * trailing mixture-of-experts or vision mark and version (`qwen2`, `qwen3` and `qwen3moe` are one
+ * lineage, as are `gemma3` and `gemma3n`, `granite` and `granitemoe`; `Llama` and `llama` one family).
  */
 export function familyKey(family: string | null): string | null {
   if (family === null) return null;
-  const key = family.trim().toLowerCase().replace(/[\d._-]+$/, '');
-  return key === '' ? family.trim().toLowerCase() || null : key;
+  const name = family.trim().toLowerCase();
+  const key = name.replace(/[._-]?(moe|vl)$/, '').replace(/[\d._-]+[a-z]?$/, '').replace(/[._-]+$/, '');
+  return key === '' ? name || null : key;
 }
 
 /** The distinct families (by lineage) of the given agents, in order; agents of unknown family counted apart. */

@@ -168,4 +168,18 @@ describe('trajectories and figures', () => {
     expect(back.movers).toEqual([]);
     expect(back.heldFromStart).toBe(true);
   });
+
+  it('reads a mixture-of-experts or variant family as its lineage, so one lineage is never counted as two families', () => {
+    for (const [a, b] of [['qwen3', 'qwen3moe'], ['qwen2', 'qwen2moe'], ['gemma3', 'gemma3n'], ['granite', 'granitemoe'], ['qwen2.5', 'qwen2.5vl'], ['glm4', 'glm4moe']] as [string, string][]) expect(familyKey(b)).toBe(familyKey(a));
+    expect(familyKey('llama')).not.toBe(familyKey('gemma2'));
+    expect(familyKey('mistral')).toBe('mistral');
+    // A panel of Qwen3's dense and MoE models that moved to agree is one family: not independent support.
+    const apart = [
+      { id: 'S1', summary: 'A', agents: ['alpha', 'beta', 'gamma'] },
+      { id: 'S2', summary: 'B', agents: ['delta'] },
+    ];
+    const moved = rounds(apart, [{ id: 'S1', summary: 'A', agents: panel }]);
+    const qwen = panel.map((id) => family(id, id === 'delta' ? 'qwen3moe' : 'qwen3'));
+    expect(independenceOf(conformityOf(moved, qwen, panel))).toMatchObject({ independent: false, reason: expect.stringMatching(/one model family \(qwen\)/) });
+  });
 });
