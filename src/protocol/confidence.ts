@@ -369,10 +369,13 @@ export function delphiConfidence(input: DelphiConfidence & { threshold: number }
   }
   // Agreement reached by narrowing among one model family is conformity as much as evidence.
   const known = new Set((input.families ?? []).filter((f): f is string => f !== null));
-  const narrowed = input.firstSpread !== null && input.finalSpread !== null && input.finalSpread < input.firstSpread;
-  if (level === 'high' && input.families && input.families.length > 0 && known.size < 2 && narrowed) {
+  // Nobody had to move only when round 0's spread was measured and the result is no narrower; a round 0 without one shows nothing held.
+  const measured = input.firstSpread !== null && input.finalSpread !== null;
+  const held = measured && input.finalSpread! >= input.firstSpread!;
+  if (level === 'high' && input.families && input.families.length > 0 && known.size < 2 && !held) {
     level = 'medium';
-    lowered.push(`MEDIUM at most: the panel narrowed to its result within ${known.size === 1 ? `one model family (${[...known][0]})` : 'agents of unknown model family'}, which is not independent support.`);
+    const within = known.size === 1 ? `one model family (${[...known][0]})` : 'agents of unknown model family';
+    lowered.push(`MEDIUM at most: the panel ${measured ? 'narrowed to' : 'reached'} its result within ${within}${measured ? '' : ', from a round 0 whose spread was not measured'}, which is not independent support.`);
   }
   if (input.firstSpread !== null && input.finalSpread !== null && input.finalSpread > input.firstSpread && level === 'high') {
     level = 'medium';
