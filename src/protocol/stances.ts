@@ -304,7 +304,8 @@ export function conformityOf(rounds: readonly RoundStances[], families: readonly
     majorityAdoption: startMajority && outside.length > 0 ? joined.length / outside.length : null,
     joins: moves.filter((m) => m.move === 'joined').map((m) => ({ agentId: m.agentId, round: m.round, reasoned: m.reasoned })),
     movers,
-    heldFromStart: start !== null && start.stances.length === 1 && movers.length === 0,
+    // Held: one stance at round 0, and every stance any agent held since descends from it (an agent first judged later may open apart).
+    heldFromStart: start !== null && start.stances.length === 1 && movers.length === 0 && ordered.every((r) => r.agents.every((a) => a.stance === null || r.lineage[a.stance] === start.stances[0]!.id)),
     familiesAll: familiesAmong(families, allIds),
     familiesRestsOn: familiesAmong(families, restsOn),
   };

@@ -182,4 +182,13 @@ describe('trajectories and figures', () => {
     const qwen = panel.map((id) => family(id, id === 'delta' ? 'qwen3moe' : 'qwen3'));
     expect(independenceOf(conformityOf(moved, qwen, panel))).toMatchObject({ independent: false, reason: expect.stringMatching(/one model family \(qwen\)/) });
   });
+
+  it('does not count agreement as held from round 0 when an agent first judged later opens in another position', () => {
+    // delta had no usable turn at round 0 (a turn the budget skipped): the judge placed the other three together.
+    const withoutDelta = [{ id: 'S1', summary: 'A', agents: ['alpha', 'beta', 'gamma'] }];
+    const deltaApart = [...withoutDelta, { id: 'S2', summary: 'B', agents: ['delta'] }];
+    const oneFamily = panel.map((id) => family(id, 'llama'));
+    expect(conformityOf(rounds(withoutDelta, deltaApart), oneFamily, panel).heldFromStart).toBe(false);
+    expect(conformityOf(rounds(withoutDelta, [{ id: 'S1', summary: 'A', agents: panel }]), oneFamily, panel).heldFromStart).toBe(true);
+  });
 });
