@@ -27,7 +27,7 @@ function event<T extends string, S extends z.ZodRawShape>(type: T, description: 
 export const planEvent = event('plan', 'The debate starts: its question, panel and schedule plan.', {
   question: z.string().describe('The question, as asked.'),
   preset: z.string().describe("The preset's name."),
-  protocol: z.string().describe('The protocol run: debate, parallel, tournament, decompose, pipeline or auto.'),
+  protocol: z.string().describe('The protocol run: debate, parallel, tournament, decompose, pipeline, oxford, delphi or auto.'),
   host: z.string().describe('The server the debate runs on (the first one, when a pool serves it).'),
   agents: z
     .array(

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsDoc } from '../../src/events/doc.js';
+import { protocolKinds } from '../../src/config/preset-schema.js';
 import { type ConclaveEvent, conclaveEvent } from '../../src/events/schema.js';
 import { packagePath } from '../../src/package-root.js';
 import { capture, runCli } from '../helpers/cli.js';
@@ -33,6 +34,11 @@ function linesOf(stdout: string): ConclaveEvent[] {
 }
 
 describe('docs/events.md', () => {
+  it('names every protocol a plan line can carry', () => {
+    const row = readFileSync(packagePath('docs', 'events.md'), 'utf8').split('\n').find((l) => l.startsWith('| `protocol` |'))!;
+    for (const kind of [...protocolKinds, 'auto']) expect(row).toContain(kind);
+  });
+
   it('is what the zod types of the events generate', () => {
     expect(readFileSync(packagePath('docs', 'events.md'), 'utf8')).toBe(eventsDoc());
   });
