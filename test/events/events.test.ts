@@ -179,6 +179,15 @@ describe('--events', () => {
     expect(events[0]).toMatchObject({ type: 'end', status: 'failed', exitCode: 2, debateId: null });
   });
 
+  it('ends with the end line and the exit code when the command line itself is refused', async () => {
+    const r = await runCli(['run', 'Which?', '--events', '--db', join(dir, 'none.db')], dir);
+    expect(r.code).toBe(2);
+    const events = linesOf(r.stdout);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'end', status: 'failed', exitCode: 2, debateId: null });
+    expect(r.stderr).toMatch(/Missing required argument: preset/);
+  });
+
   it('ends with the end line and the exit code when the run cannot start', async () => {
     const r = await runCli(['run', 'Which?', '--preset', 'no-such-preset', '--events', '--db', join(dir, 'none.db')], dir);
     expect(r.code).not.toBe(0);
