@@ -36,9 +36,18 @@ export async function main(given: string[], io: CliIO = processIO()): Promise<nu
     await cliParser(argv, io, exit).parseAsync();
     return exit.value;
   } catch (err) {
-    return report(err, io, debug);
+    const code = report(err, io, debug);
+    // A line refused with --events still ends its output with the `end` line, as a run refused later does.
+    if (err instanceof UsageError && EVENT_COMMANDS.has(argv[0] ?? '') && argv.includes('--events') && !argv.includes('--json')) {
+      const { eventsWriter } = await import('../events/writer.js');
+      eventsWriter(io.stdout).end('failed', code, err.message, null);
+    }
+    return code;
   }
 }
+
+/** The commands that take --events (docs/events.md). */
+const EVENT_COMMANDS = new Set(['run', 'resume', 'synthesize', 'demo', 'bench']);
 
 /**
  * Whether the CLI accepts a command line (command, positionals, flags, choices),

@@ -27,7 +27,7 @@ function event<T extends string, S extends z.ZodRawShape>(type: T, description: 
 export const planEvent = event('plan', 'The debate starts: its question, panel and schedule plan.', {
   question: z.string().describe('The question, as asked.'),
   preset: z.string().describe("The preset's name."),
-  protocol: z.string().describe('The protocol run: debate, parallel, tournament, decompose, pipeline or auto.'),
+  protocol: z.string().describe('The protocol run: debate, parallel, tournament, decompose, pipeline, oxford, delphi or auto.'),
   host: z.string().describe('The server the debate runs on (the first one, when a pool serves it).'),
   agents: z
     .array(
@@ -61,7 +61,7 @@ export const callDeltaEvent = event(
     round,
     agentId,
     tokens: z.number().int().min(0).describe('Tokens streamed so far, thinking included.'),
-    thinking: z.boolean().describe('True while the model is thinking and has written none of its answer yet.'),
+    thinking: z.boolean().describe('True while the model is thinking and has written none of its answer yet (also while its content is inside `<think>` tags, whose text is never sent).'),
     field: z.string().nullable().describe('The field of the reply being written (`position`, `updatedPosition`, `recommendation`, …); null before one starts.'),
     text: z.string().describe("That field's text so far, unescaped (replace, do not append); empty while thinking."),
   },

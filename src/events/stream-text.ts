@@ -1,4 +1,4 @@
-import { partialField } from '../protocol/partial-json.js';
+import { streamedAnswer } from '../protocol/partial-json.js';
 
 /** How often a streaming call may redraw or send its text: at most once per this many ms. */
 export const STREAM_INTERVAL_MS = 100;
@@ -25,9 +25,10 @@ interface Entry {
   calls: number;
   last: number;
   timer: NodeJS.Timeout | null;
-  /** Cached field for the raw text as it was at `readAt` characters. */
+  /** Cached field for the raw text as it was at `readAt` characters, and whether it was still thinking in `<think>` tags. */
   readAt: number;
   read: { field: string; text: string } | null;
+  inThought: boolean;
 }
 
 /**
@@ -59,7 +60,7 @@ export class StreamTracker {
       held.calls += 1;
       return;
     }
-    this.#calls.set(key, { stage, round, agentId, raw: '', tokens: 0, calls: 1, last: Number.NEGATIVE_INFINITY, timer: null, readAt: -1, read: null });
+    this.#calls.set(key, { stage, round, agentId, raw: '', tokens: 0, calls: 1, last: Number.NEGATIVE_INFINITY, timer: null, readAt: -1, read: null, inThought: false });
   }
 
   progress(stage: string, round: number, agentId: string, tokens: number, delta: string): void {
@@ -109,10 +110,12 @@ export class StreamTracker {
 
   #view(e: Entry): StreamedCall {
     if (e.readAt !== e.raw.length) {
-      const hit = e.calls > 1 ? null : partialField(e.raw);
+      const answer = streamedAnswer(e.raw, e.tokens);
+      const hit = e.calls > 1 ? null : answer.hit;
       e.read = hit ? { field: hit.field, text: hit.text } : null;
+      e.inThought = e.raw !== '' && answer.thinking;
       e.readAt = e.raw.length;
     }
-    return { stage: e.stage, round: e.round, agentId: e.agentId, tokens: e.tokens, thinking: e.raw === '' && e.tokens > 0, field: e.read?.field ?? null, text: e.read?.text ?? '' };
+    return { stage: e.stage, round: e.round, agentId: e.agentId, tokens: e.tokens, thinking: (e.raw === '' && e.tokens > 0) || e.inThought, field: e.read?.field ?? null, text: e.read?.text ?? '' };
   }
 }

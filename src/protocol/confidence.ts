@@ -8,6 +8,7 @@
 
 import { fmt, iqrOf } from './delphi.js';
 import { reaches } from './reaches.js';
+import { plural } from '../plural.js';
 
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
 
@@ -71,6 +72,8 @@ export function computeConfidence(input: {
   fallbacks?: readonly string[];
   /** The last round's devil's advocate, left out of `usable`: its last turn argued by assignment. */
   advocate?: string | null;
+  /** The stances the judge gave in the round of its last score: how many, and the agents in each. */
+  judgedStances?: readonly (readonly string[])[] | null;
 }): ComputedConfidence {
   const named = new Set(input.restsOn ?? []);
   const vetoed = new Set(input.rejectedByVote ?? []);
@@ -104,6 +107,14 @@ export function computeConfidence(input: {
     level = 'medium';
     lowered.push(`MEDIUM at most: the final position${seats.length === 1 ? '' : 's'} of ${seats.join(', ')} ${seats.length === 1 ? 'is' : 'are'} the orchestrator's fallback analysis, not the agent's own.`);
   }
+  // The judge's score and its stances come from one reply: a score at the threshold over positions it grouped with no majority contradicts itself.
+  const stances = input.judgedStances ?? [];
+  const placed = stances.reduce((n, agents) => n + agents.length, 0);
+  const split = stances.length > 1 && Math.max(...stances.map((agents) => agents.length)) * 2 <= placed;
+  if (split && level === 'high') {
+    level = 'medium';
+    lowered.push(`MEDIUM at most: the judge scored ${s!.toFixed(2)} but put the ${plural(placed, 'position')} it read in ${plural(stances.length, 'stance')}, none held by a majority.`);
+  }
   return {
     ...blank(input.rule ?? 'debate', input.threshold),
     level,
@@ -113,7 +124,7 @@ export function computeConfidence(input: {
     restsOnUnknown,
     capped,
     rejected,
-    basis: [judge, rests, ...(seats.length ? [`${seats.length} by fallback`] : []), ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : []), ...(input.advocate ? [`${input.advocate}'s last turn was advocacy`] : [])],
+    basis: [judge, rests, ...(seats.length ? [`${seats.length} by fallback`] : []), ...(rejected.length ? [`${rejected.length} rejected by the vote`] : []), ...(capped ? ['not independent'] : []), ...(split && s !== null && reaches(s, input.threshold) ? [`judge's stances split ${stances.map((agents) => agents.length).join('/')}`] : []), ...(input.advocate ? [`${input.advocate}'s last turn was advocacy`] : [])],
     lowered,
   };
 }
@@ -358,10 +369,13 @@ export function delphiConfidence(input: DelphiConfidence & { threshold: number }
   }
   // Agreement reached by narrowing among one model family is conformity as much as evidence.
   const known = new Set((input.families ?? []).filter((f): f is string => f !== null));
-  const narrowed = input.firstSpread !== null && input.finalSpread !== null && input.finalSpread < input.firstSpread;
-  if (level === 'high' && input.families && input.families.length > 0 && known.size < 2 && narrowed) {
+  // Nobody had to move only when round 0's spread was measured and the result is no narrower; a round 0 without one shows nothing held.
+  const measured = input.firstSpread !== null && input.finalSpread !== null;
+  const held = measured && input.finalSpread! >= input.firstSpread!;
+  if (level === 'high' && input.families && input.families.length > 0 && known.size < 2 && !held) {
     level = 'medium';
-    lowered.push(`MEDIUM at most: the panel narrowed to its result within ${known.size === 1 ? `one model family (${[...known][0]})` : 'agents of unknown model family'}, which is not independent support.`);
+    const within = known.size === 1 ? `one model family (${[...known][0]})` : 'agents of unknown model family';
+    lowered.push(`MEDIUM at most: the panel ${measured ? 'narrowed to' : 'reached'} its result within ${within}${measured ? '' : ', from a round 0 whose spread was not measured'}, which is not independent support.`);
   }
   if (input.firstSpread !== null && input.finalSpread !== null && input.finalSpread > input.firstSpread && level === 'high') {
     level = 'medium';

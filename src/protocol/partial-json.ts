@@ -90,3 +90,22 @@ function readString(json: string, start: number): { text: string; end: number; c
   }
   return { text: out + json.slice(run, n), end: n, closed: false };
 }
+
+/** What a streamed reply says so far: whether the model is still thinking, and its answer field. */
+export interface StreamedAnswer {
+  thinking: boolean;
+  hit: PartialField | null;
+}
+
+/**
+ * The answer field of a streamed reply whose content may carry the model's thinking in
+ * `<think>` tags (a server that does not constrain from the first token, as the final parse
+ * allows): the draft inside them is not the answer. Until `</think>` arrives a reply that
+ * opened one is still thinking; after it, only what follows the last one is read.
+ */
+export function streamedAnswer(raw: string, tokens: number): StreamedAnswer {
+  const closed = raw.lastIndexOf('</think>');
+  if (closed >= 0) return { thinking: false, hit: partialField(raw.slice(closed + '</think>'.length)) };
+  if (raw.trimStart().startsWith('<think>')) return { thinking: true, hit: null };
+  return { thinking: raw === '' && tokens > 0, hit: partialField(raw) };
+}

@@ -217,12 +217,14 @@ export interface AgentFamily {
 
 /**
  * The lineage a family name belongs to, for telling families apart: lower case, without a
- * trailing version (`qwen2` and `qwen3` are one lineage, `Llama` and `llama` one family).
+ * trailing mixture-of-experts or vision mark and version (`qwen2`, `qwen3` and `qwen3moe` are one
+ * lineage, as are `gemma3` and `gemma3n`, `granite` and `granitemoe`; `Llama` and `llama` one family).
  */
 export function familyKey(family: string | null): string | null {
   if (family === null) return null;
-  const key = family.trim().toLowerCase().replace(/[\d._-]+$/, '');
-  return key === '' ? family.trim().toLowerCase() || null : key;
+  const name = family.trim().toLowerCase();
+  const key = name.replace(/[._-]?(moe|vl)$/, '').replace(/[\d._-]+[a-z]?$/, '').replace(/[._-]+$/, '');
+  return key === '' ? name || null : key;
 }
 
 /** The distinct families (by lineage) of the given agents, in order; agents of unknown family counted apart. */
@@ -277,7 +279,20 @@ export function conformityOf(rounds: readonly RoundStances[], families: readonly
   };
   const joined = end && startMajority ? outside.filter(lastHeld) : [];
   const moves = ordered.flatMap((r) => r.agents.map((a) => ({ ...a, round: r.round })));
-  const movers = [...new Set(moves.filter((m) => m.move === 'moved' || m.move === 'joined' || m.move === 'left').map((m) => m.agentId))];
+  // An agent back after a round without a stance is recorded as `opened`: it moved if its stance does not descend from the one it had.
+  // (A position new since round 0 has no lineage: it is compared by its id.)
+  const last = new Map<string, { lineage: string | null; stance: string }>();
+  const returned = new Set<string>();
+  for (const r of ordered) {
+    for (const a of r.agents) {
+      if (a.stance === null) continue;
+      const now = { lineage: r.lineage[a.stance] ?? null, stance: a.stance };
+      const before = last.get(a.agentId);
+      if (a.move === 'opened' && before && (now.lineage !== before.lineage || (now.lineage === null && now.stance !== before.stance))) returned.add(a.agentId);
+      last.set(a.agentId, now);
+    }
+  }
+  const movers = [...new Set(moves.filter((m) => m.move === 'moved' || m.move === 'joined' || m.move === 'left' || returned.has(m.agentId)).map((m) => m.agentId))];
   const allIds = families.map((f) => f.agentId);
   return {
     stancesAtStart: start ? start.stances.length : null,
@@ -289,7 +304,8 @@ export function conformityOf(rounds: readonly RoundStances[], families: readonly
     majorityAdoption: startMajority && outside.length > 0 ? joined.length / outside.length : null,
     joins: moves.filter((m) => m.move === 'joined').map((m) => ({ agentId: m.agentId, round: m.round, reasoned: m.reasoned })),
     movers,
-    heldFromStart: start !== null && start.stances.length === 1 && movers.length === 0,
+    // Held: one stance at round 0, and every stance any agent held since descends from it (an agent first judged later may open apart).
+    heldFromStart: start !== null && start.stances.length === 1 && movers.length === 0 && ordered.every((r) => r.agents.every((a) => a.stance === null || r.lineage[a.stance] === start.stances[0]!.id)),
     familiesAll: familiesAmong(families, allIds),
     familiesRestsOn: familiesAmong(families, restsOn),
   };

@@ -86,6 +86,7 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
       const advocate = steps.flatMap((x) => (x.kind === 'advocate' && x.round === lastRound ? [x.agentId] : []))[0];
       const usable = d.agents.filter((a) => a.role === 'debater' && okFinal.has(a.id) && a.id !== advocate).map((a) => a.id);
       const scored = d.rounds.filter((r) => r.convergence !== null).sort((a, b) => a.round - b.round).at(-1);
+      const judged = scored ? steps.find((x): x is Extract<ProtocolStep, { kind: 'stances' }> => x.kind === 'stances' && x.round === scored.round) : undefined;
       const named = new Set(s.restsOn ?? []);
       const figures = figuresOf(d, usable.filter((id) => named.has(id)));
       return computeConfidence({
@@ -97,6 +98,7 @@ export function confidenceOf(d: StoredDebate): ComputedConfidence | null {
         rejectedByVote: rejectedByVote(d),
         rule: kindOf(d) === 'parallel' ? 'parallel' : 'debate',
         advocate: advocate ?? null,
+        judgedStances: judged ? judged.stances.map((x) => x.agents) : null,
         fallbacks: usable.filter((id) => filled.has(id) && d.turns.some((t) => t.round === lastRound && t.agentId === id && t.status !== 'ok')),
       });
     }

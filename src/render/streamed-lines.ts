@@ -1,5 +1,5 @@
 import type { Stage } from '../engine/call-record.js';
-import { partialField } from '../protocol/partial-json.js';
+import { streamedAnswer } from '../protocol/partial-json.js';
 import { inertLine } from './inert.js';
 import type { Paint } from './style.js';
 import { clipLine, visibleWidth } from './wrap.js';
@@ -13,6 +13,7 @@ export class StreamedReply {
   #thought = '';
   #readAt = -1;
   #text = '';
+  #inThought = false;
 
   add(delta: string, thought?: string): void {
     this.#raw += delta;
@@ -21,16 +22,23 @@ export class StreamedReply {
 
   /** Whether tokens came but no answer yet: the model is thinking. */
   thinking(tokens: number): boolean {
-    return this.#raw === '' && tokens > 0;
+    if (this.#raw === '') return tokens > 0;
+    this.#read();
+    return this.#inThought;
   }
 
   /** The answer field's text so far; read again only when more arrived. */
   text(): string {
-    if (this.#readAt !== this.#raw.length) {
-      this.#text = partialField(this.#raw)?.text ?? '';
-      this.#readAt = this.#raw.length;
-    }
+    this.#read();
     return this.#text;
+  }
+
+  #read(): void {
+    if (this.#readAt === this.#raw.length) return;
+    const answer = streamedAnswer(this.#raw, 0);
+    this.#text = answer.hit?.text ?? '';
+    this.#inThought = answer.thinking;
+    this.#readAt = this.#raw.length;
   }
 
   lastThought(): string {

@@ -391,5 +391,10 @@ describe('the rules of delphi', () => {
     expect(delphiConfidence({ ...narrow, families: ['qwen', 'llama', 'qwen'] }).level).toBe('high');
     expect(delphiConfidence({ ...narrow, families: [null, null, null] }).level).toBe('medium');
     expect(delphiConfidence({ ...narrow, families: ['qwen', 'qwen', 'qwen'], firstSpread: 4, finalSpread: 4 }).level).toBe('high');
+    // Round 0 gave fewer than two numbers, so its spread was not measured: nothing shows the panel did not move.
+    const unmeasured = delphiConfidence({ ...narrow, families: ['qwen', 'qwen', 'qwen'], firstSpread: null });
+    expect(unmeasured.level).toBe('medium');
+    expect(unmeasured.lowered).toEqual(['MEDIUM at most: the panel reached its result within one model family (qwen), from a round 0 whose spread was not measured, which is not independent support.']);
+    expect(delphiConfidence({ ...narrow, families: ['qwen', 'llama', 'qwen'], firstSpread: null }).level).toBe('high');
   });
 });

@@ -94,6 +94,34 @@ describe('panel independence on the record', () => {
     expect(debateDocument(d).confidence).toMatchObject({ level: 'medium', capped: expect.stringMatching(/one model family/) });
   });
 
+  it('keeps a debate below HIGH when the judge scored it converged but its stances split the panel with no majority', async () => {
+    const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
+    // The judge scores 0.95 and, in the same reply, puts every agent in a stance of its own.
+    const script = scriptedResponder([0.95], (req) => {
+      if (stageOf(req) === 'synthesis') return reply.synthesis([], ['a', 'b', 'c']);
+      if (stageOf(req) !== 'judge') return undefined;
+      const stances = judgedIdsOf(req).map((id, i) => ({ id: `S${i + 1}`, summary: `Do what ${id} says`, agents: [id] }));
+      return JSON.stringify({ rationale: 'they agree', recommendation: 95, facts: 95, caveats: 95, stances });
+    });
+    const families = ['llama', 'qwen2', 'gemma2'];
+    const models = [
+      ...preset.agents.map((a, i) => ({ name: a.model, contextLength: 32768, family: families[i]!, parameterSize: '8B', quantization: 'Q4_K_M' })),
+      { name: 'judge:1b', contextLength: 32768 },
+      { name: 'synth:1b', contextLength: 32768 },
+    ];
+    const sim = track(await startSimulator({ models, respond: script.respond }));
+    const store = track(openStore(':memory:'));
+    const d = store.getDebate((await runDebate({ question: 'A or B?', preset, host: sim.url, recorder: recorder(store) })).id);
+    const doc = debateDocument(d) as { confidence: { level: string; basis: string[]; lowered: string[] } };
+    expect(doc.confidence.level).toBe('medium');
+    expect(doc.confidence.basis).toContain("judge's stances split 1/1/1");
+    expect(doc.confidence.lowered).toEqual(['MEDIUM at most: the judge scored 0.95 but put the 3 positions it read in 3 stances, none held by a majority.']);
+    const card = renderCard(d).replace(/\s+/g, ' ');
+    expect(card).toContain("CONFIDENCE: MEDIUM (judge 0.95 ≥ 0.85, rests on 3/3 agents, judge's stances split 1/1/1)");
+    expect(card).toContain('none held by a majority');
+    expect(renderMarkdown(d)).toContain('none held by a majority');
+  });
+
   it('plays a conforming panel in the demo: the agent that argued to migrate joins the majority', async () => {
     const { preset } = loadPreset('tech-decision', process.cwd());
     const sim = track(await startSimulator({ models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 0 }));

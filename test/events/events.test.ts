@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsDoc } from '../../src/events/doc.js';
+import { protocolKinds } from '../../src/config/preset-schema.js';
 import { type ConclaveEvent, conclaveEvent } from '../../src/events/schema.js';
 import { packagePath } from '../../src/package-root.js';
 import { capture, runCli } from '../helpers/cli.js';
@@ -33,6 +34,11 @@ function linesOf(stdout: string): ConclaveEvent[] {
 }
 
 describe('docs/events.md', () => {
+  it('names every protocol a plan line can carry', () => {
+    const row = readFileSync(packagePath('docs', 'events.md'), 'utf8').split('\n').find((l) => l.startsWith('| `protocol` |'))!;
+    for (const kind of [...protocolKinds, 'auto']) expect(row).toContain(kind);
+  });
+
   it('is what the zod types of the events generate', () => {
     expect(readFileSync(packagePath('docs', 'events.md'), 'utf8')).toBe(eventsDoc());
   });
@@ -102,6 +108,19 @@ describe('--events', () => {
     expect(events.some((e) => e.type === 'stop')).toBe(true);
   }, 120_000);
 
+  // Every shipped preset's demo: each protocol, the optional stages, and the demos that print more than a card.
+  it.each(['anti-conformity', 'cluster-vote', 'code-review', 'decompose', 'delphi', 'devils-advocate', 'oxford', 'parallel', 'tension-map', 'tournament'])(
+    'prints nothing but event lines on stdout in the %s demo, ending with the end line',
+    async (preset) => {
+      const r = await runCli(['demo', '--preset', preset, '--events', '--db', join(dir, `${preset}.db`), '--token-ms', '0'], dir);
+      expect(r.code).toBe(0);
+      const events = linesOf(r.stdout);
+      expect(events.filter((e) => e.type === 'end')).toHaveLength(1);
+      expect(events.at(-1)).toMatchObject({ type: 'end', status: 'completed', exitCode: 0 });
+    },
+    120_000,
+  );
+
   it('prints a new synthesis of a stored debate: its call streaming, the synthesis, and the end', async () => {
     const db = join(dir, 'demo.db');
     const { preset } = loadPreset('tech-decision', dir);
@@ -146,6 +165,27 @@ describe('--events', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/events.*json|json.*events/);
     expect(r.stdout).toBe('');
+  });
+
+  it.each([
+    ['an unknown preset', ['--preset', 'no-such-preset']],
+    ['a token budget below the minimum', ['--token-budget', '50']],
+    ['a missing attachment', ['--attach', 'no-such-file.txt']],
+  ])('ends the demo with the end line and the exit code when it is refused for %s', async (_, extra) => {
+    const r = await runCli(['demo', '--events', '--db', join(dir, 'refused.db'), ...extra], dir);
+    expect(r.code).toBe(2);
+    const events = linesOf(r.stdout);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'end', status: 'failed', exitCode: 2, debateId: null });
+  });
+
+  it('ends with the end line and the exit code when the command line itself is refused', async () => {
+    const r = await runCli(['run', 'Which?', '--events', '--db', join(dir, 'none.db')], dir);
+    expect(r.code).toBe(2);
+    const events = linesOf(r.stdout);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: 'end', status: 'failed', exitCode: 2, debateId: null });
+    expect(r.stderr).toMatch(/Missing required argument: preset/);
   });
 
   it('ends with the end line and the exit code when the run cannot start', async () => {

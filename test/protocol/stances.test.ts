@@ -149,4 +149,46 @@ describe('trajectories and figures', () => {
     expect(independenceOf(conformityOf(moved, panel.map((id) => family(id, null)), panel)).reason).toMatch(/unknown model family/);
     expect(familyKey('Qwen3')).toBe('qwen');
   });
+
+  it('counts as a move the change of an agent that sat a round out (a devil\'s advocate, a failed turn), so agreement did not hold from round 0', () => {
+    const together = [{ id: 'S1', summary: 'A', agents: panel }];
+    // Round 1: alpha argues by assignment and is not judged. Round 2: it is back, in a position of its own.
+    const withoutAlpha = [{ id: 'S1', summary: 'A', agents: ['beta', 'gamma', 'delta'] }];
+    const alphaApart = [
+      { id: 'S1', summary: 'A', agents: ['beta', 'gamma', 'delta'] },
+      { id: 'S2', summary: 'B', agents: ['alpha'] },
+    ];
+    const oneFamily = panel.map((id) => family(id, 'llama'));
+    const away = conformityOf(rounds(together, withoutAlpha, alphaApart), oneFamily, panel);
+    expect(away.movers).toEqual(['alpha']);
+    expect(away.heldFromStart).toBe(false);
+    expect(independenceOf(away)).toMatchObject({ independent: false });
+    // Back in the stance it held: no move, and the agreement held.
+    const back = conformityOf(rounds(together, withoutAlpha, together), oneFamily, panel);
+    expect(back.movers).toEqual([]);
+    expect(back.heldFromStart).toBe(true);
+  });
+
+  it('reads a mixture-of-experts or variant family as its lineage, so one lineage is never counted as two families', () => {
+    for (const [a, b] of [['qwen3', 'qwen3moe'], ['qwen2', 'qwen2moe'], ['gemma3', 'gemma3n'], ['granite', 'granitemoe'], ['qwen2.5', 'qwen2.5vl'], ['glm4', 'glm4moe']] as [string, string][]) expect(familyKey(b)).toBe(familyKey(a));
+    expect(familyKey('llama')).not.toBe(familyKey('gemma2'));
+    expect(familyKey('mistral')).toBe('mistral');
+    // A panel of Qwen3's dense and MoE models that moved to agree is one family: not independent support.
+    const apart = [
+      { id: 'S1', summary: 'A', agents: ['alpha', 'beta', 'gamma'] },
+      { id: 'S2', summary: 'B', agents: ['delta'] },
+    ];
+    const moved = rounds(apart, [{ id: 'S1', summary: 'A', agents: panel }]);
+    const qwen = panel.map((id) => family(id, id === 'delta' ? 'qwen3moe' : 'qwen3'));
+    expect(independenceOf(conformityOf(moved, qwen, panel))).toMatchObject({ independent: false, reason: expect.stringMatching(/one model family \(qwen\)/) });
+  });
+
+  it('does not count agreement as held from round 0 when an agent first judged later opens in another position', () => {
+    // delta had no usable turn at round 0 (a turn the budget skipped): the judge placed the other three together.
+    const withoutDelta = [{ id: 'S1', summary: 'A', agents: ['alpha', 'beta', 'gamma'] }];
+    const deltaApart = [...withoutDelta, { id: 'S2', summary: 'B', agents: ['delta'] }];
+    const oneFamily = panel.map((id) => family(id, 'llama'));
+    expect(conformityOf(rounds(withoutDelta, deltaApart), oneFamily, panel).heldFromStart).toBe(false);
+    expect(conformityOf(rounds(withoutDelta, [{ id: 'S1', summary: 'A', agents: panel }]), oneFamily, panel).heldFromStart).toBe(true);
+  });
 });

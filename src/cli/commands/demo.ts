@@ -43,12 +43,19 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
       const { startSimulator } = await import('../../sim/index.js');
       const { demoResponder, simModelsFor } = await import('../../sim/demo.js');
       const { loadPreset } = await import('../../config/load-preset.js');
-      const { applyOverrides, runFromCli } = await import('../run-debate-cli.js');
+      const { applyOverrides, endBeforeStart, runFromCli } = await import('../run-debate-cli.js');
       const { readAttachments } = await import('../../config/attachments.js');
-      const { preset } = loadPreset(args.preset, io.cwd);
-      // Every input is checked before the simulator starts, so a mistake is the only thing said.
-      applyOverrides(preset, materialOf(args));
-      readAttachments(materialOf(args).attach, io.cwd);
+      let preset: ReturnType<typeof loadPreset>['preset'];
+      try {
+        preset = loadPreset(args.preset, io.cwd).preset;
+        // Every input is checked before the simulator starts, so a mistake is the only thing said.
+        applyOverrides(preset, materialOf(args));
+        readAttachments(materialOf(args).attach, io.cwd);
+      } catch (err) {
+        // With --events the output still ends with its `end` line, as `run` does when refused before it starts.
+        if (args.events) endBeforeStart(io, err);
+        throw err;
+      }
       // A 24 GiB workstation GPU, stated, so the plan is made as it would be on real hardware.
       const sim = await startSimulator({ port: 0, models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: args['token-ms'], vramBytes: 24 * 2 ** 30 });
       try {
@@ -71,7 +78,8 @@ export function demoCommand(io: CliIO, exit: ExitCode): CommandModule<object, De
         );
         // The tension-map demo exists to show the map: after the card (which the plain demo shares), the
         // whole map as `show` has it: the table with claim ids, the targeted exchange word for word, the coverage.
-        if (args.preset === 'tension-map' && !args.json) await printWholeMap(io, args.db);
+        // With --json or --events stdout carries that document or those lines alone.
+        if (args.preset === 'tension-map' && !args.json && !args.events) await printWholeMap(io, args.db);
       } catch (err) {
         // The demo's simulator stops with the demo, so `resume` alone would find no host: say which one to start.
         const { InterruptedError } = await import('../../errors.js');
