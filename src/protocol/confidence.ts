@@ -8,6 +8,7 @@
 
 import { fmt, iqrOf } from './delphi.js';
 import { reaches } from './reaches.js';
+import { stancesSplit } from './convergence.js';
 import { plural } from '../plural.js';
 
 export type ConfidenceLevel = 'high' | 'medium' | 'low';
@@ -110,7 +111,7 @@ export function computeConfidence(input: {
   // The judge's score and its stances come from one reply: a score at the threshold over positions it grouped with no majority contradicts itself.
   const stances = input.judgedStances ?? [];
   const placed = stances.reduce((n, agents) => n + agents.length, 0);
-  const split = stances.length > 1 && Math.max(...stances.map((agents) => agents.length)) * 2 <= placed;
+  const split = stancesSplit(stances.map((agents) => agents.length));
   if (split && level === 'high') {
     level = 'medium';
     lowered.push(`MEDIUM at most: the judge scored ${s!.toFixed(2)} but put the ${plural(placed, 'position')} it read in ${plural(stances.length, 'stance')}, none held by a majority.`);

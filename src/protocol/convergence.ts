@@ -12,15 +12,28 @@ export interface ExitInput {
   maxRounds: number;
   convergence: number | null;
   threshold: number;
+  /** How many positions each of the judge's stances of this round holds, when it gave stances. */
+  stanceSizes?: readonly number[] | null;
+}
+
+/**
+ * Whether the judge's stances put the positions it read apart: two stances or more, none held by
+ * more than half. A score at the threshold over such stances is contradicted by the same reply.
+ */
+export function stancesSplit(sizes: readonly number[] | null | undefined): boolean {
+  if (!sizes || sizes.length < 2) return false;
+  const placed = sizes.reduce((n, k) => n + k, 0);
+  return Math.max(...sizes) * 2 <= placed;
 }
 
 /**
  * Decide whether to stop after a round. Returns null to go on.
  * A failed judge (null convergence) never triggers an early exit: the debate
- * runs on until the ceiling rather than stopping on a score it does not have.
+ * runs on until the ceiling rather than stopping on a score it does not have. Nor does a score
+ * whose own stances split the panel with no majority: the reply denies the agreement it scores.
  */
 export function exitDecision(input: ExitInput): { reason: ExitReason; detail: string } | null {
-  if (input.convergence !== null && reaches(input.convergence, input.threshold)) {
+  if (input.convergence !== null && reaches(input.convergence, input.threshold) && !stancesSplit(input.stanceSizes)) {
     return {
       reason: 'converged',
       detail: `convergence ${input.convergence.toFixed(2)} ≥ threshold ${input.threshold.toFixed(2)} after round ${input.round}`,

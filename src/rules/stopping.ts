@@ -67,7 +67,13 @@ function threshold(x: number): Rule {
     family: 'stopping',
     label: `judge threshold ${x.toFixed(2)}, majority`,
     source: 'Conclave exit rule (convergence ≥ threshold), swept',
-    decide: (t) => stopAt(t, (round) => exitDecision({ round: round.round, maxRounds: Number.POSITIVE_INFINITY, convergence: round.convergence, threshold: x }) !== null, { judge: true, what: `convergence ≥ ${x.toFixed(2)}` }),
+    decide: (t) =>
+      stopAt(
+        t,
+        // Over the judge's stances the rule is the engine's: a score whose own stances split the panel does not stop it. Graded answers are not the judge's stances: the score alone.
+        (round) => exitDecision({ round: round.round, maxRounds: Number.POSITIVE_INFINITY, convergence: round.convergence, threshold: x, stanceSizes: t.basis.kind === 'stances' ? [...tally(round.votes).values()] : null }) !== null,
+        { judge: true, what: `convergence ≥ ${x.toFixed(2)}` },
+      ),
   };
 }
 

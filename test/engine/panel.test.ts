@@ -15,7 +15,7 @@ import { runCli } from '../helpers/cli.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { judgedIdsOf, judgedRoundOf, reply, scriptedResponder, stageOf, testPreset } from '../helpers/panel.js';
+import { judgedIdsOf, judgedRoundOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 const track = closesAfterEach();
 
@@ -120,6 +120,26 @@ describe('panel independence on the record', () => {
     expect(card).toContain("CONFIDENCE: MEDIUM (judge 0.95 ≥ 0.85, rests on 3/3 agents, judge's stances split 1/1/1)");
     expect(card).toContain('none held by a majority');
     expect(renderMarkdown(d)).toContain('none held by a majority');
+    // Nor does the run stop on that score: it holds every critique round, and says why at each.
+    expect(d.exitReason).toBe('max_rounds');
+    expect(d.rounds.map((r) => r.round)).toEqual([0, 1, 2]);
+    expect(d.exitDetail).toBe('reached the ceiling of 2 critique rounds');
+  });
+
+  it('stops at the threshold when the stances the judge gives with its score have a majority', async () => {
+    const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
+    const script = scriptedResponder([0.95], (req) => {
+      if (stageOf(req) !== 'judge') return undefined;
+      const [first, ...rest] = judgedIdsOf(req);
+      const stances = [{ id: 'S1', summary: 'most', agents: rest }, { id: 'S2', summary: 'one', agents: [first!] }];
+      return JSON.stringify({ rationale: 'they agree', recommendation: 95, facts: 95, caveats: 95, stances });
+    });
+    const sim = track(await startSimulator({ models: simModels(preset), respond: script.respond }));
+    const store = track(openStore(':memory:'));
+    const warnings: string[] = [];
+    const d = store.getDebate((await runDebate({ question: 'A or B?', preset, host: sim.url, recorder: recorder(store), listeners: [(e) => void (e.type === 'warning' && warnings.push(e.message))] })).id);
+    expect([d.exitReason, d.rounds.length]).toEqual(['converged', 1]);
+    expect(warnings.filter((w) => w.includes('not taken as convergence'))).toEqual([]);
   });
 
   it('plays a conforming panel in the demo: the agent that argued to migrate joins the majority', async () => {

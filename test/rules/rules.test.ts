@@ -94,6 +94,13 @@ describe('stopping rules', () => {
     expect(decided('stop:threshold@0.60', early).stopRound).toBe(1);
   });
 
+  it("does not stop on a score whose own stances split the panel, as the engine does not, but reads graded answers by the score alone", () => {
+    // Round 0's judge scored 0.9 while its stances put the three agents apart; round 1 has a majority.
+    const spec = { rounds: [['5', '6', '7'], ['7', '7', '5']], convergence: [0.9, 0.9], maxRounds: 3 };
+    expect(decided('stop:threshold@0.85', trajectory({ ...spec, basis: { kind: 'stances' } })).stopRound).toBe(1);
+    expect(decided('stop:threshold@0.85', trajectory(spec)).stopRound).toBe(0);
+  });
+
   it('runs a fixed number of critique rounds without the judge, and is unavailable past the last recorded round', () => {
     const zero = decided('stop:rounds=0', full);
     expect(zero.stopRound).toBe(0);

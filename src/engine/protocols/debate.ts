@@ -1,4 +1,5 @@
-import { exitDecision } from '../../protocol/convergence.js';
+import { exitDecision, stancesSplit } from '../../protocol/convergence.js';
+import { reaches } from '../../protocol/reaches.js';
 import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { TurnRecord } from '../events.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
@@ -76,7 +77,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   const stopAt = (convergence: number | null): number | null => (earlyExit ? convergence : null);
   // Anti-conformity: every agent reads the same critique brief; a round's advocate reads its own.
   const critiqueBrief = preset.protocol.critique === 'anti-conformity' ? antiConformityBrief() : null;
-  let exit = exitDecision({ round: current.round, maxRounds, convergence: stopAt(current.judgement.convergence), threshold });
+  let exit = decideExit(runner, current, stopAt(current.judgement.convergence));
 
   for (let round = current.round + 1; !exit; round++) {
     runner.checkpoint();
@@ -103,7 +104,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     current.judgement = await judgeConvergence(runner, round, withoutAdvocate(turns, advocate), stancesBefore);
     // The advocate of the round before is reported once this round shows who moved after reading it.
     if (preset.protocol.advocate) advocateStep(runner, rounds.slice(0, -1), current.judgement.stances ?? null);
-    exit = exitDecision({ round, maxRounds, convergence: stopAt(current.judgement.convergence), threshold });
+    exit = decideExit(runner, current, stopAt(current.judgement.convergence));
   }
   runner.checkpoint();
   if (preset.protocol.advocate) advocateStep(runner, rounds, null);
@@ -118,6 +119,19 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
   const synthesis = await synthesize(runner, read, decided ? [...sections, decided] : sections);
   runner.checkpoint();
   return { exitReason: exit.reason, exitDetail: exit.detail, rounds, synthesis };
+}
+
+/**
+ * Whether to stop after `round`: at the threshold, unless the judge's own stances of the round split
+ * the panel with no majority (the live view says why it goes on), or at the ceiling.
+ */
+function decideExit(runner: Runner, round: TranscriptRound, convergence: number | null): ReturnType<typeof exitDecision> {
+  const { maxRounds, convergenceThreshold: threshold } = runner.preset.protocol;
+  const sizes = round.judgement?.stances?.stances.map((s) => s.agents.length) ?? null;
+  if (convergence !== null && reaches(convergence, threshold) && stancesSplit(sizes)) {
+    runner.warn(`round ${round.round}: the judge scored ${convergence.toFixed(2)} ≥ ${threshold} but its own stances split the panel ${sizes!.join('/')}, with no majority: not taken as convergence`);
+  }
+  return exitDecision({ round: round.round, maxRounds, convergence, threshold, stanceSizes: sizes });
 }
 
 /** Records what the trajectory rule chose and returns the synthesizer's section, or null when it could not choose. */
