@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 
@@ -66,12 +66,14 @@ function fromManifest(root: string, file: string, parts: string[]): EmbeddedMode
   const digest = typeof layer?.digest === 'string' ? /^sha256:([0-9a-f]{64})$/.exec(layer.digest)?.[1] : undefined;
   if (!digest) return null;
   const path = join(root, 'blobs', `sha256-${digest}`);
-  if (!existsSync(path)) return null;
+  // Ollama writes its blobs as plain files: a link (perhaps to a file outside the folder) or a pipe is no model of this folder.
+  const blob = lstatSync(path, { throwIfNoEntry: false });
+  if (!blob?.isFile()) return null;
   const [registry, namespace, ...rest] = parts;
   const tag = rest.pop()!;
   const repo = rest.join('/');
   const prefix = registry === 'registry.ollama.ai' ? (namespace === 'library' ? '' : `${namespace}/`) : `${registry}/${namespace}/`;
-  return { name: `${prefix}${repo}:${tag}`, path, size: statSync(path).size, sha256: digest };
+  return { name: `${prefix}${repo}:${tag}`, path, size: blob.size, sha256: digest };
 }
 
 const hashes = new Map<string, string>();
