@@ -17,16 +17,17 @@ const MAX_HEADER_BYTES = 256 * 2 ** 20;
 
 /**
  * Reads the header of a GGUF file (ggml docs/gguf.md, versions 2 and 3) without loading the
- * model: enough to say its architecture, context length and geometry. Throws on a file that is not GGUF.
+ * model: enough to say its architecture, context length and geometry. Throws on a file that is not GGUF,
+ * with the reason alone (the caller names the model and its file).
  */
 export function readGgufInfo(path: string, keep: readonly string[] = []): GgufInfo {
   const fd = openSync(path, 'r');
   try {
     const r = new Reader(fd);
     const magic = r.bytes(4).toString('latin1');
-    if (magic !== 'GGUF') throw new Error(`${path} is not a GGUF file (it starts with ${JSON.stringify(magic)})`);
+    if (magic !== 'GGUF') throw new Error(`it is not a GGUF file (it starts with ${JSON.stringify(magic)})`);
     const version = r.u32();
-    if (version < 2 || version > 3) throw new Error(`${path} is GGUF version ${version}; versions 2 and 3 are read`);
+    if (version < 2 || version > 3) throw new Error(`it is GGUF version ${version}; versions 2 and 3 are read`);
     const tensorCount = Number(r.u64());
     const kvCount = Number(r.u64());
     const metadata: GgufInfo['metadata'] = {};

@@ -13,7 +13,7 @@ import { embeddedUrl } from '../backend/url.js';
 import { ConclaveError, errorMessage } from '../errors.js';
 import { engine, loadLibrary, NODE_LLAMA_CPP_VERSION } from './engine.js';
 import { schemaToGbnf } from './gbnf.js';
-import { ggufGeometry, readGgufInfo } from './gguf-info.js';
+import { type GgufInfo, ggufGeometry, readGgufInfo } from './gguf-info.js';
 import { decodeAsGrammar } from './grammar-text.js';
 import type { ChatHistoryItem, LlamaChatResponseChunk } from './llama-api.js';
 import { type EmbeddedModel, listEmbeddedModels, modelSha256 } from './models-dir.js';
@@ -160,7 +160,7 @@ export class EmbeddedServer implements ModelServer {
   #thinks(model: EmbeddedModel): boolean {
     let known = this.#thinking.get(model.path);
     if (known === undefined) {
-      const template = readGgufInfo(model.path).metadata['tokenizer.chat_template'];
+      const template = header(model).metadata['tokenizer.chat_template'];
       known = typeof template === 'string' && template.includes('</think>');
       this.#thinking.set(model.path, known);
     }
@@ -208,7 +208,7 @@ export class EmbeddedServer implements ModelServer {
 
   async show(model: string): Promise<ModelDetails> {
     const m = this.#model(model);
-    const info = readGgufInfo(m.path);
+    const info = header(m);
     const geometry = ggufGeometry(info);
     const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
     return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken };
@@ -232,6 +232,18 @@ export class EmbeddedServer implements ModelServer {
     }
     return new CallError('SERVER_ERROR', `llama.cpp failed on ${model ?? 'a model'} from ${this.dir}: ${errorMessage(err)}`, {
       hint: 'Check that the file is a GGUF model that this llama.cpp supports (node-llama-cpp ' + NODE_LLAMA_CPP_VERSION + ').',
+      cause: err,
+    });
+  }
+}
+
+/** The model file's GGUF header. A file that is not one (cut short, another kind of file) is the user's to replace: said with its name and path, and never sent again. */
+function header(model: EmbeddedModel): GgufInfo {
+  try {
+    return readGgufInfo(model.path);
+  } catch (err) {
+    throw new CallError('BAD_REQUEST', `Model \`${model.name}\` cannot be read as a GGUF model from ${model.path}: ${errorMessage(err)}.`, {
+      hint: 'Copy the whole model file again (or `ollama pull` it again), or take it out of the folder.',
       cause: err,
     });
   }
