@@ -70,13 +70,16 @@ export class EmbeddedServer implements ModelServer {
     let thinkingTokens = 0;
     let tokens = 0;
     let lease: Awaited<ReturnType<typeof engine.acquire>> | null = null;
+    // Whether a `<think>` opening the reply is this model's thought even when the token limit or a stop cut it before `</think>`.
+    let thinks = false;
     try {
       const model = this.#model(request.model);
+      thinks = request.think !== false && this.#thinks(model);
       const options = request.options ?? {};
       const contextSize = positiveInt(options.num_ctx) ?? DEFAULT_NUM_CTX;
       const schemaText = request.format === undefined ? null : request.format === 'json' ? schemaToGbnf({}) : schemaToGbnf(request.format);
       // A thinking model thinks before the reply the schema binds, as on Ollama: the grammar lets a `<think>` block open the reply.
-      const grammarText = schemaText !== null && request.think !== false && this.#thinks(model) ? withThinking(schemaText) : schemaText;
+      const grammarText = schemaText !== null && thinks ? withThinking(schemaText) : schemaText;
       const grammar = grammarText === null ? undefined : await engine.grammar(grammarText);
       const queued = process.hrtime.bigint();
       lease = await engine.acquire(model.path, contextSize, this.slots, abort.controller.signal);
@@ -120,7 +123,7 @@ export class EmbeddedServer implements ModelServer {
         // A reply holding bytes that are not UTF-8 is read back as the grammar read it, so it keeps the shape the grammar allowed.
         if (grammar && content.includes('\uFFFD')) content = decodeAsGrammar(concatBytes(answerTokens.map(lease.vocabulary())));
         // A thought node-llama-cpp's chat wrapper did not recognise is still a thought: it is recorded as such, not as the reply.
-        const split = splitThought(content);
+        const split = splitThought(content, thinks);
         if (split) {
           thinking += split.thinking;
           content = split.content;
@@ -148,8 +151,9 @@ export class EmbeddedServer implements ModelServer {
       }
     } catch (err) {
       const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
-      mapped.partial = content;
-      mapped.partialThinking = thinking;
+      const split = splitThought(content, thinks);
+      mapped.partial = split ? split.content : content;
+      mapped.partialThinking = split ? thinking + split.thinking : thinking;
       throw mapped;
     } finally {
       lease?.release();
@@ -254,9 +258,12 @@ export function withThinking(gbnf: string): string {
   return `${gbnf.replace(/^root ::= /m, 'root ::= think-block? ')}think-block ::= "<think>" [^<]* "</think>"\n`;
 }
 
-/** A reply that opens with `<think>…</think>`: the thought and the reply after it. */
-export function splitThought(text: string): { thinking: string; content: string; raw: string } | null {
-  const match = /^\s*<think>([\s\S]*?)<\/think>/.exec(text);
+/**
+ * A reply that opens with `<think>…</think>`: the thought and the reply after it. With `unfinished`
+ * (a thinking model's reply), a thought cut off before `</think>` is all thought, and the reply is empty.
+ */
+export function splitThought(text: string, unfinished = false): { thinking: string; content: string; raw: string } | null {
+  const match = (unfinished ? /^\s*<think>([\s\S]*?)(?:<\/think>|$)/ : /^\s*<think>([\s\S]*?)<\/think>/).exec(text);
   return match ? { thinking: match[1]!.trim(), content: text.slice(match[0].length).trimStart(), raw: match[0] } : null;
 }
 
