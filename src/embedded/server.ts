@@ -213,6 +213,12 @@ export class EmbeddedServer implements ModelServer {
   async show(model: string): Promise<ModelDetails> {
     const m = this.#model(model);
     const info = header(m);
+    // A copy cut short (a transfer that stopped) keeps its header whole: llama.cpp would refuse it at every call.
+    if (info.bytesNeeded > m.size) {
+      throw new CallError('BAD_REQUEST', `Model \`${m.name}\` is cut short: ${m.path} holds ${m.size} bytes, and its header describes ${info.bytesNeeded}.`, {
+        hint: 'Copy the whole model file again (or `ollama pull` it again), or take it out of the folder.',
+      });
+    }
     const geometry = ggufGeometry(info);
     const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
     return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken };

@@ -21,7 +21,9 @@ describe('a models folder holding a file that is not a whole GGUF model', { time
     const model = tinyGguf();
     writeFileSync(join(dir, 'models', 'cut.gguf'), model.subarray(0, 100));
     writeFileSync(join(dir, 'models', 'text.gguf'), 'not a model at all');
-    for (const name of ['cut', 'text']) {
+    // A copy that stopped in the tensors: its header is whole.
+    writeFileSync(join(dir, 'models', 'half.gguf'), model.subarray(0, 400_000));
+    for (const name of ['cut', 'text', 'half']) {
       const yaml = ['name: broken', 'agents:', `  - { id: a, model: ${name} }`, `  - { id: b, model: ${name} }`, `judge: { model: ${name} }`, `synthesizer: { model: ${name} }`, 'protocol: { maxRounds: 1 }', ''];
       writeFileSync(join(dir, `${name}.yaml`), yaml.join('\n'));
     }
@@ -41,6 +43,13 @@ describe('a models folder holding a file that is not a whole GGUF model', { time
     expect(message).toBe(`conclave: Model \`cut\` cannot be read as a GGUF model from ${join(dir, 'models', 'cut.gguf')}: the GGUF header ends early.`);
     expect(hint).toMatch(/Copy the whole model file again/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses a file cut short in its tensors before any call, instead of failing every call in llama.cpp', async () => {
+    const r = await attempt('half');
+    expect(r.code).toBe(3);
+    expect(r.stderr.trim().split('\n')[0]).toBe(`conclave: Model \`half\` is cut short: ${join(dir, 'models', 'half.gguf')} holds 400000 bytes, and its header describes ${tinyGguf().length}.`);
+    expect(r.stderr).not.toMatch(/llama_model_load|\n\s+at /);
   });
 
   it('refuses a file that is not GGUF at all the same way', async () => {
