@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listEmbeddedModels } from '../../src/embedded/models-dir.js';
+import { InputError } from '../../src/errors.js';
 
 const made: string[] = [];
 afterEach(() => {
@@ -49,5 +50,31 @@ describe('an Ollama models folder', () => {
   it('leaves out a manifest whose digest is not a sha256, such as a path out of the folder', () => {
     const root = ollamaFolder({ escape: '../../../etc/passwd' });
     expect(listEmbeddedModels(root)).toEqual([]);
+  });
+});
+
+describe('a folder of .gguf files', () => {
+  it('names each model by its file name', () => {
+    const root = mkdtempSync(join(tmpdir(), 'conclave-models-dir-'));
+    made.push(root);
+    writeFileSync(join(root, 'qwen-small.gguf'), 'GGUF');
+    writeFileSync(join(root, 'notes.txt'), 'not a model');
+    expect(listEmbeddedModels(root).map((m) => m.name)).toEqual(['qwen-small']);
+  });
+
+  it('refuses two files whose names differ only in case, naming both, instead of running whichever is listed first', () => {
+    const root = mkdtempSync(join(tmpdir(), 'conclave-models-dir-'));
+    made.push(root);
+    writeFileSync(join(root, 'tiny.gguf'), 'GGUF one');
+    writeFileSync(join(root, 'Tiny.gguf'), 'GGUF two');
+    const error = (() => {
+      try {
+        return listEmbeddedModels(root);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as InputError).message).toMatch(new RegExp(`holds two models named .*: ${root}/(tiny|Tiny)\\.gguf and ${root}/(Tiny|tiny)\\.gguf\\.$`));
   });
 });
