@@ -11,6 +11,7 @@ import {
 } from '../backend/types.js';
 import { embeddedUrl } from '../backend/url.js';
 import { ConclaveError, errorMessage } from '../errors.js';
+import { inertLine } from '../render/inert.js';
 import { engine, loadLibrary, NODE_LLAMA_CPP_VERSION } from './engine.js';
 import { schemaToGbnf } from './gbnf.js';
 import { type GgufInfo, ggufGeometry, readGgufInfo } from './gguf-info.js';
@@ -221,7 +222,9 @@ export class EmbeddedServer implements ModelServer {
     }
     const geometry = ggufGeometry(info);
     const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
-    return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken };
+    // The family Ollama reports for the same file (`details.family`) is its architecture: the card and the one-family warning read it.
+    const family = geometry.architecture === null ? null : inertLine(geometry.architecture).trim().slice(0, 200) || null;
+    return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken, family };
   }
 
   #listed(): EmbeddedModel[] {

@@ -22,6 +22,10 @@ describe('a thinking model under a grammar, through the real llama.cpp', { timeo
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('reports the model family from the architecture in the file, as Ollama does', async () => {
+    expect((await server.show('plain')).family).toBe('llama');
+  });
+
   it('says which models think, from the chat template in the file', async () => {
     expect((await server.show('thinker')).capabilities).toContain('thinking');
     expect((await server.show('plain')).capabilities).not.toContain('thinking');
