@@ -200,7 +200,7 @@ export class EmbeddedServer implements ModelServer {
         size: m.size,
         digest: !digests || digests(m.name) ? await modelSha256(m) : (m.sha256 ?? ''),
         parameterSize: null,
-        quantization: quantization(m.path),
+        ...listedFacts(m.path),
       })),
     );
   }
@@ -222,9 +222,7 @@ export class EmbeddedServer implements ModelServer {
     }
     const geometry = ggufGeometry(info);
     const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
-    // The family Ollama reports for the same file (`details.family`) is its architecture: the card and the one-family warning read it.
-    const family = geometry.architecture === null ? null : inertLine(geometry.architecture).trim().slice(0, 200) || null;
-    return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken, family };
+    return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken, family: familyOf(info) };
   }
 
   #listed(): EmbeddedModel[] {
@@ -311,13 +309,21 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
 
 const FILE_TYPES: Readonly<Record<number, string>> = { 0: 'F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K', 11: 'Q3_K_S', 12: 'Q3_K_M', 13: 'Q3_K_L', 14: 'Q4_K_S', 15: 'Q4_K_M', 16: 'Q5_K_S', 17: 'Q5_K_M', 18: 'Q6_K', 32: 'BF16' };
 
-function quantization(path: string): string | null {
+/** What a listing says of a model file: its quantization and family, from its header (none for a file that is not GGUF). */
+function listedFacts(path: string): { quantization: string | null; family: string | null } {
   try {
-    const t = readGgufInfo(path).metadata['general.file_type'];
-    return typeof t === 'number' ? (FILE_TYPES[t] ?? `type ${t}`) : null;
+    const info = readGgufInfo(path);
+    const t = info.metadata['general.file_type'];
+    return { quantization: typeof t === 'number' ? (FILE_TYPES[t] ?? `type ${t}`) : null, family: familyOf(info) };
   } catch {
-    return null;
+    return { quantization: null, family: null };
   }
+}
+
+/** The family Ollama reports for the same file (`details.family`): its architecture, as one inert line. */
+function familyOf(info: GgufInfo): string | null {
+  const arch = ggufGeometry(info).architecture;
+  return arch === null ? null : inertLine(arch).trim().slice(0, 200) || null;
 }
 
 const servers = new Map<string, EmbeddedServer>();

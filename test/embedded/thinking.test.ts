@@ -24,6 +24,8 @@ describe('a thinking model under a grammar, through the real llama.cpp', { timeo
 
   it('reports the model family from the architecture in the file, as Ollama does', async () => {
     expect((await server.show('plain')).family).toBe('llama');
+    // `conclave models` lists it too, and reads the panel's families from the listing.
+    expect((await server.tags()).map((t) => [t.name, t.family])).toEqual([['plain', 'llama'], ['thinker', 'llama']]);
   });
 
   it('says which models think, from the chat template in the file', async () => {
