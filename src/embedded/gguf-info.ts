@@ -9,24 +9,35 @@ export interface GgufInfo {
   arrayLengths: Record<string, number>;
   /** The string arrays asked for with `keep` (the vocabulary, to turn tokens back into bytes). */
   arrays: Record<string, (string | number)[]>;
+  /**
+   * How long the file must be to hold every tensor its header describes (the end of the tensor that
+   * ends last); a tensor of a type not in TYPE_SIZES counts up to its start only.
+   */
+  bytesNeeded: number;
 }
 
+/** Bytes per block and elements per block of ggml's tensor types (ggml.c, type_traits). */
+const TYPE_SIZES: Readonly<Record<number, readonly [bytes: number, elements: number]>> = {
+  0: [4, 1], 1: [2, 1], 2: [18, 32], 3: [20, 32], 6: [22, 32], 7: [24, 32], 8: [34, 32], 10: [84, 256], 11: [110, 256],
+  12: [144, 256], 13: [176, 256], 14: [210, 256], 24: [1, 1], 25: [2, 1], 26: [4, 1], 27: [8, 1], 28: [8, 1], 30: [2, 1],
+};
 const SCALAR_SIZE: Readonly<Record<number, number>> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 /** Header metadata read at most: past it a file is taken as not GGUF (a real header is a few MB of vocabulary). */
 const MAX_HEADER_BYTES = 256 * 2 ** 20;
 
 /**
  * Reads the header of a GGUF file (ggml docs/gguf.md, versions 2 and 3) without loading the
- * model: enough to say its architecture, context length and geometry. Throws on a file that is not GGUF.
+ * model: enough to say its architecture, context length and geometry. Throws on a file that is not GGUF,
+ * with the reason alone (the caller names the model and its file).
  */
 export function readGgufInfo(path: string, keep: readonly string[] = []): GgufInfo {
   const fd = openSync(path, 'r');
   try {
     const r = new Reader(fd);
     const magic = r.bytes(4).toString('latin1');
-    if (magic !== 'GGUF') throw new Error(`${path} is not a GGUF file (it starts with ${JSON.stringify(magic)})`);
+    if (magic !== 'GGUF') throw new Error(`it is not a GGUF file (it starts with ${JSON.stringify(magic)})`);
     const version = r.u32();
-    if (version < 2 || version > 3) throw new Error(`${path} is GGUF version ${version}; versions 2 and 3 are read`);
+    if (version < 2 || version > 3) throw new Error(`it is GGUF version ${version}; versions 2 and 3 are read`);
     const tensorCount = Number(r.u64());
     const kvCount = Number(r.u64());
     const metadata: GgufInfo['metadata'] = {};
@@ -53,7 +64,21 @@ export function readGgufInfo(path: string, keep: readonly string[] = []): GgufIn
         metadata[key] = r.value(type);
       }
     }
-    return { version, tensorCount, metadata, arrayLengths, arrays };
+    // Each tensor's name, shape, type and offset from the start of the data, which is aligned after the last of them.
+    let tensorsEnd = 0;
+    for (let i = 0; i < tensorCount; i++) {
+      r.string();
+      const dims = r.u32();
+      if (dims > 8) throw new Error(`a tensor says it has ${dims} dimensions`);
+      let elements = 1;
+      for (let d = 0; d < dims; d++) elements *= Number(r.u64());
+      const size = TYPE_SIZES[r.u32()];
+      const offset = Number(r.u64());
+      tensorsEnd = Math.max(tensorsEnd, offset + (size ? (elements / size[1]) * size[0] : 0));
+    }
+    const align = typeof metadata['general.alignment'] === 'number' && metadata['general.alignment'] > 0 ? metadata['general.alignment'] : 32;
+    const bytesNeeded = Math.ceil(r.offset() / align) * align + tensorsEnd;
+    return { version, tensorCount, metadata, arrayLengths, arrays, bytesNeeded };
   } finally {
     closeSync(fd);
   }
@@ -92,6 +117,10 @@ class Reader {
     this.#buffer = Buffer.concat([rest, chunk.subarray(0, read)]);
     this.#at = 0;
     if (this.#buffer.length < n) throw new Error('the GGUF header ends early');
+  }
+  /** Where in the file the next byte read is. */
+  offset(): number {
+    return this.#position - (this.#buffer.length - this.#at);
   }
   bytes(n: number): Buffer {
     this.#need(n);

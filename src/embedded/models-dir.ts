@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 
@@ -28,14 +28,34 @@ export function listEmbeddedModels(dir: string): EmbeddedModel[] {
     });
   }
   const ollamaRoot = existsSync(join(root, 'manifests')) ? root : existsSync(join(root, 'models', 'manifests')) ? join(root, 'models') : null;
-  if (ollamaRoot) return ollamaModels(ollamaRoot);
-  return readdirSync(root, { withFileTypes: true })
+  if (ollamaRoot) return oneModelEach(root, ollamaModels(ollamaRoot));
+  const models = readdirSync(root, { withFileTypes: true })
     .filter((e) => e.isFile() && e.name.toLowerCase().endsWith('.gguf'))
     .map((e) => {
       const path = join(root, e.name);
       return { name: e.name.slice(0, -'.gguf'.length), path, size: statSync(path).size, sha256: null };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
+  return oneModelEach(root, models);
+}
+
+/**
+ * Model names ignore case and a missing `:latest`, as Ollama's do: two files of one name would leave
+ * which of them runs, and whose sha256 is recorded, to the order of a listing.
+ */
+function oneModelEach(root: string, models: EmbeddedModel[]): EmbeddedModel[] {
+  const seen = new Map<string, EmbeddedModel>();
+  for (const m of models) {
+    const key = (m.name.includes(':') ? m.name : `${m.name}:latest`).toLowerCase();
+    const other = seen.get(key);
+    if (other) {
+      throw new InputError('MODELS_DIR_AMBIGUOUS', `The models folder ${root} holds two models named \`${m.name}\` (names ignore case): ${other.path} and ${m.path}.`, {
+        hint: 'Rename or remove one of them, so that each name picks one model file.',
+      });
+    }
+    seen.set(key, m);
+  }
+  return models;
 }
 
 /** Ollama's names: `registry.ollama.ai/library/NAME/TAG` is `NAME:TAG`, another namespace `NS/NAME:TAG`, another registry its full path. */
@@ -66,12 +86,14 @@ function fromManifest(root: string, file: string, parts: string[]): EmbeddedMode
   const digest = typeof layer?.digest === 'string' ? /^sha256:([0-9a-f]{64})$/.exec(layer.digest)?.[1] : undefined;
   if (!digest) return null;
   const path = join(root, 'blobs', `sha256-${digest}`);
-  if (!existsSync(path)) return null;
+  // Ollama writes its blobs as plain files: a link (perhaps to a file outside the folder) or a pipe is no model of this folder.
+  const blob = lstatSync(path, { throwIfNoEntry: false });
+  if (!blob?.isFile()) return null;
   const [registry, namespace, ...rest] = parts;
   const tag = rest.pop()!;
   const repo = rest.join('/');
   const prefix = registry === 'registry.ollama.ai' ? (namespace === 'library' ? '' : `${namespace}/`) : `${registry}/${namespace}/`;
-  return { name: `${prefix}${repo}:${tag}`, path, size: statSync(path).size, sha256: digest };
+  return { name: `${prefix}${repo}:${tag}`, path, size: blob.size, sha256: digest };
 }
 
 const hashes = new Map<string, string>();

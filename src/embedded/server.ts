@@ -11,9 +11,10 @@ import {
 } from '../backend/types.js';
 import { embeddedUrl } from '../backend/url.js';
 import { ConclaveError, errorMessage } from '../errors.js';
+import { inertLine } from '../render/inert.js';
 import { engine, loadLibrary, NODE_LLAMA_CPP_VERSION } from './engine.js';
 import { schemaToGbnf } from './gbnf.js';
-import { ggufGeometry, readGgufInfo } from './gguf-info.js';
+import { type GgufInfo, ggufGeometry, readGgufInfo } from './gguf-info.js';
 import { decodeAsGrammar } from './grammar-text.js';
 import type { ChatHistoryItem, LlamaChatResponseChunk } from './llama-api.js';
 import { type EmbeddedModel, listEmbeddedModels, modelSha256 } from './models-dir.js';
@@ -70,13 +71,16 @@ export class EmbeddedServer implements ModelServer {
     let thinkingTokens = 0;
     let tokens = 0;
     let lease: Awaited<ReturnType<typeof engine.acquire>> | null = null;
+    // Whether a `<think>` opening the reply is this model's thought even when the token limit or a stop cut it before `</think>`.
+    let thinks = false;
     try {
       const model = this.#model(request.model);
+      thinks = request.think !== false && this.#thinks(model);
       const options = request.options ?? {};
       const contextSize = positiveInt(options.num_ctx) ?? DEFAULT_NUM_CTX;
       const schemaText = request.format === undefined ? null : request.format === 'json' ? schemaToGbnf({}) : schemaToGbnf(request.format);
       // A thinking model thinks before the reply the schema binds, as on Ollama: the grammar lets a `<think>` block open the reply.
-      const grammarText = schemaText !== null && request.think !== false && this.#thinks(model) ? withThinking(schemaText) : schemaText;
+      const grammarText = schemaText !== null && thinks ? withThinking(schemaText) : schemaText;
       const grammar = grammarText === null ? undefined : await engine.grammar(grammarText);
       const queued = process.hrtime.bigint();
       lease = await engine.acquire(model.path, contextSize, this.slots, abort.controller.signal);
@@ -120,7 +124,7 @@ export class EmbeddedServer implements ModelServer {
         // A reply holding bytes that are not UTF-8 is read back as the grammar read it, so it keeps the shape the grammar allowed.
         if (grammar && content.includes('\uFFFD')) content = decodeAsGrammar(concatBytes(answerTokens.map(lease.vocabulary())));
         // A thought node-llama-cpp's chat wrapper did not recognise is still a thought: it is recorded as such, not as the reply.
-        const split = splitThought(content);
+        const split = splitThought(content, thinks);
         if (split) {
           thinking += split.thinking;
           content = split.content;
@@ -148,8 +152,9 @@ export class EmbeddedServer implements ModelServer {
       }
     } catch (err) {
       const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
-      mapped.partial = content;
-      mapped.partialThinking = thinking;
+      const split = splitThought(content, thinks);
+      mapped.partial = split ? split.content : content;
+      mapped.partialThinking = split ? thinking + split.thinking : thinking;
       throw mapped;
     } finally {
       lease?.release();
@@ -160,7 +165,7 @@ export class EmbeddedServer implements ModelServer {
   #thinks(model: EmbeddedModel): boolean {
     let known = this.#thinking.get(model.path);
     if (known === undefined) {
-      const template = readGgufInfo(model.path).metadata['tokenizer.chat_template'];
+      const template = header(model).metadata['tokenizer.chat_template'];
       known = typeof template === 'string' && template.includes('</think>');
       this.#thinking.set(model.path, known);
     }
@@ -195,7 +200,7 @@ export class EmbeddedServer implements ModelServer {
         size: m.size,
         digest: !digests || digests(m.name) ? await modelSha256(m) : (m.sha256 ?? ''),
         parameterSize: null,
-        quantization: quantization(m.path),
+        ...listedFacts(m.path),
       })),
     );
   }
@@ -208,10 +213,16 @@ export class EmbeddedServer implements ModelServer {
 
   async show(model: string): Promise<ModelDetails> {
     const m = this.#model(model);
-    const info = readGgufInfo(m.path);
+    const info = header(m);
+    // A copy cut short (a transfer that stopped) keeps its header whole: llama.cpp would refuse it at every call.
+    if (info.bytesNeeded > m.size) {
+      throw new CallError('BAD_REQUEST', `Model \`${m.name}\` is cut short: ${m.path} holds ${m.size} bytes, and its header describes ${info.bytesNeeded}.`, {
+        hint: 'Copy the whole model file again (or `ollama pull` it again), or take it out of the folder.',
+      });
+    }
     const geometry = ggufGeometry(info);
     const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
-    return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken };
+    return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken, family: familyOf(info) };
   }
 
   #listed(): EmbeddedModel[] {
@@ -237,14 +248,29 @@ export class EmbeddedServer implements ModelServer {
   }
 }
 
+/** The model file's GGUF header. A file that is not one (cut short, another kind of file) is the user's to replace: said with its name and path, and never sent again. */
+function header(model: EmbeddedModel): GgufInfo {
+  try {
+    return readGgufInfo(model.path);
+  } catch (err) {
+    throw new CallError('BAD_REQUEST', `Model \`${model.name}\` cannot be read as a GGUF model from ${model.path}: ${errorMessage(err)}.`, {
+      hint: 'Copy the whole model file again (or `ollama pull` it again), or take it out of the folder.',
+      cause: err,
+    });
+  }
+}
+
 /** The schema's grammar, with an optional `<think>…</think>` block before the reply (a thought holds no `<`). */
 export function withThinking(gbnf: string): string {
   return `${gbnf.replace(/^root ::= /m, 'root ::= think-block? ')}think-block ::= "<think>" [^<]* "</think>"\n`;
 }
 
-/** A reply that opens with `<think>…</think>`: the thought and the reply after it. */
-export function splitThought(text: string): { thinking: string; content: string; raw: string } | null {
-  const match = /^\s*<think>([\s\S]*?)<\/think>/.exec(text);
+/**
+ * A reply that opens with `<think>…</think>`: the thought and the reply after it. With `unfinished`
+ * (a thinking model's reply), a thought cut off before `</think>` is all thought, and the reply is empty.
+ */
+export function splitThought(text: string, unfinished = false): { thinking: string; content: string; raw: string } | null {
+  const match = (unfinished ? /^\s*<think>([\s\S]*?)(?:<\/think>|$)/ : /^\s*<think>([\s\S]*?)<\/think>/).exec(text);
   return match ? { thinking: match[1]!.trim(), content: text.slice(match[0].length).trimStart(), raw: match[0] } : null;
 }
 
@@ -283,13 +309,21 @@ function concatBytes(parts: Uint8Array[]): Uint8Array {
 
 const FILE_TYPES: Readonly<Record<number, string>> = { 0: 'F32', 1: 'F16', 2: 'Q4_0', 3: 'Q4_1', 7: 'Q8_0', 8: 'Q5_0', 9: 'Q5_1', 10: 'Q2_K', 11: 'Q3_K_S', 12: 'Q3_K_M', 13: 'Q3_K_L', 14: 'Q4_K_S', 15: 'Q4_K_M', 16: 'Q5_K_S', 17: 'Q5_K_M', 18: 'Q6_K', 32: 'BF16' };
 
-function quantization(path: string): string | null {
+/** What a listing says of a model file: its quantization and family, from its header (none for a file that is not GGUF). */
+function listedFacts(path: string): { quantization: string | null; family: string | null } {
   try {
-    const t = readGgufInfo(path).metadata['general.file_type'];
-    return typeof t === 'number' ? (FILE_TYPES[t] ?? `type ${t}`) : null;
+    const info = readGgufInfo(path);
+    const t = info.metadata['general.file_type'];
+    return { quantization: typeof t === 'number' ? (FILE_TYPES[t] ?? `type ${t}`) : null, family: familyOf(info) };
   } catch {
-    return null;
+    return { quantization: null, family: null };
   }
+}
+
+/** The family Ollama reports for the same file (`details.family`): its architecture, as one inert line. */
+function familyOf(info: GgufInfo): string | null {
+  const arch = ggufGeometry(info).architecture;
+  return arch === null ? null : inertLine(arch).trim().slice(0, 200) || null;
 }
 
 const servers = new Map<string, EmbeddedServer>();

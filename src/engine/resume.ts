@@ -177,6 +177,7 @@ export async function resumeDebate(
     support: shape.support.filter((m) => m !== ''),
     synthesisModels: shape.synthesisModels.filter((m) => m !== ''),
     synthesizer: null,
+    checkModels: sameModels(stored),
   });
   if (plan.clashes) reuseClashes(runner, plan.clashes);
   else if (plan.claims) reuseClaims(runner, plan.claims);
@@ -187,6 +188,23 @@ export async function resumeDebate(
     if (runner.interrupted()) runner.stopInterrupted();
     throw err;
   }
+}
+
+/**
+ * Refuses to go on with a model that is not the one the debate ran: its record names each agent's
+ * model by digest (an embedded model by its file's sha256), and answers of another model would be
+ * recorded under it.
+ */
+function sameModels(stored: StoredDebate): (digestOf: (model: string) => string | null) => void {
+  return (digestOf) => {
+    for (const agent of stored.agents) {
+      const now = agent.digest && agent.model ? digestOf(agent.model) : null;
+      if (!now || now === agent.digest) continue;
+      throw new InputError('MODEL_CHANGED', `Model \`${agent.model}\` is not the one debate \`${stored.id}\` ran on: it ran on digest ${agent.digest}, and the model of that name is now ${now}.`, {
+        hint: 'Put back the model the debate ran on (the same file, or the same version pulled again) and resume, or ask the question again with `conclave run`.',
+      });
+    }
+  };
 }
 
 /** Prompt plus reply tokens of the calls recorded so far, as the budget counted them. */

@@ -84,6 +84,8 @@ export interface RunShape {
   stages: ExtraStage[];
   /** The record of how the synthesizer was chosen, reported first. */
   synthesizer: ProtocolStep | null;
+  /** Refuses the run, by throwing, once each model's digest is known and before anything is recorded (a resume on models changed since). */
+  checkModels?: (digestOf: (model: string) => string | null) => void;
 }
 
 /**

@@ -91,6 +91,7 @@ export class Runner {
     const { scheduler, early } = await prepareSchedule(opts, shape);
     const runner = new Runner(opts, id, scheduler, shape.stages);
     runner.checkPersonasFit();
+    shape.checkModels?.((model) => scheduler.digestOf(model));
     const agents = panelAgents(preset, scheduler);
     runner.emit({
       type: 'debate.started',

@@ -120,4 +120,33 @@ describe('resuming a debate stopped inside a round', () => {
     ).toEqual(['b', 'c']);
     expect(store.getDebate(stored.id).resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a']);
   });
+
+  it('refuses to go on with a model whose digest is not the one the debate ran on, and leaves the record as it was', async () => {
+    const { stored, seen, store } = await stoppedInRoundOne();
+    const plan = planResume(stored);
+    const preset = testPreset(['a', 'b', 'c']);
+    // The same names served from other files: a model replaced between the run and the resume.
+    let asked = 0;
+    const other = await startSimulator({
+      models: simModels(preset).map((m) => ({ ...m, digest: 'f'.repeat(64) })),
+      respond: () => {
+        asked += 1;
+        return reply.opening('x');
+      },
+    });
+    try {
+      const before = seen.length;
+      const error = await resumeDebate(stored, { host: other.url, recorder: recorder(store, { resume: plan.point }) }, plan).catch((err: unknown) => err);
+      expect(error).toMatchObject({ code: 'MODEL_CHANGED', exitCode: 2 });
+      expect((error as Error).message).toContain(`it ran on digest ${stored.agents[0]!.digest}, and the model of that name is now ${'f'.repeat(64)}`);
+      expect(asked).toBe(0);
+      expect(seen.length).toBe(before);
+      const after = store.getDebate(stored.id);
+      expect(after.status).toBe('interrupted');
+      expect(after.resumptions ?? []).toEqual([]);
+      expect(store.verifyDebate(stored.id).state).toBe('sealed');
+    } finally {
+      await other.close();
+    }
+  });
 });
