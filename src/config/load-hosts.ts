@@ -3,7 +3,7 @@ import { embeddedUrl } from '../backend/url.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../errors.js';
-import { formatIssues } from './load-preset.js';
+import { formatInputIssues } from './input-issues.js';
 import { FILE_LIMITS, readTextFile } from './read-file.js';
 import { type HostEntry, hostEntrySchema } from './preset-schema.js';
 
@@ -22,9 +22,10 @@ export function loadHostsFile(path: string, cwd = process.cwd()): HostEntry[] {
       hint: 'Pass a YAML or JSON list such as `- url: http://gpu-1:11434` with optional vramGiB and numParallel.',
     });
   }
-  const parsed = hostsFileSchema.safeParse(withEmbeddedUrls(data, dirname(file)));
+  const entries = withEmbeddedUrls(data, dirname(file));
+  const parsed = hostsFileSchema.safeParse(entries);
   if (!parsed.success) {
-    throw new InputError('HOSTS_INVALID', `The hosts file ${file} is invalid:\n${formatIssues(parsed.error)}`, {
+    throw new InputError('HOSTS_INVALID', `The hosts file ${file} is invalid:\n${formatInputIssues(parsed.error, entries, hostsFileSchema)}`, {
       hint: 'Each entry is {url, vramGiB?, numParallel?}; vramGiB above 0, numParallel a whole number from 1 up.',
     });
   }

@@ -10,7 +10,7 @@ import { checkVotingPreset } from './voting-preset.js';
 import { FILE_LIMITS, type FileRules, readTextFile } from './read-file.js';
 import { expandAgentFiles } from './agent-files.js';
 export { formatIssues } from './zod-issues.js';
-import { formatIssues } from './zod-issues.js';
+import { formatInputIssues } from './input-issues.js';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
@@ -79,7 +79,7 @@ export function loadPreset(nameOrPath: string, cwd = process.cwd(), guard?: File
 export function parsePreset(data: unknown, source = 'preset'): { preset: Preset; warnings: string[] } {
   const result = presetSchema.safeParse(data);
   if (!result.success) {
-    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${formatIssues(result.error)}`, {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${formatInputIssues(result.error, data, presetSchema)}`, {
       hint: 'Fix the fields named above. The format is described in presets/preset.schema.json.',
     });
   }

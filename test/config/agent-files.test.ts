@@ -57,11 +57,12 @@ describe('agents defined in Markdown files', () => {
   });
 
   it('names the file and the field when the front matter is wrong', async () => {
-    const path = presetWith('---\nid: a\nmodel: model-0:1b\ntemprature: 0.3\n---\nA persona.\n');
+    const path = presetWith('---\nid: a\nmodle: model-0:1b\n---\nA persona.\n');
     const r = await runCli(['run', 'Q?', '--preset', path, '--host', sim.url, '--db', join(dir, 'x.db')], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('storage.md is invalid');
-    expect(r.stderr).toContain('unknown field `temprature`');
+    expect(r.stderr).toContain('unknown field `modle` (did you mean `model`?)');
+    expect(r.stderr).toContain('  - model: missing; it is required');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 

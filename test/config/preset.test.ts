@@ -44,6 +44,31 @@ describe('presets', () => {
     expect(preset.judge.options).toEqual({ mirostat: 2, num_gpu: 20, use_mmap: false, stop: ['END'] });
   });
 
+  it('suggests the field meant for a misspelt one, at the top level, in an agent and in its options', () => {
+    const { judge: _judge, ...noJudge } = valid;
+    const err = errorOf(() => parsePreset({ ...noJudge, jugde: { model: 'j' }, agents: [{ ...valid.agents[0], modle: 'x', options: { temprature: 1 } }, valid.agents[1]] }, 'x.yaml'));
+    expect(err.message).toContain('(top level): unknown field `jugde` (did you mean `judge`?)');
+    expect(err.message).toContain('  - judge: missing; it is required');
+    expect(err.message).toContain('agents.0: unknown field `modle` (did you mean `model`?)');
+    expect(err.message).toContain('agents.0.options: unknown field `temprature` (did you mean `temperature`?)');
+  });
+
+  it('lists the known fields when an unknown one is near none of them', () => {
+    const err = errorOf(() => parsePreset({ ...valid, protocol: { zzzzzz: 1 } }, 'x.yaml'));
+    expect(err.message).toMatch(/protocol: unknown field `zzzzzz` \(known fields: kind, .*maxRounds, .*convergenceThreshold/);
+  });
+
+  it('names the fix for a threshold written as a percentage, a number in quotes and a misspelt protocol', () => {
+    const pct = errorOf(() => parsePreset({ ...valid, protocol: { convergenceThreshold: 85 } }, 'x.yaml'));
+    expect(pct.message).toContain('protocol.convergenceThreshold: Too big: expected number to be <=1 (a share from 0 to 1: write 0.85, not 85)');
+    const quoted = errorOf(() => parsePreset({ ...valid, protocol: { maxRounds: '3' } }, 'x.yaml'));
+    expect(quoted.message).toContain('protocol.maxRounds: Invalid input: expected number, received string (write 3 without quotes)');
+    const kind = errorOf(() => parsePreset({ ...valid, protocol: { kind: 'debat' } }, 'x.yaml'));
+    expect(kind.message).toMatch(/protocol\.kind: Invalid option: .* \(did you mean `debate`\?\)/);
+    const far = errorOf(() => parsePreset({ ...valid, protocol: { kind: 'consensus' } }, 'x.yaml'));
+    expect(far.message).not.toContain('did you mean');
+  });
+
   it('names the path of a missing model and of an out-of-range threshold', () => {
     const err = errorOf(() => parsePreset({ ...valid, judge: {}, protocol: { convergenceThreshold: 1.5 } }));
     expect(err.message).toContain('judge.model');
