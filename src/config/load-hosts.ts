@@ -1,8 +1,8 @@
 import { dirname, extname, resolve } from 'node:path';
-import { embeddedUrl } from '../backend/url.js';
+import { embeddedUrl, serverUrl } from '../backend/url.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { InputError } from '../errors.js';
+import { ConclaveError, InputError } from '../errors.js';
 import { formatInputIssues } from './input-issues.js';
 import { FILE_LIMITS, readTextFile } from './read-file.js';
 import { type HostEntry, hostEntrySchema } from './preset-schema.js';
@@ -29,7 +29,28 @@ export function loadHostsFile(path: string, cwd = process.cwd()): HostEntry[] {
       hint: 'Each entry is {url, vramGiB?, numParallel?}; vramGiB above 0, numParallel a whole number from 1 up.',
     });
   }
+  const problems = hostUrlProblems(parsed.data, '');
+  if (problems.length > 0) {
+    throw new InputError('HOSTS_INVALID', `The hosts file ${file} is invalid:\n${problems.join('\n')}`, { hint });
+  }
   return parsed.data;
+}
+
+/**
+ * Each entry whose url cannot be used (a scheme mistyped, a port past 65535), as `  - PATH.url: why`
+ * lines, so the file and the entry are named before any host is asked.
+ */
+export function hostUrlProblems(hosts: readonly HostEntry[], prefix: string): string[] {
+  return hosts.flatMap((host, i) => {
+    if (host.api === 'embedded') return [];
+    try {
+      serverUrl(host);
+      return [];
+    } catch (err) {
+      if (!(err instanceof ConclaveError)) throw err;
+      return [`  - ${prefix}${i}.url: ${err.message}${err.hint ? ` ${err.hint}` : ''}`];
+    }
+  });
 }
 
 /** An `api: embedded` entry names its folder with `models`, relative to the hosts file; its url is made from that folder. */

@@ -11,6 +11,7 @@ import { FILE_LIMITS, type FileRules, readTextFile } from './read-file.js';
 import { expandAgentFiles } from './agent-files.js';
 export { formatIssues } from './zod-issues.js';
 import { formatInputIssues } from './input-issues.js';
+import { hostUrlProblems } from './load-hosts.js';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
@@ -97,6 +98,12 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
       });
     }
     ids.add(agent.id);
+  }
+  const hostProblems = hostUrlProblems(preset.hosts ?? [], 'hosts.');
+  if (hostProblems.length > 0) {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${hostProblems.join('\n')}`, {
+      hint: 'Fix the host URLs named above: each is http(s)://HOST:PORT (an OpenAI-compatible server\'s ends in /v1).',
+    });
   }
   const shape = checkProtocolPreset(preset);
   if (shape.length > 0) {
