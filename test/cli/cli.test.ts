@@ -174,7 +174,8 @@ describe('conclave CLI', () => {
     expect(missingRows.length).toBeGreaterThan(1);
     expect(new Set(missingRows.map((l) => l.indexOf('ollama pull '))).size).toBe(1);
     const sizes = m.stdout.split('\n').filter((l) => / GB /.test(l));
-    expect(new Set(sizes.map((l) => l.indexOf(' GB '))).size).toBe(1);
+    expect(new Set(sizes.map((l) => l.indexOf(' GB '))).size).toBe(1);    // A pipe reads whole lines: the output ends with its last row and a newline, no dangling indent.
+    expect(m.stdout).toMatch(/ollama pull \S+\n$/);
   });
 
   it('refuses a database file that is not SQLite, naming it, and exits 4', async () => {
