@@ -22,6 +22,11 @@ export function loadHostsFile(path: string, cwd = process.cwd()): HostEntry[] {
       hint: 'Pass a YAML or JSON list such as `- url: http://gpu-1:11434` with optional vramGiB and numParallel.',
     });
   }
+  if (data !== null && typeof data === 'object' && !Array.isArray(data) && Array.isArray((data as { hosts?: unknown }).hosts)) {
+    throw new InputError('HOSTS_INVALID', `The hosts file ${file} is a mapping with \`hosts:\`, as a preset writes it; a hosts file is the list alone.`, {
+      hint: 'Remove the `hosts:` line and un-indent its entries, so the file starts with `- url: …`.',
+    });
+  }
   const entries = withEmbeddedUrls(data, dirname(file));
   const parsed = hostsFileSchema.safeParse(entries);
   if (!parsed.success) {

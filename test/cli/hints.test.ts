@@ -45,6 +45,15 @@ describe('did you mean', () => {
     expect(far.stderr).not.toContain('Did you mean');
   });
 
+  it('reads a --threshold given as a percentage as a slip, and names the share meant', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-threshold-'));
+    const r = await runCli(['run', 'Q?', '--preset', 'tech-decision', '--threshold', '85', '--dry-run', '--host', 'http://127.0.0.1:9'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--threshold must be a number from 0 to 1; got 85.');
+    expect(r.stderr).toContain('It is a share, not a percentage: --threshold 0.85.');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints a shell completion script', async () => {
     // yargs prints the script with console.log.
     const printed: string[] = [];
