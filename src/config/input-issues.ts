@@ -18,6 +18,15 @@ export function formatInputIssues(error: z.ZodError, data: unknown, schema: z.Zo
       if (issue.code === 'invalid_type' && issue.expected === 'number' && typeof value.value === 'string' && value.value.trim() !== '' && Number.isFinite(Number(value.value))) {
         return `${line} (write ${value.value.trim()} without quotes)`;
       }
+      if (issue.code === 'invalid_type' && issue.expected === 'string' && (typeof value.value === 'number' || typeof value.value === 'boolean')) {
+        return `${line} (YAML read ${String(value.value)} as a ${typeof value.value}: write it in quotes, "${String(value.value)}")`;
+      }
+      if (issue.code === 'invalid_type' && issue.expected === 'object' && typeof value.value === 'string' && fieldsAt(schema, issue.path).includes('model')) {
+        return `${line} (write \`{ model: ${value.value} }\`)`;
+      }
+      if (issue.code === 'invalid_type' && issue.expected === 'array' && value.value !== null && typeof value.value === 'object') {
+        return `${line} (write a list: each entry on its own line starting with \`- \`)`;
+      }
       if (issue.code === 'too_big' && issue.origin === 'number' && Number(issue.maximum) === 1 && typeof value.value === 'number' && value.value > 1 && value.value <= 100) {
         return `${line} (a share from 0 to 1: write ${value.value / 100}, not ${value.value})`;
       }

@@ -69,6 +69,15 @@ describe('presets', () => {
     expect(far.message).not.toContain('did you mean');
   });
 
+  it('names the YAML slips behind a wrong type: a number where text goes, a model name where a mapping goes, a mapping where a list goes', () => {
+    const number = errorOf(() => parsePreset({ ...valid, agents: [{ id: 7, model: 'm1' }, valid.agents[1]] }, 'x.yaml'));
+    expect(number.message).toContain('agents.0.id: Invalid input: expected string, received number (YAML read 7 as a number: write it in quotes, "7")');
+    const bare = errorOf(() => parsePreset({ ...valid, judge: 'qwen2.5:3b' }, 'x.yaml'));
+    expect(bare.message).toContain('judge: Invalid input: expected object, received string (write `{ model: qwen2.5:3b }`)');
+    const mapping = errorOf(() => parsePreset({ ...valid, agents: { a: { model: 'm1' }, b: { model: 'm2' } } }, 'x.yaml'));
+    expect(mapping.message).toContain('agents: Invalid input: expected array, received object (write a list: each entry on its own line starting with `- `)');
+  });
+
   it('names the path of a missing model and of an out-of-range threshold', () => {
     const err = errorOf(() => parsePreset({ ...valid, judge: {}, protocol: { convergenceThreshold: 1.5 } }));
     expect(err.message).toContain('judge.model');
