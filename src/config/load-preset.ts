@@ -45,13 +45,30 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
     if (existsSync(asPath)) return asPath;
     const names = builtinPresetNames();
     const near = closest(nameOrPath, names);
+    const local = EXTENSIONS.map((ext) => `${nameOrPath}${ext}`).find((f) => existsSync(resolve(cwd, f)));
     throw new InputError('UNKNOWN_PRESET', `There is no preset named \`${nameOrPath}\`.${near ? ` Did you mean \`${near}\`?` : ''}`, {
-      hint: `Built-in presets: ${names.join(', ') || '(none)'}. Or pass a path to a YAML/JSON preset file.`,
+      hint: local
+        ? `A file of yours is named so: pass it as a path, \`--preset ./${local}\` (a bare name is a built-in preset).`
+        : `Built-in presets: ${names.join(', ') || '(none)'}. Or pass a path to a YAML/JSON preset file.`,
     });
   }
-  throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.`, {
+  const sibling = nearestSibling(asPath);
+  throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.${sibling ? ` Did you mean ${sibling}?` : ''}`, {
     hint: 'Check the path, or use a built-in preset name (see `conclave presets`).',
   });
+}
+
+/** A preset file beside a path that does not exist, with the nearest name (`base.yml` for `base.yaml`), or null. */
+function nearestSibling(path: string): string | null {
+  let files: string[];
+  try {
+    files = readdirSync(dirname(path)).filter((f) => EXTENSIONS.includes(extname(f)));
+  } catch {
+    return null;
+  }
+  const near = closest(basename(path), files) ?? closest(basename(path, extname(path)), files.map((f) => basename(f, extname(f))));
+  const file = near === null ? undefined : files.find((f) => f === near || basename(f, extname(f)) === near);
+  return file === undefined ? null : resolve(dirname(path), file);
 }
 
 /** `guard`: checks the file as opened before a byte is read (an MCP client's preset: src/config/mcp-preset.ts). */

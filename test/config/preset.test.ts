@@ -2,10 +2,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtinPresetNames, loadPreset, parsePreset } from '../../src/config/load-preset.js';
+import { builtinPresetNames, loadPreset, parsePreset, resolvePresetPath } from '../../src/config/load-preset.js';
 import { presetJsonSchemaText } from '../../src/config/preset-json-schema.js';
 import { packagePath } from '../../src/package-root.js';
 import { errorOf } from '../helpers/errors.js';
+import { InputError } from '../../src/errors.js';
 
 const valid = {
   name: 'p',
@@ -76,6 +77,17 @@ describe('presets', () => {
     expect(bare.message).toContain('judge: Invalid input: expected object, received string (write `{ model: qwen2.5:3b }`)');
     const mapping = errorOf(() => parsePreset({ ...valid, agents: { a: { model: 'm1' }, b: { model: 'm2' } } }, 'x.yaml'));
     expect(mapping.message).toContain('agents: Invalid input: expected array, received object (write a list: each entry on its own line starting with `- `)');
+  });
+
+  it('names the preset file meant beside a mistyped path, and a file of yours given as a bare name', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-preset-path-'));
+    writeFileSync(join(dir, 'team.yaml'), 'name: team\n');
+    expect(errorOf(() => resolvePresetPath('./team.yml', dir)).message).toBe(`Preset file ${join(dir, 'team.yml')} does not exist. Did you mean ${join(dir, 'team.yaml')}?`);
+    expect(errorOf(() => resolvePresetPath('./taem.yaml', dir)).message).toContain(`Did you mean ${join(dir, 'team.yaml')}?`);
+    expect(errorOf(() => resolvePresetPath('./unrelated-name.yaml', dir)).message).not.toContain('Did you mean');
+    const bare = errorOf(() => resolvePresetPath('team', dir)) as InputError;
+    expect(bare.message).toBe('There is no preset named `team`.');
+    expect(bare.hint).toBe('A file of yours is named so: pass it as a path, `--preset ./team.yaml` (a bare name is a built-in preset).');
   });
 
   it('names the path of a missing model and of an out-of-range threshold', () => {
