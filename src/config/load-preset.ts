@@ -90,11 +90,16 @@ export function loadPreset(nameOrPath: string, cwd = process.cwd(), guard?: File
       cause: err,
     });
   }
-  return { ...parsePreset(expandAgentFiles(data, dirname(path)), path), source: path };
+  const given = (data as { agents?: unknown } | null)?.agents;
+  const agentFiles = Array.isArray(given) ? given.map((a) => (typeof a === 'string' ? a : undefined)) : [];
+  return { ...parsePreset(expandAgentFiles(data, dirname(path)), path, agentFiles), source: path };
 }
 
-/** Validate preset data. Throws an InputError naming each bad field by its path. */
-export function parsePreset(data: unknown, source = 'preset'): { preset: Preset; warnings: string[] } {
+/**
+ * Validate preset data. Throws an InputError naming each bad field by its path. `agentFiles`:
+ * the Markdown file each agent came from, if any, so a clash of ids names the files.
+ */
+export function parsePreset(data: unknown, source = 'preset', agentFiles: readonly (string | undefined)[] = []): { preset: Preset; warnings: string[] } {
   const result = presetSchema.safeParse(data);
   if (!result.success) {
     throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${formatInputIssues(result.error, data, presetSchema)}`, {
@@ -102,11 +107,13 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
     });
   }
   const preset = result.data;
-  const ids = new Set<string>();
+  const ids = new Map<string, number>();
+  const entry = (i: number) => `agents.${i}${agentFiles[i] === undefined ? '' : ` (${agentFiles[i]})`}`;
   for (const [i, agent] of preset.agents.entries()) {
-    if (ids.has(agent.id)) {
-      throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n  - agents.${i}.id: \`${agent.id}\` is used by two agents`, {
-        hint: 'Give every agent its own id.',
+    const first = ids.get(agent.id);
+    if (first !== undefined) {
+      throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n  - agents.${i}.id: \`${agent.id}\` is used by two agents, ${entry(first)} and ${entry(i)}`, {
+        hint: agentFiles[i] !== undefined && agentFiles[i] === agentFiles[first] ? 'The same agent file is listed twice: remove one line.' : 'Give every agent its own id.',
       });
     }
     if (agent.id === 'judge' || agent.id === 'synthesizer') {
@@ -114,7 +121,7 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
         hint: 'Rename the agent.',
       });
     }
-    ids.add(agent.id);
+    ids.set(agent.id, i);
   }
   const hostProblems = hostUrlProblems(preset.hosts ?? [], 'hosts.');
   if (hostProblems.length > 0) {
