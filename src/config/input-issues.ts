@@ -19,7 +19,7 @@ export function formatInputIssues(error: z.ZodError, data: unknown, schema: z.Zo
         return `${line} (write ${value.value.trim()} without quotes)`;
       }
       if (issue.code === 'invalid_type' && issue.expected === 'string' && (typeof value.value === 'number' || typeof value.value === 'boolean')) {
-        return `${line} (YAML read ${String(value.value)} as a ${typeof value.value}: write it in quotes, "${String(value.value)}")`;
+        return `${line} (YAML read it as the ${typeof value.value} ${String(value.value)}: put the value in quotes)`;
       }
       if (issue.code === 'invalid_type' && issue.expected === 'object' && typeof value.value === 'string' && fieldsAt(schema, issue.path).includes('model')) {
         return `${line} (write \`{ model: ${value.value} }\`)`;

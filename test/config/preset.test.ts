@@ -72,7 +72,7 @@ describe('presets', () => {
 
   it('names the YAML slips behind a wrong type: a number where text goes, a model name where a mapping goes, a mapping where a list goes', () => {
     const number = errorOf(() => parsePreset({ ...valid, agents: [{ id: 7, model: 'm1' }, valid.agents[1]] }, 'x.yaml'));
-    expect(number.message).toContain('agents.0.id: Invalid input: expected string, received number (YAML read 7 as a number: write it in quotes, "7")');
+    expect(number.message).toContain('agents.0.id: Invalid input: expected string, received number (YAML read it as the number 7: put the value in quotes)');
     const bare = errorOf(() => parsePreset({ ...valid, judge: 'qwen2.5:3b' }, 'x.yaml'));
     expect(bare.message).toContain('judge: Invalid input: expected object, received string (write `{ model: qwen2.5:3b }`)');
     const mapping = errorOf(() => parsePreset({ ...valid, agents: { a: { model: 'm1' }, b: { model: 'm2' } } }, 'x.yaml'));
