@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Api } from './types.js';
 import { InputError } from '../errors.js';
-import { normalizeHost } from '../ollama/host.js';
+import { normalizeHost, refuseBrokenScheme } from '../ollama/host.js';
 
 /** The canonical URL of a server: Ollama's host form, or an OpenAI-compatible base ending in /v1. */
 export function serverUrl(target: { url: string; api?: Api; models?: string }): string {
@@ -24,6 +24,7 @@ export function normalizeOpenAIBase(input: string): string {
   let value = input.trim();
   const hint = 'Give the base of its API, ending in /v1, e.g. http://gpu-2:8000/v1 for vLLM or http://127.0.0.1:8080/v1 for llama-server.';
   if (value === '') throw new InputError('BAD_HOST', 'The OpenAI-compatible server URL is empty.', { hint });
+  refuseBrokenScheme(input, value, 'gpu-2:8000/v1');
   if (!/^[a-z]+:\/\//i.test(value)) value = `http://${value}`;
   let url: URL;
   try {
@@ -31,7 +32,7 @@ export function normalizeOpenAIBase(input: string): string {
   } catch {
     throw new InputError('BAD_HOST', `The OpenAI-compatible server URL \`${input}\` is not a valid URL.`, { hint });
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError('BAD_HOST', `The server URL \`${input}\` uses ${url.protocol} ; only http and https are supported.`, { hint });
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError('BAD_HOST', `The server URL \`${input}\` uses the scheme \`${url.protocol}\`; only http and https are supported.`, { hint });
   if (url.username || url.password) throw new InputError('BAD_HOST', `The server URL \`${url.host}\` carries credentials.`, { hint: 'Put the key in an environment variable and name it with apiKeyEnv: a URL is written to the record.' });
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v1')) throw new InputError('BAD_HOST', `The OpenAI-compatible server URL \`${input}\` does not end in /v1.`, { hint });

@@ -90,8 +90,8 @@ interface YargsInternals {
 }
 
 /**
- * yargs' message made into one a person can act on: an unknown command or flag gets the
- * nearest known one, flags are named once (not also in camelCase), and the help to read is
+ * yargs' message made into one a person can act on: an unknown command or flag, or a value
+ * outside a flag's choices, gets the nearest known one, flags are named once (not also in camelCase), and the help to read is
  * the command's own.
  */
 function usageError(msg: string, argv: readonly string[], known: Record<string, unknown>, commands: string[]): UsageError {
@@ -110,6 +110,15 @@ function usageError(msg: string, argv: readonly string[], known: Record<string, 
       const near = closest(f, options);
       const dashes = f.length === 1 ? '-' : '--';
       return `Unknown option \`${dashes}${f}\`.${near ? ` Did you mean \`--${near}\`?` : ''}`;
+    });
+    return new UsageError(lines.join('\n'), help);
+  }
+  const values = [...msg.matchAll(/Argument: ([\w-]+), Given: "([^"]*)", Choices: (.*)/g)];
+  if (values.length > 0) {
+    const lines = values.map(([, flag, given, list]) => {
+      const choices = [...list!.matchAll(/"([^"]*)"/g)].map((c) => c[1]!);
+      const near = closest(given!, choices);
+      return `--${flag} does not take \`${given}\`: it takes ${choices.map((c) => `\`${c}\``).join(', ')}.${near ? ` Did you mean \`--${flag} ${near}\`?` : ''}`;
     });
     return new UsageError(lines.join('\n'), help);
   }

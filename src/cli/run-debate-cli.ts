@@ -86,7 +86,9 @@ export function applyOverrides(
     throw new InputError('BAD_FLAG', `--max-rounds must be a whole number from 0 to 20; got ${given(maxRounds)}.`);
   }
   if (threshold !== undefined && (!Number.isFinite(threshold) || threshold < 0 || threshold > 1)) {
-    throw new InputError('BAD_FLAG', `--threshold must be a number from 0 to 1; got ${given(threshold)}.`);
+    throw new InputError('BAD_FLAG', `--threshold must be a number from 0 to 1; got ${given(threshold)}.`, {
+      hint: threshold > 1 && threshold <= 100 ? `It is a share, not a percentage: --threshold ${threshold / 100}.` : 'For example --threshold 0.85, the default.',
+    });
   }
   // An explicit --protocol wins over the preset's kind, `auto` included; the advisor goes with `auto`.
   const { advisor, ...protocol } = preset.protocol;

@@ -3,7 +3,7 @@ import { InputError } from '../errors.js';
 import { agentSchema } from './preset-schema.js';
 import { FILE_LIMITS, readRegularFile } from './read-file.js';
 import { type Confinement, confinedGuard, confinedPath, realFolder } from './trust.js';
-import { formatIssues } from './zod-issues.js';
+import { formatInputIssues } from './input-issues.js';
 
 /**
  * A preset's agents may be Markdown files, so a team keeps reviewed personas in one place:
@@ -36,13 +36,13 @@ export function readAgentFile(given: string, presetDir: string, index: number): 
   }
   const agent = body === '' ? front : { ...front, persona: body };
   const checked = agentSchema.safeParse(agent);
-  if (!checked.success) throw invalid(file, formatIssues(checked.error).split('\n').map((l) => l.replace(/^\s*-\s*/, '')));
+  if (!checked.success) throw invalid(file, formatInputIssues(checked.error, agent, agentSchema).split('\n').map((l) => l.replace(/^\s*-\s*/, '')));
   return agent;
 }
 
 function invalid(file: string, problems: string[]): InputError {
   return new InputError('INVALID_AGENT_FILE', `Agent file ${file} is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`, {
-    hint: 'Fix the fields named above in the file\'s front matter (between the --- lines); the body is the persona. The README section "Agents as Markdown files" shows an example.',
+    hint: 'Fix the fields named above in the file\'s front matter (between the --- lines); the body is the persona. presets/agents/ has examples.',
   });
 }
 

@@ -10,7 +10,8 @@ import { checkVotingPreset } from './voting-preset.js';
 import { FILE_LIMITS, type FileRules, readTextFile } from './read-file.js';
 import { expandAgentFiles } from './agent-files.js';
 export { formatIssues } from './zod-issues.js';
-import { formatIssues } from './zod-issues.js';
+import { formatInputIssues } from './input-issues.js';
+import { hostUrlProblems } from './load-hosts.js';
 
 const EXTENSIONS = ['.yaml', '.yml', '.json'];
 
@@ -44,13 +45,30 @@ export function resolvePresetPath(nameOrPath: string, cwd = process.cwd()): stri
     if (existsSync(asPath)) return asPath;
     const names = builtinPresetNames();
     const near = closest(nameOrPath, names);
+    const local = EXTENSIONS.map((ext) => `${nameOrPath}${ext}`).find((f) => existsSync(resolve(cwd, f)));
     throw new InputError('UNKNOWN_PRESET', `There is no preset named \`${nameOrPath}\`.${near ? ` Did you mean \`${near}\`?` : ''}`, {
-      hint: `Built-in presets: ${names.join(', ') || '(none)'}. Or pass a path to a YAML/JSON preset file.`,
+      hint: local
+        ? `A file of yours is named so: pass it as a path, \`--preset ./${local}\` (a bare name is a built-in preset).`
+        : `Built-in presets: ${names.join(', ') || '(none)'}. Or pass a path to a YAML/JSON preset file.`,
     });
   }
-  throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.`, {
+  const sibling = nearestSibling(asPath);
+  throw new InputError('PRESET_NOT_FOUND', `Preset file ${asPath} does not exist.${sibling ? ` Did you mean ${sibling}?` : ''}`, {
     hint: 'Check the path, or use a built-in preset name (see `conclave presets`).',
   });
+}
+
+/** A preset file beside a path that does not exist, with the nearest name (`base.yml` for `base.yaml`), or null. */
+function nearestSibling(path: string): string | null {
+  let files: string[];
+  try {
+    files = readdirSync(dirname(path)).filter((f) => EXTENSIONS.includes(extname(f)));
+  } catch {
+    return null;
+  }
+  const near = closest(basename(path), files) ?? closest(basename(path, extname(path)), files.map((f) => basename(f, extname(f))));
+  const file = near === null ? undefined : files.find((f) => f === near || basename(f, extname(f)) === near);
+  return file === undefined ? null : resolve(dirname(path), file);
 }
 
 /** `guard`: checks the file as opened before a byte is read (an MCP client's preset: src/config/mcp-preset.ts). */
@@ -72,23 +90,30 @@ export function loadPreset(nameOrPath: string, cwd = process.cwd(), guard?: File
       cause: err,
     });
   }
-  return { ...parsePreset(expandAgentFiles(data, dirname(path)), path), source: path };
+  const given = (data as { agents?: unknown } | null)?.agents;
+  const agentFiles = Array.isArray(given) ? given.map((a) => (typeof a === 'string' ? a : undefined)) : [];
+  return { ...parsePreset(expandAgentFiles(data, dirname(path)), path, agentFiles), source: path };
 }
 
-/** Validate preset data. Throws an InputError naming each bad field by its path. */
-export function parsePreset(data: unknown, source = 'preset'): { preset: Preset; warnings: string[] } {
+/**
+ * Validate preset data. Throws an InputError naming each bad field by its path. `agentFiles`:
+ * the Markdown file each agent came from, if any, so a clash of ids names the files.
+ */
+export function parsePreset(data: unknown, source = 'preset', agentFiles: readonly (string | undefined)[] = []): { preset: Preset; warnings: string[] } {
   const result = presetSchema.safeParse(data);
   if (!result.success) {
-    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${formatIssues(result.error)}`, {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${formatInputIssues(result.error, data, presetSchema)}`, {
       hint: 'Fix the fields named above. The format is described in presets/preset.schema.json.',
     });
   }
   const preset = result.data;
-  const ids = new Set<string>();
+  const ids = new Map<string, number>();
+  const entry = (i: number) => `agents.${i}${agentFiles[i] === undefined ? '' : ` (${agentFiles[i]})`}`;
   for (const [i, agent] of preset.agents.entries()) {
-    if (ids.has(agent.id)) {
-      throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n  - agents.${i}.id: \`${agent.id}\` is used by two agents`, {
-        hint: 'Give every agent its own id.',
+    const first = ids.get(agent.id);
+    if (first !== undefined) {
+      throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n  - agents.${i}.id: \`${agent.id}\` is used by two agents, ${entry(first)} and ${entry(i)}`, {
+        hint: agentFiles[i] !== undefined && agentFiles[i] === agentFiles[first] ? 'The same agent file is listed twice: remove one line.' : 'Give every agent its own id.',
       });
     }
     if (agent.id === 'judge' || agent.id === 'synthesizer') {
@@ -96,7 +121,13 @@ export function parsePreset(data: unknown, source = 'preset'): { preset: Preset;
         hint: 'Rename the agent.',
       });
     }
-    ids.add(agent.id);
+    ids.set(agent.id, i);
+  }
+  const hostProblems = hostUrlProblems(preset.hosts ?? [], 'hosts.');
+  if (hostProblems.length > 0) {
+    throw new InputError('INVALID_PRESET', `Preset ${source} is invalid:\n${hostProblems.join('\n')}`, {
+      hint: 'Fix the host URLs named above: each is http(s)://HOST:PORT (an OpenAI-compatible server\'s ends in /v1).',
+    });
   }
   const shape = checkProtocolPreset(preset);
   if (shape.length > 0) {

@@ -28,6 +28,8 @@ export interface DryRunEstimate {
   notes: string[];
 }
 
+const MATCH_CRITIQUES = 'match critiques: the two players of each match';
+
 /** Memory bandwidth assumed for the time estimate: a workstation GPU decodes about this many bytes of weights per second. */
 export const ASSUMED_BANDWIDTH_BYTES = 400e9;
 /** Prompt tokens are read this many times faster than reply tokens are written. */
@@ -49,16 +51,7 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
       if (rounds > 1) groups.push({ what: `${a.id}: critique rounds`, model: a.model, calls: rounds - 1, promptTokens: q + persona + (n - 1) * answer, replyTokens: answer });
     }
     if (kind === 'debate') groups.push({ what: 'judge, each round', model: preset.judge.model, calls: rounds, promptTokens: q + n * answer, replyTokens: answer });
-    if (preset.tensions?.enabled) {
-      const model = preset.tensions.model ?? preset.judge.model;
-      const pairs = (n * (n - 1)) / 2;
-      groups.push({ what: 'tension map: claims, clashes, map', model, calls: n + Math.ceil(pairs / preset.tensions.pairsPerCall) + 1, promptTokens: q + n * answer, replyTokens: answer });
-      if (preset.tensions.round2.enabled) {
-        // The two agents of the worst clash, known only once it is found: counted at the panel's largest model.
-        const largest = preset.agents.map((a) => a.model).reduce((x, y) => ((sizeOf(y) ?? 0) > (sizeOf(x) ?? 0) ? y : x));
-        groups.push({ what: 'targeted exchange: the two agents of the worst clash', model: largest, calls: 2, promptTokens: q + persona + 2 * answer, replyTokens: answer });
-      }
-    }
+    groups.push(...tensionGroups(preset, q, persona, answer, sizeOf));
     if (preset.voting) groups.push({ what: 'cluster vote: ballots', model: preset.judge.model, calls: n * (n - 1), promptTokens: q + 2 * answer, replyTokens: 200 });
     groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
     if (kind === 'debate' && rounds > 1) notes.push(`Calls are an upper bound: the judge stops the debate once it scores ${preset.protocol.convergenceThreshold} or more, often after round 1 or 2.`);
@@ -79,10 +72,34 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     groups.push({ what: 'judge, each round (a question with no number)', model: preset.judge.model, calls: rounds, promptTokens: q + n * answer, replyTokens: answer });
     groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + rounds * n * answer, replyTokens: answer });
     notes.push('Calls are an upper bound: the judge runs only when the question asks for no number, and the rounds stop once the spread stops narrowing.');
+  } else if (kind === 'tournament') {
+    // Every agent answers; the round-0 answers are mapped; each of the n − 1 matches is two critiques and a verdict.
+    for (const a of preset.agents) groups.push({ what: `${a.id}: round 0`, model: a.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+    groups.push(...tensionGroups(preset, q, persona, answer, sizeOf));
+    // Who plays which match is known only from the seeds: counted at the panel's largest model.
+    groups.push({ what: MATCH_CRITIQUES, model: largestModel(preset, sizeOf), calls: 2 * (n - 1), promptTokens: q + persona + 2 * answer, replyTokens: answer });
+    groups.push({ what: 'judge, a verdict per match', model: preset.judge.model, calls: n - 1, promptTokens: q + 4 * answer, replyTokens: answer });
+    groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + 4 * answer, replyTokens: answer });
   } else {
     notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }
   return withTotals({ protocol: kind, groups, notes }, sizeOf, plan, rounds);
+}
+
+/** The tension map over the panel's independent answers, and the targeted exchange on its worst clash. */
+function tensionGroups(preset: Preset, q: number, persona: number, answer: number, sizeOf: (model: string) => number | null): CallGroup[] {
+  if (!preset.tensions?.enabled) return [];
+  const n = preset.agents.length;
+  const model = preset.tensions.model ?? preset.judge.model;
+  const pairs = (n * (n - 1)) / 2;
+  const groups: CallGroup[] = [{ what: 'tension map: claims, clashes, map', model, calls: n + Math.ceil(pairs / preset.tensions.pairsPerCall) + 1, promptTokens: q + n * answer, replyTokens: answer }];
+  // The two agents of the worst clash, known only once it is found: counted at the panel's largest model.
+  if (preset.tensions.round2.enabled) groups.push({ what: 'targeted exchange: the two agents of the worst clash', model: largestModel(preset, sizeOf), calls: 2, promptTokens: q + persona + 2 * answer, replyTokens: answer });
+  return groups;
+}
+
+function largestModel(preset: Preset, sizeOf: (model: string) => number | null): string {
+  return preset.agents.map((a) => a.model).reduce((x, y) => ((sizeOf(y) ?? 0) > (sizeOf(x) ?? 0) ? y : x));
 }
 
 /**
@@ -96,7 +113,9 @@ export function estimateBenchItem(preset: Preset, question: string, sizeOf: (mod
   const answer = preset.protocol.maxAnswerTokens;
   const q = estimateTokens(question) + 200;
   const n = preset.agents.length;
-  const k = debate.groups.filter((g) => preset.agents.some((a) => g.what.startsWith(`${a.id}: `))).reduce((s, g) => s + g.calls, 0);
+  // A tournament's critiques are agent turns too, whoever plays them.
+  const matches = debate.groups.find((g) => g.what === MATCH_CRITIQUES);
+  const k = debate.groups.filter((g) => g === matches || preset.agents.some((a) => g.what.startsWith(`${a.id}: `))).reduce((s, g) => s + g.calls, 0);
   const baselines: CallGroup[] = [
     ...preset.agents.map((a) => ({ what: `baseline: ${a.id} alone`, model: a.model, calls: 1, promptTokens: q, replyTokens: answer })),
     { what: 'baseline: self-consistency', model: preset.agents[0]!.model, calls: k, promptTokens: q, replyTokens: answer },
@@ -105,6 +124,7 @@ export function estimateBenchItem(preset: Preset, question: string, sizeOf: (mod
       .map((a) => ({ a, calls: debate.groups.find((g) => g.what === `${a.id}: critique rounds`)?.calls ?? 0 }))
       .filter(({ calls }) => calls > 0)
       .map(({ a, calls }) => ({ what: `baseline: ${a.id} self-correction`, model: a.model, calls, promptTokens: q + answer, replyTokens: answer })),
+    ...(matches ? [{ what: 'baseline: self-correction of the match players', model: matches.model, calls: matches.calls, promptTokens: q + answer, replyTokens: answer }] : []),
     { what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer },
   ];
   const rounds = preset.protocol.kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;

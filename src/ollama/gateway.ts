@@ -259,7 +259,7 @@ export class Gateway implements ModelServer {
       if (status === 404 && model === null) {
         // Ollama answers every /api route it has; a 404 on /api/tags or /api/ps means another kind of server.
         return new CallError('NOT_OLLAMA', `${this.host} answered 404 Not Found on Ollama's /api routes: it is not an Ollama server.`, {
-          hint: `If it is an OpenAI-compatible server (llama-server, vLLM, LM Studio), pass \`--host ${this.host.replace(/\/+$/, '')}/v1 --api openai\`.`,
+          hint: notOllamaHint(this.host),
           status,
           cause: err,
         });
@@ -389,4 +389,12 @@ export function unreachable(host: string, cause?: unknown): HostError {
     hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST at a running server.',
     cause,
   });
+}
+
+/** What to pass instead when a host answers 404 on /api: its /api part dropped, or the OpenAI API it serves under /v1. */
+function notOllamaHint(host: string): string {
+  const base = host.replace(/\/+$/, '');
+  if (/\/api$/i.test(base)) return `Give Ollama's base URL, without /api (Conclave adds it): \`--host ${base.replace(/\/api$/i, '')}\`.`;
+  const v1 = /\/v1$/i.test(base) ? base : `${base}/v1`;
+  return `If it is an OpenAI-compatible server (llama-server, vLLM, LM Studio), pass \`--host ${v1} --api openai\` (in a hosts file, \`api: openai\`).`;
 }

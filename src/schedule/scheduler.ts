@@ -8,6 +8,7 @@ import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
 import { SlotPool, runGrouped } from './pool.js';
+import { closest } from '../suggest.js';
 
 /**
  * How calls are dispatched. `planned` is the engine's default; the other two exist so the
@@ -119,10 +120,25 @@ export class DebateScheduler {
       const list = missing.map((m) => `\`${m}\``).join(', ');
       const where = healthy.length === 1 ? healthy[0]!.url : `any of ${healthy.map((f) => f.url).join(', ')}`;
       const pull = healthy.every((f) => f.api === 'ollama');
-      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.`, {
-        hint: pull
-          ? `Run ${missing.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host, or change the preset.`
-          : `Pull it on an Ollama host or serve it from an OpenAI-compatible one (\`conclave models --hosts FILE\` lists what each serves), or change the preset.`,
+      // A name one slip away from a model the host serves, with the same numbers (`lama3.1:8b`, `qwen2.5-14b`), is a typo in
+      // the preset more likely than a model to pull; `qwen2.5:7b` beside `qwen2.5:3b` is another model.
+      const served = [...new Set(healthy.flatMap((f) => f.models.map((t) => t.name)))].filter((n) => /^[\w.:/-]+$/.test(n));
+      const digits = (name: string) => name.replace(/\D/g, '');
+      const typos = new Map(
+        missing.flatMap((m) => {
+          const near = closest(m, served.filter((n) => digits(n) === digits(m)));
+          return near ? [[m, near] as const] : [];
+        }),
+      );
+      const toPull = missing.filter((m) => !typos.has(m));
+      const meant = typos.size > 0 ? ` Did you mean ${[...typos].map(([m, near]) => `\`${near}\` for \`${m}\``).join(', ')}? ${typos.size === 1 ? 'It is' : 'They are'} served there.` : '';
+      const fix = typos.size > 0 ? `Correct ${typos.size === 1 ? 'that name' : 'those names'} in the preset (or pass --agent ID=MODEL)` : '';
+      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.${meant}`, {
+        hint: !pull
+          ? `${fix ? `${fix}. ` : ''}Pull it on an Ollama host or serve it from an OpenAI-compatible one (\`conclave models --hosts FILE\` lists what each serves), or change the preset.`
+          : toPull.length === 0
+            ? `${fix}.`
+            : `${fix ? `${fix}, and run` : 'Run'} ${toPull.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host${fix ? '' : ', or change the preset'}.`,
       });
     }
     const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);

@@ -72,6 +72,13 @@ describe('conclave CLI', () => {
     const absent = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'c=absent:70b']);
     expect(absent.code).toBe(3);
     expect(absent.stderr).toContain('ollama pull absent:70b');
+    expect(absent.stderr).not.toContain('Did you mean');
+    // A name one slip from a served model, numbers alike, is a typo to correct, not a model to pull; another size is pulled.
+    const typo = await cli(['run', 'Q?', '--preset', presetFile, '--host', sim.url, '--db', db, '--agent', 'c=model_2:1b', '--agent', 'b=model-2:7b']);
+    expect(typo.code).toBe(3);
+    expect(typo.stderr).toContain('Did you mean `model-2:1b` for `model_2:1b`? It is served there.');
+    expect(typo.stderr).toContain('Correct that name in the preset (or pass --agent ID=MODEL), and run `ollama pull model-2:7b` on that host.');
+    expect(typo.stderr).not.toContain('ollama pull model_2:1b');
   });
 
   it('prints the plan, the calls and estimates with --dry-run, calling no model and recording nothing', async () => {
@@ -174,7 +181,8 @@ describe('conclave CLI', () => {
     expect(missingRows.length).toBeGreaterThan(1);
     expect(new Set(missingRows.map((l) => l.indexOf('ollama pull '))).size).toBe(1);
     const sizes = m.stdout.split('\n').filter((l) => / GB /.test(l));
-    expect(new Set(sizes.map((l) => l.indexOf(' GB '))).size).toBe(1);
+    expect(new Set(sizes.map((l) => l.indexOf(' GB '))).size).toBe(1);    // A pipe reads whole lines: the output ends with its last row and a newline, no dangling indent.
+    expect(m.stdout).toMatch(/ollama pull \S+\n$/);
   });
 
   it('refuses a database file that is not SQLite, naming it, and exits 4', async () => {

@@ -45,6 +45,28 @@ describe('did you mean', () => {
     expect(far.stderr).not.toContain('Did you mean');
   });
 
+  it('names the choices of a flag given a value outside them, and the nearest one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-choices-'));
+    const protocol = await runCli(['run', 'Q?', '--preset', 'tech-decision', '--protocol', 'debat', '--db', join(dir, 'r.db')], dir);
+    expect(protocol.code).toBe(2);
+    expect(protocol.stderr).toContain('--protocol does not take `debat`: it takes `debate`, `parallel`,');
+    expect(protocol.stderr).toContain('Did you mean `--protocol debate`?');
+    expect(protocol.stderr).toContain('Run `conclave run --help` for the options.');
+    const format = await runCli(['export', 'x', '--format', 'markdown', '--db', join(dir, 'r.db')], dir);
+    expect(format.code).toBe(2);
+    expect(format.stderr).toContain('--format does not take `markdown`: it takes `md`, `json`, `bundle`.');
+    expect(format.stderr).not.toContain('Did you mean');
+  });
+
+  it('reads a --threshold given as a percentage as a slip, and names the share meant', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-threshold-'));
+    const r = await runCli(['run', 'Q?', '--preset', 'tech-decision', '--threshold', '85', '--dry-run', '--host', 'http://127.0.0.1:9'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--threshold must be a number from 0 to 1; got 85.');
+    expect(r.stderr).toContain('It is a share, not a percentage: --threshold 0.85.');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints a shell completion script', async () => {
     // yargs prints the script with console.log.
     const printed: string[] = [];

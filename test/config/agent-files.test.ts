@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load-preset.js';
 import { type SimHandle, startSimulator } from '../../src/sim/index.js';
 import { runCli } from '../helpers/cli.js';
+import { errorOf } from '../helpers/errors.js';
+import type { InputError } from '../../src/errors.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
 
 let dir = '';
@@ -57,11 +59,12 @@ describe('agents defined in Markdown files', () => {
   });
 
   it('names the file and the field when the front matter is wrong', async () => {
-    const path = presetWith('---\nid: a\nmodel: model-0:1b\ntemprature: 0.3\n---\nA persona.\n');
+    const path = presetWith('---\nid: a\nmodle: model-0:1b\n---\nA persona.\n');
     const r = await runCli(['run', 'Q?', '--preset', path, '--host', sim.url, '--db', join(dir, 'x.db')], dir);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('storage.md is invalid');
-    expect(r.stderr).toContain('unknown field `temprature`');
+    expect(r.stderr).toContain('unknown field `modle` (did you mean `model`?)');
+    expect(r.stderr).toContain('  - model: missing; it is required');
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
@@ -73,6 +76,18 @@ describe('agents defined in Markdown files', () => {
     expect(() => loadPreset(outside)).toThrow(/agents\.0 names `\.\.\/elsewhere\.md`, a path that climbs out with `\.\.`/);
     writeFileSync(outside, JSON.stringify({ name: 'x', agents: ['storage', { id: 'b', model: 'm:1b' }], judge: { model: 'j:1b' }, synthesizer: { model: 's:1b' } }));
     expect(() => loadPreset(outside)).toThrow(/either a mapping of its fields or the path of a Markdown \(\.md\) file/);
+  });
+
+  it('names the files of two agents that share an id, and a file listed twice', () => {
+    const path = presetWith(storage);
+    const folder = join(path, '..');
+    writeFileSync(join(folder, 'agents', 'other.md'), '---\nid: a\nmodel: model-1:1b\n---\nAnother persona.\n');
+    writeFileSync(path, JSON.stringify({ name: 'x', agents: ['agents/storage.md', 'agents/other.md'], judge: { model: 'j:1b' }, synthesizer: { model: 's:1b' } }));
+    const clash = errorOf(() => loadPreset(path)) as InputError;
+    expect(clash.message).toContain('agents.1.id: `a` is used by two agents, agents.0 (agents/storage.md) and agents.1 (agents/other.md)');
+    expect(clash.hint).toBe('Give every agent its own id.');
+    writeFileSync(path, JSON.stringify({ name: 'x', agents: ['agents/storage.md', 'agents/storage.md'], judge: { model: 'j:1b' }, synthesizer: { model: 's:1b' } }));
+    expect((errorOf(() => loadPreset(path)) as InputError).hint).toBe('The same agent file is listed twice: remove one line.');
   });
 
   it('names a missing agent file with the reader\'s message', () => {

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { estimateRun } from '../../src/engine/dry-run.js';
-import { testPreset } from '../helpers/panel.js';
+import { recorder } from '../../src/engine/recorder.js';
+import { runDebate } from '../../src/engine/run-debate.js';
+import { type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
+import { openStore } from '../../src/store/open.js';
+import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 describe('the dry run of a debate with a targeted exchange', () => {
   it('counts the exchange at the panel model that weighs most, since which two agents clash worst is not known yet', () => {
@@ -10,5 +14,37 @@ describe('the dry run of a debate with a targeted exchange', () => {
     const estimate = estimateRun(preset, 'Should we do A?', (m) => sizes[m] ?? null);
     const exchange = estimate.groups.find((g) => g.what.startsWith('targeted exchange'))!;
     expect(exchange).toMatchObject({ what: 'targeted exchange: the two agents of the worst clash', model: 'model-1:1b', calls: 2 });
+  });
+});
+
+describe('the dry run of a tournament', () => {
+  const closers: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close();
+  });
+
+  /** Openings with distinct confidences, so the seeding (and any bye) is known. */
+  const seeded = (req: SimRequest): SimReply | undefined => {
+    const agent = agentOf(req)!;
+    if (stageOf(req) === 'opening') return JSON.stringify({ position: `${agent}-r0`, reasoning: `${agent} reasons`, confidence: 90 - (agent.charCodeAt(0) - 97) * 10 });
+    if (stageOf(req) === 'critique') return reply.critique(agent, `${agent}-r${roundOf(req)}`);
+    return undefined;
+  };
+
+  it.each([3, 4, 5])('counts the calls a tournament of %i agents then makes: round 0, two critiques and a verdict per match, the synthesis', async (n) => {
+    const ids = ['a', 'b', 'c', 'd', 'e'].slice(0, n);
+    const preset = testPreset(ids, { protocol: { kind: 'tournament', callTimeoutSeconds: 10 } as never });
+    const estimate = estimateRun(preset, 'Should we do A?', () => 1e9);
+    expect(estimate.notes.join()).not.toContain('not estimated');
+    const sim = await startSimulator({ models: simModels(preset), respond: scriptedResponder([0.2], seeded).respond });
+    closers.push(() => sim.close());
+    const store = openStore(':memory:');
+    closers.push(() => store.close());
+    const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store) });
+    expect(result.status).toBe('completed');
+    const made = store.getDebate(result.id).calls.filter((c) => c.attempt === 0);
+    expect(estimate.calls).toBe(made.length);
+    const critiques = estimate.groups.filter((g) => g.what.startsWith('match critiques')).reduce((s, g) => s + g.calls, 0);
+    expect(critiques).toBe(made.filter((c) => c.stage === 'critique').length);
   });
 });

@@ -81,6 +81,14 @@ describe('the Ollama gateway facing a host that does not answer as Ollama', () =
     expect(((await new Gateway(other.url).show('x').catch((e: unknown) => e)) as CallError).code).toBe('MODEL_MISSING');
   });
 
+  it('says to drop /api, or to use the OpenAI API, when a host URL that ends in /api or /v1 answers 404', async () => {
+    const other = track(await answeringServer(404, 'text/plain', '404 page not found'));
+    const hintFor = async (url: string) => ((await new Gateway(url).tags().catch((e: unknown) => e)) as CallError).hint;
+    expect(await hintFor(`${other.url}/api`)).toContain(`\`--host ${other.url}\``);
+    expect(await hintFor(`${other.url}/v1`)).toContain(`\`--host ${other.url}/v1 --api openai\``);
+    expect(await hintFor(other.url)).toContain(`\`--host ${other.url}/v1 --api openai\``);
+  });
+
   it('puts the family, version and sizes the server reports on one line, and a model name it quotes', async () => {
     const family = 'llama\n\n# Injected\r\n| a | b |\u2028===\t\u001b[2Jend';
     const sim = track(

@@ -78,7 +78,7 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
           const oneFamily = oneFamilyWarning(panelFamilies(preset, tags));
           if (oneFamily) writeOut(`warning: ${oneFamily}\n`);
           if (missing.length === 0) writeOut(`\nPreset ${preset.name}: ${presetModels(preset).length === 1 ? 'its one model is' : `all ${plural(presetModels(preset).length, 'model')} are`} present.\n`);
-          else if (servers.every((g) => g.api === 'ollama') && servers.length === 1) writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${formatTable(['model', 'to fetch it'], missing.map((m) => [m, `ollama pull ${m}`])).replace(/^/gm, '  ')}`);
+          else if (servers.every((g) => g.api === 'ollama') && servers.length === 1) writeOut(`\nPreset ${preset.name} needs models this host lacks:\n${formatTable(['model', 'to fetch it'], missing.map((m) => [m, `ollama pull ${m}`])).trimEnd().replace(/^/gm, '  ')}\n`);
           else writeOut(`\nPreset ${preset.name} needs models no host serves:\n${missing.map((m) => `  ${m}`).join('\n')}\n`);
           if (missing.length > 0) io.stderr.write(`Exit 3: the preset needs ${missing.length === 1 ? 'a model' : plural(missing.length, 'model')} missing here (a CI step can gate on it).\n`);
         }
