@@ -86,3 +86,22 @@ describe('readers of a hand-edited record', () => {
     }
   });
 });
+
+describe('the list of a record with one hand-edited debate', () => {
+  it('lists every debate, showing the edited values as `?`, in the terminal and in the viewer', async () => {
+    const copy = edited('list', `update debates set created_at = 'yesterday', final_convergence = 'high', question = x'ff' where id = ?`);
+    const r = await cli(['list', '--db', copy]);
+    expect(r.stderr).not.toContain('internal error');
+    expect(r.code).toBe(0);
+    const line = r.stdout.split('\n').find((l) => l.startsWith(id));
+    expect(line?.split(/\s{2,}/)).toEqual([id, '?', 'completed', '2', '?', 'tech-decision', '?']);
+    const v = await startViewer(copy);
+    try {
+      const res = await fetch(`${v.url}/`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain(`/debates/${id}`);
+    } finally {
+      await v.close();
+    }
+  });
+});
