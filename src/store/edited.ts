@@ -19,7 +19,7 @@ export function editedRecordError(reader: RecordReader, id: string, err: unknown
   if (verdict.state !== 'broken') return null;
   return new IntegrityError(
     'RECORD_EDITED',
-    `Debate \`${id}\` cannot be shown: it does not match its hashes (${describeBreak(verdict)}), and what was changed is not a record Conclave wrote.`,
+    `Debate \`${id}\` cannot be read: it does not match its hashes (${describeBreak(verdict)}), and what was changed is not a record Conclave wrote.`,
     { hint: `Run \`conclave verify ${id}\` for details; restore the record from a backup, or import an earlier bundle of it into another database.`, cause: err },
   );
 }

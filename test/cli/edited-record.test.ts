@@ -54,7 +54,7 @@ describe('readers of a hand-edited record', () => {
         if (r.code === 0) continue; // this reader does not read the edited column: it shows the debate
         expect({ args, code: r.code }).toEqual({ args, code: 6 });
         stopped++;
-        expect(r.stderr).toContain(`Debate \`${id}\` cannot be shown: it does not match its hashes`);
+        expect(r.stderr).toContain(`Debate \`${id}\` cannot be read: it does not match its hashes`);
         expect(r.stderr).toContain(edit.row);
         expect(r.stderr).toContain(`conclave verify ${id}`);
         expect(r.stderr).not.toContain('internal error');
@@ -103,5 +103,31 @@ describe('the list of a record with one hand-edited debate', () => {
     } finally {
       await v.close();
     }
+  });
+});
+
+describe('commands that go on from a hand-edited record', () => {
+  it('rescore names the edited row instead of an internal error', async () => {
+    const copy = edited('rescore', "update debates set preset_json = 'null' where id = ?");
+    const r = await cli(['rescore', id, '--db', copy]);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain('a `debates` row');
+    expect(r.stderr).not.toContain('internal error');
+  });
+
+  it('resume refuses at the seal gate, naming the edit, before reading the record, and writes nothing', async () => {
+    const copy = edited('resume', "update debates set status = 'interrupted', exit_reason = 'interrupted', preset_json = 'null' where id = ?");
+    const before = new Database(copy, { readonly: true });
+    const calls = (before.prepare('select count(*) as n from calls').get() as { n: number }).n;
+    before.close();
+    // No server is ever asked: the gate refuses first.
+    const r = await cli(['resume', id, '--db', copy, '--host', 'http://127.0.0.1:9']);
+    expect(r.stderr).not.toContain('internal error');
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain(`Debate \`${id}\` does not match its hashes (a \`debates\` row`);
+    const after = new Database(copy, { readonly: true });
+    expect((after.prepare('select count(*) as n from calls').get() as { n: number }).n).toBe(calls);
+    expect((after.prepare('select count(*) as n from resumptions').get() as { n: number }).n).toBe(0);
+    after.close();
   });
 });
