@@ -142,3 +142,28 @@ describe('a record whose seal digests were damaged', () => {
     }
   });
 });
+
+describe('verify without --public-key on a signed record', () => {
+  it('says the seal names a key whose signature it did not check, and how to check it', async () => {
+    const keys = join(dir, 'keys');
+    expect((await cli(['keys', 'init', '--out', keys])).code).toBe(0);
+    const signedDb = join(dir, 'signed.db');
+    const run = await cli(['demo', '--preset', 'tech-decision', '--db', signedDb, '--json', '--token-ms', '0', '--sign-key', join(keys, 'conclave-seal.key')]);
+    expect(run.code).toBe(0);
+    const signedId = (JSON.parse(run.stdout) as { id: string }).id;
+    const s = new Database(signedDb, { readonly: true });
+    const key = (s.prepare('select seal_key from debates where id = ?').get(signedId) as { seal_key: string }).seal_key;
+    s.close();
+
+    const plain = await cli(['verify', signedId, '--db', signedDb]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain(`, signature of key ${key.slice(0, 16)} not checked (pass --public-key to check it)`);
+    const json = await cli(['verify', signedId, '--db', signedDb, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: signedId, state: 'sealed', claimedKey: key });
+    const checked = await cli(['verify', signedId, '--db', signedDb, '--public-key', join(keys, 'conclave-seal.pub')]);
+    expect(checked.stdout).toContain(`, signed by key ${key.slice(0, 16)}`);
+    expect(checked.stdout).not.toContain('not checked');
+    // An unsigned record says nothing of a signature.
+    expect((await cli(['verify', id, '--db', db])).stdout).not.toContain('signature');
+  });
+});
