@@ -4,6 +4,7 @@ import { InputError, IntegrityError, StoreError } from '../errors.js';
 import { formatTable } from '../render/table.js';
 import { inert, inertLine, jsonText } from '../render/inert.js';
 import { loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import { editedRecordError } from '../store/edited.js';
 import { benchTrialOf, readRescoreRecords } from '../store/rescore-read.js';
 import type { Store } from '../store/store.js';
 import type { RescoreArgs } from './bench-args.js';
@@ -79,7 +80,13 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
       io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderRunRescore(result));
       return 0;
     }
-    const result = rescoreDebate(store, target.id, names);
+    let result: DebateRescore;
+    try {
+      result = rescoreDebate(store, target.id, names);
+    } catch (err) {
+      // A hand-edited row that breaks the reading is named, as `verify` names it.
+      throw editedRecordError(store, target.id, err) ?? err;
+    }
     io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderDebateRescore(result));
     return 0;
   } finally {

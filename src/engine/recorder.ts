@@ -82,8 +82,12 @@ export function recorder(store: Store, options: RecorderOptions = {}): Recorder 
           const now = Date.now();
           waitingSince ??= now;
           if (now - waitingSince >= lockWaitMs) {
+            // A new debate whose own row never got in has nothing to resume: it is run again.
+            const then = newDebateAmong(pending, options.resume !== undefined)
+              ? 'nothing of it was written, so run it again once the lock is released'
+              : 'everything written before the lock stays, and `conclave resume` goes on from it once the lock is released';
             failure = new StoreError('STORE_LOCKED', `${err.message.replace(/\.$/, '')}, for ${Math.round((now - waitingSince) / 1000)} s: ${describePending(pending)} could not be written.`, {
-              hint: `The debate stops here, interrupted; everything written before the lock stays, and \`conclave resume\` goes on from it once the lock is released. ${err.hint ?? ''}`.trim(),
+              hint: `The debate stops here, interrupted; ${then}. ${err.hint ?? ''}`.trim(),
               cause: err,
             });
             options.onGiveUp?.(failure);
@@ -160,14 +164,18 @@ const WRITING_EVENTS = new Set<string>([
 
 /** A write that failed for a reason other than a lock: what it was, what was not written, and how to go on. */
 function writeFailure(err: StoreError, pending: readonly (DebateEvent | readonly DebateEvent[])[], file: string, resuming: boolean): StoreError {
-  // A new debate's own row among what failed: there is nothing to resume, only to run again.
-  const started = !resuming && pending.flat().some((e) => e.type === 'debate.started');
+  const started = newDebateAmong(pending, resuming);
   const then = started ? 'then run it again' : '`conclave resume` then goes on from what was written';
   const fix = err.code === 'STORE_DISK_FULL' ? `Free disk space on the volume that holds ${file}; ${then}.` : `${err.hint ?? ''} Once that is fixed, ${then}.`.trim();
   return new StoreError(err.code, `${err.message.replace(/\.$/, '')}; ${describePending(pending)} could not be written.`, {
     hint: `The debate stops here, interrupted; ${started ? 'nothing of it was written' : 'everything written before stays'}. ${fix}`,
     cause: err,
   });
+}
+
+/** A new debate's own row among what was not written: there is nothing to resume, only to run again. */
+function newDebateAmong(pending: readonly (DebateEvent | readonly DebateEvent[])[], resuming: boolean): boolean {
+  return !resuming && pending.flat().some((e) => e.type === 'debate.started');
 }
 
 function describePending(groups: readonly (DebateEvent | readonly DebateEvent[])[]): string {

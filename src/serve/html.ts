@@ -91,7 +91,10 @@ export function errorPage(status: number, title: string, detail: string): string
 }
 
 export function formatTime(ms: number | null): string {
-  return ms === null ? '-' : new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  if (ms === null) return '-';
+  // A time edited by hand into text, or out of range, is shown as `?` rather than failing the page.
+  const at = typeof ms === 'number' ? new Date(ms) : null;
+  return at === null || Number.isNaN(at.getTime()) ? '?' : at.toISOString().slice(0, 19).replace('T', ' ');
 }
 
 export function formatSeconds(ns: number | null): string {

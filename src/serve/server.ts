@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { renderBenchHtml } from '../bench/html.js';
 import { buildReport } from '../bench/report.js';
-import { isConclaveError } from '../errors.js';
+import { type IntegrityError, isConclaveError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { debateDocument } from '../render/document.js';
 import { jsonText } from '../render/inert.js';
@@ -12,6 +12,7 @@ import { type DebateListEntry, debateListDocument } from '../render/list-documen
 import { placeText } from '../render/place.js';
 import { storedEvents } from '../render/replay.js';
 import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import { editedRecordError } from '../store/edited.js';
 import { readRescoreRecords } from '../store/rescore-read.js';
 import type { StoredDebate, Store } from '../store/store.js';
 import { debatePage } from './debate-page.js';
@@ -106,6 +107,18 @@ export function createViewer(opts: ViewerOptions): Viewer {
     }
   };
 
+  // A debate's page or document that failed on a hand-edited row says which row, as `verify` does.
+  const editedDebate = (parts: string[], err: unknown): IntegrityError | null => {
+    const [first, second, third] = parts;
+    const shown = first === 'debates' ? second : first === 'api' && second === 'debates' ? third : undefined;
+    if (shown === undefined || !ID.test(shown)) return null;
+    try {
+      return editedRecordError(store, store.resolveId(shown), err);
+    } catch {
+      return null;
+    }
+  };
+
   const listEntries = (): DebateListEntry[] =>
     debateListDocument(store, { limit: 1000 }).map((r) => (r.status === 'running' && isStaleRunning(store, r.id) ? { ...r, status: 'interrupted', exitReason: 'interrupted' } : r));
 
@@ -176,10 +189,11 @@ export function createViewer(opts: ViewerOptions): Viewer {
         else sendHtml(res, 404, errorPage(404, 'Not found', err.message));
         return;
       }
-      const message = isConclaveError(err) ? `${err.message}${err.hint ? ` ${err.hint}` : ''}` : 'An internal error; the server log has the details.';
-      log(`conclave serve: ${req.method} ${url.pathname}: ${err instanceof Error ? err.message : String(err)}`);
+      const failure = editedDebate(parts, err) ?? err;
+      const message = isConclaveError(failure) ? `${failure.message}${failure.hint ? ` ${failure.hint}` : ''}` : 'An internal error; the server log has the details.';
+      log(`conclave serve: ${req.method} ${url.pathname}: ${failure instanceof Error ? failure.message : String(failure)}`);
       if (res.headersSent) res.end();
-      else sendHtml(res, 500, errorPage(500, 'Could not read the record', message));
+      else sendHtml(res, 500, errorPage(500, failure === err ? 'Could not read the record' : 'The record was edited', message));
     }
   };
 

@@ -73,12 +73,17 @@ export function parseBundle(text: string, source: string): Bundle {
     });
   }
   const isRow = (r: unknown): r is Row => !!r && typeof r === 'object' && !Array.isArray(r);
-  const tablesOk =
-    isRow(b.tables) &&
-    Object.entries(b.tables).every(([t, list]) => t in SEALED_TABLES && Array.isArray(list) && list.every(isRow));
+  const tablesOk = isRow(b.tables) && Object.values(b.tables).every((list) => Array.isArray(list) && list.every(isRow));
   if (!isRow(b.debate) || typeof b.debate.id !== 'string' || !Array.isArray(b.calls) || !b.calls.every(isRow) || !tablesOk) {
     throw new InputError('BUNDLE_INVALID', `${source} is damaged: its debate, calls or tables are missing or of the wrong shape.`, {
       hint: 'Export the debate again on the machine it came from.',
+    });
+  }
+  // A table added by a newer Conclave (a new feature's rows) is not damage: the user needs the upgrade, not a new export.
+  const unknownTable = Object.keys(b.tables as object).find((t) => !Object.hasOwn(SEALED_TABLES, t));
+  if (unknownTable !== undefined) {
+    throw new InputError('BUNDLE_TOO_NEW', `${source} has rows of a table \`${unknownTable.slice(0, 80)}\` that this Conclave does not know.`, {
+      hint: 'It was exported by a newer Conclave: upgrade Conclave on this machine, then import it again.',
     });
   }
   if (b.debate.status === 'running') {

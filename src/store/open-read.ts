@@ -3,6 +3,7 @@ import { homedir, hostname } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../errors.js';
+import { describeHolders, fileHolders } from './holders.js';
 import { MIGRATIONS_TABLE, mustUpgradeToRead, pendingMigrations } from './migrations-journal.js';
 import { RecordReader, storeErrorFrom } from './reader.js';
 
@@ -134,6 +135,15 @@ export function checkConclaveDatabase(sqlite: Database.Database, file: string, r
   const tables = sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[];
   if (tables.some((t) => t.name === MIGRATIONS_TABLE)) return;
   if (tables.length === 0 && !readonly) return;
+  if (tables.length === 0) {
+    // A run creating this record right now (its first debate, a `conclave run` into a new --db): not another program's file.
+    const writers = fileHolders(file).filter((h) => h.writes !== false);
+    if (writers.length > 0) {
+      throw new StoreError('STORE_BEING_CREATED', `${file} holds no debate yet: it is empty, and open for writing by ${describeHolders(writers)}, which is creating it.`, {
+        hint: 'Run the command again in a moment, once its first debate has started.',
+      });
+    }
+  }
   throw new StoreError(
     'STORE_NOT_CONCLAVE',
     tables.length === 0

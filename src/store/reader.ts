@@ -244,7 +244,9 @@ export class RecordReader implements RecordReading {
           const read = tableReader((source) => this.statement(source), id);
           const raw = this.statement('select * from debates where id = ?').get(id) as Record<string, unknown> | undefined;
           if (!raw) throw this.notFound(id);
-          const row = decodeRow<DebateRow>('debates', raw);
+          // The seal's row digests only name what changed, for `verify`, which reads them itself: the debate is read without them.
+          const { seal_rows_json: _digests, ...shown } = raw;
+          const row = decodeRow<DebateRow>('debates', shown);
           const agentRows = read<AgentRow>('agents', 'ordinal, role, agent_id');
           const callRows = read<CallRow>('calls', 'id');
           // Turns in round order, then the panel's order (a turn of an agent not in the panel last).

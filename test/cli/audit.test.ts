@@ -209,6 +209,19 @@ describe('bundles are validated whole before anything is written', () => {
     expect(existsSync(r.target)).toBe(false);
   });
 
+  it('refuses a table from a newer Conclave with the upgrade hint, not as damage, and creates no database', async () => {
+    for (const table of ['future_table', 'constructor']) {
+      const r = await importAltered(`unknown-table-${table}`, (b) => {
+        (b.tables as Record<string, unknown[]>)[table] = [{ debate_id: b.debate.id, x: 1 }];
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`has rows of a table \`${table}\` that this Conclave does not know`);
+      expect(r.stderr).toContain('upgrade Conclave');
+      expect(r.stderr).not.toContain('damaged');
+      expect(existsSync(r.target)).toBe(false);
+    }
+  });
+
   it('refuses calls that carry row ids, which would be inserted as they are, in import and verify --bundle alike', async () => {
     const r = await importAltered('call-ids', (b) => b.calls.forEach((c, i) => (c.id = i + 1)));
     expect(r.code).toBe(2);

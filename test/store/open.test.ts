@@ -365,6 +365,24 @@ describe('openStore for reading only', () => {
     expect(err.message).toBe(`${file} is not a Conclave database: it is an empty SQLite database.`);
   });
 
+  it('says an empty file that another process has open for writing is being created, rather than not a Conclave database', async () => {
+    const file = join(dir, 'new.db');
+    // A `conclave run` into a new --db, between creating the file and its first commit: the file is empty and held for writing.
+    const holder = spawn(process.execPath, ['-e', `const fs = require('node:fs'); fs.openSync(${JSON.stringify(file)}, 'w'); process.stdout.write('open\\n'); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout!.on('data', (d: Buffer) => d.toString().includes('open') && resolve());
+        holder.on('exit', (code) => reject(new Error(`the holder exited early (${code})`)));
+      });
+      const err = openError(file, { readonly: true });
+      expect(err.code).toBe('STORE_BEING_CREATED');
+      expect(err.message).toContain(`${file} holds no debate yet: it is empty, and open for writing by process ${holder.pid}`);
+      expect(err.hint).toContain('again in a moment');
+    } finally {
+      holder.kill();
+    }
+  });
+
 });
 
 describe('debates left running', () => {

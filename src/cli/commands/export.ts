@@ -5,6 +5,7 @@ import { IntegrityError, InputError } from '../../errors.js';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openRecordDb } from '../shared.js';
 import { jsonText } from '../../render/inert.js';
+import type { StoredDebate } from '../../store/reader.js';
 
 interface ExportArgs {
   id: string;
@@ -26,9 +27,10 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
     handler: async (args) => {
       const store = await openRecordDb(args.db, io);
       try {
-        const debate = store.getDebate(store.resolveId(args.id));
+        const id = store.resolveId(args.id);
         let text: string;
         if (args.format === 'bundle') {
+          const debate = store.getDebate(id);
           if (debate.status === 'running') {
             throw new InputError('EXPORT_RUNNING', `Debate \`${debate.id}\` is still running (process ${debate.pid} on ${debate.hostname}): its record is not finished.`, {
               hint: 'Export it once it has ended. If its process died, the next command that writes to this database (run, resume, import) marks it interrupted.',
@@ -42,12 +44,16 @@ export function exportCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             });
           }
           text = `${JSON.stringify(bundleOf(store.debateRows(debate.id)))}\n`;
-        } else if (args.format === 'json') {
-          const { debateDocument } = await import('../../render/document.js');
-          text = `${jsonText(debateDocument(debate), 2)}\n`;
         } else {
-          const { renderMarkdown } = await import('../../render/markdown.js');
-          text = renderMarkdown(debate);
+          const render = args.format === 'json'
+            ? await import('../../render/document.js').then(({ debateDocument }) => (d: StoredDebate) => `${jsonText(debateDocument(d), 2)}\n`)
+            : await import('../../render/markdown.js').then(({ renderMarkdown }) => renderMarkdown);
+          try {
+            text = render(store.getDebate(id));
+          } catch (err) {
+            const { editedRecordError } = await import('../../store/edited.js');
+            throw editedRecordError(store, id, err) ?? err;
+          }
         }
         if (args.out) {
           const path = resolve(io.cwd, args.out);

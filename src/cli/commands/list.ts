@@ -63,13 +63,13 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
             ['id', ...(dated ? ['created'] : []), 'status', 'rounds', 'conv.', ...(wide ? ['agents'] : []), 'preset', 'question'],
             rows.map((r) => [
               r.id,
-              ...(dated ? [new Date(r.createdAt).toISOString().slice(wide ? 0 : 5, 16).replace('T', ' ')] : []),
+              ...(dated ? [timeCell(r.createdAt, wide ? 0 : 5)] : []),
               r.status + (r.exitReason && r.exitReason !== 'converged' && r.exitReason !== 'max_rounds' && r.exitReason !== r.status ? ` (${r.exitReason})` : ''),
               String(r.roundsCompleted),
-              r.finalConvergence === null ? '-' : r.finalConvergence.toFixed(2),
+              r.finalConvergence === null ? '-' : typeof r.finalConvergence === 'number' ? r.finalConvergence.toFixed(2) : '?',
               ...(wide ? [String(r.agentCount)] : []),
-              r.presetName,
-              r.question,
+              textCell(r.presetName),
+              textCell(r.question),
             ]),
             columns,
             12,
@@ -85,4 +85,14 @@ export function listCommand(io: CliIO, _exit: ExitCode): CommandModule<object, L
       }
     },
   };
+}
+
+// A row edited by hand (`verify` names it) can hold a value of another type: it shows as `?`, and the other debates are listed.
+function timeCell(ms: unknown, from: number): string {
+  const at = typeof ms === 'number' ? new Date(ms) : null;
+  return at === null || Number.isNaN(at.getTime()) ? '?' : at.toISOString().slice(from, 16).replace('T', ' ');
+}
+
+function textCell(value: unknown): string {
+  return typeof value === 'string' ? value : '?';
 }

@@ -44,10 +44,11 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       let handedOver = false;
       try {
         const id = store.resolveId(args.id);
+        // Go on only from a record that is what it was, with the key that signed it: the new calls chain onto it.
+        // Checked before the record is read, so a hand-edited row is named rather than met as an internal error.
+        store.checkGate(id);
         const stored = store.getDebate(id);
         const plan = planResume(stored);
-        // Go on only from a record that is what it was, with the key that signed it: the new calls chain onto it.
-        store.checkGate(id);
         // The hosts and slots the debate ran with, unless --host names another server.
         const ran = (stored.plan as { hosts?: PlannedHost[] } | null)?.hosts ?? [];
         const slots = ran[0]?.numParallel;

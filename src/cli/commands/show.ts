@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import type { CliIO, ExitCode } from '../io.js';
 import { dbOption, openRecordDb } from '../shared.js';
 import { jsonText } from '../../render/inert.js';
+import type { StoredDebate } from '../../store/reader.js';
 
 interface ShowArgs {
   id: string;
@@ -21,14 +22,18 @@ export function showCommand(io: CliIO, _exit: ExitCode): CommandModule<object, S
     handler: async (args) => {
       const store = await openRecordDb(args.db, io);
       try {
-        const debate = store.getDebate(store.resolveId(args.id));
-        if (args.json) {
-          const { debateDocument } = await import('../../render/document.js');
-          io.stdout.write(`${jsonText(debateDocument(debate), 2)}\n`);
-        } else {
-          const { renderMarkdown } = await import('../../render/markdown.js');
-          io.stdout.write(renderMarkdown(debate));
+        const id = store.resolveId(args.id);
+        const render = args.json
+          ? await import('../../render/document.js').then(({ debateDocument }) => (d: StoredDebate) => `${jsonText(debateDocument(d), 2)}\n`)
+          : await import('../../render/markdown.js').then(({ renderMarkdown }) => renderMarkdown);
+        let text: string;
+        try {
+          text = render(store.getDebate(id));
+        } catch (err) {
+          const { editedRecordError } = await import('../../store/edited.js');
+          throw editedRecordError(store, id, err) ?? err;
         }
+        io.stdout.write(text);
       } finally {
         store.close();
       }

@@ -7,9 +7,16 @@ import type { Row, Verdict } from '../../store/chain.js';
 import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
 
 /** One line per debate: its state, and what was checked. */
-function describeVerdict(v: Verdict, describeBreak: typeof DescribeBreak): string {
+function describeVerdict(v: SignedVerdict, describeBreak: typeof DescribeBreak): string {
   const calls = `${v.calls} call${v.calls === 1 ? '' : 's'}`;
-  const signed = 'signedBy' in v && v.signedBy ? `, signed by key ${v.signedBy.slice(0, 16)}` : 'signed' in v && v.signed === false ? ', not signed' : '';
+  const signed =
+    'signedBy' in v && v.signedBy
+      ? `, signed by key ${v.signedBy.slice(0, 16)}`
+      : 'signed' in v && v.signed === false
+        ? ', not signed'
+        : 'claimedKey' in v && v.claimedKey
+          ? `, signature of key ${v.claimedKey.slice(0, 16)} not checked (pass --public-key to check it)`
+          : '';
   const adopted = 'adoptedAt' in v && v.adoptedAt !== undefined ? `; sealed as it stood when the file was upgraded, ${new Date(v.adoptedAt).toISOString().slice(0, 10)}: what it held before then cannot be checked` : '';
   return v.state === 'sealed'
     ? `sealed    ${calls}, seal ${v.seal}${signed}${adopted}`
@@ -18,8 +25,11 @@ function describeVerdict(v: Verdict, describeBreak: typeof DescribeBreak): strin
       : `BROKEN    ${describeBreak(v)}`;
 }
 
-/** A verdict from `verify --public-key`: `signed: false` for a seal that was never signed (which is not a break). */
-type SignedVerdict = Verdict & { signed?: boolean };
+/**
+ * A verdict from `verify --public-key`: `signed: false` for a seal that was never signed (which is not a break).
+ * Without a key, `claimedKey`: the key a signed seal names, which only `--public-key` can check.
+ */
+type SignedVerdict = Verdict & { signed?: boolean; claimedKey?: string };
 
 interface VerifyArgs {
   'require-signed'?: boolean;
@@ -69,7 +79,8 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
        * that was never signed (a debate recorded before `keys init`) is said to be so, not broken.
        */
       const withSignature = (v: Verdict, debate: Row): SignedVerdict => {
-        if (!publicKey || v.state === 'broken') return v;
+        if (v.state === 'broken') return v;
+        if (!publicKey) return typeof debate.seal_key === 'string' && debate.seal_key !== '' ? { ...v, claimedKey: debate.seal_key } : v;
         const unsigned = (debate.seal_signature === null || debate.seal_signature === undefined || debate.seal_signature === '') && (debate.seal_key === null || debate.seal_key === undefined);
         if (unsigned && debate.seal !== null && debate.seal !== undefined) return { ...v, signed: false };
         const problem = signatureProblem(debate.seal as string | null, debate.seal_signature, publicKey);
@@ -98,13 +109,15 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         return;
       }
       const { inertLine, jsonText } = await import('../../render/inert.js');
+      const { verifyRows } = await import('../../store/chain.js');
       const store = await openRecordDb(args.db, io);
       try {
         const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
         const broken: string[] = [];
         let unsigned = 0;
         for (const id of ids) {
-          const v = withSignature(store.verifyDebate(id), publicKey ? store.debateRows(id).debate : {});
+          const rows = store.debateRows(id);
+          const v = withSignature(verifyRows(rows), rows.debate);
           if (args.json) {
             io.stdout.write(`${jsonText({ id, ...v })}\n`);
           } else {
