@@ -11,7 +11,7 @@ import { type FallbackStep, fallbackTurn, needsFallback } from './primitives/fal
 import { type DebateResult, type RecordedCalls, type RunDebateOptions, Runner } from './runner.js';
 import { builtinStages } from './stages.js';
 import { reuseClaims, reuseClashes } from './primitives/clashes.js';
-import { RESUMABLE_PROTOCOLS, resumableList } from './resumable.js';
+import { RESUMABLE_PROTOCOLS, modelChanged, resumableList } from './resumable.js';
 
 export interface ResumePlan {
   /** The preset as run, with each model's num_ctx pinned to the one the debate ran with. */
@@ -200,9 +200,7 @@ function sameModels(stored: StoredDebate): (digestOf: (model: string) => string 
     for (const agent of stored.agents) {
       const now = agent.digest && agent.model ? digestOf(agent.model) : null;
       if (!now || now === agent.digest) continue;
-      throw new InputError('MODEL_CHANGED', `Model \`${agent.model}\` is not the one debate \`${stored.id}\` ran on: it ran on digest ${agent.digest}, and the model of that name is now ${now}.`, {
-        hint: 'Put back the model the debate ran on (the same file, or the same version pulled again) and resume, or ask the question again with `conclave run`.',
-      });
+      throw modelChanged(agent.model, stored.id, agent.digest!, now, 'ask the question again with `conclave run`');
     }
   };
 }

@@ -8,6 +8,7 @@ import { sameModel } from '../schedule/facts.js';
 import type { StoredDebate, Store } from '../store/store.js';
 import type { ChatMessage, DebateListener, SynthesisRecord } from './events.js';
 import { lastStep } from './protocol-events.js';
+import { modelChanged } from './resumable.js';
 import { structuredCall } from './structured-call.js';
 import { failedAgentsOf, fitSynthesisPrompt, keepSpokenMinorities, synthesisRecordOf, synthesisSchemaOf } from './synthesis.js';
 
@@ -88,6 +89,11 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
       hint: `${gateway.api === 'ollama' ? `Run \`ollama pull ${model}\` on that host` : 'Serve it from that server'}, or pick another synthesizer with --model.`,
     });
   }
+
+  // The model that wrote the first synthesis, asked again by name, must still be that model: its digest is in the record.
+  const recorded = d.agents.find((a) => (previous?.stage === 'reassembly' ? a.id === previous.agentId : a.role === 'synthesizer') && a.digest && sameModel(a.model, model));
+  const served = tags.find((t) => sameModel(t.name, model))!;
+  if (recorded?.digest && served.digest && served.digest !== recorded.digest) throw modelChanged(model, id, recorded.digest, served.digest, 'pick another synthesizer with --model');
 
   const failed = failedOf(d, last);
   const agentIds = preset.agents.map((a) => a.id);

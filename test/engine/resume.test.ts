@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DebateEvent } from '../../src/engine/events.js';
 import { recorder } from '../../src/engine/recorder.js';
+import { resynthesize } from '../../src/engine/resynthesize.js';
 import { planResume, resumeDebate } from '../../src/engine/resume.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { InterruptedError } from '../../src/errors.js';
@@ -119,6 +120,34 @@ describe('resuming a debate stopped inside a round', () => {
         .sort(),
     ).toEqual(['b', 'c']);
     expect(store.getDebate(stored.id).resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a']);
+  });
+
+  it('refuses to synthesize with a synthesizer whose digest is not the one the debate ran on, writing nothing', async () => {
+    const { stored, store } = await stoppedInRoundOne();
+    const preset = testPreset(['a', 'b', 'c']);
+    let asked = 0;
+    const other = await startSimulator({
+      models: simModels(preset).map((m) => ({ ...m, digest: 'f'.repeat(64) })),
+      respond: () => {
+        asked += 1;
+        return reply.synthesis();
+      },
+    });
+    try {
+      const calls = stored.calls.length;
+      const error = await resynthesize({ store, id: stored.id, host: other.url }).catch((err: unknown) => err);
+      const synthesizer = stored.agents.find((a) => a.role === 'synthesizer')!;
+      expect(error).toMatchObject({ code: 'MODEL_CHANGED', exitCode: 2 });
+      expect((error as Error).message).toContain(`Model \`${synthesizer.model}\` is not the one debate \`${stored.id}\` ran on: it ran on digest ${synthesizer.digest}`);
+      expect(asked).toBe(0);
+      expect(store.getDebate(stored.id).calls.length).toBe(calls);
+      expect(store.verifyDebate(stored.id).state).toBe('sealed');
+      // Another synthesizer, named with --model, is not held to the recorded one's digest.
+      const served = await resynthesize({ store, id: stored.id, host: other.url, model: 'model-0:1b' });
+      expect(served.record.status).toBe('ok');
+    } finally {
+      await other.close();
+    }
   });
 
   it('refuses to go on with a model whose digest is not the one the debate ran on, and leaves the record as it was', async () => {
