@@ -35,6 +35,12 @@ export const suiteItemSchema = z
         ctx.addIssue({ code: 'custom', path: ['choices'], message: 'is required for kind `choice`' });
         return;
       }
+      // A blank choice, or two alike, cannot be told apart by an agent answering with its letter.
+      item.choices.forEach((choice, i) => {
+        const first = item.choices!.findIndex((c) => c.trim() === choice.trim());
+        if (choice.trim() === '') ctx.addIssue({ code: 'custom', path: ['choices', i], message: `choice ${LETTERS[i]} is blank` });
+        else if (first < i) ctx.addIssue({ code: 'custom', path: ['choices', i], message: `choice ${LETTERS[i]} repeats choice ${LETTERS[first]} (${JSON.stringify(choice.trim())})` });
+      });
       const letters = LETTERS.slice(0, item.choices.length);
       if (!/^[A-Z]$/.test(item.answer) || !letters.includes(item.answer)) {
         ctx.addIssue({

@@ -119,6 +119,13 @@ describe('loadSuite', () => {
     expect(() => blank('id', ' ')).toThrow(/field `id`: is blank/);
   });
 
+  it('rejects a choice item whose choices an answer by letter could not tell apart: a blank choice, or two alike', async () => {
+    const choice = (choices: string[]) => parseSuite(jsonl({ id: 'c', question: 'Which?', answer: 'A', kind: 'choice', choices }), 'choices.jsonl');
+    expect(() => choice(['x', ' x '])).toThrow("choices.jsonl line 1: field `choices[1]`: choice B repeats choice A (\"x\")");
+    expect(() => choice(['x', ' '])).toThrow('field `choices[1]`: choice B is blank');
+    expect(choice(['x', 'y']).map((i) => i.choices)).toEqual([['x', 'y']]);
+  });
+
   it('rejects an id holding a line break or an escape, which would break the progress line and the tables', async () => {
     for (const id of ['q1\nbench: 100/100', 'q\u001b[2J1', 'q\t1']) {
       expect(() => parseSuite(jsonl({ id, question: 'Q?', answer: '1', kind: 'number' }), 'ids.jsonl')).toThrow(/ids\.jsonl line 1: field `id`: .* holds a control character/);
