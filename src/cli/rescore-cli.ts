@@ -84,7 +84,8 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
     try {
       result = rescoreDebate(store, target.id, names);
     } catch (err) {
-      // A hand-edited row that breaks the reading is named, as `verify` names it.
+      // The check of the hashes has named the edit already; a hand-edited row that breaks the reading first is named as `verify` names it.
+      if (err instanceof IntegrityError) throw err;
       throw editedRecordError(store, target.id, err) ?? err;
     }
     io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderDebateRescore(result));
@@ -160,7 +161,7 @@ export function renderDebateRescore(r: DebateRescore): string {
   const d = r.debate;
   const out = [
     inertLine(`Debate ${d.id} (${d.preset}, ${d.protocol}): ${d.status}, ${d.exitReason ?? 'no exit'} after round ${d.roundsRun} of at most ${d.maxRounds}`),
-    r.item ? inertLine(`Bench item ${r.item.itemId} of run ${r.item.runId}, gold ${r.item.gold}`) : inertLine(`Counted by ${r.basis.kind === 'stances' ? "the judge's stances" : r.basis.why ?? r.basis.kind}`),
+    r.item ? inertLine(`Bench item ${r.item.itemId} of run ${r.item.runId}, gold ${r.item.gold}`) : inertLine(r.basis.kind === 'stances' ? "Counted by the judge's stances" : r.basis.kind === 'answers' ? 'Counted by the answers read from each turn' : `Majority rules ${r.basis.why ?? 'unavailable'}`),
     '',
     formatTable(
       ['rule', 'stops after', 'decides', 'right', 'calls', 'tokens', 'GPU-s', 'note'],

@@ -180,3 +180,16 @@ describe('conclave rescore ID', () => {
     expect(rule('synthesizer').spent!.calls).toBeGreaterThan(rule('stop:rounds=0').spent!.calls);
   });
 });
+
+describe('conclave rescore DEBATE without stances', () => {
+  it('says the majority rules have nothing to count, in words that read', async () => {
+    const db2 = join(dir, 'parallel.db');
+    const demo = await runCli(['demo', '--preset', 'parallel', '--db', db2, '--token-ms', '0', '--json'], dir);
+    expect(demo.code).toBe(0);
+    const { id } = JSON.parse(demo.stdout) as { id: string };
+    const { code, stdout } = await runCli(['rescore', id, '--db', db2], dir);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Majority rules unavailable: no stances recorded');
+    expect(stdout).not.toContain('Counted by unavailable');
+  });
+});

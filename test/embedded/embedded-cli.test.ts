@@ -67,6 +67,8 @@ describe('a debate on embedded GGUF models, through the real llama.cpp', { timeo
     const names = (text: string): string[] => (JSON.parse(text) as { models: { name: string; digest: string }[] }).models.map((m) => `${m.name} ${m.digest}`);
     expect(names(gguf.stdout)).toEqual([`tiny ${sha}`]);
     expect(names(ollama.stdout)).toEqual([`tiny:0.1m ${sha}`]);
+    // Reading each file in full takes a while on real models: stderr says so before it starts.
+    expect(gguf.stderr).toMatch(/^Listing .*gguf: each \.gguf file not named by its sha256/);
   });
 
   it('runs a review pipeline on the tiny model to a sealed record, every call embedded', async () => {

@@ -1,8 +1,8 @@
 import type { CommandModule } from 'yargs';
-import type { CliIO, ExitCode } from '../io.js';
 import { inert, jsonText } from '../../render/inert.js';
 import { type HostArgs, apiOptions, singleHost } from '../host-args.js';
 import { plural } from '../../plural.js';
+import { type CliIO, type ExitCode, tellUser } from '../io.js';
 
 interface ModelsArgs extends HostArgs {
   hosts?: string;
@@ -38,6 +38,8 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       const entries = args.hosts ? (await import('../../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : [singleHost(args, io.env, io.cwd)];
       validateHostEntries(entries);
       const servers = entries.map((e) => connect(e, io.env));
+      // A folder of model files is listed with each file's sha256, read in full: on large files that takes a while.
+      for (const s of servers.filter((x) => x.api === 'embedded')) tellUser(io, `Listing ${s.host}: each .gguf file not named by its sha256 (an Ollama blob is) is read in full to compute it, about a second per GB…`);
       const listed = await Promise.all(
         servers.map(async (server) => {
           try {
