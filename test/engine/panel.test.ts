@@ -19,6 +19,15 @@ import { judgedIdsOf, judgedRoundOf, reply, scriptedResponder, simModels, stageO
 
 const track = closesAfterEach();
 
+/** The panel's models served with the given families, and the judge's and synthesizer's. */
+function familyModels(preset: ReturnType<typeof testPreset>, families: readonly string[]) {
+  return [
+    ...preset.agents.map((a, i) => ({ name: a.model, contextLength: 32768, family: families[i]!, parameterSize: '8B', quantization: 'Q4_K_M' })),
+    { name: 'judge:1b', contextLength: 32768 },
+    { name: 'synth:1b', contextLength: 32768 },
+  ];
+}
+
 /** Three agents: a and b agree at round 0, c stands apart and joins them in round 1, giving no reason. */
 async function conformingDebate(families: [string, string, string]) {
   const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
@@ -37,12 +46,7 @@ async function conformingDebate(families: [string, string, string]) {
     const v = round === 0 ? 30 : 90;
     return JSON.stringify({ rationale: 'scored', recommendation: v, facts: v, caveats: v, stances });
   });
-  const models = [
-    ...preset.agents.map((a, i) => ({ name: a.model, contextLength: 32768, family: families[i]!, parameterSize: '8B', quantization: 'Q4_K_M' })),
-    { name: 'judge:1b', contextLength: 32768 },
-    { name: 'synth:1b', contextLength: 32768 },
-  ];
-  const sim = track(await startSimulator({ models, respond: script.respond }));
+  const sim = track(await startSimulator({ models: familyModels(preset, families), respond: script.respond }));
   const store = track(openStore(':memory:'));
   const result = await runDebate({ question: 'A or B?', preset, host: sim.url, recorder: recorder(store) });
   return { d: store.getDebate(result.id), script };
@@ -104,12 +108,7 @@ describe('panel independence on the record', () => {
       return JSON.stringify({ rationale: 'they agree', recommendation: 95, facts: 95, caveats: 95, stances });
     });
     const families = ['llama', 'qwen2', 'gemma2'];
-    const models = [
-      ...preset.agents.map((a, i) => ({ name: a.model, contextLength: 32768, family: families[i]!, parameterSize: '8B', quantization: 'Q4_K_M' })),
-      { name: 'judge:1b', contextLength: 32768 },
-      { name: 'synth:1b', contextLength: 32768 },
-    ];
-    const sim = track(await startSimulator({ models, respond: script.respond }));
+    const sim = track(await startSimulator({ models: familyModels(preset, families), respond: script.respond }));
     const store = track(openStore(':memory:'));
     const d = store.getDebate((await runDebate({ question: 'A or B?', preset, host: sim.url, recorder: recorder(store) })).id);
     const doc = debateDocument(d) as { confidence: { level: string; basis: string[]; lowered: string[] } };

@@ -9,6 +9,7 @@ import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../store/fixtures.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
+import { closeOpened } from '../helpers/lifecycle.js';
 
 // Another connection (`sqlite3` in a terminal, a backup) takes the write lock after the record was
 // opened and before the debate's own row is written, and keeps it longer than the run waits.
@@ -22,12 +23,10 @@ afterEach(async () => {
   if (holder?.inTransaction) holder.exec('ROLLBACK');
   holder?.close();
   holder = null;
-  store?.close();
-  store = null;
+  await closeOpened(store, sim, null);
+  [store, sim] = [null, null];
   cleanup?.();
   cleanup = null;
-  await sim?.close();
-  sim = null;
 });
 
 const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 1, convergenceThreshold: 0.99, callTimeoutSeconds: 30 } });

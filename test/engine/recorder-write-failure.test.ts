@@ -10,6 +10,7 @@ import { sqliteCodeOf } from '../../src/store/reader.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../store/fixtures.js';
 import { scriptedResponder, simModels, testPreset } from '../helpers/panel.js';
+import { closeOpened } from '../helpers/lifecycle.js';
 
 // The disk fills in the middle of a debate: SQLite refuses the next write that needs a page
 // (SQLITE_FULL, made here with `PRAGMA max_page_count` on the store's own connection).
@@ -19,12 +20,10 @@ let store: Store | null = null;
 let cleanup: (() => void) | null = null;
 
 afterEach(async () => {
-  store?.close();
-  store = null;
+  await closeOpened(store, sim, null);
+  [store, sim] = [null, null];
   cleanup?.();
   cleanup = null;
-  await sim?.close();
-  sim = null;
 });
 
 const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.99, callTimeoutSeconds: 30 } });

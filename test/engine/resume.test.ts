@@ -122,24 +122,29 @@ describe('resuming a debate stopped inside a round', () => {
     expect(store.getDebate(stored.id).resumptions?.[0]?.reused.map((t) => t.agentId)).toEqual(['a']);
   });
 
-  it('refuses to synthesize with a synthesizer whose digest is not the one the debate ran on, writing nothing', async () => {
-    const { stored, store } = await stoppedInRoundOne();
-    const preset = testPreset(['a', 'b', 'c']);
+  /** The panel's model names served from other files (another digest): models replaced between the run and what follows it. Counts what it is asked. */
+  async function replacedModels(answer: () => string) {
     let asked = 0;
     const other = await startSimulator({
-      models: simModels(preset).map((m) => ({ ...m, digest: 'f'.repeat(64) })),
+      models: simModels(testPreset(['a', 'b', 'c'])).map((m) => ({ ...m, digest: 'f'.repeat(64) })),
       respond: () => {
         asked += 1;
-        return reply.synthesis();
+        return answer();
       },
     });
+    return { other, asked: () => asked };
+  }
+
+  it('refuses to synthesize with a synthesizer whose digest is not the one the debate ran on, writing nothing', async () => {
+    const { stored, store } = await stoppedInRoundOne();
+    const { other, asked } = await replacedModels(() => reply.synthesis());
     try {
       const calls = stored.calls.length;
       const error = await resynthesize({ store, id: stored.id, host: other.url }).catch((err: unknown) => err);
       const synthesizer = stored.agents.find((a) => a.role === 'synthesizer')!;
       expect(error).toMatchObject({ code: 'MODEL_CHANGED', exitCode: 2 });
       expect((error as Error).message).toContain(`Model \`${synthesizer.model}\` is not the one debate \`${stored.id}\` ran on: it ran on digest ${synthesizer.digest}`);
-      expect(asked).toBe(0);
+      expect(asked()).toBe(0);
       expect(store.getDebate(stored.id).calls.length).toBe(calls);
       expect(store.verifyDebate(stored.id).state).toBe('sealed');
       // Another synthesizer, named with --model, is not held to the recorded one's digest.
@@ -153,22 +158,13 @@ describe('resuming a debate stopped inside a round', () => {
   it('refuses to go on with a model whose digest is not the one the debate ran on, and leaves the record as it was', async () => {
     const { stored, seen, store } = await stoppedInRoundOne();
     const plan = planResume(stored);
-    const preset = testPreset(['a', 'b', 'c']);
-    // The same names served from other files: a model replaced between the run and the resume.
-    let asked = 0;
-    const other = await startSimulator({
-      models: simModels(preset).map((m) => ({ ...m, digest: 'f'.repeat(64) })),
-      respond: () => {
-        asked += 1;
-        return reply.opening('x');
-      },
-    });
+    const { other, asked } = await replacedModels(() => reply.opening('x'));
     try {
       const before = seen.length;
       const error = await resumeDebate(stored, { host: other.url, recorder: recorder(store, { resume: plan.point }) }, plan).catch((err: unknown) => err);
       expect(error).toMatchObject({ code: 'MODEL_CHANGED', exitCode: 2 });
       expect((error as Error).message).toContain(`it ran on digest ${stored.agents[0]!.digest}, and the model of that name is now ${'f'.repeat(64)}`);
-      expect(asked).toBe(0);
+      expect(asked()).toBe(0);
       expect(seen.length).toBe(before);
       const after = store.getDebate(stored.id);
       expect(after.status).toBe('interrupted');
