@@ -19,7 +19,7 @@ import type { PlannedHost } from '../schedule/plan.js';
  * Every recorded string is escaped first, so no reply can bring HTML, links or table breaks.
  */
 export function renderMarkdown(stored: StoredDebate): string {
-  const d = markdownDeep(stored);
+  const d = markdownDeep(withoutCallBodies(stored));
   const out: string[] = [];
   const why = exitTextBeside(d.status, d.exitReason);
   out.push(`# ${d.question}`, '');
@@ -139,6 +139,14 @@ export function renderMarkdown(stored: StoredDebate): string {
     out.push('');
   }
   return out.join('\n');
+}
+
+/**
+ * The debate without what the document never prints of a call (its prompt, raw reply, schema,
+ * options and parse): escaping them cost most of an export's time on a long record.
+ */
+function withoutCallBodies(d: StoredDebate): StoredDebate {
+  return { ...d, calls: d.calls.map((c) => ({ ...c, messages: [], raw: '', format: null, options: {}, parsed: null })) };
 }
 
 /** The turns a resumption read from calls finished before it, as a clause of its line. */
