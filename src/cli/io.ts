@@ -1,3 +1,4 @@
+import { columnsFromEnv } from '../render/style.js';
 import { wrapLine } from '../render/wrap.js';
 
 /** Where a command writes: stdout for results, stderr for progress and errors. Injected so tests can run the CLI in-process. */
@@ -37,8 +38,8 @@ export function tellUser(io: Pick<CliIO, 'stderr'>, text: string): void {
   io.stderr.write(text.split('\n').map((l) => wrapLine(l, columns).join('\n')).join('\n'));
 }
 
-/** Width a table on stdout may take: the terminal's, else 100 columns (pipes, files, CI). */
-export function outputColumns(io: Pick<CliIO, 'stdout'>): number {
-  const columns = io.stdout.isTTY === true ? io.stdout.columns : undefined;
+/** Width a table on stdout may take: the terminal's, else `COLUMNS` when set, else 100 columns (pipes, files, CI). */
+export function outputColumns(io: Pick<CliIO, 'stdout' | 'env'>): number {
+  const columns = io.stdout.isTTY === true ? io.stdout.columns : columnsFromEnv(io.env) ?? undefined;
   return columns && columns >= 40 ? columns : 100;
 }

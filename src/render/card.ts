@@ -2,6 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText, restsOnText } from './confidence.js';
 import { panelCardLines } from './panel.js';
 import { inertDeep } from './inert.js';
+import { withoutCallBodies } from './panel-record.js';
 import { exitTextBeside } from './exit.js';
 import { type TermStyle, painter, plainStyle } from './style.js';
 import { adviceLine, adviceOf, kindOf, protocolCardLines, protocolFooter } from './protocols.js';
@@ -15,7 +16,7 @@ import { fitText } from './wrap.js';
 
 /** The final card a run prints on stdout: recommendation, triggers, confidence, kept dissent, gaps. */
 export function renderCard(stored: StoredDebate, style: TermStyle = plainStyle): string {
-  const d = inertDeep(stored);
+  const d = inertDeep(withoutCallBodies(stored));
   const paint = painter(style);
   const width = Math.min(style.columns, 100);
   const lines: string[] = [];

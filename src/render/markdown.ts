@@ -2,6 +2,7 @@ import type { StoredDebate } from '../store/store.js';
 import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText } from './confidence.js';
 import { panelMarkdown } from './panel.js';
 import { markdownDeep } from './inert.js';
+import { withoutCallBodies } from './panel-record.js';
 import { exitTextBeside } from './exit.js';
 import { adviceLine, adviceOf, kindOf, PROTOCOL_LABEL, protocolMarkdown, roundTitle } from './protocols.js';
 import { sideTag } from './oxford.js';
@@ -139,14 +140,6 @@ export function renderMarkdown(stored: StoredDebate): string {
     out.push('');
   }
   return out.join('\n');
-}
-
-/**
- * The debate without what the document never prints of a call (its prompt, raw reply, schema,
- * options and parse): escaping them cost most of an export's time on a long record.
- */
-function withoutCallBodies(d: StoredDebate): StoredDebate {
-  return { ...d, calls: d.calls.map((c) => ({ ...c, messages: [], raw: '', format: null, options: {}, parsed: null })) };
 }
 
 /** The turns a resumption read from calls finished before it, as a clause of its line. */

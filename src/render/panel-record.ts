@@ -26,3 +26,11 @@ export function figuresOf(d: StoredDebate, restsOn: readonly string[]): Conformi
   const families = familiesOf(d);
   return families ? conformityOf(stanceRounds(d), families, restsOn) : null;
 }
+
+/**
+ * The debate without what the card and the Markdown never print of a call (its prompt, raw reply,
+ * schema, options and parse): escaping them cost most of a render's time on a long record.
+ */
+export function withoutCallBodies(d: StoredDebate): StoredDebate {
+  return { ...d, calls: d.calls.map((c) => ({ ...c, messages: [], raw: '', format: null, options: {}, parsed: null })) };
+}

@@ -17,8 +17,14 @@ export function detectStyle(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv =
   return {
     color: !plain && env.FORCE_COLOR !== '0',
     live: !plain,
-    columns: stream.columns && stream.columns > 20 ? stream.columns : 100,
+    columns: stream.columns && stream.columns > 20 ? stream.columns : columnsFromEnv(env) ?? 100,
   };
+}
+
+/** `COLUMNS` when it names a usable width: a pipe has no width of its own, and a user who sets it there means it. */
+export function columnsFromEnv(env: NodeJS.ProcessEnv): number | null {
+  const n = Number(env.COLUMNS);
+  return env.COLUMNS !== undefined && env.COLUMNS.trim() !== '' && Number.isInteger(n) && n > 20 ? n : null;
 }
 
 export const plainStyle: TermStyle = { color: false, live: false, columns: 100 };

@@ -1,9 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { visibleWidth, wrapLine } from '../../src/render/wrap.js';
 import { runCli } from '../helpers/cli.js';
+import { packagePath } from '../../src/package-root.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'conclave-width-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,4 +36,20 @@ describe('fitting lines to the terminal', () => {
     },
     60_000,
   );
+
+  it('takes the width COLUMNS names when stdout is a pipe, which has none of its own', () => {
+    const card = (columns: string | undefined): string[] => {
+      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+      if (columns === undefined) delete env.COLUMNS;
+      else env.COLUMNS = columns;
+      const r = spawnSync(process.execPath, [packagePath('bin', 'conclave.js'), 'demo', '--db', join(dir, 'pipe.db'), '--token-ms', '0', '--quiet'], { env, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.split('\n');
+    };
+    const widest = (lines: string[]): number => Math.max(...lines.map(visibleWidth));
+    expect(widest(card('60'))).toBeLessThanOrEqual(60);
+    // Unset, or not a width, the pipe gets 100 columns as before.
+    expect(widest(card(undefined))).toBeGreaterThan(60);
+    expect(widest(card('wide'))).toBeGreaterThan(60);
+  }, 60_000);
 });
