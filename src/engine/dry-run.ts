@@ -80,6 +80,20 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     groups.push({ what: MATCH_CRITIQUES, model: largestModel(preset, sizeOf), calls: 2 * (n - 1), promptTokens: q + persona + 2 * answer, replyTokens: answer });
     groups.push({ what: 'judge, a verdict per match', model: preset.judge.model, calls: n - 1, promptTokens: q + 4 * answer, replyTokens: answer });
     groups.push({ what: 'synthesis', model: synthesizer, calls: 1, promptTokens: q + 4 * answer, replyTokens: answer });
+  } else if (kind === 'pipeline') {
+    // Lead and analysts start from the question; each reviewer reads the plan and the observations; the filter reads everything.
+    const role = (a: (typeof preset.agents)[number]) => a.role ?? 'reviewer';
+    const analysts = preset.agents.filter((a) => role(a) === 'analyst').length;
+    const reviewers = preset.agents.filter((a) => role(a) === 'reviewer');
+    for (const a of preset.agents) {
+      if (role(a) === 'lead') groups.push({ what: `${a.id}: the plan`, model: a.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+      if (role(a) === 'analyst') groups.push({ what: `${a.id}: observations`, model: a.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+      if (role(a) === 'reviewer') groups.push({ what: `${a.id}: review`, model: a.model, calls: 1, promptTokens: q + persona + (1 + analysts) * answer, replyTokens: answer });
+    }
+    // The map compares the reviews alone, and a pipeline holds no targeted exchange.
+    groups.push(...tensionGroups(preset, q, persona, answer, sizeOf, reviewers.length).slice(0, 1));
+    const filter = preset.agents.find((a) => role(a) === 'filter');
+    groups.push({ what: `${filter?.id ?? 'synthesizer'}: the filter's report`, model: filter?.model ?? synthesizer, calls: 1, promptTokens: q + n * answer, replyTokens: answer });
   } else {
     notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }
@@ -87,9 +101,8 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
 }
 
 /** The tension map over the panel's independent answers, and the targeted exchange on its worst clash. */
-function tensionGroups(preset: Preset, q: number, persona: number, answer: number, sizeOf: (model: string) => number | null): CallGroup[] {
-  if (!preset.tensions?.enabled) return [];
-  const n = preset.agents.length;
+function tensionGroups(preset: Preset, q: number, persona: number, answer: number, sizeOf: (model: string) => number | null, n = preset.agents.length): CallGroup[] {
+  if (!preset.tensions?.enabled || n < 2) return [];
   const model = preset.tensions.model ?? preset.judge.model;
   const pairs = (n * (n - 1)) / 2;
   const groups: CallGroup[] = [{ what: 'tension map: claims, clashes, map', model, calls: n + Math.ceil(pairs / preset.tensions.pairsPerCall) + 1, promptTokens: q + n * answer, replyTokens: answer }];

@@ -4,6 +4,8 @@ import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
+import { loadPreset } from '../../src/config/load-preset.js';
+import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
 import { agentOf, reply, roundOf, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 
 describe('the dry run of a debate with a targeted exchange', () => {
@@ -46,5 +48,30 @@ describe('the dry run of a tournament', () => {
     expect(estimate.calls).toBe(made.length);
     const critiques = estimate.groups.filter((g) => g.what.startsWith('match critiques')).reduce((s, g) => s + g.calls, 0);
     expect(critiques).toBe(made.filter((c) => c.stage === 'critique').length);
+  });
+});
+
+describe('the dry run of a review pipeline', () => {
+  it('counts the calls the shipped code-review preset then makes: the plan, the observations, each review, the map over the reviews, the report', async () => {
+    const { preset } = loadPreset('code-review', process.cwd());
+    const estimate = estimateRun(preset, 'Review this change', () => 1e9);
+    expect(estimate.notes.join()).not.toContain('not estimated');
+    const sim = await startSimulator({ models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 0 });
+    const store = openStore(':memory:');
+    try {
+      const result = await runDebate({ question: 'Review this change', preset, host: sim.url, recorder: recorder(store) });
+      expect(result.status).toBe('completed');
+      const made = store.getDebate(result.id).calls.filter((c) => c.attempt === 0);
+      expect([estimate.calls, made.length]).toEqual([9, 9]);
+    } finally {
+      store.close();
+      await sim.close();
+    }
+  });
+
+  it('counts no map over a single review', () => {
+    const { preset } = loadPreset('code-review', process.cwd());
+    const one = { ...preset, agents: preset.agents.filter((a) => a.id !== 'operations') };
+    expect(estimateRun(one, 'Review this change', () => 1e9).groups.some((g) => g.what.startsWith('tension map'))).toBe(false);
   });
 });
