@@ -53,7 +53,8 @@ export function conditionRows(conditions: ConditionStats[]): string[][] {
   return conditions.map((c) =>
     c.available
       ? [c.preset, c.label, pct(c.accuracy), interval(c.ciLow, c.ciHigh), `${c.correct}/${c.n}`, num(c.callsPerItem), num(c.tokensPerItem, 0)]
-      : [c.preset, c.label, 'unavailable', '–', '–', '–', c.note ?? ''],
+      : // The reason goes with "unavailable", not under tokens/item where it read as a figure.
+        [c.preset, c.label, c.note ? `unavailable: ${c.note}` : 'unavailable', '–', '–', '–', '–'],
   );
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BenchReport, buildReport } from '../../src/bench/report.js';
 import { renderBenchMarkdown, renderBenchSummary } from '../../src/bench/markdown.js';
 import { CONDITION_LABELS } from '../../src/bench/conditions.js';
+import { conditionRows } from '../../src/bench/tables.js';
 import { bootstrapCI, pairedBootstrapDiff } from '../../src/bench/stats.js';
 import { type BenchData, loadBenchData } from '../../src/store/bench.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
@@ -261,5 +262,8 @@ describe('a bench run against a scripted panel', () => {
 
   it('reports the cluster vote as unavailable, with the reason, for a preset without voting', () => {
     expect(condition('cluster-vote')).toMatchObject({ available: false, accuracy: null, note: 'the preset has no voting block' });
+    // In the tables the reason stands beside "unavailable", not in the tokens/item column.
+    const row = conditionRows([condition('cluster-vote')])[0]!;
+    expect(row.slice(2)).toEqual(['unavailable: the preset has no voting block', '–', '–', '–', '–']);
   });
 });
