@@ -19,6 +19,7 @@ import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchR
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './bench-args.js';
 import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
+import { checkIntact } from './rescore-cli.js';
 import { inert, jsonText } from '../render/inert.js';
 import { type EventCounter, eventsWriter } from '../events/writer.js';
 import { exitCodeOf } from '../events/exit-code.js';
@@ -236,8 +237,11 @@ export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Prom
   const store = await openDb(args.db, io, { readonly: true });
   try {
     const data = loadBenchData(store, resolveBenchRunId(store, args.run));
+    const debateIds = data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId]));
+    // Figures over an edited debate would report the edit as what the panel did, as a re-score would.
+    checkIntact(store, debateIds, { task: 'report on', done: 'No report was written' });
     // The debates' calls and judge rounds, read without their messages: the rules section re-scores from them.
-    const records = readRescoreRecords(store, data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId])));
+    const records = readRescoreRecords(store, debateIds);
     const report = buildReport(data, { records });
     const text = args.format === 'json' ? `${jsonText(report, 2)}\n` : args.format === 'html' ? renderBenchHtml(report) : renderBenchMarkdown(report);
     await writeOut(text, args.out, io);

@@ -51,7 +51,7 @@ function checkRuleNames(names: readonly string[], maxRounds: number): void {
  * Refuses debates whose rows no longer match their hashes: a rule re-scored over an edited
  * judge score or turn would report the edit as what the panel did.
  */
-function checkIntact(store: Store, ids: readonly string[]): void {
+export function checkIntact(store: Store, ids: readonly string[], what: { task: string; done: string } = { task: 're-score', done: 'Nothing was re-scored' }): void {
   const broken: string[] = [];
   for (const id of ids) {
     const verdict = store.verifyDebate(id);
@@ -59,7 +59,7 @@ function checkIntact(store: Store, ids: readonly string[]): void {
   }
   if (broken.length === 0) return;
   const shown = broken.length > 3 ? `${broken.slice(0, 3).join(', ')} and ${broken.length - 3} more` : broken.join(', ');
-  throw new IntegrityError('RESCORE_TAMPERED', `${plural(broken.length, 'debate')} to re-score ${broken.length === 1 ? 'does' : 'do'} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${shown}. Nothing was re-scored.`, {
+  throw new IntegrityError('RESCORE_TAMPERED', `${plural(broken.length, 'debate')} to ${what.task} ${broken.length === 1 ? 'does' : 'do'} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${shown}. ${what.done}.`, {
     hint: 'The record changed after it was written; `conclave verify --all` (with the same --db) names every change. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
   });
 }

@@ -83,6 +83,10 @@ describe('conclave rescore RUN', () => {
         expect(stderr).toContain('conclave verify --all');
         expect(stderr).not.toMatch(/\n\s+at /);
       }
+      // The run's report reads the same debates: it refuses them too.
+      const report = await runCli(['bench', 'report', run, '--db', file], dir);
+      expect([report.code, report.stdout]).toEqual([6, '']);
+      expect(report.stderr).toContain(`1 debate to report on does not match its hashes: \`${edited}\` (a \`rounds\` row (0) was edited). No report was written.`);
     } finally {
       await own.close();
     }
