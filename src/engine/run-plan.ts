@@ -96,6 +96,7 @@ export async function prepareSchedule(opts: RunDebateOptions, shape: RunShape): 
     ...(opts.pool ? { pool: opts.pool } : {}),
     warn: (m) => early.push(m),
     questionTokens: estimateTokens(opts.question),
+    usedBy: usedBy(preset),
     thinkingRoom: (capabilities) => roomPerModel(thinkingRoles(preset, shape), preset, capabilities),
     ...(opts.env ? { env: opts.env } : {}),
   });
@@ -138,4 +139,16 @@ export function replyTokens(stage: Stage, answer: number): number {
           : stage === 'plan' || stage === 'observe' || stage === 'review'
             ? answer * 2
             : answer;
+}
+
+/** Who runs each of the preset's models, in words, for a message that names a model the hosts lack. */
+function usedBy(preset: RunDebateOptions['preset']): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  const add = (model: string | undefined, who: string): void => {
+    if (model) (out[model] ??= []).push(who);
+  };
+  for (const a of preset.agents) add(a.model, `agent ${a.id}`);
+  add(preset.judge.model, 'the judge');
+  add(preset.synthesizer.model, 'the synthesizer');
+  return out;
 }

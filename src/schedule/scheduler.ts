@@ -59,6 +59,8 @@ export interface ScheduleSetup {
   thinkingRoom?: (capabilities: (model: string) => readonly string[] | null) => Record<string, number>;
   /** Where API keys are read from (hosts entries' apiKeyEnv); default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Who runs each model (`agent b`, `the judge`), for a message about a model missing. */
+  usedBy?: Record<string, string[]>;
 }
 
 export class DebateScheduler {
@@ -117,7 +119,7 @@ export class DebateScheduler {
     const has = (f: HostFacts, model: string): TagModel | undefined => f.models.find((t) => sameModel(t.name, model));
     const missing = wanted.filter((m) => !healthy.some((f) => has(f, m)));
     if (missing.length > 0) {
-      const list = missing.map((m) => `\`${m}\``).join(', ');
+      const list = missing.map((m) => `\`${m}\`${setup.usedBy?.[m]?.length ? ` (${setup.usedBy[m].join(', ')})` : ''}`).join(', ');
       const where = healthy.length === 1 ? healthy[0]!.url : `any of ${healthy.map((f) => f.url).join(', ')}`;
       const pull = healthy.every((f) => f.api === 'ollama');
       // A name one slip away from a model the host serves, with the same numbers (`lama3.1:8b`, `qwen2.5-14b`), is a typo in

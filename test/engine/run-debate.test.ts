@@ -287,7 +287,8 @@ describe('runDebate', () => {
     const error = await run({ preset }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HostError);
     expect((error as HostError).code).toBe('MODEL_MISSING');
-    expect((error as HostError).message).toContain('`absent:7b`, `nojudge:1b`');
+    // Each named with who runs it, so the preset line to fix is plain.
+    expect((error as HostError).message).toContain('`absent:7b` (agent b), `nojudge:1b` (the judge)');
     expect((error as HostError).hint).toContain('ollama pull absent:7b');
     expect(seen).toHaveLength(0);
     expect(store.listDebates()).toHaveLength(0);
