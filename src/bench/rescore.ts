@@ -1,7 +1,7 @@
 import type { StoredDebate } from '../store/reader.js';
 import type { BenchData, StoredTrial } from '../store/bench.js';
 import type { RescoreRecord } from '../store/rescore-read.js';
-import { allRules } from '../rules/index.js';
+import { allRules, ruleContext } from '../rules/index.js';
 import { type Stance, judgedIdsOf, normalisedStancesOf, votesFromStances } from '../rules/stances.js';
 import { stanceRounds } from '../render/panel-record.js';
 import type { Decision, Recorded, Rule, Trajectory } from '../rules/trajectory.js';
@@ -59,7 +59,7 @@ export interface RescoreOptions {
 }
 
 /** Rules selected by name, out of `rules`; an unknown name is the caller's to report. */
-function selectRules(maxRounds: number, names: readonly string[] | undefined, rules: readonly Rule[] = allRules({ maxRounds })): Rule[] {
+function selectRules(maxRounds: number, names: readonly string[] | undefined, rules: readonly Rule[] = allRules(ruleContext(maxRounds, names))): Rule[] {
   return names === undefined || names.length === 0 ? [...rules] : rules.filter((r) => names.includes(r.name));
 }
 
@@ -112,7 +112,7 @@ export function rescoreRun(data: BenchData, records: ReadonlyMap<string, Rescore
   for (const snapshot of data.run.presets) {
     const agents = snapshot.preset.agents.map((a) => a.id);
     const trials = data.trials.filter((t) => t.preset === snapshot.name && itemById.has(t.itemId));
-    const every = allRules({ maxRounds: snapshot.preset.protocol.maxRounds });
+    const every = allRules(ruleContext(snapshot.preset.protocol.maxRounds, options.rules));
     const shown = selectRules(snapshot.preset.protocol.maxRounds, options.rules, every);
     // The own scoring is reported, and measured against, whichever rules --rule shows: its candidates are always decided.
     const rules = every.filter((r) => shown.includes(r) || OWN_RULES.includes(r.name));

@@ -1,5 +1,5 @@
 import { type DebateRescore, type RunRescore, rescoreRun, rescoreTrajectory, openTrajectory, trialTrajectory } from '../bench/rescore.js';
-import { allRules } from '../rules/index.js';
+import { allRules, canonicalRuleName, ruleContext } from '../rules/index.js';
 import { InputError, IntegrityError, StoreError } from '../errors.js';
 import { formatTable } from '../render/table.js';
 import { inert, inertLine, jsonText } from '../render/inert.js';
@@ -40,10 +40,15 @@ function resolveTarget(store: Store, target: string): { kind: 'run'; id: string 
 }
 
 function checkRuleNames(names: readonly string[], maxRounds: number): void {
-  const known = allRules({ maxRounds }).map((r) => r.name);
+  const known = allRules(ruleContext(maxRounds, names)).map((r) => r.name);
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length > 0) {
-    throw new InputError('UNKNOWN_RULE', `No rule named ${unknown.map((n) => `\`${n}\``).join(', ')}.`, { hint: `Rules here: ${known.join(', ')}.` });
+    // A judge scores on 0 to 1: `@85` is most likely meant as 0.85.
+    const percent = unknown.map((n) => /^stop:threshold@(\d+(?:\.\d+)?)$/.exec(n)?.[1]).map(Number).find((x) => x > 1 && x <= 100);
+    const scale = percent === undefined ? '' : ` Judge thresholds are on the 0–1 scale: \`stop:threshold@${(percent / 100).toFixed(2)}\` for ${percent}%.`;
+    throw new InputError('UNKNOWN_RULE', `No rule named ${unknown.map((n) => `\`${n}\``).join(', ')}.`, {
+      hint: `${scale.trim()}${scale ? ' ' : ''}Rules here: ${known.join(', ')}; \`stop:threshold@X\` takes any X in (0, 1] to two decimals.`,
+    });
   }
 }
 
@@ -68,7 +73,7 @@ export function checkIntact(store: Store, ids: readonly string[], what: { task: 
 export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<number> {
   const store = await openDb(args.db, io, { readonly: true });
   try {
-    const names = (args.rule ?? []).map(String);
+    const names = (args.rule ?? []).map((n) => canonicalRuleName(String(n)));
     const target = resolveTarget(store, args.target);
     if (target.kind === 'run') {
       const data = loadBenchData(store, target.id);

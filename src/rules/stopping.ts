@@ -114,7 +114,7 @@ const settled: Rule = {
 
 export const stoppingRules: RuleFamilyFactory = (ctx) => [
   recorded,
-  ...THRESHOLDS.map(threshold),
+  ...[...new Set([...THRESHOLDS, ...(ctx.thresholds ?? [])])].sort((a, b) => a - b).map(threshold),
   ...Array.from({ length: ctx.maxRounds + 1 }, (_, k) => fixedRounds(k)),
   unanimous,
   settled,

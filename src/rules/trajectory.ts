@@ -93,6 +93,8 @@ export interface Rule {
 /** What a family of rules needs to know to list its members (the fixed-round rule runs 0 to maxRounds). */
 export interface RuleContext {
   maxRounds: number;
+  /** Judge thresholds asked for by name besides the swept ones (`stop:threshold@0.72`). */
+  thresholds?: readonly number[];
 }
 
 /** A family of rules: one file each, registered in rules/index.ts. */

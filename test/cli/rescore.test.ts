@@ -139,6 +139,27 @@ describe('conclave rescore RUN', () => {
     expect(stderr).toMatch(/majority:round0/);
   });
 
+  it('takes a judge threshold as any number in (0, 1] to two decimals, and says the scale when given a percent', async () => {
+    // i2's judge scored 0.2 at round 0 and 0.9 at round 1: a threshold off the sweep, written loosely, is the rule it names.
+    const id = debateOf('i2');
+    const { code, stdout, stderr } = await runCli(['rescore', id, '--json', '--db', db, '--rule', 'stop:threshold@.2', '--rule', 'stop:threshold@0.9'], dir);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const r = JSON.parse(stdout) as DebateRescore;
+    expect(r.rules.map((x) => [x.rule, x.stopRound, x.decision])).toEqual([
+      ['stop:threshold@0.20', 0, '5'],
+      ['stop:threshold@0.90', 1, '-5'],
+    ]);
+    const run = JSON.parse((await runCli(['rescore', runId, '--json', '--db', db, '--rule', 'stop:threshold@0.2'], dir)).stdout) as RunRescore;
+    expect(run.rules.map((x) => x.rule)).toContain('stop:threshold@0.20');
+
+    const percent = await runCli(['rescore', id, '--db', db, '--rule', 'stop:threshold@85'], dir);
+    expect(percent.code).toBe(2);
+    expect(percent.stderr).toMatch(/No rule named `stop:threshold@85`/);
+    expect(percent.stderr).toMatch(/0–1 scale: `stop:threshold@0\.85` for 85%/);
+    expect(percent.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('says when an id names neither a debate nor a bench run', async () => {
     const { code, stderr } = await runCli(['rescore', 'zzz-nothing', '--db', db], dir);
     expect(code).not.toBe(0);
