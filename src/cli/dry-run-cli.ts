@@ -7,7 +7,7 @@ import { formatTable } from '../render/table.js';
 import { DebateScheduler } from '../schedule/scheduler.js';
 import { gatherHostFacts } from '../schedule/facts.js';
 import type { CliIO } from './io.js';
-import { plural } from '../plural.js';
+import { formatNumber, plural } from '../plural.js';
 
 /**
  * `run --dry-run`: asks the hosts for their facts (models, sizes, VRAM: no model is called), plans
@@ -46,7 +46,7 @@ export async function dryRunFromCli(prepared: { preset: Preset; question: string
     out.push(
       formatTable(
         ['what', 'model', 'calls', 'tokens per call'],
-        estimate.groups.map((g) => [g.what, g.model, String(g.calls), `~${g.promptTokens.toLocaleString('en-US')} in + ≤${g.replyTokens.toLocaleString('en-US')} out`]),
+        estimate.groups.map((g) => [g.what, g.model, String(g.calls), `~${formatNumber(g.promptTokens)} in + ≤${formatNumber(g.replyTokens)} out`]),
         [2],
       )
         .trimEnd()
@@ -54,7 +54,7 @@ export async function dryRunFromCli(prepared: { preset: Preset; question: string
     );
   }
   out.push('', 'ESTIMATE');
-  out.push(`  ${estimate.calls > 0 ? `${plural(estimate.calls, 'call')}, about ${estimate.tokens.toLocaleString('en-US')} tokens at most` : 'calls and tokens not estimated for this protocol'}`);
+  out.push(`  ${estimate.calls > 0 ? `${plural(estimate.calls, 'call')}, about ${formatNumber(estimate.tokens)} tokens at most` : 'calls and tokens not estimated for this protocol'}`);
   if (estimate.seconds !== null) {
     out.push(`  about ${formatDuration(estimate.seconds)}, assuming a GPU that reads ${ASSUMED_BANDWIDTH_BYTES / 1e9} GB/s of weights per generated token (each model's size from its host) and every reply at its full length`);
   }
@@ -87,7 +87,7 @@ export async function benchDryRun(presets: Preset[], questions: string[], hosts:
     '',
     formatTable(
       ['preset', 'protocol', 'calls', 'tokens', 'time'],
-      rows.map((r) => [r.preset, r.protocol, r.calls ? r.calls.toLocaleString('en-US') : '-', r.tokens ? `~${r.tokens.toLocaleString('en-US')}` : '-', r.seconds === null ? '-' : `~${formatDuration(r.seconds)}`]),
+      rows.map((r) => [r.preset, r.protocol, r.calls ? formatNumber(r.calls) : '-', r.tokens ? `~${formatNumber(r.tokens)}` : '-', r.seconds === null ? '-' : `~${formatDuration(r.seconds)}`]),
       [2, 3, 4],
     ).trimEnd(),
     '',

@@ -23,6 +23,7 @@ import { eventsWriter } from '../events/writer.js';
 import { liveFileWriter } from '../events/live-file.js';
 import { exitCodeOf } from '../events/exit-code.js';
 import { closest } from '../suggest.js';
+import { formatNumber } from '../plural.js';
 
 /** A number flag's value as the user will recognise it: yargs turns `abc` into NaN. */
 export function given(value: number): string {
@@ -220,8 +221,8 @@ export async function prepareRun(args: RunCliArgs, io: CliIO, asker: RunAsker = 
   const to = destinationUrls(destinations.hosts);
   const attachedWith = asker.chooser === 'mcp' ? 'Attached by the MCP client' : 'Attached with --attach';
   const header = [
-    ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)}), sent to ${to}`),
-    ...fromFlag.map((a) => `${attachedWith}: ${a.name} (${a.bytes.toLocaleString('en-US')} bytes, sha256 ${a.sha256.slice(0, 12)}), sent to ${to}`),
+    ...fromPreset.map((a) => `Attached by the preset ${loaded.source}: ${a.name} (${formatNumber(a.bytes)} bytes, sha256 ${a.sha256.slice(0, 12)}), sent to ${to}`),
+    ...fromFlag.map((a) => `${attachedWith}: ${a.name} (${formatNumber(a.bytes)} bytes, sha256 ${a.sha256.slice(0, 12)}), sent to ${to}`),
     ...destinations.hosts.filter((h) => h.apiKeyEnv !== undefined).map((h) => `The API key in $${h.apiKeyEnv} is sent to ${destinationUrls([h])} only${destinations.chosenBy === 'preset' ? `, a server the preset ${loaded.source} names` : ''}.`),
     ...(destinations.chosenBy === 'preset'
       ? [`The preset ${loaded.source} names its own hosts: the question${attachments.length ? ' and attachments go' : ' goes'} to ${to} (--host or --hosts overrides it).`]

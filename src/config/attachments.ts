@@ -4,6 +4,7 @@ import { InputError } from '../errors.js';
 import type { Attachment } from '../protocol/material.js';
 import { FILE_LIMITS, type FileRules, readRegularFile } from './read-file.js';
 import { type Confinement, confinedGuard, confinedPath, realFolder, refusePrivateKey } from './trust.js';
+import { formatNumber } from '../plural.js';
 
 /** Largest file accepted as an attachment: 1 MiB, far more than any prompt can quote. */
 export const MAX_ATTACHMENT_BYTES = FILE_LIMITS.attachment;
@@ -79,7 +80,7 @@ function readKindFile(path: string, kind: TextFileKind, guard?: FileRules['guard
 }
 
 function tooLarge(path: string, size: number, kind: TextFileKind): InputError {
-  return new InputError(`${kind.code}_TOO_LARGE`, `${kind.noun} ${path} is ${size.toLocaleString('en-US')} bytes; the limit is ${MAX_ATTACHMENT_BYTES.toLocaleString('en-US')} bytes (1 MiB).`, { hint: kind.tooLarge });
+  return new InputError(`${kind.code}_TOO_LARGE`, `${kind.noun} ${path} is ${formatNumber(size)} bytes; the limit is ${formatNumber(MAX_ATTACHMENT_BYTES)} bytes (1 MiB).`, { hint: kind.tooLarge });
 }
 
 function checkText(bytes: Buffer, path: string, kind: TextFileKind): string {

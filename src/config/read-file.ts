@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { InputError } from '../errors.js';
+import { formatNumber } from '../plural.js';
 
 /** What a reader accepts, and how it names the file in messages. */
 export interface FileRules {
@@ -82,7 +83,7 @@ export function readTextFile(path: string, rules: FileRules): string {
 
 function tooLarge(path: string, rules: FileRules, size: number, growing: boolean): InputError {
   const limit = rules.maxBytes >= MiB ? `${rules.maxBytes / MiB} MiB` : `${rules.maxBytes} bytes`;
-  return new InputError(`${rules.code}_TOO_LARGE`, `${rules.what} ${path} is ${size.toLocaleString('en-US')} bytes${growing ? ' or more' : ''}; the limit is ${rules.maxBytes.toLocaleString('en-US')} bytes (${limit}).`, {
+  return new InputError(`${rules.code}_TOO_LARGE`, `${rules.what} ${path} is ${formatNumber(size)} bytes${growing ? ' or more' : ''}; the limit is ${formatNumber(rules.maxBytes)} bytes (${limit}).`, {
     hint: rules.tooLargeHint ?? 'Check that the path names the file you meant.',
   });
 }

@@ -1,5 +1,6 @@
 import type { AgentSpec } from '../config/preset-schema.js';
 import { InputError } from '../errors.js';
+import { formatNumber } from '../plural.js';
 
 /** What an agent's opening prompt is made of, in tokens, against the room its model has. */
 export interface PromptParts {
@@ -19,7 +20,7 @@ export interface PromptParts {
 /** The refusal of a prompt that cannot fit, naming its largest part and the fix for that part. */
 export function promptTooLong(p: PromptParts): InputError {
   const need = p.opening + p.standing + p.material;
-  const n = (x: number): string => x.toLocaleString('en-US');
+  const n = formatNumber;
   const parts = [`its persona ${n(p.persona)}`, ...(p.standing > 0 ? [`constraints ${n(p.standing)}`] : []), ...(p.material > 0 ? [`attachments ${n(p.material)}`] : [])];
   const question = p.opening - p.persona;
   const largest = Math.max(p.persona, p.standing, p.material, question);

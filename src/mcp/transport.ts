@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { formatNumber } from '../plural.js';
 
 /** The largest JSON-RPC message read: a question and its constraints fit many times over. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -58,7 +59,7 @@ export class LineTransport implements Transport {
     if (this.#skipped >= 0) {
       const size = this.#skipped;
       this.#skipped = -1;
-      this.#refuse(null, INVALID_REQUEST, `Message of ${size.toLocaleString('en-US')} bytes or more refused: the limit is ${this.maxBytes.toLocaleString('en-US')} bytes.`);
+      this.#refuse(null, INVALID_REQUEST, `Message of ${formatNumber(size)} bytes or more refused: the limit is ${formatNumber(this.maxBytes)} bytes.`);
       return;
     }
     const line = Buffer.concat(this.#chunks, this.#size).toString('utf8').replace(/\r$/, '');

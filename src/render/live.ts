@@ -13,6 +13,7 @@ import { votingLiveView } from './voting.js';
 import { STREAM_INTERVAL_MS } from '../events/stream-text.js';
 import { StreamedReply, streamedLines } from './streamed-lines.js';
 import { debateSettingsLine } from '../protocol/anti-conformity.js';
+import { formatNumber } from '../plural.js';
 
 interface ActiveCall {
   stage: Stage;
@@ -271,7 +272,7 @@ function firstLine(text: string): string {
 export function thinkingLine(thinking: readonly PlanThinking[]): string {
   const groups = new Map<string, string[]>();
   for (const t of thinking) {
-    const how = !t.thinks ? 'off' : `${t.think === 'default' ? 'on (model default' : t.think === 'true' ? 'on (' : `${t.think} (`}${t.think === 'default' ? ', ' : ''}${t.room.toLocaleString('en-US')} tokens of room)`;
+    const how = !t.thinks ? 'off' : `${t.think === 'default' ? 'on (model default' : t.think === 'true' ? 'on (' : `${t.think} (`}${t.think === 'default' ? ', ' : ''}${formatNumber(t.room)} tokens of room)`;
     groups.set(how, [...(groups.get(how) ?? []), t.role]);
   }
   return [...groups].map(([how, roles]) => `${roles.join(', ')} ${how}`).join(' · ');

@@ -14,6 +14,7 @@ import { votingMarkdown } from './voting.js';
 import { callPlaceText } from './place.js';
 import { apiName, plannedHostText, servedBy, synthesizerUsed } from './backends.js';
 import type { PlannedHost } from '../schedule/plan.js';
+import { formatNumber } from '../plural.js';
 
 /**
  * The whole debate as a Markdown document: card first, then every round's turns and scores.
@@ -130,7 +131,7 @@ export function renderMarkdown(stored: StoredDebate): string {
   if (thought.length) {
     out.push('## Thinking', '', 'What each thinking model wrote before its reply, folded; the card never quotes it.', '');
     for (const c of thought) {
-      out.push(`<details><summary>${c.agentId}, ${c.stage} round ${c.round}, attempt ${c.attempt}: ${(c.thinkingTokens ?? 0).toLocaleString('en-US')} tokens of thinking${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary>`, '', c.thinking!, '', '</details>', '');
+      out.push(`<details><summary>${c.agentId}, ${c.stage} round ${c.round}, attempt ${c.attempt}: ${formatNumber(c.thinkingTokens ?? 0)} tokens of thinking${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary>`, '', c.thinking!, '', '</details>', '');
     }
   }
   const attempts = d.synthesisAttempts ?? [];

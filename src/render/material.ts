@@ -3,7 +3,7 @@ import { describeUses } from '../protocol/material.js';
 import type { StoredDebate } from '../store/store.js';
 import type { painter } from './style.js';
 import { callPlaceText } from './place.js';
-import { plural } from '../plural.js';
+import { formatNumber, plural } from '../plural.js';
 
 type Paint = ReturnType<typeof painter>;
 type Wrap = (text: string, width: number) => string[];
@@ -31,7 +31,7 @@ export function budgetSummary(d: StoredDebate): BudgetSummary {
 }
 
 function tokens(n: number): string {
-  return n.toLocaleString('en-US');
+  return formatNumber(n);
 }
 
 function kib(bytes: number): string {

@@ -6,7 +6,7 @@ import type { Finding, Observation } from '../protocol/pipeline.js';
 import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/phases.js';
 import type { Paint } from './style.js';
 import { stanceStepLines } from './stance-lines.js';
-import { plural } from '../plural.js';
+import { formatNumber, plural } from '../plural.js';
 import { OXFORD_TITLES, oxfordCardLines, oxfordMarkdown, oxfordStepLines } from './oxford.js';
 import { delphiCardLines, delphiMarkdown, delphiOf, delphiRoundText, delphiStepLines, spreadText } from './delphi-lines.js';
 
@@ -125,7 +125,7 @@ function stepLines(step: ProtocolStep, paint: Paint, clip: (s: string) => string
       ];
     case 'advice':
       return step.advice
-        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', step.rule ? 'classified; running' : 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.rule ?? `${step.advice.depth}, ${step.advice.pattern}`}${step.tokenBudget ? `, budget ${step.tokenBudget.toLocaleString('en-US')} tokens` : ''}): ${step.advice.reason}`))}`]
+        ? [`  ${paint('dim', 'advisor')} ${step.model} ${paint('dim', step.rule ? 'classified; running' : 'chose')} ${paint('bold', step.chosen)} ${paint('dim', clip(`(${step.rule ?? `${step.advice.depth}, ${step.advice.pattern}`}${step.tokenBudget ? `, budget ${formatNumber(step.tokenBudget)} tokens` : ''}): ${step.advice.reason}`))}`]
         : [paint('yellow', `  advisor ${step.model} gave no usable advice (${clip(step.error ?? 'no reply')}): running ${step.chosen}`)];
     case 'constraints':
       return [
@@ -450,7 +450,7 @@ export function adviceOf(d: Pick<StoredDebate, 'steps'>): AdviceStep | null {
 
 /** The advice in one sentence: what was chosen, by which model, and why. */
 export function adviceLine(a: AdviceStep): string {
-  const budget = a.tokenBudget ? `, budget ${a.tokenBudget.toLocaleString('en-US')} tokens` : '';
+  const budget = a.tokenBudget ? `, budget ${formatNumber(a.tokenBudget)} tokens` : '';
   if (!a.advice) return `${a.model} gave no usable advice (${a.error ?? 'no reply'}), so it ran as ${a.chosen}${budget}.`;
   const depth = a.chosen === 'debate' ? `, at most ${a.maxRounds} critique round${a.maxRounds === 1 ? '' : 's'}` : '';
   const domains = a.advice.domains.length ? `; domains: ${a.advice.domains.join(', ')}` : '';

@@ -9,6 +9,7 @@ import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
 import { SlotPool, runGrouped } from './pool.js';
 import { closest } from '../suggest.js';
+import { formatNumber } from '../plural.js';
 
 /**
  * How calls are dispatched. `planned` is the engine's default; the other two exist so the
@@ -147,7 +148,7 @@ export class DebateScheduler {
     if (setup.questionTokens !== undefined) {
       const limit = questionLimit(setup.debaters.map((m) => detailOf(m)?.contextLength ?? null));
       if (limit !== null && setup.questionTokens > limit) {
-        throw new InputError('QUESTION_TOO_LARGE', `The question is about ${setup.questionTokens.toLocaleString('en-US')} tokens; the largest context of the panel's models holds ${limit.toLocaleString('en-US')}.`, {
+        throw new InputError('QUESTION_TOO_LARGE', `The question is about ${formatNumber(setup.questionTokens)} tokens; the largest context of the panel's models holds ${formatNumber(limit)}.`, {
           hint: 'Ask a short question and attach the long text instead: `--attach FILE` quotes the parts that matter into each prompt.',
         });
       }

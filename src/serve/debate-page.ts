@@ -15,7 +15,7 @@ import { apiName, plannedHostText, synthesizerUsed } from '../render/backends.js
 import { collisionText, constraintText, constraintsView, userWords } from '../render/constraints.js';
 import { adviceLine, adviceOf, advocateEffect, answeredBy, fallbacksOf, kindOf, trajectoryText } from '../render/protocols.js';
 import { argumentText, lastOf, sidesText, sideTag, verdictText } from '../render/oxford.js';
-import { plural } from '../plural.js';
+import { formatNumber, plural } from '../plural.js';
 import { delphiOf, delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
 import { fmt } from '../protocol/delphi.js';
 
@@ -386,7 +386,7 @@ export function callRows(c: StoredCall, debateStart: number): Html {
 ${c.error ? html`<p class="error">${c.error}</p>` : ''}${c.validationError ? html`<p class="error">validation: ${c.validationError}</p>` : ''}${c.truncation ? html`<p class="muted">context: ${c.truncation}</p>` : ''}
 ${c.normalized?.length ? html`<h4>normalized by the engine</h4><ul>${c.normalized.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
 ${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${msg.content}</pre>`)}
-${c.thinking ? html`<details class="thinking"><summary>thinking: ${(c.thinkingTokens ?? 0).toLocaleString('en-US')} tokens${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary><pre class="thinking">${c.thinking}</pre></details>` : ''}
+${c.thinking ? html`<details class="thinking"><summary>thinking: ${formatNumber(c.thinkingTokens ?? 0)} tokens${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary><pre class="thinking">${c.thinking}</pre></details>` : ''}
 <h4>${c.partial ? 'partial reply (the stream broke before it finished)' : 'raw reply'}</h4><pre class="raw${c.partial ? ' partial' : ''}">${c.raw}</pre>
 <h4>parsed</h4><pre>${json(c.parsed)}</pre>
 <h4>options</h4><pre>${json(c.options)}</pre>
@@ -447,7 +447,7 @@ function materialSection(d: StoredDebate): Html | string {
   const attached = files.length
     ? html`<h2>Attached material</h2>
 <ul class="attachments" id="attachments">${files.map(
-        (f) => html`<li><details><summary><code>${f.name}</code> · ${f.bytes.toLocaleString('en-US')} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${f.content}</pre></details></li>`,
+        (f) => html`<li><details><summary><code>${f.name}</code> · ${formatNumber(f.bytes)} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${f.content}</pre></details></li>`,
       )}</ul>
 <p>${plural(d.calls.filter((c) => c.material?.length).length, 'agent call')} read it; what each read is in its prompt below.</p>`
     : '';
@@ -455,8 +455,8 @@ function materialSection(d: StoredDebate): Html | string {
     b.limit === null
       ? ''
       : html`<h2>Token budget</h2>
-<p id="budget">${b.used.toLocaleString('en-US')} of ${b.limit.toLocaleString('en-US')} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${plural(b.calls, 'call')}${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
-${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail}${/ of [\d,]+ (used|tokens)/.test(x.detail) ? '' : ` (${x.used.toLocaleString('en-US')} of ${x.limit.toLocaleString('en-US')} used)`}</li>`)}</ul>` : ''}`;
+<p id="budget">${formatNumber(b.used)} of ${formatNumber(b.limit)} tokens (${Math.round((b.used / b.limit) * 100)}%) in ${plural(b.calls, 'call')}${b.cutShort ? html` · <strong>cut short</strong>: ${b.cutShort}` : ''}.</p>
+${decisions.length ? html`<ul class="budget-decisions">${decisions.map((x) => html`<li>${x.kind}: ${x.detail}${/ of [\d,]+ (used|tokens)/.test(x.detail) ? '' : ` (${formatNumber(x.used)} of ${formatNumber(x.limit)} used)`}</li>`)}</ul>` : ''}`;
   return html`${attached}${budget}`;
 }
 

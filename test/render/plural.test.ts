@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { plural } from '../../src/plural.js';
+import { formatNumber, plural } from '../../src/plural.js';
 import { packagePath } from '../../src/package-root.js';
 import { modelConfidenceText } from '../../src/render/confidence.js';
 
@@ -15,6 +15,18 @@ describe('counts in sentences', () => {
   it('puts the noun in the singular for one and the plural otherwise', () => {
     expect([plural(0, 'agent'), plural(1, 'agent'), plural(2, 'agent'), plural(1, 'clash', 'clashes'), plural(3, 'clash', 'clashes')]).toEqual(['0 agents', '1 agent', '2 agents', '1 clash', '3 clashes']);
     expect(modelConfidenceText('high', 1)).toContain('1 agent converged');
+  });
+
+  it('writes every number as en-US does, grouped in thousands', () => {
+    const values = [0, -0, 1, -1, 7, 12, 999, 1000, -1000, 1234, 99_999, 100_000, 123_456, 1_000_000, -9_876_543, 2 ** 31, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 53, 1e21, 0.5, 1234.5678, -0.0004, 1 / 3, Number.NaN, Infinity, -Infinity];
+    // Numbers of every length, from a fixed sequence.
+    let x = 12345;
+    for (let k = 1; k < 2000; k++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      values.push(Math.floor((x / 2 ** 31) * 10 ** (k % 16)) * (k % 2 ? 1 : -1));
+    }
+    for (const n of values) expect(formatNumber(n), String(n)).toBe(n.toLocaleString('en-US'));
+    expect([formatNumber(1234567), formatNumber(-1000)]).toEqual(['1,234,567', '-1,000']);
   });
 
   it('writes no count straight before a plural noun in the source, where one would read "1 agents"', () => {
