@@ -323,7 +323,17 @@ export function createViewer(opts: ViewerOptions): Viewer {
         }
       }
       const d = byId.get(w.id);
-      if (d) push(w, d);
+      if (!d) continue;
+      try {
+        push(w, d);
+      } catch (err) {
+        // A row edited by hand while the page watched: that stream ends (the page reloads and says what
+        // changed, as verify does); the viewer serves on.
+        const failure = editedRecordError(store, w.id, err) ?? err;
+        log(`conclave serve: ${w.id}: ${failure instanceof Error ? failure.message : String(failure)}`);
+        w.res.end('event: end\ndata: {}\n\n');
+        watchers.delete(w);
+      }
     }
     if (watchers.size === 0) stopPolling();
   };
