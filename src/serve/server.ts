@@ -86,6 +86,7 @@ export function createViewer(opts: ViewerOptions): Viewer {
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
     'cache-control': 'no-store',
+    'cross-origin-resource-policy': 'same-origin',
     ...extra,
   });
 
@@ -155,6 +156,13 @@ export function createViewer(opts: ViewerOptions): Viewer {
         send(res, 403, 'text/plain; charset=utf-8', 'This viewer answers only at 127.0.0.1, localhost or [::1].\n');
         return;
       }
+    }
+    // A page of another site (another port of this machine too) may link to the viewer, but not have the
+    // browser fetch its pages, data or stream in the background: those would be read in its name, and
+    // each can take the viewer seconds on a large record. Browsers say where a request comes from.
+    if (crossSiteFetch(req)) {
+      send(res, 403, 'text/plain; charset=utf-8', 'The viewer answers only its own pages, and links opened from elsewhere.\n', { vary: 'sec-fetch-site, sec-fetch-mode' });
+      return;
     }
     const auth = authorized(req, url);
     if (auth === 'no') {
@@ -370,6 +378,16 @@ export function createViewer(opts: ViewerOptions): Viewer {
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Whether a browser sent this request for a page of another origin, other than to open the viewer as
+ * a document (a link, a bookmark). Clients that send no fetch metadata (curl, scripts) are not browsers.
+ */
+function crossSiteFetch(req: IncomingMessage): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none') return false;
+  return !(req.headers['sec-fetch-mode'] === 'navigate' && req.headers['sec-fetch-dest'] === 'document');
 }
 
 /** Whether an address given to --listen stays on this machine. */
