@@ -263,8 +263,8 @@ export function createViewer(opts: ViewerOptions): Viewer {
     throw new NotFound('That address is not a page of the viewer.');
   };
 
-  const push = (w: Watcher, d: StoredDebate): void => {
-    for (const event of w.cursor.next(d)) {
+  const push = (w: Watcher, d: StoredDebate, events = w.cursor.next(d)): void => {
+    for (const event of events) {
       // A call says where it sits in words, as the page's calls table does.
       const sent = event.type === 'call.finished' ? { ...event, call: { ...event.call, place: placeText(event.call.stage, event.call.round) } } : event;
       w.res.write(`id: ${++w.seq}\ndata: ${JSON.stringify(sent)}\n\n`);
@@ -276,18 +276,22 @@ export function createViewer(opts: ViewerOptions): Viewer {
   };
 
   const streamEvents = (d: StoredDebate, req: IncomingMessage, res: ServerResponse): void => {
+    // Read before anything is sent: a record that cannot be read gets its error page, not an empty
+    // stream that a browser's EventSource would open again every few seconds, for ever.
+    const cursor = new EventCursor();
+    const first = cursor.next(d);
     res.writeHead(200, headers('text/event-stream; charset=utf-8', { connection: 'keep-alive' }));
     if (req.method === 'HEAD') {
       res.end();
       return;
     }
-    const w: Watcher = { id: d.id, res, cursor: new EventCursor(), seq: 0, liveMtime: 0 };
+    const w: Watcher = { id: d.id, res, cursor, seq: 0, liveMtime: 0 };
     watchers.add(w);
     req.on('close', () => {
       watchers.delete(w);
       if (watchers.size === 0) stopPolling();
     });
-    push(w, d);
+    push(w, d, first);
     if (watchers.has(w)) startPolling();
   };
 

@@ -122,4 +122,19 @@ describe('the event stream of a running debate', () => {
     expect(text).toContain('a `debates` row');
     expect((await fetch(`${v.url}/`)).status).toBe(200);
   });
+
+  it('answers the event stream of a running debate edited by hand with the error page, not an empty stream a browser opens again', async () => {
+    const file = tempRecord();
+    const id = await recordDebate(file, scriptedResponder([0.4, 0.9]).respond);
+    const writer = new Database(file);
+    writer.prepare("update debates set status = 'running', finished_at = null, pid = ?, hostname = ?, preset_json = 'null', exit_detail = null where id = ?").run(process.pid, hostname(), id);
+    writer.close();
+    v = await startViewer(file);
+    const res = await fetch(`${v.url}/api/debates/${id}/events`);
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).not.toContain('text/event-stream');
+    const text = await res.text();
+    expect(text).toContain('The record was edited');
+    expect(text).toContain('a `debates` row');
+  });
 });
