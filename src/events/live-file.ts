@@ -22,7 +22,14 @@ export function liveDir(dbPath: string): string {
   return `${dbPath}.live`;
 }
 
-const fileOf = (dbPath: string, debateId: string): string => join(liveDir(dbPath), `${debateId}.json`);
+/**
+ * A debate id as Conclave makes them (and the viewer's addresses take them), which names a file
+ * inside the live folder. A record can come from someone else, and hold any id: `../project/package`
+ * would have a resumed run write, then remove, `package.json` beside the record's folder.
+ */
+const FILE_SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const fileOf = (dbPath: string, debateId: string): string | null => (FILE_SAFE_ID.test(debateId) ? join(liveDir(dbPath), `${debateId}.json`) : null);
 
 /**
  * How often the file may be rewritten: the viewer reads it every 300 ms, so writing it more
@@ -43,6 +50,7 @@ export function liveFileWriter(dbPath: string, opts: { now?: () => number } = {}
     if (debateId === null || broken) return;
     last = now();
     const file = fileOf(dbPath, debateId);
+    if (file === null) return;
     try {
       if (!madeDir) mkdirSync(liveDir(dbPath), { recursive: true });
       madeDir = true;
@@ -70,9 +78,10 @@ export function liveFileWriter(dbPath: string, opts: { now?: () => number } = {}
     if (timer) clearTimeout(timer);
     timer = null;
     tracker.close();
-    if (debateId === null) return;
-    rmSync(fileOf(dbPath, debateId), { force: true });
-    rmSync(`${fileOf(dbPath, debateId)}.tmp`, { force: true });
+    const file = debateId === null ? null : fileOf(dbPath, debateId);
+    if (file === null) return;
+    rmSync(file, { force: true });
+    rmSync(`${file}.tmp`, { force: true });
     try {
       rmdirSync(liveDir(dbPath));
     } catch {
@@ -105,6 +114,7 @@ export function liveFileWriter(dbPath: string, opts: { now?: () => number } = {}
 /** The live file of a running debate, or null when there is none (or it cannot be read). */
 export function readLiveFile(dbPath: string, debateId: string): { mtimeMs: number; snapshot: LiveSnapshot } | null {
   const file = fileOf(dbPath, debateId);
+  if (file === null) return null;
   try {
     const mtimeMs = statSync(file).mtimeMs;
     const snapshot = JSON.parse(readFileSync(file, 'utf8')) as LiveSnapshot;

@@ -9,7 +9,7 @@ import { debateListDocument } from '../render/list-document.js';
 import { inert, inertLine, jsonText } from '../render/inert.js';
 import type { StoredDebate } from '../store/store.js';
 import { cardBlock, endNote, guarded, jsonBlock, keyParts, quoted, structuredResult, UNTRUSTED } from './results.js';
-import { listOutput, showOutput, startOutput, waitOutput } from './output-schemas.js';
+import { listOutput, showOutput, startOutput, stopOutput, waitOutput } from './output-schemas.js';
 import type { RunProgress } from './runs.js';
 import type { McpContext } from './context.js';
 
@@ -22,7 +22,7 @@ const POLL_MS = 1000;
 
 const STATUSES = ['running', 'completed', 'unsynthesized', 'failed', 'interrupted'] as const;
 
-/** conclave_start, conclave_wait, conclave_show and conclave_list. */
+/** conclave_start, conclave_wait, conclave_stop, conclave_show and conclave_list. */
 export function registerDebateTools(server: McpServer, ctx: McpContext): void {
   server.registerTool(
     'conclave_start',
@@ -112,6 +112,34 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         const stored = await pollStored(ctx, id, ms, extra.signal, report);
         if (stored.status === 'running') return runningResult(id, storedProgress(stored), 'It runs in another process on the same database.');
         return endedResult(stored, stored.error);
+      }),
+  );
+
+  server.registerTool(
+    'conclave_stop',
+    {
+      title: 'Stop a Conclave debate',
+      description:
+        'Stop a debate this server started and that is still running, as Ctrl-C stops `conclave run`: the calls in flight are cancelled, everything already recorded is kept and sealed, and the debate is marked interrupted. ' +
+        '`conclave resume ID` goes on with it later from its last complete round. A debate that has already ended is left as it is.',
+      inputSchema: { id: z.string().describe('The debate id (or a unique prefix of it)') },
+      outputSchema: stopOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) =>
+      guarded(async () => {
+        const id = ctx.runs.get(args.id) ? args.id : ctx.store.resolveId(args.id);
+        const stopped = await ctx.runs.stop(id, 'the MCP client stopped it with conclave_stop');
+        const stored = ctx.store.getDebate(id);
+        if (!stopped && stored.status === 'running' && !ctx.runs.get(id)) {
+          throw new InputError('DEBATE_NOT_HERE', `Debate ${id} runs in another process (pid ${stored.pid} on ${inertLine(stored.hostname)}), not in this server: conclave_stop stops only the debates this server started.`, {
+            hint: 'Stop it where it runs: Ctrl-C in the terminal of its `conclave run`, or conclave_stop on the MCP server that started it.',
+          });
+        }
+        const said = stopped
+          ? `Stopped debate ${id}: ${stored.status}. Everything recorded is kept; \`conclave resume ${id}\` goes on with it from its last complete round.`
+          : `Debate ${id} had already ended (${stored.status}): nothing was stopped.`;
+        return structuredResult({ id, status: stored.status, stopped }, said, jsonText({ id, status: stored.status, stopped }));
       }),
   );
 

@@ -14,6 +14,12 @@ export const startOutput = {
   status: z.literal('running'),
 };
 
+export const stopOutput = {
+  id: z.string(),
+  status: STATUS,
+  stopped: z.boolean().describe('False when the debate had already ended: nothing was stopped'),
+};
+
 const progress = z.object({
   round: z.number().int().nullable(),
   stage: z.string().nullable(),

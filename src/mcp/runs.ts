@@ -148,6 +148,18 @@ export class RunRegistry {
     return id;
   }
 
+  /**
+   * Stops one running debate as Ctrl-C stops `run`: calls in flight are cancelled, what is recorded
+   * stays, and it is marked `interrupted`, resumable. Resolves once written; false when it had ended.
+   */
+  async stop(id: string, why: string): Promise<boolean> {
+    const run = this.#runs.get(id);
+    if (!run || run.end !== null) return false;
+    run.controller.abort(why);
+    await run.settled;
+    return true;
+  }
+
   /** Debates still running here. */
   running(): Run[] {
     return [...this.#runs.values()].filter((r) => r.end === null);

@@ -18,6 +18,7 @@ import { argumentText, lastOf, sidesText, sideTag, verdictText } from '../render
 import { formatNumber, plural } from '../plural.js';
 import { delphiOf, delphiResultText, delphiRoundText, spreadText } from '../render/delphi-lines.js';
 import { fmt } from '../protocol/delphi.js';
+import { FILE_LIMITS } from '../config/read-file.js';
 
 /**
  * The debate page, rendered on the server so it reads with script off. app.js
@@ -372,6 +373,21 @@ function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'null';
 }
 
+/** The most of one call's prompt, thinking or reply a page shows; the whole text stays in the JSON document. */
+export const PAGE_TEXT_LIMIT = 100_000;
+
+/**
+ * A long text cut for the page, with what was left out and where it is whole. A record can hold
+ * replies of any size (one from someone else too): rendered whole, a record of a few hundred
+ * megabytes held the viewer for seconds per request and took gigabytes of memory.
+ */
+function clipped(text: string, debateId: string, limit = PAGE_TEXT_LIMIT): Html | string {
+  if (text.length <= limit) return text;
+  // Cut at a whole character: a lone surrogate half would show as a replacement box.
+  const end = /[\ud800-\udbff]/.test(text[limit - 1] ?? '') ? limit - 1 : limit;
+  return html`${text.slice(0, end)}<span class="muted clipped">… ${formatNumber(text.length - end)} more characters, left off this page: the whole text is in <a href="/api/debates/${debateId}">the debate's JSON document</a>.</span>`;
+}
+
 export function callRows(c: StoredCall, debateStart: number): Html {
   const m = c.metrics;
   return html`<tr class="call call-${c.status}" data-call-id="${c.id}">
@@ -385,9 +401,9 @@ export function callRows(c: StoredCall, debateStart: number): Html {
 <p class="muted served">served by <code>${c.host}</code> (${apiName(c.api)} API)</p>
 ${c.error ? html`<p class="error">${c.error}</p>` : ''}${c.validationError ? html`<p class="error">validation: ${c.validationError}</p>` : ''}${c.truncation ? html`<p class="muted">context: ${c.truncation}</p>` : ''}
 ${c.normalized?.length ? html`<h4>normalized by the engine</h4><ul>${c.normalized.map((n) => html`<li>${n}</li>`)}</ul>` : ''}
-${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${msg.content}</pre>`)}
-${c.thinking ? html`<details class="thinking"><summary>thinking: ${formatNumber(c.thinkingTokens ?? 0)} tokens${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary><pre class="thinking">${c.thinking}</pre></details>` : ''}
-<h4>${c.partial ? 'partial reply (the stream broke before it finished)' : 'raw reply'}</h4><pre class="raw${c.partial ? ' partial' : ''}">${c.raw}</pre>
+${c.messages.map((msg) => html`<h4>${msg.role}</h4><pre>${clipped(msg.content, c.debateId)}</pre>`)}
+${c.thinking ? html`<details class="thinking"><summary>thinking: ${formatNumber(c.thinkingTokens ?? 0)} tokens${c.think === undefined ? '' : ` (think: ${String(c.think)})`}</summary><pre class="thinking">${clipped(c.thinking, c.debateId)}</pre></details>` : ''}
+<h4>${c.partial ? 'partial reply (the stream broke before it finished)' : 'raw reply'}</h4><pre class="raw${c.partial ? ' partial' : ''}">${clipped(c.raw, c.debateId)}</pre>
 <h4>parsed</h4><pre>${json(c.parsed)}</pre>
 <h4>options</h4><pre>${json(c.options)}</pre>
 </details></td></tr>`;
@@ -447,7 +463,7 @@ function materialSection(d: StoredDebate): Html | string {
   const attached = files.length
     ? html`<h2>Attached material</h2>
 <ul class="attachments" id="attachments">${files.map(
-        (f) => html`<li><details><summary><code>${f.name}</code> · ${formatNumber(f.bytes)} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${f.content}</pre></details></li>`,
+        (f) => html`<li><details><summary><code>${f.name}</code> · ${formatNumber(f.bytes)} bytes · sha256 <code>${f.sha256.slice(0, 12)}…</code></summary><pre>${clipped(f.content, d.id, FILE_LIMITS.attachment)}</pre></details></li>`,
       )}</ul>
 <p>${plural(d.calls.filter((c) => c.material?.length).length, 'agent call')} read it; what each read is in its prompt below.</p>`
     : '';

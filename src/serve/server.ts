@@ -86,6 +86,7 @@ export function createViewer(opts: ViewerOptions): Viewer {
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
     'cache-control': 'no-store',
+    'cross-origin-resource-policy': 'same-origin',
     ...extra,
   });
 
@@ -155,6 +156,13 @@ export function createViewer(opts: ViewerOptions): Viewer {
         send(res, 403, 'text/plain; charset=utf-8', 'This viewer answers only at 127.0.0.1, localhost or [::1].\n');
         return;
       }
+    }
+    // A page of another site (another port of this machine too) may link to the viewer, but not have the
+    // browser fetch its pages, data or stream in the background: those would be read in its name, and
+    // each can take the viewer seconds on a large record. Browsers say where a request comes from.
+    if (crossSiteFetch(req)) {
+      send(res, 403, 'text/plain; charset=utf-8', 'The viewer answers only its own pages, and links opened from elsewhere.\n', { vary: 'sec-fetch-site, sec-fetch-mode' });
+      return;
     }
     const auth = authorized(req, url);
     if (auth === 'no') {
@@ -255,8 +263,8 @@ export function createViewer(opts: ViewerOptions): Viewer {
     throw new NotFound('That address is not a page of the viewer.');
   };
 
-  const push = (w: Watcher, d: StoredDebate): void => {
-    for (const event of w.cursor.next(d)) {
+  const push = (w: Watcher, d: StoredDebate, events = w.cursor.next(d)): void => {
+    for (const event of events) {
       // A call says where it sits in words, as the page's calls table does.
       const sent = event.type === 'call.finished' ? { ...event, call: { ...event.call, place: placeText(event.call.stage, event.call.round) } } : event;
       w.res.write(`id: ${++w.seq}\ndata: ${JSON.stringify(sent)}\n\n`);
@@ -268,18 +276,22 @@ export function createViewer(opts: ViewerOptions): Viewer {
   };
 
   const streamEvents = (d: StoredDebate, req: IncomingMessage, res: ServerResponse): void => {
+    // Read before anything is sent: a record that cannot be read gets its error page, not an empty
+    // stream that a browser's EventSource would open again every few seconds, for ever.
+    const cursor = new EventCursor();
+    const first = cursor.next(d);
     res.writeHead(200, headers('text/event-stream; charset=utf-8', { connection: 'keep-alive' }));
     if (req.method === 'HEAD') {
       res.end();
       return;
     }
-    const w: Watcher = { id: d.id, res, cursor: new EventCursor(), seq: 0, liveMtime: 0 };
+    const w: Watcher = { id: d.id, res, cursor, seq: 0, liveMtime: 0 };
     watchers.add(w);
     req.on('close', () => {
       watchers.delete(w);
       if (watchers.size === 0) stopPolling();
     });
-    push(w, d);
+    push(w, d, first);
     if (watchers.has(w)) startPolling();
   };
 
@@ -323,7 +335,17 @@ export function createViewer(opts: ViewerOptions): Viewer {
         }
       }
       const d = byId.get(w.id);
-      if (d) push(w, d);
+      if (!d) continue;
+      try {
+        push(w, d);
+      } catch (err) {
+        // A row edited by hand while the page watched: that stream ends (the page reloads and says what
+        // changed, as verify does); the viewer serves on.
+        const failure = editedRecordError(store, w.id, err) ?? err;
+        log(`conclave serve: ${w.id}: ${failure instanceof Error ? failure.message : String(failure)}`);
+        w.res.end('event: end\ndata: {}\n\n');
+        watchers.delete(w);
+      }
     }
     if (watchers.size === 0) stopPolling();
   };
@@ -360,6 +382,16 @@ export function createViewer(opts: ViewerOptions): Viewer {
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Whether a browser sent this request for a page of another origin, other than to open the viewer as
+ * a document (a link, a bookmark). Clients that send no fetch metadata (curl, scripts) are not browsers.
+ */
+function crossSiteFetch(req: IncomingMessage): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none') return false;
+  return !(req.headers['sec-fetch-mode'] === 'navigate' && req.headers['sec-fetch-dest'] === 'document');
 }
 
 /** Whether an address given to --listen stays on this machine. */

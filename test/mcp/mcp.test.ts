@@ -96,7 +96,7 @@ describe('conclave mcp', () => {
     try {
       expect(client.getServerVersion()?.name).toBe('conclave');
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['conclave_list', 'conclave_models', 'conclave_presets', 'conclave_show', 'conclave_start', 'conclave_wait']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['conclave_list', 'conclave_models', 'conclave_presets', 'conclave_show', 'conclave_start', 'conclave_stop', 'conclave_wait']);
       for (const t of tools) {
         expect(t.description?.length).toBeGreaterThan(40);
         expect(t.inputSchema.type).toBe('object');
@@ -333,6 +333,56 @@ describe('conclave mcp', () => {
     const resumed = await runCli(['resume', id, '--db', db, '--host', sim.url, '--json'], dir);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect((JSON.parse(resumed.stdout) as { status: string }).status).toBe('completed');
+  });
+
+  it('stops a running debate on conclave_stop: interrupted, sealed, verifiable and resumable, while the server serves on', async () => {
+    const db = join(dir, 'stopped.db');
+    const { client, transport } = await connect(db);
+    const release = hold();
+    let id = '';
+    try {
+      id = await startDebate(client);
+      const stopped = await call(client, 'conclave_stop', { id });
+      expect(stopped.isError, text(stopped)).toBeFalsy();
+      expect(stopped.structuredContent).toEqual({ id, status: 'interrupted', stopped: true });
+      expect(text(stopped)).toContain(`Stopped debate ${id}: interrupted. Everything recorded is kept; \`conclave resume ${id}\` goes on with it from its last complete round.`);
+      const waited = await call(client, 'conclave_wait', { id, maxSeconds: 5 });
+      expect(text(waited)).toContain(`Debate ${id} has ended: interrupted`);
+      expect(text(waited)).toContain('the MCP client stopped it with conclave_stop');
+      const again = await call(client, 'conclave_stop', { id });
+      expect(again.structuredContent).toEqual({ id, status: 'interrupted', stopped: false });
+      expect(text(again)).toContain('had already ended (interrupted): nothing was stopped.');
+      const unknown = await call(client, 'conclave_stop', { id: 'nope' });
+      expect(unknown.isError).toBe(true);
+      expect(text(unknown)).toContain('No debate `nope`');
+    } finally {
+      release();
+      await transport.close();
+    }
+    const verified = await runCli(['verify', id, '--db', db], dir);
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0);
+    const resumed = await runCli(['resume', id, '--db', db, '--host', sim.url, '--json'], dir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((JSON.parse(resumed.stdout) as { status: string }).status).toBe('completed');
+  });
+
+  it('refuses to stop a debate another process runs, saying where to stop it', async () => {
+    const db = join(dir, 'elsewhere.db');
+    const first = await connect(db);
+    const second = await connect(db);
+    const release = hold();
+    try {
+      const id = await startDebate(first.client);
+      const r = await call(second.client, 'conclave_stop', { id });
+      expect(r.isError).toBe(true);
+      expect(text(r)).toContain(`Debate ${id} runs in another process (pid `);
+      expect(text(r)).toContain('conclave_stop stops only the debates this server started.');
+      expect(text(r)).toContain('Hint: Stop it where it runs');
+    } finally {
+      release();
+      await first.transport.close();
+      await second.transport.close();
+    }
   });
 
   it('runs no debate to its end for a conclave_start the client cancelled: it never learns the id', async () => {

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DebateEvent } from '../../src/engine/events.js';
 import type { SimRequest } from '../../src/sim/index.js';
@@ -94,5 +96,45 @@ describe('the event stream of a running debate', () => {
     expect(seen.at(-1)).toMatchObject({ type: 'debate.finished', status: 'interrupted' });
     const list = (await (await fetch(`${v.url}/api/debates`)).json()) as { id: string; status: string }[];
     expect(list.find((r) => r.id === id)?.status).toBe('interrupted');
+  });
+
+  it('ends the stream of a running debate whose record is edited by hand while watched, and serves on', async () => {
+    const file = tempRecord();
+    const id = await recordDebate(file, scriptedResponder([0.4, 0.9]).respond);
+    // Still running, in a process that is alive (this one).
+    const writer = new Database(file);
+    writer.prepare("update debates set status = 'running', finished_at = null, pid = ?, hostname = ? where id = ?").run(process.pid, hostname(), id);
+    v = await startViewer(file);
+    let edited = false;
+    const ended = await follow(`${v.url}/api/debates/${id}/events`, () => {
+      if (edited) return;
+      edited = true;
+      // As someone with `sqlite3` would, while the page follows the debate.
+      writer.prepare("update debates set preset_json = 'null', exit_detail = null where id = ?").run(id);
+    });
+    writer.close();
+    expect(edited).toBe(true);
+    expect(ended).toBe(true);
+    const page = await fetch(`${v.url}/debates/${id}`);
+    expect(page.status).toBe(500);
+    const text = await page.text();
+    expect(text).toContain('The record was edited');
+    expect(text).toContain('a `debates` row');
+    expect((await fetch(`${v.url}/`)).status).toBe(200);
+  });
+
+  it('answers the event stream of a running debate edited by hand with the error page, not an empty stream a browser opens again', async () => {
+    const file = tempRecord();
+    const id = await recordDebate(file, scriptedResponder([0.4, 0.9]).respond);
+    const writer = new Database(file);
+    writer.prepare("update debates set status = 'running', finished_at = null, pid = ?, hostname = ?, preset_json = 'null', exit_detail = null where id = ?").run(process.pid, hostname(), id);
+    writer.close();
+    v = await startViewer(file);
+    const res = await fetch(`${v.url}/api/debates/${id}/events`);
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).not.toContain('text/event-stream');
+    const text = await res.text();
+    expect(text).toContain('The record was edited');
+    expect(text).toContain('a `debates` row');
   });
 });

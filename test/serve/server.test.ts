@@ -179,6 +179,30 @@ describe('conclave serve (HTTP)', () => {
   });
 });
 
+describe('a debate with a reply of a few hundred thousand characters', () => {
+  it('shows the first 100,000 characters on its page, says how many more there are, and keeps them all in the JSON document', async () => {
+    const long = `${'x'.repeat(299_991)}TAIL-MARK`;
+    const record = tempRecord();
+    const id = await recordDebate(record, scriptedResponder([0.9]).respond);
+    // A record can hold any text (one handed over by someone else too): a reply is made long here.
+    const writer = new Database(record);
+    writer.prepare('update calls set raw = ? where id = (select min(id) from calls where debate_id = ?)').run(long, id);
+    writer.close();
+    const viewer = await startViewer(record);
+    try {
+      const page = await (await fetch(`${viewer.url}/debates/${id}`)).text();
+      expect(page).toContain('x'.repeat(99_000));
+      expect(page).not.toContain('TAIL-MARK');
+      expect(page).toContain(`… 200,000 more characters, left off this page: the whole text is in <a href="/api/debates/${id}">the debate's JSON document</a>.`);
+      expect(page.length).toBeLessThan(300_000);
+      const doc = (await (await fetch(`${viewer.url}/api/debates/${id}`)).json()) as { calls: { raw: string }[] };
+      expect(doc.calls.some((c) => c.raw === long)).toBe(true);
+    } finally {
+      await viewer.close();
+    }
+  });
+});
+
 describe('a debate whose synthesis failed', () => {
   it('shows the failure, the attempts and how to try again', async () => {
     const failing = tempRecord();
