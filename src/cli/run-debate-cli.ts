@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import { MAX_ATTACHMENT_BYTES, questionFromBytes, readAttachments, readMcpAttachments, readPresetAttachments, readQuestionFile } from '../config/attachments.js';
 import { mcpPresetGuard } from '../config/mcp-preset.js';
@@ -20,7 +21,7 @@ import type { CliIO } from './io.js';
 import { openDb } from './shared.js';
 import { inert, jsonText } from '../render/inert.js';
 import { eventsWriter } from '../events/writer.js';
-import { liveFileWriter } from '../events/live-file.js';
+import { fileSafeId, liveFileWriter } from '../events/live-file.js';
 import { exitCodeOf } from '../events/exit-code.js';
 import { closest } from '../suggest.js';
 import { formatNumber } from '../plural.js';
@@ -393,6 +394,15 @@ function statusOf(store: Store, id: string): string {
 }
 
 /**
+ * Where the events a run could not write are saved: beside the database, named by the debate. A
+ * record handed over can hold any id (`../x/package`): one Conclave would not make names the file
+ * by its hash instead, so the file stays beside the database.
+ */
+export function unwrittenFileOf(dbPath: string, debateId: string): string {
+  return `${dbPath}.unwritten-${fileSafeId(debateId) ? debateId : createHash('sha256').update(debateId).digest('hex').slice(0, 16)}.json`;
+}
+
+/**
  * The recorder gave up (another process held the database's lock too long, or a write failed: a
  * full disk): the run stopped, interrupted. What could not be written is saved beside the
  * database and named on stderr, so no finished reply is lost; the record itself ends at the last
@@ -404,7 +414,7 @@ function keptInMemory(io: CliIO, store: Store, err: StoreError, unwritten: Debat
   const id = known ?? unwritten.find((e): e is Extract<DebateEvent, { type: 'debate.started' }> => e.type === 'debate.started')?.debateId ?? finished[0]?.call.debateId ?? 'debate';
   let saved = '';
   if (unwritten.length > 0 && store.path !== ':memory:') {
-    const file = `${store.path}.unwritten-${id}.json`;
+    const file = unwrittenFileOf(store.path, id);
     try {
       writeFileSync(file, `${jsonText({ format: 'conclave.unwritten', debateId: id, events: unwritten }, 2)}\n`);
       saved = ` They are saved in ${file}.`;

@@ -29,7 +29,10 @@ export function liveDir(dbPath: string): string {
  */
 const FILE_SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-const fileOf = (dbPath: string, debateId: string): string | null => (FILE_SAFE_ID.test(debateId) ? join(liveDir(dbPath), `${debateId}.json`) : null);
+/** Whether a debate id may name a file (src/events/live-file.ts, the unwritten events' file): one Conclave would make. */
+export const fileSafeId = (debateId: string): boolean => FILE_SAFE_ID.test(debateId);
+
+const fileOf = (dbPath: string, debateId: string): string | null => (fileSafeId(debateId) ? join(liveDir(dbPath), `${debateId}.json`) : null);
 
 /**
  * How often the file may be rewritten: the viewer reads it every 300 ms, so writing it more

@@ -149,3 +149,14 @@ function olderRecord(file: string): { firstPending: string; fillerRows: number }
   expect(existsSync(file)).toBe(true);
   return { firstPending: journal.entries.at(-2)!.tag, fillerRows };
 }
+
+describe('the file of events not written', () => {
+  it('stays beside the database whatever id the record holds', async () => {
+    const { unwrittenFileOf } = await import('../../src/cli/run-debate-cli.js');
+    expect(unwrittenFileOf('/data/c.db', '261127-054117-8b5230f0')).toBe('/data/c.db.unwritten-261127-054117-8b5230f0.json');
+    for (const id of ['../victim/package', '/etc/passwd', 'a/../../b', '..', 'x\u202e.json']) {
+      const file = unwrittenFileOf('/data/c.db', id);
+      expect(file).toMatch(/^\/data\/c\.db\.unwritten-[0-9a-f]{16}\.json$/);
+    }
+  });
+});
