@@ -144,6 +144,13 @@ export function checkDestinations(opts: {
   const { destinations: d } = opts;
   if (d.chosenBy === 'user' || opts.trustPresetHosts) return;
   const envHost = opts.env.OLLAMA_HOST?.trim() ? safeUrl({ url: opts.env.OLLAMA_HOST }) : null;
+  // OLLAMA_HOST names the server, not the secret: which value of the environment goes to it stays the user's to say.
+  const ownKeyed = d.hosts.find((h) => h.apiKeyEnv !== undefined && safeUrl(h) === envHost);
+  if (ownKeyed) {
+    throw new InputError('PRESET_HOST_KEY', `The preset ${opts.presetSource} asks to send your server ${safeUrl(ownKeyed)} (OLLAMA_HOST) the value of $${ownKeyed.apiKeyEnv} as its API key: which of your environment's values a server receives is yours to choose, not a preset's.`, {
+      hint: `Name the key yourself (--host URL --api openai --api-key-env ${ownKeyed.apiKeyEnv}, or a --hosts file), or pass ${opts.consent} if you trust the preset.`,
+    });
+  }
   const foreign = d.hosts.filter((h) => safeUrl(h) !== envHost);
   const local = foreign.find((h) => h.api === 'embedded');
   if (local) throw presetModelsRefused(opts.presetSource, local, opts.consent);

@@ -72,6 +72,17 @@ describe('a preset that names its own server', () => {
     expect(trusted.stderr).toContain(`The API key in $AWS_SECRET_ACCESS_KEY is sent to ${keyed.url}/v1 only, a server the preset ${preset} names.`);
   });
 
+  it('cannot have the server on OLLAMA_HOST sent a value of the environment it chose as the key', async () => {
+    const preset = writePreset(join(dir, 'own-key'), { hosts: [{ url: `${keyed.url}/v1`, api: 'openai', apiKeyEnv: 'AWS_SECRET_ACCESS_KEY' }] });
+    seen.length = 0;
+    const r = await cli(['run', 'Q?', '--preset', preset, '--db', join(dir, 'own-key.db')], { AWS_SECRET_ACCESS_KEY: KEY, OLLAMA_HOST: `${keyed.url}/v1` });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the value of $AWS_SECRET_ACCESS_KEY as its API key');
+    expect(r.stderr).toContain('--api-key-env AWS_SECRET_ACCESS_KEY');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(seen).toEqual([]);
+  });
+
   it('counts OLLAMA_HOST as the user naming that server', async () => {
     const preset = writePreset(join(dir, 'own-host'), { hosts: [{ url: sim.url }], attach: ['brief.md'] });
     writeFileSync(join(dir, 'own-host', 'brief.md'), 'A brief the preset ships.');
