@@ -29,6 +29,9 @@ export interface DryRunEstimate {
 }
 
 const MATCH_CRITIQUES = 'match critiques: the two players of each match';
+/** The decomposer's own calls that are no part's answer. */
+const SPLIT = 'the split';
+const REASSEMBLY = 'the reassembly';
 
 /** Memory bandwidth assumed for the time estimate: a workstation GPU decodes about this many bytes of weights per second. */
 export const ASSUMED_BANDWIDTH_BYTES = 400e9;
@@ -94,6 +97,25 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     groups.push(...tensionGroups(preset, q, persona, answer, sizeOf, reviewers.length).slice(0, 1));
     const filter = preset.agents.find((a) => role(a) === 'filter');
     groups.push({ what: `${filter?.id ?? 'synthesizer'}: the filter's report`, model: filter?.model ?? synthesizer, calls: 1, promptTokens: q + n * answer, replyTokens: answer });
+  } else if (kind === 'decompose') {
+    // How many parts there are is the decomposer's choice: every one the preset allows is counted, each failing once.
+    const lead = preset.agents.find((a) => a.id === preset.protocol.decomposer) ?? preset.agents[0]!;
+    const workers = preset.agents.filter((a) => a !== lead);
+    const parts = preset.protocol.maxSubQuestions ?? 6;
+    groups.push({ what: `${lead.id}: ${SPLIT}`, model: lead.model, calls: 1, promptTokens: q + persona, replyTokens: answer });
+    workers.forEach((a, i) => {
+      const assigned = Math.max(0, Math.ceil((parts - i) / workers.length));
+      if (assigned > 0) groups.push({ what: `${a.id}: sub-answers`, model: a.model, calls: assigned, promptTokens: q + persona + (parts - 1) * answer, replyTokens: answer });
+    });
+    groups.push({ what: `${lead.id}: fallback analyses, one per failed part`, model: lead.model, calls: parts, promptTokens: q + persona + parts * answer, replyTokens: answer });
+    // The map compares agents: each agent's parts read as its answer, the decomposer's fallbacks as its own.
+    const mapped = tensionGroups(preset, q, persona, answer, sizeOf, Math.min(preset.agents.length, parts));
+    groups.push(...mapped);
+    groups.push({ what: `${lead.id}: ${REASSEMBLY}`, model: lead.model, calls: 1, promptTokens: q + parts * answer, replyTokens: answer });
+    const most = groups.reduce((s, g) => s + g.calls, 0);
+    notes.push(
+      `Calls depend on the decomposer's split: from 3 (one sub-question, answered) to ${most} (all ${parts} sub-questions of protocol.maxSubQuestions, each failing and rewritten by ${lead.id}${mapped.length ? ', the tension map over every agent' : ''}); ${most - parts} when no part fails.`,
+    );
   } else {
     notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }
@@ -126,9 +148,13 @@ export function estimateBenchItem(preset: Preset, question: string, sizeOf: (mod
   const answer = preset.protocol.maxAnswerTokens;
   const q = estimateTokens(question) + 200;
   const n = preset.agents.length;
-  // A tournament's critiques are agent turns too, whoever plays them.
+  // A tournament's critiques are agent turns too, whoever plays them; a decomposition's parts and fallbacks are, its split and reassembly are not.
   const matches = debate.groups.find((g) => g.what === MATCH_CRITIQUES);
-  const k = debate.groups.filter((g) => g === matches || preset.agents.some((a) => g.what.startsWith(`${a.id}: `))).reduce((s, g) => s + g.calls, 0);
+  const turn = (g: CallGroup): boolean => g === matches || (preset.agents.some((a) => g.what.startsWith(`${a.id}: `)) && !g.what.endsWith(`: ${SPLIT}`) && !g.what.endsWith(`: ${REASSEMBLY}`));
+  const k = debate.groups.filter(turn).reduce((s, g) => s + g.calls, 0);
+  // The parallel baseline synthesizes independent answers: only the protocols with a round 0 of them have it.
+  const kind = preset.protocol.kind;
+  const parallel = kind === 'debate' || kind === 'tournament' || kind === 'delphi';
   const baselines: CallGroup[] = [
     ...preset.agents.map((a) => ({ what: `baseline: ${a.id} alone`, model: a.model, calls: 1, promptTokens: q, replyTokens: answer })),
     { what: 'baseline: self-consistency', model: preset.agents[0]!.model, calls: k, promptTokens: q, replyTokens: answer },
@@ -138,7 +164,7 @@ export function estimateBenchItem(preset: Preset, question: string, sizeOf: (mod
       .filter(({ calls }) => calls > 0)
       .map(({ a, calls }) => ({ what: `baseline: ${a.id} self-correction`, model: a.model, calls, promptTokens: q + answer, replyTokens: answer })),
     ...(matches ? [{ what: 'baseline: self-correction of the match players', model: matches.model, calls: matches.calls, promptTokens: q + answer, replyTokens: answer }] : []),
-    { what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer },
+    ...(parallel ? [{ what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer }] : []),
   ];
   const rounds = preset.protocol.kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;
   return withTotals({ protocol: debate.protocol, groups: [...debate.groups, ...baselines], notes: debate.notes.filter((x) => !x.startsWith('The models do not all fit')) }, sizeOf, plan, rounds);

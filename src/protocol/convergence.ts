@@ -27,13 +27,23 @@ export function stancesSplit(sizes: readonly number[] | null | undefined): boole
 }
 
 /**
+ * What the judge's score says of a round: `converged` when it reaches the threshold, `split` when it
+ * reaches it but the judge's own stances split the panel with no majority (the reply denies the
+ * agreement it scores), null when it is below or missing.
+ */
+export function scoreVerdict(input: Pick<ExitInput, 'convergence' | 'threshold' | 'stanceSizes'>): 'converged' | 'split' | null {
+  if (input.convergence === null || !reaches(input.convergence, input.threshold)) return null;
+  return stancesSplit(input.stanceSizes) ? 'split' : 'converged';
+}
+
+/**
  * Decide whether to stop after a round. Returns null to go on.
  * A failed judge (null convergence) never triggers an early exit: the debate
  * runs on until the ceiling rather than stopping on a score it does not have. Nor does a score
  * whose own stances split the panel with no majority: the reply denies the agreement it scores.
  */
 export function exitDecision(input: ExitInput): { reason: ExitReason; detail: string } | null {
-  if (input.convergence !== null && reaches(input.convergence, input.threshold) && !stancesSplit(input.stanceSizes)) {
+  if (input.convergence !== null && scoreVerdict(input) === 'converged') {
     return {
       reason: 'converged',
       detail: `convergence ${input.convergence.toFixed(2)} ≥ threshold ${input.threshold.toFixed(2)} after round ${input.round}`,

@@ -4,6 +4,8 @@ import { plural } from '../plural.js';
 
 export const TENSION_MAP_FORMAT = 'conclave.tension-map';
 export const TENSION_MAP_VERSION = 1;
+/** The agent id the map's own call is recorded under; the board's clash calls are `clash-1`, `clash-2`, …. */
+export const TENSION_MAP_AGENT = 'tension-map';
 
 export const clashTypes = ['factual', 'interpretive', 'emphasis'] as const;
 export type ClashType = (typeof clashTypes)[number];

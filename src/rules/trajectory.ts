@@ -1,3 +1,5 @@
+import { TENSION_MAP_AGENT } from '../protocol/tension-order.js';
+
 /**
  * A debate as the decision rules see it: for every round that ran, what each agent held (as a
  * grouping key and the words it was written in), the judge's convergence, and what every call
@@ -146,12 +148,19 @@ export function spentOn(t: Trajectory, keep: (c: CallCost) => boolean): Spent {
 /** Stages that come after the rounds: what a majority of the rounds never needs. */
 const AFTER_ROUNDS = new Set(['synthesis', 'vote', 'refine']);
 
+/** The clash board: its claims and clash calls, recorded under the round whose answers they read. */
+const onBoard = (c: CallCost): boolean => c.stage === 'claims' || (c.stage === 'clash' && c.agentId !== TENSION_MAP_AGENT);
+
 /**
  * What a debate stopped after round `r` would have spent: every call of rounds 0 to r,
- * the judge's only when the rule reads the judge, and nothing after the rounds.
+ * the judge's only when the rule reads the judge, and nothing after the rounds. The clash
+ * board mapped on a round's answers (failed claims calls and repairs too) serves the critique
+ * rounds after it and the map drawn at the end: it is charged to a rule that reads a later
+ * round, or that reads the last round, where the map was drawn on it.
  */
 export function spentThrough(t: Trajectory, r: number, opts: { judge: boolean }): Spent {
-  return spentOn(t, (c) => !AFTER_ROUNDS.has(c.stage) && c.round <= r && (opts.judge || c.stage !== 'judge'));
+  const last = lastRound(t);
+  return spentOn(t, (c) => !AFTER_ROUNDS.has(c.stage) && c.round <= r && (!onBoard(c) || c.round < r || r >= last) && (opts.judge || c.stage !== 'judge'));
 }
 
 /** Why a majority rule has nothing to count, or null when it has. */

@@ -14,6 +14,7 @@ import type { StoredDebate } from '../../src/store/reader.js';
 import type { Store } from '../../src/store/store.js';
 import { runCli } from '../helpers/cli.js';
 import { reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { tensionResponder, tensionStageOf, userText } from '../helpers/tensions.js';
 
 type Stance = { id: string; summary: string; agents: string[] };
 type TrajectoryStep = Extract<ProtocolStep, { kind: 'trajectory' }>;
@@ -120,5 +121,32 @@ describe('conclave rescore ID on a debate decided by its trajectory', () => {
     // Nor a schema naming the agents the judge read: their turns say who gave a position.
     const older = { ...old, calls: old.calls.map((c) => ({ ...c, format: null })) };
     for (const name of ['free-mad', 'majority:final', 'stop:unanimous']) expect(decide(name, older)).toEqual(decide(name, debate));
+  });
+});
+
+describe('what rescore charges the rules over a debate that mapped its clashes', () => {
+  it("charges a rule that stops at round 0 the openings alone, and the clash board, a failed claims call too, to the critique rounds it served", async () => {
+    const preset = testPreset(['a', 'b', 'c'], { tensions: {}, protocol: { maxRounds: 2, callTimeoutSeconds: 10 } });
+    const panel = tensionResponder({ judge: [0.2, 0.2, 0.2] });
+    // a's claims come back unreadable: the call is recorded as invalid, then repaired.
+    const respond = (req: SimRequest) => (tensionStageOf(req) === 'claims' && /^Panelist: a$/m.test(userText(req)) ? 'no claims here' : panel.respond(req));
+    sim = await startSimulator({ models: simModels(preset), respond });
+    store = openStore(':memory:');
+    const result = await runDebate({ question: 'Should we do A?', preset, host: sim.url, recorder: recorder(store) });
+    expect(result.status).toBe('completed');
+    const debate = store.getDebate(result.id);
+    const board = debate.calls.filter((c) => c.stage === 'claims' || (c.stage === 'clash' && c.agentId !== 'tension-map'));
+    expect(board.some((c) => c.stage === 'claims' && c.agentId === 'a' && c.status === 'invalid' && c.round === 0)).toBe(true);
+    expect(board.every((c) => c.round === 0)).toBe(true);
+    const t = openTrajectory(debate);
+    const spent = (name: string) => {
+      const d = ruleNamed(name, { maxRounds: 2 })!.decide(t);
+      if (!d.available) throw new Error(`${name}: ${d.why}`);
+      return d.spent.calls;
+    };
+    const count = (stage: string, round?: number) => debate.calls.filter((c) => c.stage === stage && (round === undefined || c.round === round)).length;
+    expect(spent('stop:rounds=0')).toBe(count('opening'));
+    expect(spent('stop:rounds=0')).toBe(spent('majority:round0'));
+    expect(spent('stop:rounds=1')).toBe(count('opening') + board.length + count('critique', 1));
   });
 });

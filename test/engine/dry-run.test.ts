@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { estimateRun } from '../../src/engine/dry-run.js';
+import { estimateBenchItem, estimateRun } from '../../src/engine/dry-run.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { type SimReply, type SimRequest, startSimulator } from '../../src/sim/index.js';
@@ -73,5 +73,60 @@ describe('the dry run of a review pipeline', () => {
     const { preset } = loadPreset('code-review', process.cwd());
     const one = { ...preset, agents: preset.agents.filter((a) => a.id !== 'operations') };
     expect(estimateRun(one, 'Review this change', () => 1e9).groups.some((g) => g.what.startsWith('tension map'))).toBe(false);
+  });
+});
+
+describe('the dry run of a decomposition', () => {
+  const run = async (preset: ReturnType<typeof loadPreset>['preset']) => {
+    const sim = await startSimulator({ models: simModelsFor([preset]), respond: demoResponder(preset), tokenMs: 0 });
+    const store = openStore(':memory:');
+    try {
+      const result = await runDebate({ question: 'Should we move to Postgres?', preset, host: sim.url, recorder: recorder(store) });
+      expect(result.status).toBe('completed');
+      return store.getDebate(result.id).calls.filter((c) => c.attempt === 0);
+    } finally {
+      store.close();
+      await sim.close();
+    }
+  };
+
+  it('counts the split, each part at its assignee, a fallback per part, the reassembly, and says the count rests on the split', async () => {
+    const { preset: shipped } = loadPreset('decompose', process.cwd());
+    // The simulated decomposer splits the question into three parts: the preset allows just those.
+    const preset = { ...shipped, protocol: { ...shipped.protocol, maxSubQuestions: 3 }, tensions: undefined };
+    const estimate = estimateRun(preset, 'Should we move to Postgres?', () => 1e9);
+    expect(estimate.notes.join()).not.toContain('not estimated');
+    expect(estimate.groups.map((g) => [g.what, g.calls])).toEqual([
+      ['architect: the split', 1],
+      ['pragmatist: sub-answers', 2],
+      ['skeptic: sub-answers', 1],
+      ['architect: fallback analyses, one per failed part', 3],
+      ['architect: the reassembly', 1],
+    ]);
+    expect(estimate.notes).toContain("Calls depend on the decomposer's split: from 3 (one sub-question, answered) to 8 (all 3 sub-questions of protocol.maxSubQuestions, each failing and rewritten by architect); 5 when no part fails.");
+    const made = await run(preset);
+    expect(made.length).toBe(5);
+    expect(made.filter((c) => c.stage === 'subanswer').map((c) => c.agentId).sort()).toEqual(['pragmatist', 'pragmatist', 'skeptic']);
+  });
+
+  it('bounds the calls of the shipped preset, which maps the clashes between the parts', async () => {
+    const { preset } = loadPreset('decompose', process.cwd());
+    const estimate = estimateRun(preset, 'Should we move to Postgres?', () => 1e9);
+    expect(estimate.groups.some((g) => g.what.startsWith('tension map'))).toBe(true);
+    const made = await run(preset);
+    expect(made.some((c) => c.stage === 'clash')).toBe(true);
+    const fallbacks = estimate.groups.find((g) => g.what.includes('fallback'))!.calls;
+    expect(made.length).toBeLessThanOrEqual(estimate.calls - fallbacks);
+  });
+});
+
+describe('the dry run of a bench item of a decomposition', () => {
+  it('draws as many self-consistency samples as parts and fallbacks, and counts no parallel baseline, which a decomposition has not', () => {
+    const { preset } = loadPreset('decompose', process.cwd());
+    const estimate = estimateBenchItem(preset, 'Should we move to Postgres?', () => 1e9);
+    const calls = (what: string): number => estimate.groups.filter((g) => g.what.endsWith(what)).reduce((s, g) => s + g.calls, 0);
+    expect(calls('baseline: self-consistency')).toBe(calls(': sub-answers') + calls('one per failed part'));
+    expect(calls('baseline: self-consistency')).toBe(10);
+    expect(estimate.groups.some((g) => g.what === 'baseline: parallel synthesis')).toBe(false);
   });
 });

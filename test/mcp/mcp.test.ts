@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import Database from 'better-sqlite3';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packagePath } from '../../src/package-root.js';
@@ -68,6 +69,20 @@ async function connect(db: string): Promise<{ client: Client; transport: StdioCl
   const client = new Client({ name: 'conclave-test', version: '1.0.0' });
   await client.connect(transport);
   return { client, transport, stderr: () => stderr };
+}
+
+/** Resolves once the server's stderr holds `text`, read as it arrives. */
+function stderrSays(transport: StdioClientTransport, stderr: () => string, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (!stderr().includes(text)) return;
+      transport.stderr?.off('data', check);
+      resolve();
+    };
+    // After connect's own listener, so stderr() already holds the chunk.
+    transport.stderr?.on('data', check);
+    check();
+  });
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}, onprogress?: (p: Progress) => void): Promise<CallToolResult> {
@@ -388,37 +403,35 @@ describe('conclave mcp', () => {
   it('runs no debate to its end for a conclave_start the client cancelled: it never learns the id', async () => {
     const db = join(dir, 'cancelled.db');
     const { client, transport, stderr } = await connect(db);
-    // The debate would wait at round 0's judge: cancelled meanwhile, it must not go on once released.
+    // The debate would wait at round 0's judge: stopped by the cancellation, it has ended before it could go on.
     const release = hold();
+    // conclave_start answers only once the debate's first rows are written: a write lock held here keeps it from answering.
+    const holder = new Database(db);
     try {
+      holder.exec('BEGIN IMMEDIATE');
       const abort = new AbortController();
       const started = client.callTool({ name: 'conclave_start', arguments: { question: 'Should we do A?', preset: presetFile } }, undefined, { signal: abort.signal });
-      setTimeout(() => abort.abort('the user changed their mind'), 50);
+      // The debate has started and its id has not gone back.
+      await stderrSays(transport, stderr, 'Waiting to write');
+      abort.abort('the user changed their mind');
       await expect(started).rejects.toThrow();
-      // Whether it was stopped before or after it was recorded, nothing of it goes on: once released, a debate
-      // still running would finish `completed`.
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      release();
-      const statuses = async (): Promise<string[]> => {
-        const store = openStore(db);
-        try {
-          return store.listDebates().map((d) => d.status);
-        } finally {
-          store.close();
-        }
-      };
-      let seen: string[] = [];
-      for (let waited = 0; waited < 20_000; waited += 250) {
-        seen = await statuses();
-        if ((seen.length > 0 && !seen.includes('running')) || (seen.length === 0 && waited >= 3000)) break;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-      expect(seen.filter((s) => s !== 'interrupted'), stderr()).toEqual([]);
+      // The server reads its messages in order: once it answers a ping, it has read the cancellation sent before it.
+      await client.ping();
+      holder.exec('ROLLBACK');
+      await stderrSays(transport, stderr, 'the database is free again');
+      const store = openStore(db);
+      const ids = store.listDebates().map((d) => d.id);
+      store.close();
+      expect(ids, stderr()).toHaveLength(1);
+      // A debate that went on would still be waiting for its judge, running.
+      const ended = await call(client, 'conclave_wait', { id: ids[0], maxSeconds: 30 });
+      expect(ended.structuredContent, stderr()).toMatchObject({ status: 'interrupted', ended: true });
     } finally {
       release();
+      holder.close();
       await transport.close();
     }
-  });
+  }, 60_000);
 
   it('serves two clients on one database: one waits for and lists the debate the other started', async () => {
     const db = join(dir, 'shared.db');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseNumCtx, fitPeers } from '../../src/protocol/context.js';
-import { convergenceOf, exitDecision } from '../../src/protocol/convergence.js';
+import { convergenceOf, exitDecision, scoreVerdict } from '../../src/protocol/convergence.js';
 import { critiqueSchema, critiqueSchemaFor, formatSchemaOf, judgeSchema, synthesisSchemaFor } from '../../src/protocol/schemas.js';
 import { parseReply } from '../../src/engine/structured-call.js';
 import { normalizeHost, resolveHost } from '../../src/ollama/host.js';
@@ -31,6 +31,16 @@ describe('convergence and exit', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('reads a score at the threshold over stances that split the panel as split, which the exit does not take as convergence', () => {
+    const at = { round: 1, maxRounds: 4, convergence: 0.9, threshold: 0.85 };
+    expect(scoreVerdict({ ...at, stanceSizes: [1, 1, 1] })).toBe('split');
+    expect(exitDecision({ ...at, stanceSizes: [1, 1, 1] })).toBeNull();
+    expect(scoreVerdict({ ...at, stanceSizes: [2, 1] })).toBe('converged');
+    expect(exitDecision({ ...at, stanceSizes: [2, 1] })?.reason).toBe('converged');
+    expect(scoreVerdict({ ...at, convergence: 0.8, stanceSizes: [1, 1, 1] })).toBeNull();
+    expect(scoreVerdict({ ...at, convergence: null })).toBeNull();
   });
 
   it('never exits early on a round the judge could not score', () => {

@@ -110,6 +110,25 @@ describe('stopping rules', () => {
     expect(decide('stop:rounds=3', early)).toMatchObject({ available: false, why: expect.stringMatching(/^needs round 2, which never ran/) });
   });
 
+  it('charges the clash board mapped on round 0 to the rounds after it, or to round 0 when the debate drew its map there', () => {
+    // Claims (a's failed, then repaired) and one clash batch on round 0's answers, 10 + 1 tokens and 0.1 s each.
+    const board = (t: Trajectory): Trajectory => ({
+      ...t,
+      calls: [
+        ...t.calls,
+        ...[['claims', 'a'], ['claims', 'a'], ['claims', 'b'], ['claims', 'c'], ['clash', 'clash-1']].map(([stage, agentId]) => ({ stage: stage!, round: 0, agentId: agentId!, promptTokens: 10, completionTokens: 1, gpuMs: 100 })),
+        { stage: 'clash', round: t.rounds.length - 1, agentId: 'tension-map', promptTokens: 10, completionTokens: 1, gpuMs: 100 },
+      ],
+    });
+    const mapped = board(full);
+    expect(decided('stop:rounds=0', mapped).spent).toEqual(decided('stop:rounds=0', full).spent);
+    expect(decided('stop:rounds=1', mapped).spent.calls).toBe(decided('stop:rounds=1', full).spent.calls + 5);
+    expect(decided('stop:rounds=2', mapped).spent.calls).toBe(decided('stop:rounds=2', full).spent.calls + 6);
+    const stoppedAt0 = board(trajectory({ rounds: [['5', '5', '5']], convergence: [0.9], exitReason: 'converged' }));
+    expect(decided('stop:rounds=0', stoppedAt0).spent.calls).toBe(3 + 6);
+    expect(decided('stop:rounds=0', stoppedAt0).spent.calls + 1).toBe(decided('stop:recorded', stoppedAt0).spent.calls);
+  });
+
   it('stops at the first unanimous round; a missing answer is not agreement', () => {
     expect(decided('stop:unanimous', full).stopRound).toBe(2);
     const gap = trajectory({ rounds: [['5', '5', null], ['5', '5', '5']], maxRounds: 1 });

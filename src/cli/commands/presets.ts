@@ -7,15 +7,36 @@ import { inert, jsonText } from '../../render/inert.js';
 
 interface PresetsArgs {
   json?: boolean;
+  copy?: string;
+  to?: string;
 }
 
 export function presetsCommand(io: CliIO, _exit: ExitCode): CommandModule<object, PresetsArgs> {
   return {
     command: 'presets',
-    describe: 'List the built-in presets',
-    builder: (y) => y.option('json', { type: 'boolean', describe: 'Print JSON' }),
+    describe: 'List the built-in presets, or copy one to edit',
+    builder: (y) =>
+      y
+        .option('json', { type: 'boolean', describe: 'Print JSON' })
+        .option('copy', { type: 'string', describe: 'Copy this built-in preset, the agent files it names and the JSON Schema its editor line points at, into --to' })
+        .option('to', { type: 'string', describe: 'The folder --copy writes to (default: the current folder)' }),
     handler: async (args) => {
       const writeOut = (text: string): boolean => io.stdout.write(inert(text));
+      if (args.copy !== undefined) {
+        const { copyBuiltinPreset } = await import('../../config/copy-preset.js');
+        const { resolve, relative } = await import('node:path');
+        const copied = copyBuiltinPreset(args.copy, resolve(io.cwd, args.to ?? '.'));
+        if (args.json) {
+          writeOut(`${jsonText(copied, 2)}\n`);
+          return;
+        }
+        for (const f of copied.files) writeOut(`${f.state === 'written' ? 'wrote' : 'kept (same content)'} ${f.path}\n`);
+        const rel = relative(io.cwd, copied.preset);
+        const shown = rel.startsWith('.') || rel.startsWith('/') ? rel : `./${rel}`;
+        writeOut(`Edit it, then: conclave run "your question" --preset ${/\s/.test(shown) ? `'${shown}'` : shown}\n`);
+        return;
+      }
+      if (args.to !== undefined) throw new (await import('../../errors.js')).InputError('BAD_FLAG', '--to names the folder --copy writes to; it means nothing without --copy.', { hint: 'Add --copy NAME, e.g. `conclave presets --copy tech-decision --to presets-mine`.' });
       const { builtinPresetNames, loadPreset } = await import('../../config/load-preset.js');
       const presets = builtinPresetNames().map((name) => ({ name, ...loadPreset(name, io.cwd) }));
       if (args.json) {

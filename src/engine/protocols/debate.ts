@@ -1,5 +1,4 @@
-import { exitDecision, stancesSplit } from '../../protocol/convergence.js';
-import { reaches } from '../../protocol/reaches.js';
+import { exitDecision, scoreVerdict } from '../../protocol/convergence.js';
 import type { TranscriptRound } from '../../protocol/prompts.js';
 import type { TurnRecord } from '../events.js';
 import type { ProtocolOutcome, RecordedCalls, Runner } from '../runner.js';
@@ -127,11 +126,11 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
  */
 function decideExit(runner: Runner, round: TranscriptRound, convergence: number | null): ReturnType<typeof exitDecision> {
   const { maxRounds, convergenceThreshold: threshold } = runner.preset.protocol;
-  const sizes = round.judgement?.stances?.stances.map((s) => s.agents.length) ?? null;
-  if (convergence !== null && reaches(convergence, threshold) && stancesSplit(sizes)) {
-    runner.warn(`round ${round.round}: the judge scored ${convergence.toFixed(2)} ≥ ${threshold} but its own stances split the panel ${sizes!.join('/')}, with no majority: not taken as convergence`);
+  const input = { round: round.round, maxRounds, convergence, threshold, stanceSizes: round.judgement?.stances?.stances.map((s) => s.agents.length) ?? null };
+  if (convergence !== null && scoreVerdict(input) === 'split') {
+    runner.warn(`round ${round.round}: the judge scored ${convergence.toFixed(2)} ≥ ${threshold} but its own stances split the panel ${input.stanceSizes!.join('/')}, with no majority: not taken as convergence`);
   }
-  return exitDecision({ round: round.round, maxRounds, convergence, threshold, stanceSizes: sizes });
+  return exitDecision(input);
 }
 
 /** Records what the trajectory rule chose and returns the synthesizer's section, or null when it could not choose. */

@@ -30,6 +30,7 @@ import {
   round2Question,
   tensionsFromClashes,
 } from '../../protocol/tensions.js';
+import { TENSION_MAP_AGENT } from '../../protocol/tension-order.js';
 import type { TurnRecord } from '../events.js';
 import type { ExtraStage, StageContext, StageOutput } from '../stage.js';
 import { isOutage } from '../call/outage.js';
@@ -231,7 +232,7 @@ async function runTensionStage(ctx: StageContext): Promise<StageOutput> {
   const draft = await ctx.call({
     stage: 'clash',
     round,
-    agentId: 'tension-map',
+    agentId: TENSION_MAP_AGENT,
     model,
     messages: mapMessages(ctx.question, mapped, claims, tensions, exchange),
     options,
