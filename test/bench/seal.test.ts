@@ -10,6 +10,7 @@ import { finishBenchRun, loadBenchData } from '../../src/store/bench.js';
 import { openStore } from '../../src/store/open.js';
 import { newKeyPair, signerFromPem } from '../../src/store/signing.js';
 import { runCli } from '../helpers/cli.js';
+import { startViewer } from '../helpers/viewer.js';
 import { asBefore0018 } from '../store/fixtures.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
 
@@ -100,8 +101,25 @@ describe('a bench run edited by hand', () => {
       expect(verify.stderr).toMatch(row);
       const all = await cli(['verify', '--all', '--db', file]);
       expect(all.code).toBe(6);
+      const compare = await cli(['bench', 'compare', runId, runId, '--db', file]);
+      expect([compare.code, compare.stdout]).toEqual([6, '']);
+      expect(compare.stderr).toContain('Nothing was compared.');
     });
   }
+
+  it("is refused by the viewer's report page, which says the record was edited and names the row", async () => {
+    const file = edited('viewer', "update bench_results set correct = 1 where condition = 'single' and variant = 'c'");
+    const viewer = await startViewer(file);
+    try {
+      const res = await fetch(`${viewer.url}/bench/${runId}`);
+      expect(res.status).toBe(500);
+      const page = await res.text();
+      expect(page).toContain('The record was edited');
+      expect(page).toMatch(/a <code>bench_results<\/code> row \(trial \d+: item i\d, preset test-panel; single\/c\) was edited|a `bench_results` row \(trial \d+: item i\d, preset test-panel; single\/c\) was edited/);
+    } finally {
+      await viewer.close();
+    }
+  });
 
   it('is refused by a write that would seal over it, which leaves the seal as it was', () => {
     const file = edited('resume-over-edit', "update bench_results set correct = 1 where condition = 'single' and variant = 'c'");
