@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,6 +9,7 @@ import { IntegrityError, InterruptedError } from '../../src/errors.js';
 import { finishBenchRun, loadBenchData } from '../../src/store/bench.js';
 import { openStore } from '../../src/store/open.js';
 import { newKeyPair, signerFromPem } from '../../src/store/signing.js';
+import { packagePath } from '../../src/package-root.js';
 import { runCli } from '../helpers/cli.js';
 import { startViewer } from '../helpers/viewer.js';
 import { asBefore0018 } from '../store/fixtures.js';
@@ -53,6 +54,17 @@ function markdownFigures(markdown: string): string {
     .filter((l) => l.startsWith('|'))
     .join('\n');
 }
+
+describe('the writes of a bench run', () => {
+  it('all go through benchWrite, which verifies the run and reseals it in the same transaction', () => {
+    const source = readFileSync(packagePath('src', 'store', 'bench.ts'), 'utf8');
+    const functions = source.split(/\n(?=export function |function )/).filter((f) => /\.(insert|update|delete)\(/.test(f));
+    expect(functions.length).toBeGreaterThanOrEqual(7);
+    for (const f of functions) expect(f, f.slice(0, f.indexOf('('))).toMatch(/benchWrite\(|^function benchWrite/);
+    // And nothing else in src writes bench rows.
+    expect(source.match(/sqlite\.prepare\(['"`](insert|update|delete)/g) ?? []).toEqual([]);
+  });
+});
 
 describe('a bench run as recorded', () => {
   it('reports its figures as before, and verify says the run is sealed', async () => {
