@@ -20,6 +20,7 @@ import { readRescoreRecords } from '../src/store/rescore-read.js';
 import { rescoreRun } from '../src/bench/rescore.js';
 import { capture } from '../test/helpers/cli.js';
 import { adoptDebates } from '../src/store/adopt.js';
+import { resealBenchRun } from '../src/store/bench-seal.js';
 import { CALL_LINKS } from '../src/store/chain.js';
 
 const { values } = parseArgs({ options: { items: { type: 'string', default: '500' }, 'seed-items': { type: 'string', default: '20' }, preset: { type: 'string', default: 'small-8gb' } } });
@@ -87,6 +88,8 @@ store.use('copy the run', (_db, sqlite: BetterSqlite3.Database) => {
   })();
   // `rescore` verifies every debate it reads: each copy gets a chain and a seal of its own.
   adoptDebates(sqlite, copied, Date.now());
+  // And the run's own rows: the copies are sealed with the run, as if it had recorded them.
+  sqlite.transaction(() => resealBenchRun(sqlite, runId, { run: true, trials: 'all' }, null)).immediate();
 });
 
 const t1 = performance.now();

@@ -145,6 +145,10 @@ export interface BenchReport {
     presets: { name: string; source: string; agents: { id: string; model: string }[]; judge: string; synthesizer: string; protocol: string; maxRounds: number; threshold: number; voting: boolean }[];
     /** Mean k of self-consistency@k per preset. */
     meanK: Record<string, number | null>;
+    /** The run's seal, checked against its rows before these figures were computed; null for a run recorded before bench runs were sealed. */
+    seal: string | null;
+    /** Said wherever the figures are shown when the seal cannot vouch for all of them (a run recorded before bench runs were sealed); null otherwise. */
+    sealNotice: string | null;
   };
   bootstrap: { iterations: number; seed: number; level: number };
   conditions: ConditionStats[];
@@ -469,6 +473,8 @@ export function buildReport(data: BenchData, options: ReportOptions = {}): Bench
         voting: p.preset.voting !== undefined,
       })),
       meanK,
+      seal: data.integrity.seal,
+      sealNotice: data.integrity.notice,
     },
     bootstrap: boot,
     conditions,

@@ -255,6 +255,7 @@ export function runSummaryLines(report: BenchReport, fmt: SummaryFormat = asWrit
   });
   return [
     ...(report.parseHealth?.warning ? [`**⚠ Warning: ${report.parseHealth.warning}**`] : []),
+    ...(r.sealNotice ? [`**⚠ ${fmt.text(r.sealNotice)}**`] : []),
     `Suite ${fmt.code(r.suite)}: ${plural(r.items, 'item')} (sha256 ${r.suiteHash.slice(0, 12)}). Status **${r.status}**: ${r.trialsDone} of ${r.trialsTotal} item runs finished${r.error ? ` (stopped: ${fmt.text(r.error)})` : ''}.`,
     `Host ${fmt.text(r.host)}; Conclave ${fmt.text(r.engineVersion)}; started ${r.createdAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}.`,
     ...presets.map((p) => `Preset ${p}.`),

@@ -20,7 +20,7 @@ import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs,
 import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
 import { checkIntact } from './rescore-cli.js';
-import { inert, jsonText } from '../render/inert.js';
+import { inert, inertLine, jsonText } from '../render/inert.js';
 import { type EventCounter, eventsWriter } from '../events/writer.js';
 import { exitCodeOf } from '../events/exit-code.js';
 import { plural } from '../plural.js';
@@ -236,7 +236,8 @@ async function writeOut(text: string, out: string | undefined, io: CliIO): Promi
 export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Promise<number> {
   const store = await openDb(args.db, io, { readonly: true });
   try {
-    const data = loadBenchData(store, resolveBenchRunId(store, args.run));
+    const data = loadBenchData(store, resolveBenchRunId(store, args.run), 'No report was written');
+    if (data.integrity.notice) io.stderr.write(`${inertLine(data.integrity.notice)}\n`);
     const debateIds = data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId]));
     // Figures over an edited debate would report the edit as what the panel did, as a re-score would.
     checkIntact(store, debateIds, { task: 'report on', done: 'No report was written' });
@@ -254,8 +255,9 @@ export async function benchReportFromCli(args: BenchReportArgs, io: CliIO): Prom
 export async function benchCompareFromCli(args: BenchCompareArgs, io: CliIO): Promise<number> {
   const store = await openDb(args.db, io, { readonly: true });
   try {
-    const a = loadBenchData(store, resolveBenchRunId(store, args.a));
-    const b = loadBenchData(store, resolveBenchRunId(store, args.b));
+    const a = loadBenchData(store, resolveBenchRunId(store, args.a), 'Nothing was compared');
+    const b = loadBenchData(store, resolveBenchRunId(store, args.b), 'Nothing was compared');
+    for (const notice of [a.integrity.notice, b.integrity.notice]) if (notice) io.stderr.write(`${inertLine(notice)}\n`);
     const comparison = compareRuns(a, b);
     io.stdout.write(args.format === 'json' ? `${jsonText(comparison, 2)}\n` : renderComparisonMarkdown(comparison));
     return 0;

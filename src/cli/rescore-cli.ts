@@ -76,7 +76,8 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
     const names = (args.rule ?? []).map((n) => canonicalRuleName(String(n)));
     const target = resolveTarget(store, args.target);
     if (target.kind === 'run') {
-      const data = loadBenchData(store, target.id);
+      const data = loadBenchData(store, target.id, 'Nothing was re-scored');
+      if (data.integrity.notice) io.stderr.write(`${inertLine(data.integrity.notice)}\n`);
       checkRuleNames(names, Math.max(0, ...data.run.presets.map((p) => p.preset.protocol.maxRounds)));
       const debateIds = data.trials.flatMap((t) => (t.debateId === null ? [] : [t.debateId]));
       checkIntact(store, debateIds);
@@ -118,7 +119,7 @@ export function rescoreDebate(store: Store, id: string, names: readonly string[]
   };
   const trial = benchTrialOf(store, id);
   if (trial !== null) {
-    const data = loadBenchData(store, trial.runId);
+    const data = loadBenchData(store, trial.runId, 'Nothing was re-scored');
     const stored = data.trials.find((t) => t.debateId === id);
     const item = data.items.find((i) => i.id === trial.itemId);
     const snapshot = data.run.presets.find((p) => p.name === trial.preset);

@@ -200,8 +200,9 @@ export function createViewer(opts: ViewerOptions): Viewer {
       const failure = editedDebate(parts, err) ?? err;
       const message = isConclaveError(failure) ? `${failure.message}${failure.hint ? ` ${failure.hint}` : ''}` : 'An internal error; the server log has the details.';
       log(`conclave serve: ${req.method} ${url.pathname}: ${failure instanceof Error ? failure.message : String(failure)}`);
+      const edited = failure !== err || (isConclaveError(err) && err.code === 'BENCH_RUN_TAMPERED');
       if (res.headersSent) res.end();
-      else sendHtml(res, 500, errorPage(500, failure === err ? 'Could not read the record' : 'The record was edited', message));
+      else sendHtml(res, 500, errorPage(500, edited ? 'The record was edited' : 'Could not read the record', message));
     }
   };
 

@@ -18,6 +18,9 @@ import {
 } from './schema-bench.js';
 import { calls } from './schema.js';
 import { modelCallValues, type Store } from './store.js';
+import { type BenchTouch, benchRunTampered, forgetBenchSeal, gateBenchRun, resealBenchRun, verifyBenchRun } from './bench-seal.js';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 
 export type { BenchPresetSnapshot } from './schema-bench.js';
 export type BenchRunStatus = (typeof benchRunStatuses)[number];
@@ -123,8 +126,21 @@ export interface BenchCallStat {
   evalDurationNs: number | null;
 }
 
+/** What the run's seal says of its rows: checked before any figure is read (src/store/bench-seal.ts). */
+export interface BenchIntegrity {
+  /** Null for a run recorded before bench runs were sealed, in a record not upgraded since. */
+  seal: string | null;
+  /** The key the seal names; proved only by `conclave verify RUN --public-key PUB`. */
+  signedBy?: string;
+  /** The run was recorded before bench runs were sealed, and sealed as it stood when its file was upgraded, then. */
+  adoptedAt?: number;
+  /** What the figures' reader should be told about the seal, in a sentence; null for a run sealed from its start. */
+  notice: string | null;
+}
+
 export interface BenchData {
   run: BenchRunRecord;
+  integrity: BenchIntegrity;
   items: SuiteItem[];
   /** Finished trials only, in item order then preset order. */
   trials: StoredTrial[];
@@ -133,10 +149,44 @@ export interface BenchData {
 
 const runHint = 'Run `conclave bench list` to see the bench runs in this database.';
 
+/**
+ * Runs one write to bench run `runId` in an immediate transaction that first verifies the run (in
+ * full when another writer sealed it last) and then rewrites its seal over the parts `touch` names,
+ * so the seal covers every row of the run at every moment (src/store/bench-seal.ts).
+ */
+function benchWrite<T>(
+  store: Store,
+  what: string,
+  runId: string | ((sqlite: BetterSqlite3.Database) => string | null),
+  touch: BenchTouch | ((out: T) => BenchTouch),
+  fn: (db: BetterSQLite3Database) => T,
+): T {
+  return store.use(what, (db, sqlite) => {
+    let id: string | null = null;
+    try {
+      return sqlite
+        .transaction(() => {
+          id = typeof runId === 'string' ? runId : runId(sqlite);
+          if (id === null) return fn(db);
+          gateBenchRun(sqlite, id, store.signer, typeof touch === 'function' ? {} : touch);
+          const out = fn(db);
+          resealBenchRun(sqlite, id, typeof touch === 'function' ? touch(out) : touch, store.signer);
+          return out;
+        })
+        .immediate();
+    } catch (err) {
+      if (id !== null) forgetBenchSeal(sqlite, id);
+      throw err;
+    }
+  });
+}
+
+function runOfTrial(trialId: number): (sqlite: BetterSqlite3.Database) => string | null {
+  return (sqlite) => (sqlite.prepare('select run_id from bench_trials where id = ?').get(trialId) as { run_id: string } | undefined)?.run_id ?? null;
+}
+
 export function createBenchRun(store: Store, run: NewBenchRun): void {
-  store.use(`create bench run \`${run.id}\``, (db) =>
-    db.transaction(
-      (tx) => {
+  benchWrite(store, `create bench run \`${run.id}\``, run.id, { run: true }, (tx) => {
         tx.insert(benchRuns)
           .values({
             id: run.id,
@@ -173,36 +223,29 @@ export function createBenchRun(store: Store, run: NewBenchRun): void {
             )
             .run();
         }
-      },
-      { behavior: 'immediate' },
-    ),
-  );
+  });
 }
 
 /** Marks the run as taken over by this process (a resume) and running. */
 export function claimBenchRun(store: Store, runId: string): void {
-  store.use(`resume bench run \`${runId}\``, (db) =>
-    db.transaction((tx) => {
-      tx.update(benchRuns).set({ status: 'running', error: null, finishedAt: null, pid: process.pid, hostname: hostname() }).where(eq(benchRuns.id, runId)).run();
-      // Trials a dead run left half-done stay on record, marked, and run again.
-      tx.update(benchTrials).set({ status: 'interrupted' }).where(and(eq(benchTrials.runId, runId), eq(benchTrials.status, 'running'))).run();
-    }),
-  );
+  benchWrite(store, `resume bench run \`${runId}\``, runId, { run: true, trials: 'all' }, (tx) => {
+    tx.update(benchRuns).set({ status: 'running', error: null, finishedAt: null, pid: process.pid, hostname: hostname() }).where(eq(benchRuns.id, runId)).run();
+    // Trials a dead run left half-done stay on record, marked, and run again.
+    tx.update(benchTrials).set({ status: 'interrupted' }).where(and(eq(benchTrials.runId, runId), eq(benchTrials.status, 'running'))).run();
+  });
 }
 
 export function finishBenchRun(store: Store, runId: string, status: BenchRunStatus, error: string | null, finishedAt: number): void {
-  store.use(`record the end of bench run \`${runId}\``, (db) =>
-    db.transaction((tx) => {
-      tx.update(benchRuns).set({ status, error, finishedAt }).where(eq(benchRuns.id, runId)).run();
-      if (status !== 'running') {
-        tx.update(benchTrials).set({ status: 'interrupted' }).where(and(eq(benchTrials.runId, runId), eq(benchTrials.status, 'running'))).run();
-      }
-    }),
-  );
+  benchWrite(store, `record the end of bench run \`${runId}\``, runId, { run: true, trials: 'all' }, (tx) => {
+    tx.update(benchRuns).set({ status, error, finishedAt }).where(eq(benchRuns.id, runId)).run();
+    if (status !== 'running') {
+      tx.update(benchTrials).set({ status: 'interrupted' }).where(and(eq(benchTrials.runId, runId), eq(benchTrials.status, 'running'))).run();
+    }
+  });
 }
 
 export function startTrial(store: Store, t: { runId: string; itemId: string; preset: string; maxRounds: number; startedAt: number }): number {
-  return store.use(`start item \`${t.itemId}\` of bench run \`${t.runId}\``, (db) => {
+  return benchWrite(store, `start item \`${t.itemId}\` of bench run \`${t.runId}\``, t.runId, (id) => ({ trials: [id] }), (db) => {
     const result = db.insert(benchTrials).values({ ...t, status: 'running' }).run();
     return Number(result.lastInsertRowid);
   });
@@ -210,11 +253,11 @@ export function startTrial(store: Store, t: { runId: string; itemId: string; pre
 
 /** Links a trial to its debate as soon as the debate exists, so an interrupted trial still points at it. */
 export function setTrialDebate(store: Store, trialId: number, debateId: string): void {
-  store.use(`link bench trial ${trialId} to debate \`${debateId}\``, (db) => db.update(benchTrials).set({ debateId }).where(eq(benchTrials.id, trialId)).run());
+  benchWrite(store, `link bench trial ${trialId} to debate \`${debateId}\``, runOfTrial(trialId), { trials: [trialId] }, (db) => db.update(benchTrials).set({ debateId }).where(eq(benchTrials.id, trialId)).run());
 }
 
 export function recordBenchCall(store: Store, trialId: number, condition: string, sample: number, call: CallRecord): number {
-  return store.use(`record a ${condition} call of \`${call.agentId}\``, (db) => {
+  return benchWrite(store, `record a ${condition} call of \`${call.agentId}\``, runOfTrial(trialId), { trials: [trialId] }, (db) => {
     const result = db
       .insert(benchCalls)
       .values({
@@ -230,9 +273,7 @@ export function recordBenchCall(store: Store, trialId: number, condition: string
 
 /** Writes a trial's results and answers and marks it done, all in one transaction. */
 export function finishTrial(store: Store, trialId: number, finish: TrialFinish, results: BenchResultRow[], answers: BenchAnswerRow[]): void {
-  store.use(`record the results of bench trial ${trialId}`, (db) =>
-    db.transaction(
-      (tx) => {
+  benchWrite(store, `record the results of bench trial ${trialId}`, runOfTrial(trialId), { trials: [trialId] }, (tx) => {
         if (results.length > 0) {
           tx.insert(benchResults)
             .values(
@@ -261,10 +302,7 @@ export function finishTrial(store: Store, trialId: number, finish: TrialFinish, 
           .set({ ...finish, status: 'done' })
           .where(eq(benchTrials.id, trialId))
           .run();
-      },
-      { behavior: 'immediate' },
-    ),
-  );
+  });
 }
 
 /** `itemId \0 preset` of every finished trial of the run. */
@@ -338,12 +376,27 @@ export function listBenchRuns(store: Store): BenchRunSummary[] {
   );
 }
 
-/** Everything a report needs about a run, read in one transaction. */
-export function loadBenchData(store: Store, runId: string): BenchData {
-  return store.use(`read bench run \`${runId}\``, (db) =>
+/**
+ * Everything a report needs about a run, read in one transaction, after its rows are checked
+ * against the run's seal: a run that does not match is refused (IntegrityError) with the row that
+ * changed, `done` saying what was not done.
+ */
+export function loadBenchData(store: Store, runId: string, done = 'No figures were read from it'): BenchData {
+  return store.use(`read bench run \`${runId}\``, (db, sqlite) =>
     db.transaction((tx) => {
+      const verdict = verifyBenchRun(sqlite, runId);
+      if (verdict?.state === 'broken') throw benchRunTampered(verdict, store.path, done);
       const row = tx.select().from(benchRuns).where(eq(benchRuns.id, runId)).get();
-      if (!row) throw new StoreError('BENCH_RUN_NOT_FOUND', `There is no bench run \`${runId}\` in ${store.path}.`, { hint: runHint });
+      if (!row || !verdict) throw new StoreError('BENCH_RUN_NOT_FOUND', `There is no bench run \`${runId}\` in ${store.path}.`, { hint: runHint });
+      const integrity: BenchIntegrity =
+        verdict.state === 'unsealed'
+          ? { seal: null, notice: `Bench run ${runId} was ${verdict.reason}.` }
+          : {
+              seal: verdict.seal,
+              ...(verdict.signedBy === undefined ? {} : { signedBy: verdict.signedBy }),
+              ...(verdict.adoptedAt === undefined ? {} : { adoptedAt: verdict.adoptedAt }),
+              notice: verdict.adoptedAt === undefined ? null : adoptedNotice(runId, verdict.adoptedAt),
+            };
       const run = toRunRecord(row);
       const items = tx
         .select()
@@ -454,12 +507,18 @@ export function loadBenchData(store: Store, runId: string): BenchData {
         : [];
       return {
         run,
+        integrity,
         items: items.map((r) => ({ id: r.itemId, question: r.question, answer: r.answer, kind: r.kind, ...(r.choicesJson ? { choices: r.choicesJson } : {}) })),
         trials,
         calls: [...debateCalls, ...baselineCalls],
       };
     }),
   );
+}
+
+/** The notice of a run sealed by the upgrade that brought bench seals. */
+export function adoptedNotice(runId: string, adoptedAt: number): string {
+  return `Bench run ${runId} was recorded before bench runs were sealed: it was sealed as it stood when this file was upgraded, ${new Date(adoptedAt).toISOString().slice(0, 10)}, and its figures cannot be checked against what was recorded before then.`;
 }
 
 function toRunRecord(row: typeof benchRuns.$inferSelect): BenchRunRecord {

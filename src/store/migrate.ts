@@ -5,6 +5,7 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { StoreError } from '../errors.js';
 import { packagePath } from '../package-root.js';
 import { ADOPTION_MIGRATION, adoptDebates, debatesToAdopt } from './adopt.js';
+import { adoptBenchRuns, BENCH_SEAL_MIGRATION } from './bench-seal.js';
 import { lastAppliedMigration, pendingMigrations, readJournal } from './migrations-journal.js';
 import { sqliteCodeOf, storeErrorFrom } from './reader.js';
 
@@ -33,9 +34,17 @@ export function applyMigrations(sqlite: Database.Database, file: string, memory:
   sqlite.pragma('foreign_keys = OFF');
   try {
     const adopting = pending.some((e) => e.tag === ADOPTION_MIGRATION) ? debatesToAdopt(sqlite) : [];
+    const sealingBench = applied !== null && pending.some((e) => e.tag === BENCH_SEAL_MIGRATION);
+    // A reader's copy in memory shows the runs as the file holds them, unsealed: its upgrade is not the file's.
+    const sealBench = (): void => {
+      if (memory) sqlite.exec('drop table bench_seal_rows; drop table bench_seals');
+      else adoptBenchRuns(sqlite, Date.now());
+    };
     try {
       migrate(drizzle(rollbackOnlyWhenActive(sqlite)), { migrationsFolder: folder });
       adoptDebates(sqlite, adopting, Date.now());
+      // Runs recorded before bench seals: sealed as they stand, once, by the upgrade that brings them.
+      if (sealingBench) sealBench();
     } catch (err) {
       // Another process may have applied the same migrations a moment earlier.
       const now = lastAppliedMigration(sqlite);

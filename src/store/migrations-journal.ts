@@ -16,14 +16,14 @@ export const MIGRATIONS_TABLE = '__drizzle_migrations';
 
 /**
  * Migrations that change nothing a reader sees (same tables, columns and rows, or a table a
- * reader does without when it is missing: `seal_rows`): a record that
+ * reader does without when it is missing: `seal_rows`, `bench_seals`): a record that
  * lacks only these is read as it is, by the viewer and by read-only opens, with no copy in
  * memory. The next command that records applies them.
  */
-export const READ_COMPATIBLE: ReadonlySet<string> = new Set(['0016_calls_plain_rowid', '0017_seal_rows']);
+export const READ_COMPATIBLE: ReadonlySet<string> = new Set(['0016_calls_plain_rowid', '0017_seal_rows', '0018_bench_seals']);
 
 /** Tables a reader does without when a record lacks them (a read-compatible migration may add only these). */
-export const READER_OPTIONAL_TABLES: ReadonlySet<string> = new Set(['seal_rows']);
+export const READER_OPTIONAL_TABLES: ReadonlySet<string> = new Set(['seal_rows', 'bench_seals', 'bench_seal_rows']);
 
 /** Whether a reader must apply these pending migrations (in a copy) before it can read the record. */
 export function mustUpgradeToRead(pending: readonly JournalEntry[]): boolean {

@@ -50,6 +50,41 @@ export const benchRuns = sqliteTable(
   (t) => [index('bench_runs_created_at_idx').on(t.createdAt, t.id)],
 );
 
+/**
+ * A run's seal: sha256 over the digest of every row of the run (src/store/bench-seal.ts), rewritten
+ * by every write to the run. A table of its own, so a reader of a record from before it reads that
+ * record as it is (its runs unsealed), without upgrading a copy.
+ */
+export const benchSeals = sqliteTable('bench_seals', {
+  runId: text('run_id')
+    .primaryKey()
+    .references(() => benchRuns.id, { onDelete: 'cascade' }),
+  seal: text('seal').notNull(),
+  /** Ed25519 signature of `seal` (base64), when the run was recorded with a signing key. */
+  sealSignature: text('seal_signature'),
+  /** sha256 of the signing public key (SPKI DER), hex. */
+  sealKey: text('seal_key'),
+  /** Set on a run recorded before runs were sealed: when the upgrade sealed it as it stood. Hashed with the run's row. */
+  adoptedAt: integer('adopted_at'),
+});
+
+/**
+ * The row digests of a run's latest seal, one row per part: `run` (the run's row and its items)
+ * and `trial N` (a trial's row, results, answers and calls), so a write rewrites only its part.
+ * `verify` and the readers compare them with the rows to name the row that changed.
+ */
+export const benchSealRows = sqliteTable(
+  'bench_seal_rows',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => benchRuns.id, { onDelete: 'cascade' }),
+    part: text('part').notNull(),
+    digestsJson: text('digests_json').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.part] })],
+);
+
 /** The suite items of a run, stored whole so reports and resumes never reread the suite file. */
 export const benchItems = sqliteTable(
   'bench_items',

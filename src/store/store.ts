@@ -104,6 +104,11 @@ export class Store extends RecordReader {
     this.#gated.clear();
   }
 
+  /** The key seals are signed with (`signWith`), for the features that seal rows of their own (bench runs). */
+  get signer(): SealSigner | null {
+    return this.#signer;
+  }
+
   /**
    * The seal gate for a debate this store is about to write to (src/store/gate.ts): throws when its
    * record does not verify, or when this store's key may not continue it. Commands call it early,

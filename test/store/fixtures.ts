@@ -110,8 +110,15 @@ export function asBefore0016(sqlite: Database.Database): void {
   markNewestMigrationUnapplied(sqlite);
 }
 
+/** Makes a record look as Conclave wrote it before 0018: bench runs without seals, no `bench_seal_rows`. */
+export function asBefore0018(sqlite: Database.Database): void {
+  sqlite.exec('drop table bench_seal_rows; drop table bench_seals;');
+  markNewestMigrationUnapplied(sqlite);
+}
+
 /** Makes a record look as Conclave wrote it before 0017: each debate's row digests whole in its row, no `seal_rows`. */
 export function asBefore0017(sqlite: Database.Database): void {
+  asBefore0018(sqlite);
   const debates = sqlite.prepare('select distinct debate_id as id from seal_rows').all() as { id: string }[];
   const tables = sqlite.prepare('select table_name, digests_json from seal_rows where debate_id = ? order by table_name');
   for (const { id } of debates) {

@@ -5,6 +5,7 @@ import { dbOption, openDb, openRecordDb, validateBundleShape } from '../shared.j
 import { resolve } from 'node:path';
 import type { Row, Verdict } from '../../store/chain.js';
 import type { describeBreak as DescribeBreak } from '../../store/bundle.js';
+import type { BenchVerdict } from '../../store/bench-seal.js';
 
 /** One line per debate: its state, and what was checked. */
 function describeVerdict(v: SignedVerdict, describeBreak: typeof DescribeBreak): string {
@@ -31,6 +32,18 @@ function describeVerdict(v: SignedVerdict, describeBreak: typeof DescribeBreak):
  */
 type SignedVerdict = Verdict & { signed?: boolean; claimedKey?: string };
 
+type BenchSignedVerdict = BenchVerdict & { signed?: boolean };
+
+/** One line per bench run: its state, and what was checked. */
+function describeBenchVerdict(v: BenchSignedVerdict, keyGiven: boolean): string {
+  const trials = `${v.trials} trial${v.trials === 1 ? '' : 's'}`;
+  if (v.state === 'broken') return `BROKEN    ${v.problem}`;
+  if (v.state === 'unsealed') return `unsealed  ${trials}; ${v.reason}`;
+  const signed = v.signed === true && v.signedBy ? `, signed by key ${v.signedBy.slice(0, 16)}` : v.signed === false ? ', not signed' : v.signedBy && !keyGiven ? `, signature of key ${v.signedBy.slice(0, 16)} not checked (pass --public-key to check it)` : '';
+  const adopted = v.adoptedAt !== undefined ? `; recorded before bench runs were sealed, and sealed as it stood when the file was upgraded, ${new Date(v.adoptedAt).toISOString().slice(0, 10)}: what it held before then cannot be checked` : '';
+  return `sealed    ${trials}, seal ${v.seal}${signed}${adopted}`;
+}
+
 interface VerifyArgs {
   'require-signed'?: boolean;
   id?: string;
@@ -44,11 +57,11 @@ interface VerifyArgs {
 export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object, VerifyArgs> {
   return {
     command: 'verify [id]',
-    describe: 'Recompute the hash chain and seal of stored debates; fail on any mismatch',
+    describe: 'Recompute the hash chain and seal of stored debates and bench runs; fail on any mismatch',
     builder: (y) =>
       y
-        .positional('id', { type: 'string', describe: 'Debate id or a unique prefix of it' })
-        .option('all', { type: 'boolean', describe: 'Verify every debate in the database' })
+        .positional('id', { type: 'string', describe: 'Debate id or bench run id, or a unique prefix of one' })
+        .option('all', { type: 'boolean', describe: 'Verify every debate and bench run in the database' })
         .option('bundle', { type: 'string', describe: 'Verify a bundle file (from `export --format bundle`) instead of the database' })
         .option('public-key', { type: 'string', describe: 'Also prove that each signed seal was signed with the private key of this Ed25519 public key' })
         .option('require-signed', { type: 'boolean', describe: 'With --public-key: fail on a seal that was never signed, too' })
@@ -112,7 +125,23 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
       const { verifyRows } = await import('../../store/chain.js');
       const store = await openRecordDb(args.db, io);
       try {
-        const ids = args.all ? store.debateIds() : [store.resolveId(args.id!)];
+        const bench = await import('../../store/bench-seal.js');
+        let ids: string[];
+        let runs: string[] = [];
+        if (args.all) {
+          ids = store.debateIds();
+          runs = store.read('list bench runs', bench.benchRunIds);
+        } else {
+          try {
+            ids = [store.resolveId(args.id!)];
+          } catch (err) {
+            // Not a debate: a bench run's id names the run, whose rows are sealed too.
+            const matches = err instanceof Error && (err as { code?: string }).code === 'DEBATE_NOT_FOUND' ? store.read('look up bench run', (s) => bench.matchBenchRuns(s, args.id!.trim())) : [];
+            if (matches.length !== 1) throw err;
+            ids = [];
+            runs = matches;
+          }
+        }
         const broken: string[] = [];
         let unsigned = 0;
         for (const id of ids) {
@@ -128,19 +157,40 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           if (v.state === 'broken') broken.push(inertLine(`\`${id}\` (${describeBreak(v)})`));
           if (v.signed === false) unsigned++;
         }
-        if (args.all && ids.length === 0) io.stderr.write(`No debates in ${store.path}.\n`);
+        for (const runId of runs) {
+          const found = store.read(`verify bench run \`${runId}\``, (s) => s.transaction(() => ({ v: bench.verifyBenchRun(s, runId), row: bench.benchSealRow(s, runId) })).deferred());
+          if (found.v === null) continue;
+          let v: BenchSignedVerdict = found.v;
+          if (v.state === 'sealed' && publicKey) {
+            const row = found.row!;
+            if ((row.seal_signature ?? '') === '' && row.seal_key === null) v = { ...v, signed: false };
+            else {
+              const problem = signatureProblem(row.seal, row.seal_signature, publicKey);
+              v = problem === null ? { ...v, signedBy: keyIdOf(publicKey), signed: true } : { state: 'broken', runId, trials: v.trials, problem };
+            }
+          }
+          if (args.json) io.stdout.write(`${jsonText({ benchRun: runId, ...v })}\n`);
+          else io.stdout.write(`${inertLine(`${runId}  bench run ${describeBenchVerdict(v, publicKey !== null)}`)}\n`);
+          if (v.state === 'broken') broken.push(inertLine(`bench run \`${runId}\` (${v.problem})`));
+          if (v.signed === false) unsigned++;
+        }
+        const total = ids.length + runs.length;
+        const what = runs.length === 0 ? 'debate' : ids.length === 0 ? 'bench run' : 'record';
+        if (args.all && total === 0) io.stderr.write(`No debates in ${store.path}.\n`);
         if (broken.length > 0) {
           throw new IntegrityError(
             'RECORD_TAMPERED',
-            `${broken.length} of ${ids.length} debate${ids.length === 1 ? '' : 's'} in ${store.path} do${broken.length === 1 ? 'es' : ''} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${broken.join('; ')}.`,
+            `${broken.length} of ${total} ${what}${total === 1 ? '' : 's'} in ${store.path} do${broken.length === 1 ? 'es' : ''} not match ${broken.length === 1 ? 'its' : 'their'} hashes: ${broken.join('; ')}.`,
             {
               hint: publicKey
                 ? 'A seal not signed by that key was written, or rewritten, without its private key. Restore the record from a backup or a signed bundle.'
-                : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
+                : runs.length > 0 && ids.length === 0
+                  ? "The run's rows changed after they were written, and with them its figures. Restore the database from a backup, or run the suite again with `conclave bench`."
+                  : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
             },
           );
         }
-        if (requireSigned && unsigned > 0) throw unsignedError(store.path, unsigned, ids.length);
+        if (requireSigned && unsigned > 0) throw unsignedError(store.path, unsigned, total);
       } finally {
         store.close();
       }
