@@ -212,8 +212,8 @@ function maximumMatching(weights: readonly (readonly number[])[]): (number | nul
  * round out does not take an agent out of its group. `earlier` are the rounds recorded before
  * `previous`; only the unbroken run of rounds right before it is read.
  */
-export function withAbsentees(previous: RoundStances, earlier: readonly (RoundStances | null)[]): Stance[] {
-  const chain: RoundStances[] = [previous];
+export function withAbsentees(previous: JudgedRound, earlier: readonly (JudgedRound | null)[]): Stance[] {
+  const chain: JudgedRound[] = [previous];
   for (let round = previous.round - 1; ; round--) {
     const r = earlier.find((x) => x?.round === round);
     if (!r) break;
@@ -230,6 +230,40 @@ export function withAbsentees(previous: RoundStances, earlier: readonly (RoundSt
     });
   }
   return carried;
+}
+
+/** A round's stances, as the matching across rounds reads them. */
+type JudgedRound = Pick<RoundStances, 'round' | 'stances'>;
+
+/**
+ * For rules that compare an agent's stance across rounds (rescore's Free-MAD, the trajectory
+ * decision): per round, a key for each stance that stays the same while its group continues
+ * from round to round (matched as `predecessorsOf` matches them), so a re-lettered stance keeps
+ * its key and a real move changes it. A stance new in its round is keyed by its own id, or, when
+ * that key is already another position's, by its id and round (`S1@2`).
+ */
+export function positionKeys(rounds: readonly JudgedRound[]): Map<number, Map<string, string>> {
+  const keys = new Map<number, Map<string, string>>();
+  const taken = new Set<string>();
+  const read: JudgedRound[] = [];
+  for (const r of [...rounds].sort((a, b) => a.round - b.round)) {
+    const previous = read.find((x) => x.round === r.round - 1);
+    const from = previous ? predecessorsOf(r.stances, withAbsentees(previous, read)) : new Map<string, string | null>();
+    const own = new Map<string, string>();
+    for (const s of r.stances) {
+      const p = from.get(s.id);
+      let key = p != null ? keys.get(previous!.round)?.get(p) : undefined;
+      if (key === undefined) {
+        key = taken.has(s.id) ? `${s.id}@${r.round}` : s.id;
+        for (let n = 2; taken.has(key); n++) key = `${s.id}@${r.round}-${n}`;
+      }
+      taken.add(key);
+      own.set(s.id, key);
+    }
+    keys.set(r.round, own);
+    read.push(r);
+  }
+  return keys;
 }
 
 /** A critique gives a reason for its change when it states at least one disagreement with a reason. */

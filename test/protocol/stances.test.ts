@@ -13,6 +13,7 @@ import {
   inverseSimpson,
   majorityOf,
   normaliseStances,
+  positionKeys,
   roundStancesOf,
 } from '../../src/protocol/stances.js';
 import { stanceRounds } from '../../src/render/panel-record.js';
@@ -211,6 +212,17 @@ describe('trajectories and figures', () => {
     );
     expect(r[2]!.agents.map((a) => `${a.agentId}:${a.move}`)).toEqual(['alpha:opened', 'beta:absent', 'gamma:left', 'delta:held']);
     expect(r[2]!.lineage).toEqual({ X: 'S1', Y: 'S2' });
+  });
+
+  it('keys a position the same in every round its group continues, and a new position apart from any earlier one', () => {
+    const keys = positionKeys([
+      { round: 0, stances: [{ id: 'A', summary: 'x', agents: ['alpha', 'beta'] }, { id: 'B', summary: 'y', agents: ['gamma', 'delta'] }] },
+      { round: 1, stances: [{ id: 'A', summary: 'y', agents: ['gamma', 'delta'] }, { id: 'B', summary: 'x', agents: ['alpha', 'beta'] }] },
+      // delta breaks away, and the judge calls its new position A.
+      { round: 2, stances: [{ id: 'A', summary: 'z', agents: ['delta'] }, { id: 'B', summary: 'x', agents: ['alpha', 'beta'] }, { id: 'C', summary: 'y', agents: ['gamma'] }] },
+    ]);
+    expect([...keys.get(1)!]).toEqual([['A', 'B'], ['B', 'A']]);
+    expect([...keys.get(2)!]).toEqual([['A', 'A@2'], ['B', 'A'], ['C', 'B']]);
   });
 
   it('reads a record whose moves were written by the judge\'s ids as a new one reads: re-lettered groups held', () => {
