@@ -1,5 +1,7 @@
 import { type AgentFamily, type ConformityFigures, type RoundStances, conformityOf, rereadStances } from '../protocol/stances.js';
+import { movedAfter } from '../protocol/advocate.js';
 import type { SchedulePlan } from '../schedule/plan.js';
+import type { StoredStep } from '../store/protocols.js';
 import type { StoredDebate } from '../store/store.js';
 
 /** Each recorded `stances` step, in the order recorded, with its moves read as the engine reads them now (`rereadStances`). */
@@ -11,6 +13,29 @@ export function stanceSteps(d: Pick<StoredDebate, 'steps' | 'turns'>): RoundStan
     steps.push(round);
   }
   return rereadStances(steps, d.turns);
+}
+
+/**
+ * The debate's steps as every view reads them: each `stances` step with its moves read again
+ * (`stanceSteps`), and each devil's advocate's `moved` read from the reading of the round after
+ * it, as recorded when the advocate's step was; every other step as recorded.
+ */
+export function readSteps(d: Pick<StoredDebate, 'steps' | 'turns'>): StoredStep[] {
+  const readings = stanceSteps(d);
+  const latest = new Map<number, RoundStances>();
+  let at = 0;
+  return (d.steps ?? []).map((s) => {
+    if (s.step.kind === 'stances') {
+      const reading = readings[at++]!;
+      latest.set(reading.round, reading);
+      return { ...s, step: { kind: 'stances', ...reading } };
+    }
+    if (s.step.kind === 'advocate' && s.step.moved !== null) {
+      const next = latest.get(s.step.round + 1);
+      return next ? { ...s, step: { ...s.step, moved: movedAfter(next, s.step.agentId) } } : s;
+    }
+    return s;
+  });
 }
 
 /**

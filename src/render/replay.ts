@@ -2,7 +2,7 @@ import type { DebateEvent, ExitReason, Stage } from '../engine/events.js';
 import { opensRound, stepRound } from '../engine/protocol-events.js';
 import type { StoredStep } from '../store/protocols.js';
 import { exitDecision } from '../protocol/convergence.js';
-import { stanceSteps } from './panel-record.js';
+import { readSteps } from './panel-record.js';
 import type { StoredDebate } from '../store/store.js';
 import { tensionEvents } from './tensions.js';
 import { votingEvents } from './voting.js';
@@ -14,14 +14,9 @@ import { votingEvents } from './voting.js';
 export function storedEvents(d: StoredDebate): DebateEvent[] {
   const events: DebateEvent[] = [];
   events.push({ type: 'debate.started', debateId: d.id, question: d.question, preset: d.preset, agents: d.agents, host: d.host, warnings: [], ...(d.attachments?.length ? { attachments: d.attachments } : {}), at: d.createdAt });
-  const steps = d.steps ?? [];
-  // Each round's stances with their moves read as every view reads them now, not as an older engine recorded them.
-  const reread = stanceSteps(d);
-  const readings = new Map(steps.filter((s) => s.step.kind === 'stances').map((s, i) => [s, reread[i]!]));
-  const step = (s: StoredStep): DebateEvent => {
-    const reading = readings.get(s);
-    return { type: 'protocol.step', step: reading ? { kind: 'stances', ...reading } : s.step, at: s.at };
-  };
+  // The stances and the advocates' effect read as every view reads them now, not as an older engine recorded them.
+  const steps = readSteps(d);
+  const step = (s: StoredStep): DebateEvent => ({ type: 'protocol.step', step: s.step, at: s.at });
   // Steps tied to no round: the synthesizer's turn opens the replay, the champion closes the rounds.
   const unbound = (s: StoredStep): boolean => s.step.kind === 'synthesizer' || s.step.kind === 'champion';
   for (const s of steps.filter((x) => x.step.kind === 'synthesizer')) events.push(step(s));
