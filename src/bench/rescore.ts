@@ -2,7 +2,7 @@ import type { StoredDebate } from '../store/reader.js';
 import type { BenchData, StoredTrial } from '../store/bench.js';
 import type { RescoreRecord } from '../store/rescore-read.js';
 import { allRules, ruleContext } from '../rules/index.js';
-import { type Stance, judgedIdsOf, normalisedStancesOf, votesFromStances } from '../rules/stances.js';
+import { type Stance, judgedIdsOf, normalisedStancesOf, votesByPosition } from '../rules/stances.js';
 import { stanceRounds } from '../render/panel-record.js';
 import type { Decision, Recorded, Rule, Trajectory } from '../rules/trajectory.js';
 import { answersMatch } from './extract.js';
@@ -280,10 +280,11 @@ export function openTrajectory(debate: StoredDebate): Trajectory {
   const agents = debate.agents.filter((a) => a.role === 'debater').map((a) => a.id);
   const roundsRun = Math.max(-1, ...debate.turns.map((t) => t.round));
   const stancesByRound = judgedStances(debate, agents);
+  // A stance keeps its key while its group continues, so a judge that re-letters its stances is not read as the panel changing its votes.
+  const votes = votesByPosition(agents, stancesByRound);
   const rounds: Trajectory['rounds'] = [];
   for (let round = 0; round <= roundsRun; round++) {
-    const stances = stancesByRound.get(round);
-    rounds.push({ round, votes: stances ? votesFromStances(agents, stances) : agents.map(() => null), convergence: debate.rounds.find((r) => r.round === round)?.convergence ?? null });
+    rounds.push({ round, votes: votes.get(round) ?? agents.map(() => null), convergence: debate.rounds.find((r) => r.round === round)?.convergence ?? null });
   }
   const synthesis = debate.synthesis?.synthesis ?? null;
   const lastVote = debate.voting?.iterations.at(-1);

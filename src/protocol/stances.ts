@@ -122,40 +122,148 @@ export function majorityOf(stances: readonly Stance[]): string | null {
 }
 
 /**
- * The previous round's stance a stance continues: the one with the same id when the judge
- * reused it, else the one sharing most agents with it (ties: the larger, then the first), else none.
+ * Each stance's predecessor: the previous round's stance it continues, matched by the agents the
+ * two hold, never by the id the judge gave (a small judge re-letters its stances from round to
+ * round). The matching is one to one and exact: it keeps together as many agents as any matching
+ * can, so the fewest agents read as having moved. Among matchings that keep as many, the one
+ * that pairs more stances with the same summary wins, then more with the same id, then the one
+ * that continues larger previous stances (a merge continues the group that brought the most).
+ * A stance sharing no agent with any previous one, or left over in a split, is a position new
+ * this round (null).
  */
-export function predecessorOf(stance: Stance, previous: readonly Stance[]): string | null {
-  const same = previous.find((p) => p.id === stance.id);
-  if (same) return same.id;
-  let best: Stance | null = null;
-  let bestShared = 0;
-  for (const p of previous) {
-    const shared = p.agents.filter((a) => stance.agents.includes(a)).length;
-    if (shared > bestShared || (shared === bestShared && shared > 0 && best !== null && p.agents.length > best.agents.length)) {
-      best = p;
-      bestShared = shared;
-    }
-  }
-  return best?.id ?? null;
+export function predecessorsOf(stances: readonly Stance[], previous: readonly Stance[]): Map<string, string | null> {
+  const out = new Map<string, string | null>(stances.map((s) => [s.id, null]));
+  if (stances.length === 0 || previous.length === 0) return out;
+  const overlap = (s: Stance, p: Stance): number => s.agents.filter((a) => p.agents.includes(a)).length;
+  const said = (text: string): string => text.trim().replace(/\s+/g, ' ').toLowerCase();
+  // Each criterion's total stays below `base`, so one weight per pair orders matchings by the criteria in turn.
+  const base = Math.max(stances.length, previous.length, previous.reduce((n, p) => n + p.agents.length, 0)) + 1;
+  const weight = (s: Stance, p: Stance): number => {
+    const shared = overlap(s, p);
+    if (shared === 0) return 0;
+    return ((shared * base + (said(s.summary) === said(p.summary) ? 1 : 0)) * base + (s.id === p.id ? 1 : 0)) * base + p.agents.length;
+  };
+  const match = maximumMatching(stances.map((s) => previous.map((p) => weight(s, p))));
+  stances.forEach((s, i) => {
+    const j = match[i];
+    if (j !== undefined && j !== null && overlap(s, previous[j]!) > 0) out.set(s.id, previous[j]!.id);
+  });
+  return out;
 }
 
 /**
- * Each stance's predecessor, one continuation per previous stance: when several stances would
- * continue the same one, the one that kept its id wins, else the one sharing most agents (then
- * the first); the others are positions new this round (a split).
+ * The one-to-one pairing of rows with columns of the largest total weight (the Hungarian method,
+ * O(n³)); each row's column, or null when it is left unpaired. Deterministic for a given matrix.
  */
-export function predecessorsOf(stances: readonly Stance[], previous: readonly Stance[]): Map<string, string | null> {
-  const claims = stances.map((s) => ({ s, from: predecessorOf(s, previous) }));
-  const shared = (s: Stance, from: string): number => previous.find((p) => p.id === from)?.agents.filter((a) => s.agents.includes(a)).length ?? 0;
-  const winner = new Map<string, Stance>();
-  for (const { s, from } of claims) {
-    if (from === null) continue;
-    const held = winner.get(from);
-    const rank = (x: Stance): [number, number] => [x.id === from ? 1 : 0, shared(x, from)];
-    if (!held || rank(s)[0] > rank(held)[0] || (rank(s)[0] === rank(held)[0] && rank(s)[1] > rank(held)[1])) winner.set(from, s);
+function maximumMatching(weights: readonly (readonly number[])[]): (number | null)[] {
+  const rows = weights.length;
+  const cols = Math.max(0, ...weights.map((r) => r.length));
+  const n = Math.max(rows, cols);
+  // A square cost matrix (the weights negated, zero where padded), indexed from 1 as the method is written.
+  const cost = (i: number, j: number): number => -(weights[i - 1]?.[j - 1] ?? 0);
+  const u = new Array<number>(n + 1).fill(0);
+  const v = new Array<number>(n + 1).fill(0);
+  const p = new Array<number>(n + 1).fill(0);
+  const way = new Array<number>(n + 1).fill(0);
+  for (let i = 1; i <= n; i++) {
+    p[0] = i;
+    let j0 = 0;
+    const minv = new Array<number>(n + 1).fill(Number.POSITIVE_INFINITY);
+    const used = new Array<boolean>(n + 1).fill(false);
+    do {
+      used[j0] = true;
+      const i0 = p[j0]!;
+      let delta = Number.POSITIVE_INFINITY;
+      let j1 = 0;
+      for (let j = 1; j <= n; j++) {
+        if (used[j]) continue;
+        const cur = cost(i0, j) - u[i0]! - v[j]!;
+        if (cur < minv[j]!) {
+          minv[j] = cur;
+          way[j] = j0;
+        }
+        if (minv[j]! < delta) {
+          delta = minv[j]!;
+          j1 = j;
+        }
+      }
+      for (let j = 0; j <= n; j++) {
+        if (used[j]) {
+          u[p[j]!] = u[p[j]!]! + delta;
+          v[j] = v[j]! - delta;
+        } else minv[j] = minv[j]! - delta;
+      }
+      j0 = j1;
+    } while (p[j0] !== 0);
+    do {
+      const j1 = way[j0]!;
+      p[j0] = p[j1]!;
+      j0 = j1;
+    } while (j0 !== 0);
   }
-  return new Map(claims.map(({ s, from }) => [s.id, from !== null && winner.get(from) === s ? from : null]));
+  const out = new Array<number | null>(rows).fill(null);
+  for (let j = 1; j <= n; j++) if (p[j]! >= 1 && p[j]! <= rows && j <= cols) out[p[j]! - 1] = j - 1;
+  return out;
+}
+
+/**
+ * The previous round's stances with each agent that round did not read (a devil's advocate that
+ * round, a failed turn) put back in the stance that continues the one it last held: sitting a
+ * round out does not take an agent out of its group. `earlier` are the rounds recorded before
+ * `previous`; only the unbroken run of rounds right before it is read.
+ */
+export function withAbsentees(previous: JudgedRound, earlier: readonly (JudgedRound | null)[]): Stance[] {
+  const chain: JudgedRound[] = [previous];
+  for (let round = previous.round - 1; ; round--) {
+    const r = earlier.find((x) => x?.round === round);
+    if (!r) break;
+    chain.unshift(r);
+  }
+  let carried: Stance[] = chain[0]!.stances;
+  for (const r of chain.slice(1)) {
+    const read = new Set(r.stances.flatMap((s) => s.agents));
+    const from = predecessorsOf(r.stances, carried);
+    const before = carried;
+    carried = r.stances.map((s) => {
+      const back = before.find((c) => c.id === from.get(s.id))?.agents.filter((a) => !read.has(a)) ?? [];
+      return back.length ? { ...s, agents: [...s.agents, ...back] } : s;
+    });
+  }
+  return carried;
+}
+
+/** A round's stances, as the matching across rounds reads them. */
+type JudgedRound = Pick<RoundStances, 'round' | 'stances'>;
+
+/**
+ * For rules that compare an agent's stance across rounds (rescore's Free-MAD, the trajectory
+ * decision): per round, a key for each stance that stays the same while its group continues
+ * from round to round (matched as `predecessorsOf` matches them), so a re-lettered stance keeps
+ * its key and a real move changes it. A stance new in its round is keyed by its own id, or, when
+ * that key is already another position's, by its id and round (`S1@2`).
+ */
+export function positionKeys(rounds: readonly JudgedRound[]): Map<number, Map<string, string>> {
+  const keys = new Map<number, Map<string, string>>();
+  const taken = new Set<string>();
+  const read: JudgedRound[] = [];
+  for (const r of [...rounds].sort((a, b) => a.round - b.round)) {
+    const previous = read.find((x) => x.round === r.round - 1);
+    const from = previous ? predecessorsOf(r.stances, withAbsentees(previous, read)) : new Map<string, string | null>();
+    const own = new Map<string, string>();
+    for (const s of r.stances) {
+      const p = from.get(s.id);
+      let key = p != null ? keys.get(previous!.round)?.get(p) : undefined;
+      if (key === undefined) {
+        key = taken.has(s.id) ? `${s.id}@${r.round}` : s.id;
+        for (let n = 2; taken.has(key); n++) key = `${s.id}@${r.round}-${n}`;
+      }
+      taken.add(key);
+      own.set(s.id, key);
+    }
+    keys.set(r.round, own);
+    read.push(r);
+  }
+  return keys;
 }
 
 /** A critique gives a reason for its change when it states at least one disagreement with a reason. */
@@ -174,11 +282,13 @@ export function roundStancesOf(input: {
   notes: string[];
   panel: readonly string[];
   previous: RoundStances | null;
+  /** The rounds recorded before `previous`, so an agent `previous` did not read still counts in its group (`withAbsentees`). */
+  earlier?: readonly (RoundStances | null)[];
   turns: readonly CritiquedTurn[];
 }): RoundStances {
   const { round, stances, previous } = input;
   const stanceOf = (list: readonly Stance[], agent: string): Stance | undefined => list.find((s) => s.agents.includes(agent));
-  const predecessor = previous ? predecessorsOf(stances, previous.stances) : new Map(stances.map((s) => [s.id, null]));
+  const predecessor = previous ? predecessorsOf(stances, withAbsentees(previous, input.earlier ?? [])) : new Map(stances.map((s) => [s.id, null]));
   const lineage: Record<string, string | null> = {};
   for (const s of stances) lineage[s.id] = previous ? (predecessor.get(s.id) !== null ? (previous.lineage[predecessor.get(s.id)!] ?? null) : null) : s.id;
   const agents: AgentStance[] = input.panel.map((agentId) => {
@@ -193,6 +303,37 @@ export function roundStancesOf(input: {
     return { agentId, stance: now.id, move, reasoned };
   });
   return { round, stances, majority: majorityOf(stances), lineage, agents, notes: input.notes };
+}
+
+/**
+ * The recorded `stances` steps read again (`steps` in the order they were recorded, `turns` the
+ * debate's turns): each step's moves, lineage and majority derived anew from the stances it holds,
+ * against the latest reading of the round before, as the engine derives them now. What is read is
+ * the record as written: the stances, the notes and the rows are unchanged, so a record made when
+ * stances were carried over by the judge's ids reads as a new one does. A stated reason the
+ * engine recorded for a change is kept (it read a seat the fallback filled as its fallback).
+ * Returns one reading per step, in the same order.
+ */
+export function rereadStances(steps: readonly RoundStances[], turns: readonly (CritiquedTurn & { round: number })[]): RoundStances[] {
+  const latest = new Map<number, RoundStances>();
+  return steps.map((step) => {
+    const read = roundStancesOf({
+      round: step.round,
+      stances: step.stances,
+      notes: step.notes,
+      panel: step.agents.map((a) => a.agentId),
+      previous: latest.get(step.round - 1) ?? null,
+      earlier: [...latest.values()],
+      turns: turns.filter((t) => t.round === step.round),
+    });
+    const agents = read.agents.map((a) => {
+      const recorded = step.agents.find((x) => x.agentId === a.agentId)?.reasoned ?? null;
+      return a.reasoned !== null && recorded !== null ? { ...a, reasoned: recorded } : a;
+    });
+    const reading = { ...read, agents };
+    latest.set(step.round, reading);
+    return reading;
+  });
 }
 
 /** The effective number of distinct positions: the inverse Simpson index 1/Σpᵢ² of the stance shares. */

@@ -8,7 +8,7 @@ import { freeMadScores } from '../rules/aggregation.js';
 import { ruleNamed } from '../rules/index.js';
 import { votesFromStances } from '../rules/stances.js';
 import type { Trajectory } from '../rules/trajectory.js';
-import type { RoundStances } from './stances.js';
+import { type RoundStances, positionKeys } from './stances.js';
 
 /** What the trajectory rule chose, with every position's score, and the final round's majority for contrast. */
 export interface TrajectoryChoice {
@@ -28,7 +28,13 @@ export interface TrajectoryChoice {
 
 /** Scores the judged rounds (`stances[r]` for round r, null when that judge gave none) of `agents`. */
 export function trajectoryChoice(agents: readonly string[], stances: readonly (RoundStances | null)[], maxRounds: number, threshold: number): TrajectoryChoice {
-  const rounds = stances.map((s, round) => ({ round, votes: s ? votesFromStances(agents, s.stances) : agents.map(() => null), convergence: null }));
+  // Votes are keyed by position (`positionKeys`), so a judge that re-letters its stances is not read as the panel moving.
+  const judged = stances.filter((s): s is RoundStances => s !== null);
+  const keys = positionKeys(judged);
+  const rounds = stances.map((s, round) => ({ round, votes: s ? votesFromStances(agents, s.stances, keys.get(s.round)) : agents.map(() => null), convergence: null }));
+  // A position the last judged round holds is named as that round names it, so it reads against the final majority.
+  const final = judged.at(-1);
+  const named = new Map((final?.stances ?? []).map((x) => [keys.get(final!.round)?.get(x.id) ?? x.id, { stance: x.id, summary: x.summary }]));
   const any = stances.some((s) => s !== null && s.stances.length > 0);
   const t: Trajectory = {
     agents: [...agents],
@@ -47,14 +53,13 @@ export function trajectoryChoice(agents: readonly string[], stances: readonly (R
   const finalMajority = last?.majority ?? null;
   const round = Math.max(0, stances.length - 1);
   const decision = ruleNamed('free-mad', { maxRounds })!.decide(t);
-  const scores = [...freeMadScores(t).values()]
-    .map((e) => ({ stance: e.vote.key, summary: e.vote.text, score: Math.round(e.score * 10) / 10 }))
-    .sort((a, b) => b.score - a.score);
+  const scored = [...freeMadScores(t).values()].map((e) => ({ key: e.vote.key, ...(named.get(e.vote.key) ?? { stance: e.vote.key, summary: e.vote.text }), score: Math.round(e.score * 10) / 10 }));
+  const scores = scored.map(({ key: _, ...s }) => s).sort((a, b) => b.score - a.score);
   if (!decision.available || decision.vote === null) {
     return { stance: null, summary: null, score: null, scores, finalMajority, why: decision.available ? 'no agent held a stance the judge named' : decision.why, round };
   }
-  const won = decision.vote;
-  return { stance: won.key, summary: won.text, score: scores.find((s) => s.stance === won.key)?.score ?? null, scores, finalMajority, why: null, round };
+  const won = scored.find((s) => s.key === decision.vote!.key)!;
+  return { stance: won.stance, summary: won.summary, score: won.score, scores, finalMajority, why: null, round };
 }
 
 /** The section the synthesizer reads: which position the trajectory chose, and why. */

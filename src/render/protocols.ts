@@ -6,6 +6,7 @@ import type { Finding, Observation } from '../protocol/pipeline.js';
 import { BLOCKING_CONFIDENCE, blockingFirst, PHASE_ROUND } from '../protocol/phases.js';
 import type { Paint } from './style.js';
 import { stanceStepLines } from './stance-lines.js';
+import { readSteps } from './panel-record.js';
 import { formatNumber, plural } from '../plural.js';
 import { OXFORD_TITLES, oxfordCardLines, oxfordMarkdown, oxfordStepLines } from './oxford.js';
 import { delphiCardLines, delphiMarkdown, delphiOf, delphiRoundText, delphiStepLines, spreadText } from './delphi-lines.js';
@@ -161,7 +162,7 @@ export function protocolLiveView(paint: Paint, columns: number): (event: DebateE
 }
 
 function stepsOf(d: StoredDebate): ProtocolStep[] {
-  return (d.steps ?? []).map((s) => s.step);
+  return readSteps(d).map((s) => s.step);
 }
 
 /** Lines under the card's recommendation: the champion and bracket, or the decomposition, and the synthesizer's turn. */

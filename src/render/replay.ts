@@ -2,6 +2,7 @@ import type { DebateEvent, ExitReason, Stage } from '../engine/events.js';
 import { opensRound, stepRound } from '../engine/protocol-events.js';
 import type { StoredStep } from '../store/protocols.js';
 import { exitDecision } from '../protocol/convergence.js';
+import { readSteps } from './panel-record.js';
 import type { StoredDebate } from '../store/store.js';
 import { tensionEvents } from './tensions.js';
 import { votingEvents } from './voting.js';
@@ -13,7 +14,8 @@ import { votingEvents } from './voting.js';
 export function storedEvents(d: StoredDebate): DebateEvent[] {
   const events: DebateEvent[] = [];
   events.push({ type: 'debate.started', debateId: d.id, question: d.question, preset: d.preset, agents: d.agents, host: d.host, warnings: [], ...(d.attachments?.length ? { attachments: d.attachments } : {}), at: d.createdAt });
-  const steps = d.steps ?? [];
+  // The stances and the advocates' effect read as every view reads them now, not as an older engine recorded them.
+  const steps = readSteps(d);
   const step = (s: StoredStep): DebateEvent => ({ type: 'protocol.step', step: s.step, at: s.at });
   // Steps tied to no round: the synthesizer's turn opens the replay, the champion closes the rounds.
   const unbound = (s: StoredStep): boolean => s.step.kind === 'synthesizer' || s.step.kind === 'champion';

@@ -1,4 +1,4 @@
-import { normaliseStances } from '../protocol/stances.js';
+import { normaliseStances, positionKeys } from '../protocol/stances.js';
 import type { Vote } from './trajectory.js';
 
 /** One stance the judge saw in a round: an id, a one-line summary, and the agents holding it. */
@@ -50,11 +50,18 @@ export function judgedIdsOf(format: unknown): string[] | null {
 /**
  * Each agent's vote in a round from the judge's stances: the stance that names it. Over stances
  * the engine normalised every agent the judge read sits in exactly one; over others, an agent
- * in no stance, or in more than one, has no vote there.
+ * in no stance, or in more than one, has no vote there. A vote's key is the stance's key in
+ * `keys` (`positionKeys`: the same while its group continues, whatever the judge's id), else its id.
  */
-export function votesFromStances(agents: readonly string[], stances: readonly Stance[]): (Vote | null)[] {
+export function votesFromStances(agents: readonly string[], stances: readonly Stance[], keys?: ReadonlyMap<string, string>): (Vote | null)[] {
   return agents.map((agent) => {
     const holding = stances.filter((s) => s.agents.includes(agent));
-    return holding.length === 1 ? { key: holding[0]!.id, text: holding[0]!.summary } : null;
+    return holding.length === 1 ? { key: keys?.get(holding[0]!.id) ?? holding[0]!.id, text: holding[0]!.summary } : null;
   });
+}
+
+/** Each round's votes from its stances (null: no stances that round), keyed by position across rounds (`positionKeys`). */
+export function votesByPosition(agents: readonly string[], byRound: ReadonlyMap<number, readonly Stance[]>): Map<number, (Vote | null)[]> {
+  const keys = positionKeys([...byRound].map(([round, stances]) => ({ round, stances: [...stances] })));
+  return new Map([...byRound].map(([round, stances]) => [round, votesFromStances(agents, stances, keys.get(round))]));
 }

@@ -1,6 +1,7 @@
 import type { RoundJudgement, TurnRecord } from '../engine/events.js';
 import { confidenceNotes, confidenceOf, confidenceText, modelConfidenceText } from '../render/confidence.js';
 import { familiesText, panelOf } from '../render/panel.js';
+import { readSteps } from '../render/panel-record.js';
 import { MOVE_WORD } from '../render/stance-lines.js';
 import { BLOCKING_CONFIDENCE, type Finding, blockingFirst } from '../protocol/pipeline.js';
 import { exitText } from '../render/exit.js';
@@ -251,7 +252,8 @@ ${o.observations.length ? html`<ul>${o.observations.map((x) => html`<li>${x.bloc
 }
 
 function protocolSection(d: StoredDebate): Html {
-  const steps = (d.steps ?? []).map((s) => s.step);
+  // The advocates' effect read from the stances as every view reads them.
+  const steps = readSteps(d).map((s) => s.step);
   const brackets = steps.filter((s) => s.kind === 'bracket');
   const verdicts = steps.filter((s) => s.kind === 'verdict');
   const champion = steps.find((s) => s.kind === 'champion');

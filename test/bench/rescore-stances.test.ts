@@ -13,7 +13,7 @@ import { openStore } from '../../src/store/open.js';
 import type { StoredDebate } from '../../src/store/reader.js';
 import type { Store } from '../../src/store/store.js';
 import { runCli } from '../helpers/cli.js';
-import { reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
+import { judgedRoundOf, reply, scriptedResponder, simModels, stageOf, testPreset } from '../helpers/panel.js';
 import { tensionResponder, tensionStageOf, userText } from '../helpers/tensions.js';
 
 type Stance = { id: string; summary: string; agents: string[] };
@@ -37,13 +37,15 @@ afterEach(async () => {
  * round (the judge's schema allows any stance id and any agent in any stance), recorded in a
  * database file; returns its id, the file, the record, and the engine's recorded decision.
  */
-async function recordDebate(stances: Stance[]) {
+async function recordDebate(stances: Stance[] | ((round: number) => Stance[])) {
   const preset = testPreset(['a', 'b', 'c'], {
     protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10, critique: 'anti-conformity', decision: 'trajectory', earlyExit: false } as never,
     tensions: { enabled: false } as never,
   });
   const script = scriptedResponder([0.3], (req: SimRequest) =>
-    stageOf(req) === 'judge' ? JSON.stringify({ ...JSON.parse(reply.judge(0.3)), rationale: 'split', recommendation: 30, facts: 40, caveats: 50, stances }) : undefined,
+    stageOf(req) === 'judge'
+      ? JSON.stringify({ ...JSON.parse(reply.judge(0.3)), rationale: 'split', recommendation: 30, facts: 40, caveats: 50, stances: typeof stances === 'function' ? stances(judgedRoundOf(req)) : stances })
+      : undefined,
   );
   sim = await startSimulator({ models: simModels(preset), respond: script.respond });
   dir = mkdtempSync(join(tmpdir(), 'conclave-rescore-stances-'));
@@ -91,6 +93,24 @@ describe('conclave rescore ID on a debate decided by its trajectory', () => {
     // A 1-against-2 split is never unanimous: the rule reads up to the ceiling.
     expect(rule('stop:unanimous')).toMatchObject({ stopRound: 2, decision: 'stay on SQLite' });
     expect(rule('stop:settled')).toMatchObject({ stopRound: 0, decision: 'stay on SQLite' });
+  });
+
+  it('reads a judge that re-letters its stances each round as nobody changing position, in the decision and in the re-score', async () => {
+    // a and b stay on SQLite and c wants to migrate in every round; from round 1 the judge swaps the letters.
+    const { id, db, decided } = await recordDebate((round) =>
+      round === 0
+        ? [{ id: 'A', summary: 'stay on SQLite', agents: ['a', 'b'] }, { id: 'B', summary: 'migrate now', agents: ['c'] }]
+        : [{ id: 'A', summary: 'migrate now', agents: ['c'] }, { id: 'B', summary: 'stay on SQLite', agents: ['a', 'b'] }],
+    );
+    expect(decided).toMatchObject({ stance: 'B', summary: 'stay on SQLite', finalMajority: 'B' });
+    // Two agents held their position for three rounds, one held the other: no move is scored.
+    expect(decided.scores).toEqual([
+      { stance: 'B', summary: 'stay on SQLite', score: decided.scores[0]!.score },
+      { stance: 'A', summary: 'migrate now', score: decided.scores[1]!.score },
+    ]);
+    expect(decided.scores[0]!.score).toBeCloseTo(2 * decided.scores[1]!.score, 0);
+    const rule = await rescoreOf(id, db);
+    expect(rule('free-mad')).toMatchObject({ decision: 'stay on SQLite', note: `score ${decided.score!.toFixed(1)}` });
   });
 
   it('keeps an agent the judge put in two stances in its first, as the engine did', async () => {

@@ -9,6 +9,7 @@ import { transcriptOf } from '../../src/engine/resynthesize.js';
 import { confidenceOf } from '../../src/render/confidence.js';
 import { panelOf } from '../../src/render/panel.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { storedEvents } from '../../src/render/replay.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import { type SimHandle, type SimRequest, startSimulator } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/open.js';
@@ -104,6 +105,13 @@ describe("debate with a devil's advocate", () => {
     const viewer = debatePage(debate, null);
     expect(viewer).toContain('<section id="advocate">');
     expect(viewer).toContain('<td>moved after it: c</td>');
+    // Who moved after an advocate is read from the stances as every view reads them, not from the list an older engine wrote.
+    const older = { ...debate, steps: debate.steps!.map((s) => (s.step.kind === 'advocate' && s.step.round === 1 ? { ...s, step: { ...s.step, moved: ['a', 'c'] } } : s)) };
+    expect(renderCard(older).replace(/\s+/g, ' ')).toContain('a-r1 (moved after it: c)');
+    expect(renderMarkdown(older)).toContain('- Round 1, a, against "stay": a-r1 (moved after it: c)');
+    expect(debatePage(older, null)).toContain('<td>moved after it: c</td>');
+    const replayed = storedEvents(older).flatMap((e) => (e.type === 'protocol.step' && e.step.kind === 'advocate' && e.step.round === 1 ? [e.step.moved] : []));
+    expect(replayed).toEqual([['c']]);
   });
 
   it("marks each advocate's turn as advocacy for the synthesizer, and counts neither the last advocate as support nor its absence as a holdout", async () => {

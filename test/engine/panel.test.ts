@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
+import type { DebateEvent } from '../../src/engine/events.js';
 import { renderCard } from '../../src/render/card.js';
 import { debateDocument } from '../../src/render/document.js';
 import { renderMarkdown } from '../../src/render/markdown.js';
+import { storedEvents } from '../../src/render/replay.js';
 import { debatePage } from '../../src/serve/debate-page.js';
 import type { SchedulePlan } from '../../src/schedule/plan.js';
 import { demoResponder, simModelsFor } from '../../src/sim/demo.js';
@@ -52,6 +54,29 @@ async function conformingDebate(families: [string, string, string]) {
   return { d: store.getDebate(result.id), script };
 }
 
+/**
+ * Three agents of one family: a and b together (A), c apart (B) at round 0; at round 1 the judge
+ * gives `round1` under its own letters, and scores the round converged.
+ */
+async function relabellingDebate(round1: { id: string; summary: string; agents: string[] }[]) {
+  const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } as never });
+  const script = scriptedResponder([0.3, 0.9], (req) => {
+    if (stageOf(req) === 'synthesis') return reply.synthesis([], ['a', 'b']);
+    if (stageOf(req) !== 'judge') return undefined;
+    const round = judgedRoundOf(req);
+    const stances = round === 0 ? [{ id: 'A', summary: 'Use SQLite', agents: ['a', 'b'] }, { id: 'B', summary: 'Use Postgres', agents: ['c'] }] : round1;
+    const v = round === 0 ? 30 : 90;
+    return JSON.stringify({ rationale: 'scored', recommendation: v, facts: v, caveats: v, stances });
+  });
+  const sim = track(await startSimulator({ models: familyModels(preset, ['llama', 'llama', 'llama']), respond: script.respond }));
+  const store = track(openStore(':memory:'));
+  const events: DebateEvent[] = [];
+  const result = await runDebate({ question: 'SQLite or Postgres?', preset, host: sim.url, recorder: recorder(store), listeners: [(e) => void events.push(e)] });
+  const d = store.getDebate(result.id);
+  expect(store.verifyDebate(d.id).state).toBe('sealed');
+  return { d, events };
+}
+
 describe('panel independence on the record', () => {
   it('names each agent\'s family and its stance per round in the JSON document and in show, for a mixed panel', async () => {
     const { d, script } = await conformingDebate(['llama', 'qwen2', 'gemma2']);
@@ -96,6 +121,35 @@ describe('panel independence on the record', () => {
     expect(card).toContain('MEDIUM at most: agreement after 1 agent moved rests on one model family (llama): not independent support');
     expect(renderMarkdown(d)).toContain('_MEDIUM at most: agreement after 1 agent moved');
     expect(debateDocument(d).confidence).toMatchObject({ level: 'medium', capped: expect.stringMatching(/one model family/) });
+  });
+
+  it('reads a judge that re-letters its stances between rounds, with nobody changing group, as nobody moving, live, on the card and in a replay', async () => {
+    const { d, events } = await relabellingDebate([{ id: 'A', summary: 'Use Postgres', agents: ['c'] }, { id: 'B', summary: 'Use SQLite', agents: ['a', 'b'] }]);
+    // The live view and --events read the step the engine emits.
+    const live = events.flatMap((e) => (e.type === 'protocol.step' && e.step.kind === 'stances' && e.step.round === 1 ? [e.step] : []));
+    expect(live.flatMap((s) => s.agents.map((a) => `${a.agentId}:${a.stance}:${a.move}`))).toEqual(['a:B:held', 'b:B:held', 'c:A:held']);
+    const doc = debateDocument(d) as { panel: { rounds: { agents: { move: string }[] }[]; figures: Record<string, unknown> } };
+    expect(doc.panel.rounds[1]!.agents.map((a) => a.move)).toEqual(['held', 'held', 'held']);
+    expect(doc.panel.figures).toMatchObject({ movers: [], joins: [], joinedMajority: [], majorityAdoption: 0 });
+    const card = renderCard(d).replace(/\s+/g, ' ');
+    expect(card).toContain('MEDIUM at most: agreement from 2 stances at round 0 rests on one model family (llama): not independent support');
+    expect(card).toContain('joined the majority: nobody joined the majority');
+    expect(card).not.toMatch(/moved/);
+    // A record an engine wrote when stances were carried over by the judge's letters (everyone moved) reads the same.
+    const older = { ...d, steps: d.steps!.map((s) => (s.step.kind === 'stances' && s.step.round === 1 ? { ...s, step: { ...s.step, lineage: { A: 'A', B: 'B' }, agents: s.step.agents.map((a) => ({ ...a, move: a.agentId === 'c' ? ('joined' as const) : ('left' as const), reasoned: true })) } } : s)) };
+    expect(renderCard(older).replace(/\s+/g, ' ')).toContain('agreement from 2 stances at round 0 rests on one model family');
+    expect(renderMarkdown(older)).toContain('| c | B (opened) | A (held) |');
+    const replayed = storedEvents(older).flatMap((e) => (e.type === 'protocol.step' && e.step.kind === 'stances' && e.step.round === 1 ? e.step.agents.map((a) => a.move) : []));
+    expect(replayed).toEqual(['held', 'held', 'held']);
+  });
+
+  it('reads the one agent that changed group as the only move, toward the group it joined, when the judge re-letters the stances', async () => {
+    // b goes over to c; the judge gives c's group the letter A, a's the letter B.
+    const { d } = await relabellingDebate([{ id: 'A', summary: 'Use Postgres', agents: ['b', 'c'] }, { id: 'B', summary: 'Use SQLite', agents: ['a'] }]);
+    const doc = debateDocument(d) as { panel: { rounds: { agents: { agentId: string; move: string }[] }[]; figures: Record<string, unknown> } };
+    expect(doc.panel.rounds[1]!.agents.map((a) => `${a.agentId}:${a.move}`)).toEqual(['a:held', 'b:left', 'c:held']);
+    expect(doc.panel.figures).toMatchObject({ movers: ['b'], joins: [] });
+    expect(renderCard(d).replace(/\s+/g, ' ')).toContain('agreement after 1 agent moved rests on one model family (llama)');
   });
 
   it('keeps a debate below HIGH when the judge scored it converged but its stances split the panel with no majority', async () => {

@@ -13,8 +13,10 @@ import {
   inverseSimpson,
   majorityOf,
   normaliseStances,
+  positionKeys,
   roundStancesOf,
 } from '../../src/protocol/stances.js';
+import { stanceRounds } from '../../src/render/panel-record.js';
 import { arbitraryOf } from '../helpers/schema-arbitrary.js';
 
 const panel = ['alpha', 'beta', 'gamma', 'delta'];
@@ -22,7 +24,7 @@ const noTurns: never[] = [];
 
 function rounds(...perRound: Stance[][]): RoundStances[] {
   const out: RoundStances[] = [];
-  perRound.forEach((stances, round) => out.push(roundStancesOf({ round, stances, notes: [], panel, previous: out.at(-1) ?? null, turns: noTurns })));
+  perRound.forEach((stances, round) => out.push(roundStancesOf({ round, stances, notes: [], panel, previous: out.at(-1) ?? null, earlier: out, turns: noTurns })));
   return out;
 }
 
@@ -124,6 +126,116 @@ describe('trajectories and figures', () => {
     expect(f).toMatchObject({ stancesAtStart: 2, stancesAtEnd: 2, startMajority: 'S1', outsideMajority: ['delta'], joinedMajority: ['delta'], majorityAdoption: 1, heldFromStart: false });
     expect(f.effectivePositions).toBeCloseTo(1 / (0.75 ** 2 + 0.25 ** 2), 12);
     expect(f.joins).toEqual([{ agentId: 'delta', round: 1, reasoned: false }]);
+  });
+
+  it('reads a panel the judge re-lettered, with every group unchanged, as nobody moving', () => {
+    const r = rounds(
+      [
+        { id: 'A', summary: 'Use SQLite', agents: ['alpha', 'beta', 'gamma'] },
+        { id: 'B', summary: 'Use Postgres', agents: ['delta'] },
+      ],
+      // The same groups, each under the other's letter.
+      [
+        { id: 'A', summary: 'Use Postgres', agents: ['delta'] },
+        { id: 'B', summary: 'Use SQLite', agents: ['alpha', 'beta', 'gamma'] },
+      ],
+    );
+    expect(r[1]!.agents.map((a) => `${a.agentId}:${a.stance}:${a.move}`)).toEqual(['alpha:B:held', 'beta:B:held', 'gamma:B:held', 'delta:A:held']);
+    expect(r[1]!.lineage).toEqual({ A: 'B', B: 'A' });
+    const f = conformityOf(r, panel.map((id) => family(id, 'llama')), ['alpha', 'beta', 'gamma']);
+    expect(f).toMatchObject({ startMajority: 'A', outsideMajority: ['delta'], joinedMajority: [], majorityAdoption: 0, joins: [], movers: [] });
+    expect(independenceOf(f).reason).toBe('agreement from 2 stances at round 0 rests on one model family (llama): not independent support');
+  });
+
+  it('reads the one agent that left its group as the only move, toward the group it joined, however the judge re-lettered them', () => {
+    const r = rounds(
+      [
+        { id: 'A', summary: 'Use SQLite', agents: ['alpha', 'beta', 'gamma'] },
+        { id: 'B', summary: 'Use Postgres', agents: ['delta'] },
+      ],
+      // gamma goes over to delta; the judge gives delta's group the letter A.
+      [
+        { id: 'A', summary: 'Use Postgres', agents: ['gamma', 'delta'] },
+        { id: 'B', summary: 'Use SQLite', agents: ['alpha', 'beta'] },
+      ],
+    );
+    expect(r[1]!.agents.map((a) => `${a.agentId}:${a.stance}:${a.move}`)).toEqual(['alpha:B:held', 'beta:B:held', 'gamma:A:left', 'delta:A:held']);
+    expect(r[1]!.lineage).toEqual({ A: 'B', B: 'A' });
+    const f = conformityOf(r, panel.map((id) => family(id, 'llama')), ['alpha', 'beta']);
+    expect(f).toMatchObject({ movers: ['gamma'], joins: [], joinedMajority: [], majorityAdoption: 0 });
+  });
+
+  it('continues a split stance in its larger part and a merge in the group that brought the most agents', () => {
+    const all = [{ id: 'S1', summary: 'A', agents: panel }];
+    // Split: three stay together under a new letter, delta breaks away under the old one.
+    const split = rounds(all, [
+      { id: 'S1', summary: 'B', agents: ['delta'] },
+      { id: 'S2', summary: 'A', agents: ['alpha', 'beta', 'gamma'] },
+    ]);
+    expect(split[1]!.agents.map((a) => a.move)).toEqual(['held', 'held', 'held', 'left']);
+    expect(split[1]!.lineage).toEqual({ S1: null, S2: 'S1' });
+    // Merge: alpha and beta, then gamma, then delta; the pair continues and the other two move.
+    const merge = rounds(
+      [
+        { id: 'P', summary: 'A', agents: ['alpha', 'beta'] },
+        { id: 'Q', summary: 'B', agents: ['gamma'] },
+        { id: 'R', summary: 'C', agents: ['delta'] },
+      ],
+      [{ id: 'Q', summary: 'B', agents: panel }],
+    );
+    expect(merge[1]!.agents.map((a) => a.move)).toEqual(['held', 'held', 'joined', 'joined']);
+    expect(merge[1]!.lineage).toEqual({ Q: 'P' });
+    // An even split keeps the stance in the part with its summary.
+    const even = rounds(all, [
+      { id: 'X', summary: 'B', agents: ['alpha', 'beta'] },
+      { id: 'Y', summary: 'A', agents: ['gamma', 'delta'] },
+    ]);
+    expect(even[1]!.agents.map((a) => a.move)).toEqual(['left', 'left', 'held', 'held']);
+  });
+
+  it('keeps an agent that sat a round out in its group, so the group it comes back to is matched with it', () => {
+    const r = rounds(
+      [
+        { id: 'S1', summary: 'stay', agents: ['alpha', 'beta'] },
+        { id: 'S2', summary: 'migrate', agents: ['gamma', 'delta'] },
+      ],
+      // alpha argues by assignment and is not judged.
+      [
+        { id: 'S1', summary: 'stay', agents: ['beta'] },
+        { id: 'S2', summary: 'migrate', agents: ['gamma', 'delta'] },
+      ],
+      // beta's turn now; alpha is back, and gamma goes over to it.
+      [
+        { id: 'X', summary: 'stay put', agents: ['alpha', 'gamma'] },
+        { id: 'Y', summary: 'move', agents: ['delta'] },
+      ],
+    );
+    expect(r[2]!.agents.map((a) => `${a.agentId}:${a.move}`)).toEqual(['alpha:opened', 'beta:absent', 'gamma:left', 'delta:held']);
+    expect(r[2]!.lineage).toEqual({ X: 'S1', Y: 'S2' });
+  });
+
+  it('keys a position the same in every round its group continues, and a new position apart from any earlier one', () => {
+    const keys = positionKeys([
+      { round: 0, stances: [{ id: 'A', summary: 'x', agents: ['alpha', 'beta'] }, { id: 'B', summary: 'y', agents: ['gamma', 'delta'] }] },
+      { round: 1, stances: [{ id: 'A', summary: 'y', agents: ['gamma', 'delta'] }, { id: 'B', summary: 'x', agents: ['alpha', 'beta'] }] },
+      // delta breaks away, and the judge calls its new position A.
+      { round: 2, stances: [{ id: 'A', summary: 'z', agents: ['delta'] }, { id: 'B', summary: 'x', agents: ['alpha', 'beta'] }, { id: 'C', summary: 'y', agents: ['gamma'] }] },
+    ]);
+    expect([...keys.get(1)!]).toEqual([['A', 'B'], ['B', 'A']]);
+    expect([...keys.get(2)!]).toEqual([['A', 'A@2'], ['B', 'A'], ['C', 'B']]);
+  });
+
+  it('reads a record whose moves were written by the judge\'s ids as a new one reads: re-lettered groups held', () => {
+    const steps = [
+      { kind: 'stances' as const, round: 0, stances: [{ id: 'A', summary: 'x', agents: ['alpha', 'beta', 'gamma'] }, { id: 'B', summary: 'y', agents: ['delta'] }], majority: 'A', lineage: { A: 'A', B: 'B' }, notes: [],
+        agents: [{ agentId: 'alpha', stance: 'A', move: 'opened' as const, reasoned: null }, { agentId: 'beta', stance: 'A', move: 'opened' as const, reasoned: null }, { agentId: 'gamma', stance: 'A', move: 'opened' as const, reasoned: null }, { agentId: 'delta', stance: 'B', move: 'opened' as const, reasoned: null }] },
+      // As an engine that carried stances over by id recorded it: everyone moved.
+      { kind: 'stances' as const, round: 1, stances: [{ id: 'A', summary: 'y', agents: ['delta'] }, { id: 'B', summary: 'x', agents: ['alpha', 'beta', 'gamma'] }], majority: 'B', lineage: { A: 'A', B: 'B' }, notes: [],
+        agents: [{ agentId: 'alpha', stance: 'B', move: 'left' as const, reasoned: true }, { agentId: 'beta', stance: 'B', move: 'left' as const, reasoned: true }, { agentId: 'gamma', stance: 'B', move: 'left' as const, reasoned: true }, { agentId: 'delta', stance: 'A', move: 'joined' as const, reasoned: false }] },
+    ];
+    const read = stanceRounds({ steps: steps.map((step, i) => ({ step, at: i })), turns: [] } as unknown as Parameters<typeof stanceRounds>[0]);
+    expect(read[1]!.agents.map((a) => `${a.agentId}:${a.move}:${a.reasoned}`)).toEqual(['alpha:held:null', 'beta:held:null', 'gamma:held:null', 'delta:held:null']);
+    expect(read[1]!.lineage).toEqual({ A: 'B', B: 'A' });
   });
 
   it('computes the inverse Simpson index: 1 for one stance, n for n apart', () => {

@@ -10,9 +10,10 @@ import { reportedCall } from './reported-call.js';
 /**
  * The judge scores how close the usable positions are and groups the agents by stance, in one
  * call; reported as the round's judgement, and the stances (normalised, with each agent's move
- * since `previous`, the last round's stances) as a `stances` step.
+ * since `previous`, the last round's stances, reading an agent it did not judge in the group it
+ * held before, from `earlier`, the rounds' stances before it) as a `stances` step.
  */
-export async function judgeConvergence(runner: Runner, round: number, turns: TurnRecord[], previous: RoundStances | null = null): Promise<RoundJudgement> {
+export async function judgeConvergence(runner: Runner, round: number, turns: TurnRecord[], previous: RoundStances | null = null, earlier: readonly (RoundStances | null)[] = []): Promise<RoundJudgement> {
   const model = runner.preset.judge.model;
   const options = runner.callOptions(model, runner.preset.judge.options, 'judge', { temperature: 0 });
   const positions: PeerView[] = turns.filter((t) => t.status === 'ok' && t.position).map((t) => ({ agentId: t.agentId, position: t.position! }));
@@ -32,7 +33,7 @@ export async function judgeConvergence(runner: Runner, round: number, turns: Tur
     if (outcome.status === 'ok') {
       const { stances: reply, ...score } = outcome.value;
       const normal = normaliseStances(reply, ids);
-      const stances = roundStancesOf({ round, ...normal, panel: runner.preset.agents.map((a) => a.id), previous, turns });
+      const stances = roundStancesOf({ round, ...normal, panel: runner.preset.agents.map((a) => a.id), previous, earlier, turns });
       judgement = { round, status: 'ok', score, convergence: convergenceOf(score), error: null, stances };
     } else judgement = { round, status: 'failed', score: null, convergence: null, error: outcome.error };
     const at = runner.now();

@@ -66,7 +66,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     // A stored critique round judged again leaves its advocate out, as when it ran.
     const before = rounds.at(-2)?.judgement?.stances ?? null;
     const advocate = preset.protocol.advocate ? advocateRound(runner, current.round, before) : null;
-    current.judgement = await judgeConvergence(runner, current.round, withoutAdvocate(current.turns, advocate), before);
+    current.judgement = await judgeConvergence(runner, current.round, withoutAdvocate(current.turns, advocate), before, stancesOf(rounds));
   }
   // Clashes are found while they still stand: on the opening answers, before the first critique round.
   await mapClashes(runner, rounds);
@@ -100,7 +100,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
     runner.checkpoint();
     current = { round, turns, judgement: null };
     rounds.push(current);
-    current.judgement = await judgeConvergence(runner, round, withoutAdvocate(turns, advocate), stancesBefore);
+    current.judgement = await judgeConvergence(runner, round, withoutAdvocate(turns, advocate), stancesBefore, stancesOf(rounds));
     // The advocate of the round before is reported once this round shows who moved after reading it.
     if (preset.protocol.advocate) advocateStep(runner, rounds.slice(0, -1), current.judgement.stances ?? null);
     exit = decideExit(runner, current, stopAt(current.judgement.convergence));
@@ -124,6 +124,11 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
  * Whether to stop after `round`: at the threshold, unless the judge's own stances of the round split
  * the panel with no majority (the live view says why it goes on), or at the ceiling.
  */
+/** Each round's stances so far, for the judge to read an agent a round left out in the group it held. */
+function stancesOf(rounds: readonly TranscriptRound[]) {
+  return rounds.map((r) => r.judgement?.stances ?? null);
+}
+
 function decideExit(runner: Runner, round: TranscriptRound, convergence: number | null): ReturnType<typeof exitDecision> {
   const { maxRounds, convergenceThreshold: threshold } = runner.preset.protocol;
   const input = { round: round.round, maxRounds, convergence, threshold, stanceSizes: round.judgement?.stances?.stances.map((s) => s.agents.length) ?? null };

@@ -73,7 +73,7 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
     // does a round with fewer than two usable answers: there is nothing to group, and no score to show.
     const judgeNow = !numeric && !current.judgement && usable >= 2;
     if (judgeNow) {
-      current.judgement = await judgeConvergence(runner, round, current.turns, previous?.judgement?.stances ?? null);
+      current.judgement = await judgeConvergence(runner, round, current.turns, previous?.judgement?.stances ?? null, rounds.map((r) => r.judgement?.stances ?? null));
       runner.checkpoint();
     }
     const numbers = numeric ? summarize(numbersOf(current)) : null;
