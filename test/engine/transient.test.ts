@@ -148,3 +148,23 @@ describe('a debate stopped by an outage', () => {
     expect(outageWords([{ api: 'openai' }, {}]).detail).toBe('a model server stopped answering');
   });
 });
+
+describe('a reply cut off at its token limit', () => {
+  it('names a reply cut off at its token limit as cut, with the limit and the preset field that raises it, not as a server that ignored the schema', async () => {
+    const seen: SimRequest[] = [];
+    const { stored } = await debateWith((req) => {
+      if (agentOf(req) !== 'b' || stageOf(req) !== 'opening') return undefined;
+      seen.push(req);
+      return { content: '{"position": "We should', doneReason: 'length' };
+    });
+    const calls = stored.calls.filter((c) => c.agentId === 'b' && c.stage === 'opening');
+    expect(calls.map((c) => c.status)).toEqual(['invalid', 'invalid']);
+    const limits = seen.map((req) => req.options.num_predict as number);
+    expect(limits[1]).toBe(2 * limits[0]!);
+    expect(calls[0]!.validationError).toBe(`The reply reached its token limit before its JSON was complete: it stopped at num_predict ${limits[0]}. If it recurs, raise \`protocol.maxAnswerTokens\` in the preset (or the agent's \`options.num_predict\`).`);
+    expect(calls[1]!.validationError).toContain(`num_predict ${limits[1]}`);
+    expect(seen[1]!.messages.at(-1)!.content).toContain('cut off at the length limit');
+    const turn = stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!;
+    expect([turn.status, turn.error]).toEqual(['invalid', expect.stringContaining('protocol.maxAnswerTokens')]);
+  });
+});
