@@ -20,6 +20,9 @@ import { inertLine } from '../render/inert.js';
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
 
+/** How much of a 200 body that is not an event stream is kept to be read as one JSON reply. */
+const WHOLE_BODY_MAX = 8 * 1024 * 1024;
+
 /** Ollama options that have an OpenAI-compatible field of their own; the rest (num_ctx, keep_alive, …) belong to the server's launch flags. */
 const OPTION_FIELDS: Readonly<Record<string, string>> = {
   num_predict: 'max_tokens',
@@ -83,7 +86,14 @@ export class OpenAIGateway implements ModelServer {
       let finish = null as string | null;
       let usage = null as { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
       let done = false as boolean;
+      let seen = 0;
+      // The body as it came, kept until a first event shows it is a stream: a server or proxy that ignores
+      // `stream` sends one JSON body (a whole completion, or an error under 200) that holds no event.
+      let body: Buffer[] | null = [];
+      let bodyBytes = 0;
       const events = new ServerSentData((data) => {
+        seen++;
+        body = null;
         // What follows [DONE] is read (the connection goes back to the pool) but is not the reply.
         if (done) return;
         if (data === '[DONE]') {
@@ -117,11 +127,26 @@ export class OpenAIGateway implements ModelServer {
         headers: this.#headers,
         body: JSON.stringify(chatBody(request)),
         signal: call.signal,
-        onChunk: (bytes) => events.push(bytes),
+        onChunk: (bytes) => {
+          if (body !== null && bodyBytes < WHOLE_BODY_MAX) {
+            body.push(Buffer.from(bytes));
+            bodyBytes += bytes.length;
+          }
+          events.push(bytes);
+        },
         refused: (response) => this.#statusError(response.status, response.text, request.model, response.retryAfter),
       });
       events.end();
-      if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
+      const whole = seen === 0 && body !== null ? this.#wholeReply(Buffer.concat(body).toString('utf8'), request.model) : null;
+      if (whole !== null) {
+        content = whole.content;
+        thinking = whole.thinking;
+        thinkingTokens = thinking === '' ? 0 : 1;
+        finish = whole.finish;
+        usage = whole.usage;
+        if (thinking !== '') control.onProgress?.({ tokens: 1, delta: '', thought: withoutSecrets(thinking, this.#secrets) });
+        if (content !== '') control.onProgress?.({ tokens: thinkingTokens + 1, delta: withoutSecrets(content, this.#secrets) });
+      } else if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
       const count = (v: unknown): number | null => (typeof v === 'number' ? v : null);
       const metrics: CallMetrics = {
         promptTokens: count(usage?.prompt_tokens),
@@ -142,6 +167,35 @@ export class OpenAIGateway implements ModelServer {
     } finally {
       abort.dispose();
     }
+  }
+
+  /**
+   * A 200 answer to a streamed request that held no event: a whole `chat.completion` from a server
+   * or proxy that ignores `stream`, read as the reply; an error body under 200, named as the error
+   * it says; anything else, named with the start of what it was.
+   */
+  #wholeReply(text: string, model: string): { content: string; thinking: string; finish: string | null; usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null } | null {
+    // Comments or fields and no event: a stream that ended before its first event.
+    if (/^\s*(:|event:|id:|retry:)/.test(text)) return null;
+    const value = safeJson(text);
+    if (value !== null && value.error !== undefined && value.error !== null) throw this.#statusError(errorStatus(value.error), JSON.stringify({ error: value.error }), model);
+    const choice = Array.isArray(value?.choices) ? (value.choices[0] as { message?: Record<string, unknown>; finish_reason?: unknown } | undefined) : undefined;
+    if (choice === undefined || choice === null || typeof choice !== 'object') {
+      const what = text.trim() === '' ? 'an empty body' : serverText(text, this.#secrets, 200);
+      throw new CallError('SERVER_ERROR', `${this.host} answered the chat request for ${model} with HTTP 200 but sent no reply, neither an event stream nor a chat completion: ${what}`, {
+        hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1, and not a web page or a proxy that rewrites replies.',
+        status: 200,
+      });
+    }
+    const message = choice.message ?? {};
+    const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+    const usage = value?.usage;
+    return {
+      content: str(message.content),
+      thinking: str(message.reasoning_content) || str(message.reasoning),
+      finish: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
+      usage: usage !== null && typeof usage === 'object' ? (usage as { prompt_tokens?: unknown; completion_tokens?: unknown }) : null,
+    };
   }
 
   /** Nothing to load: the server loaded its models when it started. */
@@ -293,6 +347,13 @@ function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
   const value = safeJson(data);
   if (value === null) throw new CallError('STREAM_ERROR', `The server sent an event that is not JSON: ${serverText(data, secrets, 120)}`);
   return value as StreamEvent;
+}
+
+/** The HTTP status an error body sent under 200 stands for: its numeric `code` (llama-server), else 400 for a refused request, else 500. */
+function errorStatus(error: unknown): number {
+  const e = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; type?: unknown };
+  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code >= 400 && e.code <= 599) return e.code;
+  return e.type === 'invalid_request_error' ? 400 : 500;
 }
 
 function safeJson(text: string): Record<string, unknown> | null {

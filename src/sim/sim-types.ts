@@ -44,11 +44,16 @@ export type SimReply =
   | {
       content?: string;
       error?: string;
+      /** With `error`: the HTTP status it is sent with, before the first byte. 200 sends the error body under 200, as some proxies do. */
       status?: number;
       /** With `error` and a status (a 503, a 429): the `Retry-After` header sent with it, in seconds. */
       retryAfter?: number;
       failAfterTokens?: number;
       silentStop?: boolean;
+      /** The connection is reset after this many content chunks, with no final chunk and no error line: the server died or a proxy cut it. */
+      resetAfterTokens?: number;
+      /** The server ignores `stream: true` and sends the whole reply as one JSON body, as some proxies in front of an OpenAI-compatible server do. */
+      ignoresStream?: boolean;
       delayMs?: number;
       doneReason?: string;
       /** The thinking streamed before the content (a thinking model only); default: generated words, thinkingTokens long. */

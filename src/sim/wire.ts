@@ -14,6 +14,8 @@ export interface Wire {
   end(): void;
   /** The stream stops with no final chunk, as a crashed runner's does. */
   cut(): void;
+  /** The connection is reset where the reply stands: no final chunk, no clean end. */
+  reset(): void;
 }
 
 export function ollamaWire(res: ServerResponse): Wire {
@@ -25,7 +27,14 @@ export function ollamaWire(res: ServerResponse): Wire {
       if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
       res.end();
     },
+    reset: () => resetConnection(res),
   };
+}
+
+/** Resets the connection under a response: what the client sees when the server process dies or a proxy drops it. */
+export function resetConnection(res: ServerResponse): void {
+  if (!res.headersSent) res.flushHeaders();
+  res.socket?.resetAndDestroy();
 }
 
 export function writeLine(res: ServerResponse, value: unknown): Promise<void> {

@@ -21,6 +21,40 @@ describe('the OpenAI-compatible gateway', () => {
     expect((await right.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] })).content).toBe('x');
   });
 
+  it('reads the whole reply of a server that ignores `stream`, and names an error it sends under HTTP 200 instead of calling the reply cut short', async () => {
+    const sim = track(
+      await startSimulator({
+        models: [{ name: 'llama3.2' }],
+        api: 'openai',
+        respond: (req) => (req.messages.at(-1)?.content === 'fail' ? { error: 'the prompt is longer than the context', status: 200 } : { content: 'one two three', ignoresStream: true }),
+      }),
+    );
+    const gateway = new OpenAIGateway(`${sim.url}/v1`);
+    const deltas: string[] = [];
+    const whole = await gateway.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] }, { onProgress: (p) => deltas.push(p.delta) });
+    expect([whole.content, whole.metrics.doneReason, whole.metrics.completionTokens, deltas.join('')]).toEqual(['one two three', 'stop', 3, 'one two three']);
+    const refused = await callFailure(gateway.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'fail' }] }));
+    expect([refused.code, refused.message]).toEqual(['BAD_REQUEST', `${sim.url}/v1 refused the request for llama3.2:latest: the prompt is longer than the context`]);
+  });
+
+  it('names a 200 answer that is neither an event stream nor a completion, with what it said and where to look', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>Sign in</title>');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const failed = await callFailure(new OpenAIGateway(url).chat({ model: 'm', messages: [{ role: 'user', content: 'Say something.' }] }));
+      expect(failed.code).toBe('SERVER_ERROR');
+      expect(failed.message).toBe(`${url} answered the chat request for m with HTTP 200 but sent no reply, neither an event stream nor a chat completion: <!doctype html><title>Sign in</title>`);
+      expect(failed.hint).toContain('ending in /v1');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it("reads a family the server reports as one line of inert text, as it is shown on the card's one-line PANEL entries", async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
