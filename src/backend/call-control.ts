@@ -76,6 +76,25 @@ export function stoppedError(err: unknown, who: string, ctx: { timedOut: boolean
   return null;
 }
 
+/** Whether a call failed because its connection broke (reset, closed by the other side), not because nothing answered. */
+export function brokenConnection(err: unknown): boolean {
+  const e = err as { message?: unknown; code?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
+  return /ECONNRESET|EPIPE|UND_ERR_SOCKET|other side closed|socket hang up/i.test(`${String(e?.message ?? '')} ${String(e?.code ?? '')} ${String(e?.cause?.code ?? '')} ${String(e?.cause?.message ?? '')}`);
+}
+
+/**
+ * A connection that broke once the reply had begun: the server was reached, so this is no outage
+ * (a server that is down refuses the resend, and that is one); the call is sent again.
+ */
+export function cutMidReply(host: string, model: string, cause: unknown): CallError {
+  const e = cause as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : '';
+  return new CallError('STREAM_INCOMPLETE', `The connection to ${host} broke in the middle of ${model}'s reply${code ? ` (${code})` : ''}.`, {
+    hint: "The server stopped or restarted, or a proxy in front of it dropped the connection: check the server's log (a crash, an out-of-memory kill) and the proxy's timeouts.",
+    cause,
+  });
+}
+
 /** How long a facts request (tags, ps, show, version) may take; each answers at once from a working server. */
 export const FACTS_TIMEOUT_MS = 30_000;
 

@@ -14,7 +14,7 @@ import {
   type ModelServer,
   type TagModel,
 } from '../backend/types.js';
-import { callAbort, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
+import { brokenConnection, callAbort, cutMidReply, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { serverText } from '../backend/server-text.js';
 import { inertLine } from '../render/inert.js';
 import { ChatLines, refusedError, STREAM_ENDED_EARLY } from './chat-stream.js';
@@ -104,6 +104,7 @@ export class Gateway implements ModelServer {
     let thinkingTokens = 0;
     let tokens = 0;
     let result: ChatResult | null = null;
+    let answered = false;
     try {
       const lines = new ChatLines((chunk) => {
         if (result !== null) return;
@@ -139,14 +140,17 @@ export class Gateway implements ModelServer {
           stream: true,
         }),
         signal: abort.controller.signal,
-        onChunk: (bytes) => lines.push(bytes),
+        onChunk: (bytes) => {
+          answered = true;
+          lines.push(bytes);
+        },
         refused: refusedError,
       });
       lines.end();
       if (result === null) throw new Error(STREAM_ENDED_EARLY);
       return result;
     } catch (err) {
-      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
+      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered });
       // The text received so far is kept for the record, marked partial.
       mapped.partial = content;
       mapped.partialThinking = thinking;
@@ -244,13 +248,14 @@ export class Gateway implements ModelServer {
   private mapError(
     err: unknown,
     model: string | null,
-    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number },
+    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean },
     where?: string,
   ): CallError {
     if (err instanceof CallError) return err;
     const name = model === null ? null : inertLine(model);
     const stopped = stoppedError(err, name ?? this.host, ctx);
     if (stopped) return stopped;
+    if (ctx.answered && name !== null && brokenConnection(err)) return cutMidReply(this.host, name, err);
     const e = err as { name?: string; status_code?: number; message?: string; retryAfter?: string | null; cause?: { code?: string } };
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;

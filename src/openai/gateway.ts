@@ -12,7 +12,7 @@ import {
 import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
 import { serverText, withoutSecrets } from '../backend/server-text.js';
-import { callAbort, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
+import { brokenConnection, callAbort, cutMidReply, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { postStream } from '../backend/post-stream.js';
 import { ServerSentData } from './sse.js';
 import { inertLine } from '../render/inert.js';
@@ -81,6 +81,7 @@ export class OpenAIGateway implements ModelServer {
     let thinking = '';
     let thinkingTokens = 0;
     let tokens = 0;
+    let answered = false;
     try {
       // Set by the event handler: typed wide, or the compiler takes them for null and false after it.
       let finish = null as string | null;
@@ -128,6 +129,7 @@ export class OpenAIGateway implements ModelServer {
         body: JSON.stringify(chatBody(request)),
         signal: call.signal,
         onChunk: (bytes) => {
+          answered = true;
           if (body !== null && bodyBytes < WHOLE_BODY_MAX) {
             body.push(Buffer.from(bytes));
             bodyBytes += bytes.length;
@@ -160,7 +162,7 @@ export class OpenAIGateway implements ModelServer {
       // A server that echoes its key in a reply does not get it into the record either.
       return { content: withoutSecrets(content, this.#secrets), thinking: withoutSecrets(thinking, this.#secrets), thinkingTokens, metrics };
     } catch (err) {
-      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
+      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered });
       mapped.partial = withoutSecrets(content, this.#secrets);
       mapped.partialThinking = withoutSecrets(thinking, this.#secrets);
       throw mapped;
@@ -288,10 +290,11 @@ export class OpenAIGateway implements ModelServer {
     });
   }
 
-  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError {
+  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean }): CallError {
     if (err instanceof CallError) return err;
     const stopped = stoppedError(err, model ?? this.host, ctx);
     if (stopped) return stopped;
+    if (ctx.answered && model !== null && brokenConnection(err)) return cutMidReply(this.host, model, err);
     const e = err as { code?: string; name?: string; cause?: { code?: string } };
     const message = serverText(errorMessage(err), this.#secrets);
     if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });

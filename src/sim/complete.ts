@@ -124,7 +124,7 @@ export async function complete(
       chunks = chunks.slice(0, numPredict - thinkingChunks.length);
       doneReason = reply.doneReason ?? 'length';
     }
-    const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : reply.resetAfterTokens !== undefined ? Math.min(reply.resetAfterTokens, chunks.length) : undefined;
+    const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : reply.dropAfterTokens !== undefined ? Math.min(reply.dropAfterTokens, chunks.length) : undefined;
     const metrics = (evalCount: number, evalNs: number) => ({
       done_reason: doneReason,
       context: kind === 'generate' && body.raw !== true ? contextTokens(promptTokens + evalCount) : undefined,
@@ -153,8 +153,8 @@ export async function complete(
     if (signal.aborted) return;
     const evalNs = Number(process.hrtime.bigint() - evalStart);
 
-    if (reply.resetAfterTokens !== undefined && reply.error === undefined) {
-      wire.reset();
+    if (reply.dropAfterTokens !== undefined && reply.error === undefined) {
+      wire.drop();
       return;
     }
     if (failAt !== undefined) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { type Wire, resetConnection, sendJson, writeText } from './wire.js';
+import { type Wire, dropConnection, sendJson, writeText } from './wire.js';
 
 /**
  * The OpenAI-compatible face of the simulator, as Ollama's own /v1 middleware does it: a
@@ -124,9 +124,9 @@ export function openAIWire(res: ServerResponse, opts: { includeUsage: boolean })
       if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.end();
     },
-    reset: () => {
+    drop: () => {
       if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      resetConnection(res);
+      dropConnection(res);
     },
   };
 }

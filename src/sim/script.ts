@@ -27,7 +27,7 @@ const replySchema = z.union([
     retryAfter: z.number().int().nonnegative().optional(),
     failAfterTokens: z.number().int().nonnegative().optional(),
     silentStop: z.boolean().optional(),
-    resetAfterTokens: z.number().int().nonnegative().optional(),
+    dropAfterTokens: z.number().int().nonnegative().optional(),
     ignoresStream: z.boolean().optional(),
     delayMs: z.number().nonnegative().optional(),
     doneReason: z.string().optional(),

@@ -50,8 +50,8 @@ export type SimReply =
       retryAfter?: number;
       failAfterTokens?: number;
       silentStop?: boolean;
-      /** The connection is reset after this many content chunks, with no final chunk and no error line: the server died or a proxy cut it. */
-      resetAfterTokens?: number;
+      /** The connection closes after this many content chunks, its body unfinished, with no final chunk and no error line: the server died or a proxy cut it. */
+      dropAfterTokens?: number;
       /** The server ignores `stream: true` and sends the whole reply as one JSON body, as some proxies in front of an OpenAI-compatible server do. */
       ignoresStream?: boolean;
       delayMs?: number;

@@ -43,6 +43,14 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
     expect((await callFailure(connect(url).chat(ask))).code).toBe('HOST_UNREACHABLE');
   });
 
+  it('names a connection lost in the middle of a reply as a reply cut short, naming the host and model, not as a host it cannot reach', async () => {
+    const { gw, url } = await gateway(() => ({ content: 'one two three four', dropAfterTokens: 2 }));
+    const cut = await callFailure(gw.chat(ask));
+    expect([cut.code, cut.partial]).toEqual(['STREAM_INCOMPLETE', 'one two']);
+    expect(cut.message).toMatch(new RegExp(`^The connection to ${url.replace(/[.]/g, '\\.')}(/v1)? broke in the middle of ${model}'s reply`));
+    expect(cut.hint).toContain("server's log");
+  });
+
   it("stops a call mid-stream on the caller's signal, keeping what came, and one past its time limit, then goes on", async () => {
     const { gw } = await gateway(() => 'a b c d e f g h i j k l m n o p', { tokenMs: 40 });
     const stop = new AbortController();

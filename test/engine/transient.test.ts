@@ -65,6 +65,19 @@ describe('transient failures', () => {
     }
   });
 
+  it('keeps the debate going when one call keeps losing its connection mid-reply: the host answers the others, so it is no outage', async () => {
+    const { result, stored } = await debateWith((req) => (agentOf(req) === 'b' && stageOf(req) === 'opening' ? { content: '{"position": "cut', dropAfterTokens: 1 } : undefined));
+    expect(result.status).toBe('completed');
+    const sends = stored.calls.filter((c) => c.agentId === 'b' && c.stage === 'opening');
+    expect(sends.map((c) => [c.status, c.partial === true])).toEqual([
+      ['error', true],
+      ['error', true],
+      ['error', true],
+    ]);
+    expect(sends[0]!.error).toContain(`The connection to ${sim!.url} broke in the middle of model-1:1b's reply`);
+    expect(stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!.status).toBe('failed');
+  });
+
   it('gives up after two resends, so a runner that keeps crashing leaves a failed turn with three recorded sends', async () => {
     const { stored } = await debateWith((req) => (agentOf(req) === 'b' && stageOf(req) === 'opening' ? { error: 'model runner has unexpectedly stopped', status: 500 } : undefined));
     expect(stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!.status).toBe('failed');
