@@ -276,9 +276,13 @@ export class Gateway implements ModelServer {
           cause: err,
         });
       }
-      if (status === 503) {
+      if (status === 503 || status === 429) {
         return new CallError('HOST_BUSY', `${this.host} is busy${answered}: ${text}`, {
-          hint: 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.',
+          // Ollama itself answers 503 when its load queue is full; a 429 comes from a proxy or a hosted service that limits the rate.
+          hint:
+            status === 503
+              ? 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.'
+              : 'The server, or a proxy in front of it, limits how many requests it takes: lower the concurrency (`--num-parallel`, or `numParallel` in the hosts entry) or raise that limit.',
           status,
           retryAfterMs: retryAfterMs(e.retryAfter),
           cause: err,

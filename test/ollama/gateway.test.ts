@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { CallError } from '../../src/backend/types.js';
 import { Gateway } from '../../src/ollama/gateway.js';
 import { startSimulator } from '../../src/sim/index.js';
+import { callFailure } from '../helpers/errors.js';
 import { closesAfterEach } from '../helpers/lifecycle.js';
 
 const track = closesAfterEach();
@@ -33,6 +34,15 @@ async function answeringServer(status: number, contentType: string, body: string
 }
 
 const PROXY_PAGE = '<html><head><style>h1 { color: red }</style></head><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>';
+
+describe('the Ollama gateway facing a limit on requests', () => {
+  it('reads a 429 from a proxy or a hosted service as a busy host to ask again after its Retry-After, naming the host and what to lower', async () => {
+    const sim = track(await startSimulator({ models: [{ name: 'llama3.2' }], respond: () => ({ error: 'rate limit exceeded', status: 429, retryAfter: 7 }) }));
+    const busy = await callFailure(new Gateway(sim.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'Say something.' }] }));
+    expect([busy.code, busy.status, busy.retryAfterMs, busy.message]).toEqual(['HOST_BUSY', 429, 7000, `${sim.url} is busy: rate limit exceeded`]);
+    expect(busy.hint).toContain('--num-parallel');
+  });
+});
 
 describe('the Ollama gateway facing a host that does not answer as Ollama', () => {
   it('names the host, the request and the HTTP status of an HTML error page, and prints nothing', async () => {
