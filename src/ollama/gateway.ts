@@ -61,7 +61,7 @@ function leanFetch(host: string, timeoutMs: number) {
     const ok = status >= 200 && status < 300;
     const contentType = String(res.headers['content-type'] ?? '');
     const json = async (): Promise<unknown> => {
-      if (!ok) return { error: refusedError({ status, contentType, text: /html/i.test(contentType) ? withoutTags(text) : text }).message };
+      if (!ok) return { error: refusedError({ status, contentType, text }).message };
       try {
         return JSON.parse(text) as unknown;
       } catch {
@@ -299,7 +299,13 @@ export class Gateway implements ModelServer {
           cause: err,
         });
       }
-      if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'}: ${text}`, { status, cause: err });
+      if (status >= 500) {
+        return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'} (HTTP ${statusLine(status)}): ${text}`, {
+          hint: "Check the Ollama server's log (`journalctl -u ollama`, or ~/.ollama/logs/server.log); with a proxy in front of it, check that the proxy reaches it.",
+          status,
+          cause: err,
+        });
+      }
       return new CallError('BAD_REQUEST', `${this.host} refused the request for ${name ?? 'a request'}: ${text}`, { status, cause: err });
     }
     const message = errorMessage(err);
@@ -314,7 +320,10 @@ export class Gateway implements ModelServer {
       });
     }
     // A line `{"error": ...}` inside a 200 stream: the model failed mid-reply.
-    return new CallError('STREAM_ERROR', `${name ?? this.host} failed mid-reply: ${serverText(message)}`, { cause: err });
+    return new CallError('STREAM_ERROR', `${name ?? this.host} failed mid-reply on ${this.host}: ${serverText(message)}`, {
+      hint: "Check the Ollama server's log: a runner that stops mid-reply has often run out of memory (a smaller num_ctx or model, or fewer calls in parallel, helps).",
+      cause: err,
+    });
   }
 }
 
@@ -322,17 +331,6 @@ export class Gateway implements ModelServer {
 function statusLine(status: number): string {
   const phrase = STATUS_CODES[status];
   return phrase ? `${status} ${phrase}` : String(status);
-}
-
-/**
- * An HTML error page (a proxy's 502) as its text: scripts, styles and tags go, so the message says
- * what the page says. Only its start is read: the message keeps a few hundred characters.
- */
-function withoutTags(html: string): string {
-  return html
-    .slice(0, 20_000)
-    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ');
 }
 
 function parsedObject(text: string): Record<string, unknown> | null {

@@ -11,7 +11,7 @@ import {
 } from '../backend/types.js';
 import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
-import { serverText, withoutSecrets } from '../backend/server-text.js';
+import { bodyText, serverText, withoutSecrets } from '../backend/server-text.js';
 import { brokenConnection, callAbort, cutMidReply, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { postStream } from '../backend/post-stream.js';
 import { ServerSentData } from './sse.js';
@@ -19,6 +19,8 @@ import { inertLine } from '../render/inert.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+const MID_REPLY_HINT = "Check the server's log: a server that fails mid-reply has often run out of memory (a shorter context, fewer parallel slots, or a smaller model helps).";
 
 /** How much of a 200 body that is not an event stream is kept to be read as one JSON reply. */
 const WHOLE_BODY_MAX = 8 * 1024 * 1024;
@@ -102,7 +104,7 @@ export class OpenAIGateway implements ModelServer {
           return;
         }
         const event = parseEvent(data, this.#secrets);
-        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply: ${this.#said(event.error)}`);
+        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply on ${this.host}: ${this.#said(event.error)}`, { hint: MID_REPLY_HINT });
         if (event.usage) usage = event.usage;
         for (const choice of event.choices ?? []) {
           const delta = choice.delta ?? {};
@@ -183,7 +185,7 @@ export class OpenAIGateway implements ModelServer {
     if (value !== null && value.error !== undefined && value.error !== null) throw this.#statusError(errorStatus(value.error), JSON.stringify({ error: value.error }), model);
     const choice = Array.isArray(value?.choices) ? (value.choices[0] as { message?: Record<string, unknown>; finish_reason?: unknown } | undefined) : undefined;
     if (choice === undefined || choice === null || typeof choice !== 'object') {
-      const what = text.trim() === '' ? 'an empty body' : serverText(text, this.#secrets, 200);
+      const what = text.trim() === '' ? 'an empty body' : serverText(bodyText(text), this.#secrets, 200);
       throw new CallError('SERVER_ERROR', `${this.host} answered the chat request for ${model} with HTTP 200 but sent no reply, neither an event stream nor a chat completion: ${what}`, {
         hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1, and not a web page or a proxy that rewrites replies.',
         status: 200,
@@ -248,9 +250,15 @@ export class OpenAIGateway implements ModelServer {
       const res = await this.#send('GET', '/models', undefined, limit);
       const text = await res.body.text();
       if (res.statusCode >= 400) throw this.#statusError(res.statusCode, text, null);
-      const list = JSON.parse(text) as { data?: unknown };
+      const list = safeJson(text);
+      if (list === null) {
+        throw new CallError('SERVER_ERROR', `${this.host} answered GET /models with HTTP ${res.statusCode} but not with JSON: ${serverText(bodyText(text), this.#secrets, 200)}`, {
+          hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1, and not a web page or a proxy in front of it.',
+          status: res.statusCode,
+        });
+      }
       if (!Array.isArray(list.data)) throw new CallError('BAD_REQUEST', `${this.host}/models did not return a model list.`, { hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1.' });
-      return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown })?.id === 'string');
+      return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown } | null)?.id === 'string');
     } catch (err) {
       if (limit.aborted && !(err instanceof CallError)) throw silentHost(this.host, 'GET /models', this.#factsTimeoutMs, err);
       throw this.#mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
@@ -268,7 +276,8 @@ export class OpenAIGateway implements ModelServer {
   }
 
   #statusError(status: number, text: string, model: string | null, retryAfter: string | null = null): CallError {
-    const message = this.#said(safeJson(text)?.error ?? text);
+    const message = this.#said(safeJson(text)?.error ?? bodyText(text));
+    const what = model === null ? 'GET /models' : model;
     if (status === 401 || status === 403) {
       return new CallError('KEY_REFUSED', `${this.host} refused the API key (HTTP ${status}): ${message}`, {
         hint: this.#keyEnv
@@ -278,9 +287,31 @@ export class OpenAIGateway implements ModelServer {
       });
     }
     if (status === 404 && model !== null) return this.#missing(model, status);
-    if (status === 429 || status === 503) return new CallError('HOST_BUSY', `${this.host} is busy: ${message}`, { hint: 'Lower the concurrency, or give the server more slots.', status, retryAfterMs: retryAfterMs(retryAfter) });
-    if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${model ?? 'a request'}: ${message}`, { status });
-    return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${message}`, { status });
+    if (status === 404) {
+      return new CallError('BAD_REQUEST', `${this.host} answered HTTP 404 to GET /models: it is not the base of an OpenAI-compatible API (${message}).`, {
+        hint: 'Give the base of its API, ending in /v1; behind a proxy that serves it under a path, keep that path (http://host/llm/v1).',
+        status,
+      });
+    }
+    if (status === 429 || status === 503) {
+      // llama-server answers 503 "Loading model" until its model is in memory.
+      const loading = /loading model/i.test(message);
+      return new CallError('HOST_BUSY', `${this.host} is busy${loading ? ' loading its model' : ''} (HTTP ${status}, ${what}): ${message}`, {
+        hint: loading ? 'Wait until the server has loaded its model (llama-server: until GET /health answers ok), then run again.' : 'Lower the concurrency, or give the server more slots.',
+        status,
+        retryAfterMs: retryAfterMs(retryAfter),
+      });
+    }
+    if (status >= 500) {
+      return new CallError('SERVER_ERROR', `${this.host} failed on ${what} (HTTP ${status}): ${message}`, {
+        hint: "Check the server's log; with a proxy in front of it (HTTP 502, 504), check that the proxy reaches the server and that its timeout outlasts a reply.",
+        status,
+      });
+    }
+    return new CallError('BAD_REQUEST', `${this.host} refused ${model === null ? 'GET /models' : `the request for ${model}`} (HTTP ${status}): ${message}`, {
+      hint: "The server's message says what it refused: a prompt longer than its context (--ctx-size, --max-model-len), an option or response_format it does not take.",
+      status,
+    });
   }
 
   #missing(model: string, status: number): CallError {
@@ -304,7 +335,7 @@ export class OpenAIGateway implements ModelServer {
         cause: err,
       });
     }
-    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${message}`, { cause: err });
+    return new CallError('STREAM_ERROR', model === null ? `${this.host} failed: ${message}` : `${model} failed mid-reply on ${this.host}: ${message}`, { hint: MID_REPLY_HINT, cause: err });
   }
 }
 

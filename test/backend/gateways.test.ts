@@ -37,7 +37,7 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
     expect((await callFailure(gw.chat({ ...ask, model: 'nope' }))).code).toBe('MODEL_MISSING');
     expect(await callFailure(gw.chat(ask))).toMatchObject({ code: 'SERVER_ERROR', status: 500 });
     const crash = await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'crash' }] }));
-    expect([crash.code, crash.message]).toEqual(['STREAM_ERROR', `${model} failed mid-reply: runner crashed`]);
+    expect([crash.code, crash.message]).toEqual(['STREAM_ERROR', `${model} failed mid-reply on ${connect(url).host}: runner crashed`]);
     expect((await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'stop' }] }))).code).toBe('STREAM_INCOMPLETE');
     await close();
     expect((await callFailure(connect(url).chat(ask))).code).toBe('HOST_UNREACHABLE');

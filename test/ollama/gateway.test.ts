@@ -74,6 +74,13 @@ describe('the Ollama gateway facing a host that does not answer as Ollama', () =
     }
   });
 
+  it("names a proxy's HTML error page on a chat call by its words, with the status and where to look", async () => {
+    const proxy = track(await answeringServer(502, 'text/html', PROXY_PAGE));
+    const error = await callFailure(new Gateway(proxy.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'Say something.' }] }));
+    expect([error.code, error.message]).toEqual(['SERVER_ERROR', `${proxy.url} failed on llama3.2 (HTTP 502 Bad Gateway): 502 Bad Gateway nginx`]);
+    expect(error.hint).toContain('proxy');
+  });
+
   it('says so when a 200 answer is not JSON, on one line', async () => {
     const portal = track(await answeringServer(200, 'text/plain', 'captive\nportal\u2028login'));
     const error = (await new Gateway(portal.url).tags().catch((e: unknown) => e)) as CallError;
