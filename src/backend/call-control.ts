@@ -65,10 +65,23 @@ export function whenAborted(signal: AbortSignal, fn: () => void): () => void {
 }
 
 /** The error of a call that was stopped or ran out of time, whatever it failed with; null when it was neither. */
-export function stoppedError(err: unknown, who: string, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError | null {
+export function stoppedError(
+  err: unknown,
+  who: string,
+  ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean; host?: string },
+): CallError | null {
   if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${who} was stopped.`, { cause: err });
   if (ctx.timedOut) {
-    return new CallError('CALL_TIMEOUT', `${who} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
+    const seconds = Math.round(ctx.timeoutMs / 1000);
+    const where = ctx.host === undefined || ctx.host === who ? who : `${who} on ${ctx.host}`;
+    // Nothing at all (Ollama sends no headers before the first token): the model was loading, or the call waited for a slot.
+    if (ctx.answered === false) {
+      return new CallError('CALL_TIMEOUT', `${where} sent nothing within ${seconds} s: the server was still loading the model, or the call waited behind others for a slot.`, {
+        hint: 'Raise `protocol.callTimeoutSeconds` in the preset if the model loads slowly (a large model, a slow disk), or lower the concurrency so fewer calls wait for a slot.',
+        cause: err,
+      });
+    }
+    return new CallError('CALL_TIMEOUT', `${where} did not finish within ${seconds} s.`, {
       hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
       cause: err,
     });

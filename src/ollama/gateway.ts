@@ -253,7 +253,7 @@ export class Gateway implements ModelServer {
   ): CallError {
     if (err instanceof CallError) return err;
     const name = model === null ? null : inertLine(model);
-    const stopped = stoppedError(err, name ?? this.host, ctx);
+    const stopped = stoppedError(err, name ?? this.host, { ...ctx, host: this.host });
     if (stopped) return stopped;
     if (ctx.answered && name !== null && brokenConnection(err)) return cutMidReply(this.host, name, err);
     const e = err as { name?: string; status_code?: number; message?: string; retryAfter?: string | null; cause?: { code?: string } };

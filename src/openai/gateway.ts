@@ -323,7 +323,7 @@ export class OpenAIGateway implements ModelServer {
 
   #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean }): CallError {
     if (err instanceof CallError) return err;
-    const stopped = stoppedError(err, model ?? this.host, ctx);
+    const stopped = stoppedError(err, model ?? this.host, { ...ctx, host: this.host });
     if (stopped) return stopped;
     if (ctx.answered && model !== null && brokenConnection(err)) return cutMidReply(this.host, model, err);
     const e = err as { code?: string; name?: string; cause?: { code?: string } };

@@ -51,6 +51,15 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
     expect(cut.hint).toContain("server's log");
   });
 
+  it('says a call timed out before its first token (a model still loading, a call waiting for a slot), naming the model and host, apart from one cut mid-reply', async () => {
+    const { gw } = await gateway((req) => (req.messages.at(-1)?.content === 'slow' ? { delayMs: 5000 } : 'a b c d e f g h i j k l m n o p'), { tokenMs: 150 });
+    const silent = await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'slow' }] }, { timeoutMs: 1000 }));
+    expect([silent.code, silent.message]).toEqual(['CALL_TIMEOUT', `${model} on ${gw.host} sent nothing within 1 s: the server was still loading the model, or the call waited behind others for a slot.`]);
+    expect(silent.hint).toContain('callTimeoutSeconds');
+    const slow = await callFailure(gw.chat(ask, { timeoutMs: 1000 }));
+    expect([slow.code, slow.message]).toEqual(['CALL_TIMEOUT', `${model} on ${gw.host} did not finish within 1 s.`]);
+  });
+
   it("stops a call mid-stream on the caller's signal, keeping what came, and one past its time limit, then goes on", async () => {
     const { gw } = await gateway(() => 'a b c d e f g h i j k l m n o p', { tokenMs: 40 });
     const stop = new AbortController();
