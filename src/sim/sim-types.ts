@@ -88,6 +88,8 @@ export interface SimOptions {
    * serve: /v1/models gives each model's `max_model_len`, and /api answers 404.
    */
   api?: 'ollama' | 'openai';
+  /** false: /v1 streams send no `usage` chunk even when `stream_options.include_usage` asks, as servers without that option do. Default true. */
+  sendsUsage?: boolean;
   /** When set, every /v1 request must carry `Authorization: Bearer <apiKey>` (vLLM's --api-key); else 401. */
   apiKey?: string;
   /** Sees each /v1/chat/completions request as it arrived (body and Authorization header), before anything is checked. */
