@@ -103,7 +103,7 @@ export class OpenAIGateway implements ModelServer {
           done = true;
           return;
         }
-        const event = parseEvent(data, this.#secrets);
+        const event = parseEvent(data, this.#secrets, `${request.model} on ${this.host}`);
         if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply on ${this.host}: ${this.#said(event.error)}`, { hint: MID_REPLY_HINT });
         if (event.usage) usage = event.usage;
         for (const choice of event.choices ?? []) {
@@ -377,9 +377,13 @@ interface StreamEvent {
   error?: unknown;
 }
 
-function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
+function parseEvent(data: string, secrets: readonly string[], who: string): StreamEvent {
   const value = safeJson(data);
-  if (value === null) throw new CallError('STREAM_ERROR', `The server sent an event that is not JSON: ${serverText(data, secrets, 120)}`);
+  if (value === null) {
+    throw new CallError('STREAM_ERROR', `${who} sent an event that is not JSON in the middle of its reply: ${serverText(data, secrets, 120)}`, {
+      hint: 'Check that the url reaches the OpenAI-compatible server directly: a proxy that rewrites or buffers event streams can break their events.',
+    });
+  }
   return value as StreamEvent;
 }
 

@@ -82,6 +82,24 @@ describe('the OpenAI-compatible gateway', () => {
     }
   });
 
+  it('names the model and server of a stream whose event is not JSON, keeping what came before it', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('data: {"choices":[{"delta":{"content":"one"}}]}\n\ndata: {"choices":[{"delta":\n\n');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const failed = await callFailure(new OpenAIGateway(url).chat({ model: 'm', messages: [{ role: 'user', content: 'Say something.' }] }));
+      expect([failed.code, failed.message, failed.partial]).toEqual(['STREAM_ERROR', `m on ${url} sent an event that is not JSON in the middle of its reply: {"choices":[{"delta":`, 'one']);
+      expect(failed.hint).toContain('proxy');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('says a llama-server still loading its model is busy loading it, and to wait for it, not to lower the concurrency', async () => {
     const sim = track(await startSimulator({ models: [{ name: 'llama3.2' }], api: 'openai', respond: () => ({ error: 'Loading model', status: 503 }) }));
     const busy = await callFailure(new OpenAIGateway(`${sim.url}/v1`).chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] }));
