@@ -104,7 +104,12 @@ export class OpenAIGateway implements ModelServer {
           return;
         }
         const event = parseEvent(data, this.#secrets, `${request.model} on ${this.host}`);
-        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply on ${this.host}: ${this.#said(event.error)}`, { hint: MID_REPLY_HINT });
+        if (event.error !== undefined && event.error !== null) {
+          // vLLM refuses a request it cannot serve (a prompt past its context) as the stream's first event, under 200: a refusal, not a failure to resend.
+          const status = errorStatus(event.error);
+          if (status < 500 && content === '' && thinking === '') throw this.#statusError(status, JSON.stringify({ error: event.error }), request.model);
+          throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply on ${this.host}: ${this.#said(event.error)}`, { hint: MID_REPLY_HINT });
+        }
         if (event.usage) usage = event.usage;
         for (const choice of event.choices ?? []) {
           const delta = choice.delta ?? {};

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { isTransient } from '../../src/engine/call/retry.js';
 import { OpenAIGateway } from '../../src/openai/gateway.js';
 import { startSimulator } from '../../src/sim/index.js';
 import { callFailure } from '../helpers/errors.js';
@@ -94,6 +95,24 @@ describe('the OpenAI-compatible gateway', () => {
       const failed = await callFailure(new OpenAIGateway(url).chat({ model: 'm', messages: [{ role: 'user', content: 'Say something.' }] }));
       expect([failed.code, failed.message, failed.partial]).toEqual(['STREAM_ERROR', `m on ${url} sent an event that is not JSON in the middle of its reply: {"choices":[{"delta":`, 'one']);
       expect(failed.hint).toContain('proxy');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("reads a refusal sent as a stream's first event (vLLM's context overflow) as a refused request, not one to send again", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${JSON.stringify({ error: { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 } })}\n\ndata: [DONE]\n\n`);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const refused = await callFailure(new OpenAIGateway(url).chat({ model: 'm', messages: [{ role: 'user', content: 'Say something.' }] }));
+      expect([refused.code, refused.message, isTransient(refused)]).toEqual(['BAD_REQUEST', `${url} refused the request for m (HTTP 400): This model's maximum context length is 4096 tokens.`, false]);
+      expect(refused.hint).toContain('--max-model-len');
     } finally {
       server.closeAllConnections();
       server.close();
