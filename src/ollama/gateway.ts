@@ -300,7 +300,7 @@ export class Gateway implements ModelServer {
         });
       }
       if (status >= 500) {
-        return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'} (HTTP ${statusLine(status)}): ${text}`, {
+        return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'}: ${text}`, {
           hint: "Check the Ollama server's log (`journalctl -u ollama`, or ~/.ollama/logs/server.log); with a proxy in front of it, check that the proxy reaches it.",
           status,
           cause: err,

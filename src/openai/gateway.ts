@@ -301,19 +301,19 @@ export class OpenAIGateway implements ModelServer {
     if (status === 429 || status === 503) {
       // llama-server answers 503 "Loading model" until its model is in memory.
       const loading = /loading model/i.test(message);
-      return new CallError('HOST_BUSY', `${this.host} is busy${loading ? ' loading its model' : ''} (HTTP ${status}, ${what}): ${message}`, {
+      return new CallError('HOST_BUSY', `${this.host} is busy${loading ? ' loading its model' : ''}, HTTP ${status} to ${what}: ${message}`, {
         hint: loading ? 'Wait until the server has loaded its model (llama-server: until GET /health answers ok), then run again.' : 'Lower the concurrency, or give the server more slots.',
         status,
         retryAfterMs: retryAfterMs(retryAfter),
       });
     }
     if (status >= 500) {
-      return new CallError('SERVER_ERROR', `${this.host} failed on ${what} (HTTP ${status}): ${message}`, {
+      return new CallError('SERVER_ERROR', `${this.host} failed on ${what} with HTTP ${status}: ${message}`, {
         hint: "Check the server's log; with a proxy in front of it (HTTP 502, 504), check that the proxy reaches the server and that its timeout outlasts a reply.",
         status,
       });
     }
-    return new CallError('BAD_REQUEST', `${this.host} refused ${model === null ? 'GET /models' : `the request for ${model}`} (HTTP ${status}): ${message}`, {
+    return new CallError('BAD_REQUEST', `${this.host} refused ${model === null ? 'GET /models' : `the request for ${model}`} with HTTP ${status}: ${message}`, {
       hint: "The server's message says what it refused: a prompt longer than its context (--ctx-size, --max-model-len), an option or response_format it does not take.",
       status,
     });

@@ -80,7 +80,7 @@ describe('hostile model output', () => {
     // The text itself is kept, only its controls go.
     expect(r.stderr).toContain('a (confidence 0.60, quality 100): a: A red c1 <script>alert(1)</script>');
     // Lines fit the terminal: a long one wraps at a space, so read it with its line breaks undone.
-    expect(r.stderr.replace(/\n +/g, ' ')).toContain('failed on model-2:1b (HTTP 500 Internal Server Error): runner crashed: A red c1 <script>');
+    expect(r.stderr.replace(/\n +/g, ' ')).toContain('failed on model-2:1b: runner crashed: A red c1 <script>');
     expect(r.stdout).toContain('RECOMMENDATION\n  A red c1 <script>alert(1)</script>');
     // Direction controls are shown, not applied.
     expect(r.stdout).toContain('<U+202E>tpecca TON od<U+202C> <U+2067>open <U+200F>');

@@ -77,7 +77,7 @@ describe('the Ollama gateway facing a host that does not answer as Ollama', () =
   it("names a proxy's HTML error page on a chat call by its words, with the status and where to look", async () => {
     const proxy = track(await answeringServer(502, 'text/html', PROXY_PAGE));
     const error = await callFailure(new Gateway(proxy.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'Say something.' }] }));
-    expect([error.code, error.message]).toEqual(['SERVER_ERROR', `${proxy.url} failed on llama3.2 (HTTP 502 Bad Gateway): 502 Bad Gateway nginx`]);
+    expect([error.code, error.message]).toEqual(['SERVER_ERROR', `${proxy.url} failed on llama3.2: 502 Bad Gateway nginx`]);
     expect(error.hint).toContain('proxy');
   });
 

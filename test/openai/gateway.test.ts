@@ -35,7 +35,7 @@ describe('the OpenAI-compatible gateway', () => {
     const whole = await gateway.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] }, { onProgress: (p) => deltas.push(p.delta) });
     expect([whole.content, whole.metrics.doneReason, whole.metrics.completionTokens, deltas.join('')]).toEqual(['one two three', 'stop', 3, 'one two three']);
     const refused = await callFailure(gateway.chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'fail' }] }));
-    expect([refused.code, refused.message]).toEqual(['BAD_REQUEST', `${sim.url}/v1 refused the request for llama3.2:latest (HTTP 400): the prompt is longer than the context`]);
+    expect([refused.code, refused.message]).toEqual(['BAD_REQUEST', `${sim.url}/v1 refused the request for llama3.2:latest with HTTP 400: the prompt is longer than the context`]);
   });
 
   it('names a 200 answer that is neither an event stream nor a completion, with what it said and where to look', async () => {
@@ -69,7 +69,7 @@ describe('the OpenAI-compatible gateway', () => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/llm/v1`;
       const gateway = new OpenAIGateway(url);
       const failed = await callFailure(gateway.chat({ model: 'm', messages: [{ role: 'user', content: 'Say something.' }] }));
-      expect([failed.code, failed.message]).toEqual(['SERVER_ERROR', `${url} failed on m (HTTP 502): 502 Bad Gateway`]);
+      expect([failed.code, failed.message]).toEqual(['SERVER_ERROR', `${url} failed on m with HTTP 502: 502 Bad Gateway`]);
       expect(failed.hint).toContain('proxy');
       const missing = await callFailure(gateway.catalog());
       expect([missing.code, missing.message]).toEqual(['BAD_REQUEST', `${url} answered HTTP 404 to GET /models: it is not the base of an OpenAI-compatible API (404 Not Found 404 Not Found nginx).`]);
@@ -111,7 +111,7 @@ describe('the OpenAI-compatible gateway', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
       const refused = await callFailure(new OpenAIGateway(url).chat({ model: 'm', messages: [{ role: 'user', content: 'Say something.' }] }));
-      expect([refused.code, refused.message, isTransient(refused)]).toEqual(['BAD_REQUEST', `${url} refused the request for m (HTTP 400): This model's maximum context length is 4096 tokens.`, false]);
+      expect([refused.code, refused.message, isTransient(refused)]).toEqual(['BAD_REQUEST', `${url} refused the request for m with HTTP 400: This model's maximum context length is 4096 tokens.`, false]);
       expect(refused.hint).toContain('--max-model-len');
     } finally {
       server.closeAllConnections();
@@ -122,7 +122,7 @@ describe('the OpenAI-compatible gateway', () => {
   it('says a llama-server still loading its model is busy loading it, and to wait for it, not to lower the concurrency', async () => {
     const sim = track(await startSimulator({ models: [{ name: 'llama3.2' }], api: 'openai', respond: () => ({ error: 'Loading model', status: 503 }) }));
     const busy = await callFailure(new OpenAIGateway(`${sim.url}/v1`).chat({ model: 'llama3.2:latest', messages: [{ role: 'user', content: 'Say something.' }] }));
-    expect([busy.code, busy.message]).toEqual(['HOST_BUSY', `${sim.url}/v1 is busy loading its model (HTTP 503, llama3.2:latest): Loading model`]);
+    expect([busy.code, busy.message]).toEqual(['HOST_BUSY', `${sim.url}/v1 is busy loading its model, HTTP 503 to llama3.2:latest: Loading model`]);
     expect(busy.hint).toContain('Wait until the server has loaded its model');
   });
 
