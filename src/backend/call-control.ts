@@ -65,15 +65,47 @@ export function whenAborted(signal: AbortSignal, fn: () => void): () => void {
 }
 
 /** The error of a call that was stopped or ran out of time, whatever it failed with; null when it was neither. */
-export function stoppedError(err: unknown, who: string, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError | null {
+export function stoppedError(
+  err: unknown,
+  who: string,
+  ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean; host?: string },
+): CallError | null {
   if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${who} was stopped.`, { cause: err });
   if (ctx.timedOut) {
-    return new CallError('CALL_TIMEOUT', `${who} did not finish within ${Math.round(ctx.timeoutMs / 1000)} s.`, {
+    const seconds = Math.round(ctx.timeoutMs / 1000);
+    const where = ctx.host === undefined || ctx.host === who ? who : `${who} on ${ctx.host}`;
+    // Nothing at all (Ollama sends no headers before the first token): the model was loading, or the call waited for a slot.
+    if (ctx.answered === false) {
+      return new CallError('CALL_TIMEOUT', `${where} sent nothing within ${seconds} s: the server was still loading the model, or the call waited behind others for a slot.`, {
+        hint: 'Raise `protocol.callTimeoutSeconds` in the preset if the model loads slowly (a large model, a slow disk), or lower the concurrency so fewer calls wait for a slot.',
+        cause: err,
+      });
+    }
+    return new CallError('CALL_TIMEOUT', `${where} did not finish within ${seconds} s.`, {
       hint: 'Raise `protocol.callTimeoutSeconds` in the preset, or use a smaller model.',
       cause: err,
     });
   }
   return null;
+}
+
+/** Whether a call failed because its connection broke (reset, closed by the other side), not because nothing answered. */
+export function brokenConnection(err: unknown): boolean {
+  const e = err as { message?: unknown; code?: unknown; cause?: { code?: unknown; message?: unknown } } | null;
+  return /ECONNRESET|EPIPE|UND_ERR_SOCKET|other side closed|socket hang up/i.test(`${String(e?.message ?? '')} ${String(e?.code ?? '')} ${String(e?.cause?.code ?? '')} ${String(e?.cause?.message ?? '')}`);
+}
+
+/**
+ * A connection that broke once the reply had begun: the server was reached, so this is no outage
+ * (a server that is down refuses the resend, and that is one); the call is sent again.
+ */
+export function cutMidReply(host: string, model: string, cause: unknown): CallError {
+  const e = cause as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : '';
+  return new CallError('STREAM_INCOMPLETE', `The connection to ${host} broke in the middle of ${model}'s reply${code ? ` (${code})` : ''}.`, {
+    hint: "The server stopped or restarted, or a proxy in front of it dropped the connection: check the server's log (a crash, an out-of-memory kill) and the proxy's timeouts.",
+    cause,
+  });
 }
 
 /** How long a facts request (tags, ps, show, version) may take; each answers at once from a working server. */

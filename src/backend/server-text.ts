@@ -22,3 +22,16 @@ export function withoutSecrets(text: string, secrets: readonly string[]): string
   for (const secret of secrets) if (secret !== '') out = out.split(secret).join(REDACTED);
   return out;
 }
+
+/**
+ * An error body as the words it says: an HTML page (a proxy's 502, a sign-in page), told by its
+ * content type or by its first character, loses its scripts, styles and tags; any other text is
+ * kept as it is. Only a page's start is read: a message keeps a few hundred characters.
+ */
+export function bodyText(text: string, contentType = ''): string {
+  if (!/html/i.test(contentType) && !/^\s*</.test(text)) return text;
+  return text
+    .slice(0, 20_000)
+    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ');
+}

@@ -123,6 +123,8 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
     }
     const content = result.content;
     const parsed = readReply(content, result.thinking, spec.schema, spec.normalize, schemas.full);
+    // A reply that stopped at num_predict is unreadable because it was cut, whatever the server enforces.
+    const cut = !parsed.ok && result.metrics.doneReason === 'length';
     // Only the first reply is checked: the repair's reply is kept whatever it says.
     const fault = parsed.ok && attempt === first && spec.check ? spec.check(parsed.value) : null;
     if (parsed.ok && fault) fallback = { value: parsed.value };
@@ -132,7 +134,7 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
       ...(result.thinking === '' ? {} : { thinking: result.thinking, thinkingTokens: result.thinkingTokens }),
       parsed: parsed.json,
       status: parsed.ok && !fault ? 'ok' : 'invalid',
-      validationError: !parsed.ok ? `${UNENFORCED} ${parsed.problem}` : fault ? `${UNMET} ${fault}` : null,
+      validationError: !parsed.ok ? (cut ? `${CUT_OFF} ${cutProblem(sentOptions)}` : `${UNENFORCED} ${parsed.problem}`) : fault ? `${UNMET} ${fault}` : null,
       ...(parsed.ok && parsed.notes.length ? { normalized: parsed.notes } : {}),
       error: null,
       metrics: result.metrics,
@@ -140,8 +142,8 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
     };
     hooks.onCall(call);
     if (parsed.ok && !fault) return { status: 'ok', value: parsed.value };
-    lastProblem = parsed.ok ? fault! : parsed.problem;
-    messages = repairMessages(spec.messages, content, lastProblem);
+    lastProblem = parsed.ok ? fault! : cut ? `${CUT_OFF} ${cutProblem(sentOptions)}` : parsed.problem;
+    messages = repairMessages(spec.messages, content, cut ? 'it was cut off at the length limit before the JSON object was complete: write every field shorter.' : lastProblem);
     // A reply cut off at num_predict would be cut again by the same request: the repair gets twice the room.
     if (result.metrics.doneReason === 'length') options = { ...options, num_predict: 2 * Number(options.num_predict ?? 1024) };
   }
@@ -184,6 +186,15 @@ export function lastJsonObject(text: string): string | null {
 
 /** Why a repair happens at all: a server that enforces `format` cannot send a reply that needs one. */
 export const UNENFORCED = 'The server did not enforce the JSON Schema sent as format:';
+/** Why a reply that stopped at its token limit (done_reason `length`) could not be read. */
+export const CUT_OFF = 'The reply reached its token limit before its JSON was complete:';
+
+/** The limit the reply met, and where a preset raises it. */
+function cutProblem(options: Record<string, unknown>): string {
+  const limit = typeof options.num_predict === 'number' ? `num_predict ${options.num_predict}` : 'the server\'s own limit';
+  return `it stopped at ${limit}. If it recurs, raise \`protocol.maxAnswerTokens\` in the preset (or the agent's \`options.num_predict\`).`;
+}
+
 /** Why a valid reply was sent back once: what it says breaks a rule the grammar cannot state. */
 export const UNMET = 'The reply is valid JSON but breaks a rule of the prompt:';
 

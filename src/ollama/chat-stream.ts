@@ -1,4 +1,5 @@
 import type { RefusedResponse } from '../backend/post-stream.js';
+import { bodyText } from '../backend/server-text.js';
 
 /**
  * An HTTP error status from Ollama with the server's own message, shaped as ollama-js's
@@ -27,7 +28,7 @@ export function refusedError(response: RefusedResponse): ResponseError {
     } catch {
       // An unreadable error body leaves the status as the message.
     }
-  } else if (response.text !== '') message = response.text;
+  } else if (response.text.trim() !== '') message = bodyText(response.text, response.contentType);
   return new ResponseError(message, response.status, response.retryAfter ?? null);
 }
 

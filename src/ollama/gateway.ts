@@ -14,7 +14,7 @@ import {
   type ModelServer,
   type TagModel,
 } from '../backend/types.js';
-import { callAbort, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
+import { brokenConnection, callAbort, cutMidReply, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { serverText } from '../backend/server-text.js';
 import { inertLine } from '../render/inert.js';
 import { ChatLines, refusedError, STREAM_ENDED_EARLY } from './chat-stream.js';
@@ -61,7 +61,7 @@ function leanFetch(host: string, timeoutMs: number) {
     const ok = status >= 200 && status < 300;
     const contentType = String(res.headers['content-type'] ?? '');
     const json = async (): Promise<unknown> => {
-      if (!ok) return { error: refusedError({ status, contentType, text: /html/i.test(contentType) ? withoutTags(text) : text }).message };
+      if (!ok) return { error: refusedError({ status, contentType, text }).message };
       try {
         return JSON.parse(text) as unknown;
       } catch {
@@ -104,6 +104,7 @@ export class Gateway implements ModelServer {
     let thinkingTokens = 0;
     let tokens = 0;
     let result: ChatResult | null = null;
+    let answered = false;
     try {
       const lines = new ChatLines((chunk) => {
         if (result !== null) return;
@@ -139,14 +140,17 @@ export class Gateway implements ModelServer {
           stream: true,
         }),
         signal: abort.controller.signal,
-        onChunk: (bytes) => lines.push(bytes),
+        onChunk: (bytes) => {
+          answered = true;
+          lines.push(bytes);
+        },
         refused: refusedError,
       });
       lines.end();
       if (result === null) throw new Error(STREAM_ENDED_EARLY);
       return result;
     } catch (err) {
-      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
+      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered });
       // The text received so far is kept for the record, marked partial.
       mapped.partial = content;
       mapped.partialThinking = thinking;
@@ -244,13 +248,14 @@ export class Gateway implements ModelServer {
   private mapError(
     err: unknown,
     model: string | null,
-    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number },
+    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean },
     where?: string,
   ): CallError {
     if (err instanceof CallError) return err;
     const name = model === null ? null : inertLine(model);
-    const stopped = stoppedError(err, name ?? this.host, ctx);
+    const stopped = stoppedError(err, name ?? this.host, { ...ctx, host: this.host });
     if (stopped) return stopped;
+    if (ctx.answered && name !== null && brokenConnection(err)) return cutMidReply(this.host, name, err);
     const e = err as { name?: string; status_code?: number; message?: string; retryAfter?: string | null; cause?: { code?: string } };
     if (e?.name === 'ResponseError' && typeof e.status_code === 'number') {
       const status = e.status_code;
@@ -271,9 +276,13 @@ export class Gateway implements ModelServer {
           cause: err,
         });
       }
-      if (status === 503) {
+      if (status === 503 || status === 429) {
         return new CallError('HOST_BUSY', `${this.host} is busy${answered}: ${text}`, {
-          hint: 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.',
+          // Ollama itself answers 503 when its load queue is full; a 429 comes from a proxy or a hosted service that limits the rate.
+          hint:
+            status === 503
+              ? 'Too many requests are waiting for a model load; lower concurrency or raise OLLAMA_MAX_QUEUE.'
+              : 'The server, or a proxy in front of it, limits how many requests it takes: lower the concurrency (`--num-parallel`, or `numParallel` in the hosts entry) or raise that limit.',
           status,
           retryAfterMs: retryAfterMs(e.retryAfter),
           cause: err,
@@ -290,7 +299,13 @@ export class Gateway implements ModelServer {
           cause: err,
         });
       }
-      if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'}: ${text}`, { status, cause: err });
+      if (status >= 500) {
+        return new CallError('SERVER_ERROR', `${this.host} failed on ${name ?? 'a request'}: ${text}`, {
+          hint: "Check the Ollama server's log (`journalctl -u ollama`, or ~/.ollama/logs/server.log); with a proxy in front of it, check that the proxy reaches it.",
+          status,
+          cause: err,
+        });
+      }
       return new CallError('BAD_REQUEST', `${this.host} refused the request for ${name ?? 'a request'}: ${text}`, { status, cause: err });
     }
     const message = errorMessage(err);
@@ -305,7 +320,10 @@ export class Gateway implements ModelServer {
       });
     }
     // A line `{"error": ...}` inside a 200 stream: the model failed mid-reply.
-    return new CallError('STREAM_ERROR', `${name ?? this.host} failed mid-reply: ${serverText(message)}`, { cause: err });
+    return new CallError('STREAM_ERROR', `${name ?? this.host} failed mid-reply on ${this.host}: ${serverText(message)}`, {
+      hint: "Check the Ollama server's log: a runner that stops mid-reply has often run out of memory (a smaller num_ctx or model, or fewer calls in parallel, helps).",
+      cause: err,
+    });
   }
 }
 
@@ -313,17 +331,6 @@ export class Gateway implements ModelServer {
 function statusLine(status: number): string {
   const phrase = STATUS_CODES[status];
   return phrase ? `${status} ${phrase}` : String(status);
-}
-
-/**
- * An HTML error page (a proxy's 502) as its text: scripts, styles and tags go, so the message says
- * what the page says. Only its start is read: the message keeps a few hundred characters.
- */
-function withoutTags(html: string): string {
-  return html
-    .slice(0, 20_000)
-    .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<[^>]*>/g, ' ');
 }
 
 function parsedObject(text: string): Record<string, unknown> | null {

@@ -11,14 +11,19 @@ import {
 } from '../backend/types.js';
 import type { CallMetrics } from '../engine/events.js';
 import { errorMessage } from '../errors.js';
-import { serverText, withoutSecrets } from '../backend/server-text.js';
-import { callAbort, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
+import { bodyText, serverText, withoutSecrets } from '../backend/server-text.js';
+import { brokenConnection, callAbort, cutMidReply, FACTS_TIMEOUT_MS, retryAfterMs, silentHost, stoppedError } from '../backend/call-control.js';
 import { postStream } from '../backend/post-stream.js';
 import { ServerSentData } from './sse.js';
 import { inertLine } from '../render/inert.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+
+const MID_REPLY_HINT = "Check the server's log: a server that fails mid-reply has often run out of memory (a shorter context, fewer parallel slots, or a smaller model helps).";
+
+/** How much of a 200 body that is not an event stream is kept to be read as one JSON reply. */
+const WHOLE_BODY_MAX = 8 * 1024 * 1024;
 
 /** Ollama options that have an OpenAI-compatible field of their own; the rest (num_ctx, keep_alive, …) belong to the server's launch flags. */
 const OPTION_FIELDS: Readonly<Record<string, string>> = {
@@ -78,20 +83,33 @@ export class OpenAIGateway implements ModelServer {
     let thinking = '';
     let thinkingTokens = 0;
     let tokens = 0;
+    let answered = false;
     try {
       // Set by the event handler: typed wide, or the compiler takes them for null and false after it.
       let finish = null as string | null;
       let usage = null as { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
       let done = false as boolean;
+      let seen = 0;
+      // The body as it came, kept until a first event shows it is a stream: a server or proxy that ignores
+      // `stream` sends one JSON body (a whole completion, or an error under 200) that holds no event.
+      let body: Buffer[] | null = [];
+      let bodyBytes = 0;
       const events = new ServerSentData((data) => {
+        seen++;
+        body = null;
         // What follows [DONE] is read (the connection goes back to the pool) but is not the reply.
         if (done) return;
         if (data === '[DONE]') {
           done = true;
           return;
         }
-        const event = parseEvent(data, this.#secrets);
-        if (event.error !== undefined) throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply: ${this.#said(event.error)}`);
+        const event = parseEvent(data, this.#secrets, `${request.model} on ${this.host}`);
+        if (event.error !== undefined && event.error !== null) {
+          // vLLM refuses a request it cannot serve (a prompt past its context) as the stream's first event, under 200: a refusal, not a failure to resend.
+          const status = errorStatus(event.error);
+          if (status < 500 && content === '' && thinking === '') throw this.#statusError(status, JSON.stringify({ error: event.error }), request.model);
+          throw new CallError('STREAM_ERROR', `${request.model} failed mid-reply on ${this.host}: ${this.#said(event.error)}`, { hint: MID_REPLY_HINT });
+        }
         if (event.usage) usage = event.usage;
         for (const choice of event.choices ?? []) {
           const delta = choice.delta ?? {};
@@ -117,11 +135,27 @@ export class OpenAIGateway implements ModelServer {
         headers: this.#headers,
         body: JSON.stringify(chatBody(request)),
         signal: call.signal,
-        onChunk: (bytes) => events.push(bytes),
+        onChunk: (bytes) => {
+          answered = true;
+          if (body !== null && bodyBytes < WHOLE_BODY_MAX) {
+            body.push(Buffer.from(bytes));
+            bodyBytes += bytes.length;
+          }
+          events.push(bytes);
+        },
         refused: (response) => this.#statusError(response.status, response.text, request.model, response.retryAfter),
       });
       events.end();
-      if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
+      const whole = seen === 0 && body !== null ? this.#wholeReply(Buffer.concat(body).toString('utf8'), request.model) : null;
+      if (whole !== null) {
+        content = whole.content;
+        thinking = whole.thinking;
+        thinkingTokens = thinking === '' ? 0 : 1;
+        finish = whole.finish;
+        usage = whole.usage;
+        if (thinking !== '') control.onProgress?.({ tokens: 1, delta: '', thought: withoutSecrets(thinking, this.#secrets) });
+        if (content !== '') control.onProgress?.({ tokens: thinkingTokens + 1, delta: withoutSecrets(content, this.#secrets) });
+      } else if (!done && finish === null) throw new CallError('STREAM_INCOMPLETE', `${request.model} stopped its reply without finishing (the server ended the stream early).`);
       const count = (v: unknown): number | null => (typeof v === 'number' ? v : null);
       const metrics: CallMetrics = {
         promptTokens: count(usage?.prompt_tokens),
@@ -135,13 +169,42 @@ export class OpenAIGateway implements ModelServer {
       // A server that echoes its key in a reply does not get it into the record either.
       return { content: withoutSecrets(content, this.#secrets), thinking: withoutSecrets(thinking, this.#secrets), thinkingTokens, metrics };
     } catch (err) {
-      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs });
+      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered });
       mapped.partial = withoutSecrets(content, this.#secrets);
       mapped.partialThinking = withoutSecrets(thinking, this.#secrets);
       throw mapped;
     } finally {
       abort.dispose();
     }
+  }
+
+  /**
+   * A 200 answer to a streamed request that held no event: a whole `chat.completion` from a server
+   * or proxy that ignores `stream`, read as the reply; an error body under 200, named as the error
+   * it says; anything else, named with the start of what it was.
+   */
+  #wholeReply(text: string, model: string): { content: string; thinking: string; finish: string | null; usage: { prompt_tokens?: unknown; completion_tokens?: unknown } | null } | null {
+    // Comments or fields and no event: a stream that ended before its first event.
+    if (/^\s*(:|event:|id:|retry:)/.test(text)) return null;
+    const value = safeJson(text);
+    if (value !== null && value.error !== undefined && value.error !== null) throw this.#statusError(errorStatus(value.error), JSON.stringify({ error: value.error }), model);
+    const choice = Array.isArray(value?.choices) ? (value.choices[0] as { message?: Record<string, unknown>; finish_reason?: unknown } | undefined) : undefined;
+    if (choice === undefined || choice === null || typeof choice !== 'object') {
+      const what = text.trim() === '' ? 'an empty body' : serverText(bodyText(text), this.#secrets, 200);
+      throw new CallError('SERVER_ERROR', `${this.host} answered the chat request for ${model} with HTTP 200 but sent no reply, neither an event stream nor a chat completion: ${what}`, {
+        hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1, and not a web page or a proxy that rewrites replies.',
+        status: 200,
+      });
+    }
+    const message = choice.message ?? {};
+    const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+    const usage = value?.usage;
+    return {
+      content: str(message.content),
+      thinking: str(message.reasoning_content) || str(message.reasoning),
+      finish: typeof choice.finish_reason === 'string' ? choice.finish_reason : 'stop',
+      usage: usage !== null && typeof usage === 'object' ? (usage as { prompt_tokens?: unknown; completion_tokens?: unknown }) : null,
+    };
   }
 
   /** Nothing to load: the server loaded its models when it started. */
@@ -192,9 +255,15 @@ export class OpenAIGateway implements ModelServer {
       const res = await this.#send('GET', '/models', undefined, limit);
       const text = await res.body.text();
       if (res.statusCode >= 400) throw this.#statusError(res.statusCode, text, null);
-      const list = JSON.parse(text) as { data?: unknown };
+      const list = safeJson(text);
+      if (list === null) {
+        throw new CallError('SERVER_ERROR', `${this.host} answered GET /models with HTTP ${res.statusCode} but not with JSON: ${serverText(bodyText(text), this.#secrets, 200)}`, {
+          hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1, and not a web page or a proxy in front of it.',
+          status: res.statusCode,
+        });
+      }
       if (!Array.isArray(list.data)) throw new CallError('BAD_REQUEST', `${this.host}/models did not return a model list.`, { hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1.' });
-      return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown })?.id === 'string');
+      return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown } | null)?.id === 'string');
     } catch (err) {
       if (limit.aborted && !(err instanceof CallError)) throw silentHost(this.host, 'GET /models', this.#factsTimeoutMs, err);
       throw this.#mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });
@@ -212,7 +281,8 @@ export class OpenAIGateway implements ModelServer {
   }
 
   #statusError(status: number, text: string, model: string | null, retryAfter: string | null = null): CallError {
-    const message = this.#said(safeJson(text)?.error ?? text);
+    const message = this.#said(safeJson(text)?.error ?? bodyText(text));
+    const what = model === null ? 'GET /models' : model;
     if (status === 401 || status === 403) {
       return new CallError('KEY_REFUSED', `${this.host} refused the API key (HTTP ${status}): ${message}`, {
         hint: this.#keyEnv
@@ -222,9 +292,31 @@ export class OpenAIGateway implements ModelServer {
       });
     }
     if (status === 404 && model !== null) return this.#missing(model, status);
-    if (status === 429 || status === 503) return new CallError('HOST_BUSY', `${this.host} is busy: ${message}`, { hint: 'Lower the concurrency, or give the server more slots.', status, retryAfterMs: retryAfterMs(retryAfter) });
-    if (status >= 500) return new CallError('SERVER_ERROR', `${this.host} failed on ${model ?? 'a request'}: ${message}`, { status });
-    return new CallError('BAD_REQUEST', `${this.host} refused the request for ${model ?? 'a request'}: ${message}`, { status });
+    if (status === 404) {
+      return new CallError('BAD_REQUEST', `${this.host} answered HTTP 404 to GET /models: it is not the base of an OpenAI-compatible API (${message}).`, {
+        hint: 'Give the base of its API, ending in /v1; behind a proxy that serves it under a path, keep that path (http://host/llm/v1).',
+        status,
+      });
+    }
+    if (status === 429 || status === 503) {
+      // llama-server answers 503 "Loading model" until its model is in memory.
+      const loading = /loading model/i.test(message);
+      return new CallError('HOST_BUSY', `${this.host} is busy${loading ? ' loading its model' : ''}, HTTP ${status} to ${what}: ${message}`, {
+        hint: loading ? 'Wait until the server has loaded its model (llama-server: until GET /health answers ok), then run again.' : 'Lower the concurrency, or give the server more slots.',
+        status,
+        retryAfterMs: retryAfterMs(retryAfter),
+      });
+    }
+    if (status >= 500) {
+      return new CallError('SERVER_ERROR', `${this.host} failed on ${what} with HTTP ${status}: ${message}`, {
+        hint: "Check the server's log; with a proxy in front of it (HTTP 502, 504), check that the proxy reaches the server and that its timeout outlasts a reply.",
+        status,
+      });
+    }
+    return new CallError('BAD_REQUEST', `${this.host} refused ${model === null ? 'GET /models' : `the request for ${model}`} with HTTP ${status}: ${message}`, {
+      hint: "The server's message says what it refused: a prompt longer than its context (--ctx-size, --max-model-len), an option or response_format it does not take.",
+      status,
+    });
   }
 
   #missing(model: string, status: number): CallError {
@@ -234,10 +326,11 @@ export class OpenAIGateway implements ModelServer {
     });
   }
 
-  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number }): CallError {
+  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean }): CallError {
     if (err instanceof CallError) return err;
-    const stopped = stoppedError(err, model ?? this.host, ctx);
+    const stopped = stoppedError(err, model ?? this.host, { ...ctx, host: this.host });
     if (stopped) return stopped;
+    if (ctx.answered && model !== null && brokenConnection(err)) return cutMidReply(this.host, model, err);
     const e = err as { code?: string; name?: string; cause?: { code?: string } };
     const message = serverText(errorMessage(err), this.#secrets);
     if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
@@ -247,7 +340,7 @@ export class OpenAIGateway implements ModelServer {
         cause: err,
       });
     }
-    return new CallError('STREAM_ERROR', `${model ?? this.host} failed mid-reply: ${message}`, { cause: err });
+    return new CallError('STREAM_ERROR', model === null ? `${this.host} failed: ${message}` : `${model} failed mid-reply on ${this.host}: ${message}`, { hint: MID_REPLY_HINT, cause: err });
   }
 }
 
@@ -289,10 +382,21 @@ interface StreamEvent {
   error?: unknown;
 }
 
-function parseEvent(data: string, secrets: readonly string[]): StreamEvent {
+function parseEvent(data: string, secrets: readonly string[], who: string): StreamEvent {
   const value = safeJson(data);
-  if (value === null) throw new CallError('STREAM_ERROR', `The server sent an event that is not JSON: ${serverText(data, secrets, 120)}`);
+  if (value === null) {
+    throw new CallError('STREAM_ERROR', `${who} sent an event that is not JSON in the middle of its reply: ${serverText(data, secrets, 120)}`, {
+      hint: 'Check that the url reaches the OpenAI-compatible server directly: a proxy that rewrites or buffers event streams can break their events.',
+    });
+  }
   return value as StreamEvent;
+}
+
+/** The HTTP status an error body sent under 200 stands for: its numeric `code` (llama-server), else 400 for a refused request, else 500. */
+function errorStatus(error: unknown): number {
+  const e = (error !== null && typeof error === 'object' ? error : {}) as { code?: unknown; type?: unknown };
+  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code >= 400 && e.code <= 599) return e.code;
+  return e.type === 'invalid_request_error' ? 400 : 500;
 }
 
 function safeJson(text: string): Record<string, unknown> | null {

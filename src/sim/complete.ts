@@ -33,7 +33,7 @@ export async function complete(
   const messages = kind === 'chat' ? parseMessages(body.messages) : promptMessages(body);
   const name = typeof body.model === 'string' ? body.model : '';
   if (name === '' && kind === 'chat') throw new HttpError(400, 'model is required');
-  const stream = body.stream !== false;
+  const asked = body.stream !== false;
   const loadOnly = kind === 'chat' ? messages.length === 0 : typeof body.prompt !== 'string' || body.prompt === '';
 
   if (loadOnly && keepAliveMs === 0) {
@@ -65,7 +65,7 @@ export async function complete(
           messages: visible.map((m) => ({ ...m })),
           format: body.format,
           options: { ...options },
-          stream,
+          stream: asked,
           keepAlive: body.keep_alive,
           ...(body.think === undefined ? {} : { think: body.think }),
           index,
@@ -74,6 +74,7 @@ export async function complete(
       : {};
     reply = typeof responded === 'string' ? { content: responded } : (responded ?? {});
   }
+  const stream = asked && reply.ignoresStream !== true;
 
   let attachment: Attachment;
   try {
@@ -123,7 +124,7 @@ export async function complete(
       chunks = chunks.slice(0, numPredict - thinkingChunks.length);
       doneReason = reply.doneReason ?? 'length';
     }
-    const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : undefined;
+    const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : reply.dropAfterTokens !== undefined ? Math.min(reply.dropAfterTokens, chunks.length) : undefined;
     const metrics = (evalCount: number, evalNs: number) => ({
       done_reason: doneReason,
       context: kind === 'generate' && body.raw !== true ? contextTokens(promptTokens + evalCount) : undefined,
@@ -152,6 +153,10 @@ export async function complete(
     if (signal.aborted) return;
     const evalNs = Number(process.hrtime.bigint() - evalStart);
 
+    if (reply.dropAfterTokens !== undefined && reply.error === undefined) {
+      wire.drop();
+      return;
+    }
     if (failAt !== undefined) {
       // After the first byte the status is already 200: the error becomes the last line.
       if (!stream) throw new HttpError(500, reply.error ?? 'error');

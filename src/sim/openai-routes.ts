@@ -31,7 +31,7 @@ export async function routeOpenAI(sim: SimState, req: IncomingMessage, res: Serv
     if (typeof chat.model === 'string' && !sim.models.has(canonicalName(chat.model))) {
       return openAIError(res, 404, `The model \`${chat.model}\` does not exist.`, 'model_not_found');
     }
-    return complete(sim, 'chat', chat, openAIWire(res, { includeUsage }), signal);
+    return complete(sim, 'chat', chat, openAIWire(res, { includeUsage: includeUsage && sim.options.sendsUsage !== false }), signal);
   }
   return openAIError(res, 404, `route ${method} ${path} not found`);
 }

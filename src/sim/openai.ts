@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { type Wire, sendJson, writeText } from './wire.js';
+import { type Wire, dropConnection, sendJson, writeText } from './wire.js';
 
 /**
  * The OpenAI-compatible face of the simulator, as Ollama's own /v1 middleware does it: a
@@ -123,6 +123,10 @@ export function openAIWire(res: ServerResponse, opts: { includeUsage: boolean })
     cut: () => {
       if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'text/event-stream' });
       res.end();
+    },
+    drop: () => {
+      if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      dropConnection(res);
     },
   };
 }

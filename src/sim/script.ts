@@ -23,10 +23,12 @@ const replySchema = z.union([
   z.strictObject({
     content: z.string().optional(),
     error: z.string().optional(),
-    status: z.number().int().min(400).max(599).optional(),
+    status: z.union([z.literal(200), z.number().int().min(400).max(599)]).optional(),
     retryAfter: z.number().int().nonnegative().optional(),
     failAfterTokens: z.number().int().nonnegative().optional(),
     silentStop: z.boolean().optional(),
+    dropAfterTokens: z.number().int().nonnegative().optional(),
+    ignoresStream: z.boolean().optional(),
     delayMs: z.number().nonnegative().optional(),
     doneReason: z.string().optional(),
     thinking: z.string().optional(),

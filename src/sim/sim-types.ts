@@ -44,11 +44,16 @@ export type SimReply =
   | {
       content?: string;
       error?: string;
+      /** With `error`: the HTTP status it is sent with, before the first byte. 200 sends the error body under 200, as some proxies do. */
       status?: number;
       /** With `error` and a status (a 503, a 429): the `Retry-After` header sent with it, in seconds. */
       retryAfter?: number;
       failAfterTokens?: number;
       silentStop?: boolean;
+      /** The connection closes after this many content chunks, its body unfinished, with no final chunk and no error line: the server died or a proxy cut it. */
+      dropAfterTokens?: number;
+      /** The server ignores `stream: true` and sends the whole reply as one JSON body, as some proxies in front of an OpenAI-compatible server do. */
+      ignoresStream?: boolean;
       delayMs?: number;
       doneReason?: string;
       /** The thinking streamed before the content (a thinking model only); default: generated words, thinkingTokens long. */
@@ -83,6 +88,8 @@ export interface SimOptions {
    * serve: /v1/models gives each model's `max_model_len`, and /api answers 404.
    */
   api?: 'ollama' | 'openai';
+  /** false: /v1 streams send no `usage` chunk even when `stream_options.include_usage` asks, as servers without that option do. Default true. */
+  sendsUsage?: boolean;
   /** When set, every /v1 request must carry `Authorization: Bearer <apiKey>` (vLLM's --api-key); else 401. */
   apiKey?: string;
   /** Sees each /v1/chat/completions request as it arrived (body and Authorization header), before anything is checked. */

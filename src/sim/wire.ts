@@ -14,6 +14,8 @@ export interface Wire {
   end(): void;
   /** The stream stops with no final chunk, as a crashed runner's does. */
   cut(): void;
+  /** The connection closes where the reply stands: no final chunk, the body unfinished. */
+  drop(): void;
 }
 
 export function ollamaWire(res: ServerResponse): Wire {
@@ -25,7 +27,16 @@ export function ollamaWire(res: ServerResponse): Wire {
       if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
       res.end();
     },
+    drop: () => dropConnection(res),
   };
+}
+
+/** Closes the connection under a response with its body unfinished: what the client sees when the server process dies or a proxy drops it. */
+export function dropConnection(res: ServerResponse): void {
+  if (!res.headersSent) res.flushHeaders();
+  // Ended, not reset, once the response's corked writes reach the socket: what was written arrives, then the connection closes mid-body.
+  const socket = res.socket;
+  setImmediate(() => socket?.end());
 }
 
 export function writeLine(res: ServerResponse, value: unknown): Promise<void> {

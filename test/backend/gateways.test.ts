@@ -37,10 +37,27 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
     expect((await callFailure(gw.chat({ ...ask, model: 'nope' }))).code).toBe('MODEL_MISSING');
     expect(await callFailure(gw.chat(ask))).toMatchObject({ code: 'SERVER_ERROR', status: 500 });
     const crash = await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'crash' }] }));
-    expect([crash.code, crash.message]).toEqual(['STREAM_ERROR', `${model} failed mid-reply: runner crashed`]);
+    expect([crash.code, crash.message]).toEqual(['STREAM_ERROR', `${model} failed mid-reply on ${connect(url).host}: runner crashed`]);
     expect((await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'stop' }] }))).code).toBe('STREAM_INCOMPLETE');
     await close();
     expect((await callFailure(connect(url).chat(ask))).code).toBe('HOST_UNREACHABLE');
+  });
+
+  it('names a connection lost in the middle of a reply as a reply cut short, naming the host and model, not as a host it cannot reach', async () => {
+    const { gw, url } = await gateway(() => ({ content: 'one two three four', dropAfterTokens: 2 }));
+    const cut = await callFailure(gw.chat(ask));
+    expect([cut.code, cut.partial]).toEqual(['STREAM_INCOMPLETE', 'one two']);
+    expect(cut.message).toMatch(new RegExp(`^The connection to ${url.replace(/[.]/g, '\\.')}(/v1)? broke in the middle of ${model}'s reply`));
+    expect(cut.hint).toContain("server's log");
+  });
+
+  it('says a call timed out before its first token (a model still loading, a call waiting for a slot), naming the model and host, apart from one cut mid-reply', async () => {
+    const { gw } = await gateway((req) => (req.messages.at(-1)?.content === 'slow' ? { delayMs: 5000 } : 'a b c d e f g h i j k l m n o p'), { tokenMs: 150 });
+    const silent = await callFailure(gw.chat({ ...ask, messages: [{ role: 'user', content: 'slow' }] }, { timeoutMs: 1000 }));
+    expect([silent.code, silent.message]).toEqual(['CALL_TIMEOUT', `${model} on ${gw.host} sent nothing within 1 s: the server was still loading the model, or the call waited behind others for a slot.`]);
+    expect(silent.hint).toContain('callTimeoutSeconds');
+    const slow = await callFailure(gw.chat(ask, { timeoutMs: 1000 }));
+    expect([slow.code, slow.message]).toEqual(['CALL_TIMEOUT', `${model} on ${gw.host} did not finish within 1 s.`]);
   });
 
   it("stops a call mid-stream on the caller's signal, keeping what came, and one past its time limit, then goes on", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import type { DebateEvent } from '../../src/engine/events.js';
+import { estimateMessagesTokens, estimateTokens } from '../../src/protocol/context.js';
 import { recorder } from '../../src/engine/recorder.js';
 import { runDebate } from '../../src/engine/run-debate.js';
 import { planResume, resumeDebate } from '../../src/engine/resume.js';
@@ -142,6 +143,21 @@ describe('token budget', () => {
     expect(last.budget?.used).toBe(stored.calls.reduce((s, c) => s + (c.budget?.actual ?? 0), 0));
     expect(renderCard(stored)).toMatch(/Cut short by the budget: the token budget \([\d,]+ tokens\) was spent after round \d/);
     expect(tight.events.some((e) => e.type === 'debate.exit' && e.reason === 'budget')).toBe(true);
+  });
+
+  it('counts the prompt and the reply of a server that sends no token counts by estimate, so its replies are not spent for free', async () => {
+    const preset = testPreset(['a', 'b', 'c'], { protocol: { ...debate, maxRounds: 1, tokenBudget: 1_000_000 } } as never);
+    const script = scriptedResponder([0.2]);
+    sim = await startSimulator({ models: simModels(preset), respond: script.respond, api: 'openai', sendsUsage: false });
+    store = openStore(':memory:');
+    const url = `${sim.url}/v1`;
+    const result = await runDebate({ question: 'Should we go ahead?', preset, host: url, hosts: [{ url, api: 'openai' }], recorder: recorder(store) });
+    const answered = store.getDebate(result.id).calls.filter((c) => c.status === 'ok');
+    expect(answered.length).toBeGreaterThan(3);
+    for (const c of answered) {
+      expect([c.metrics.promptTokens, c.metrics.completionTokens]).toEqual([null, null]);
+      expect(c.budget?.actual).toBe(estimateMessagesTokens(c.messages) + estimateTokens(c.raw));
+    }
   });
 
   it('cuts secondary excerpts from 80% of the budget and skips a low-priority agent once its estimate would pass it', async () => {

@@ -65,6 +65,19 @@ describe('transient failures', () => {
     }
   });
 
+  it('keeps the debate going when one call keeps losing its connection mid-reply: the host answers the others, so it is no outage', async () => {
+    const { result, stored } = await debateWith((req) => (agentOf(req) === 'b' && stageOf(req) === 'opening' ? { content: '{"position": "cut', dropAfterTokens: 1 } : undefined));
+    expect(result.status).toBe('completed');
+    const sends = stored.calls.filter((c) => c.agentId === 'b' && c.stage === 'opening');
+    expect(sends.map((c) => [c.status, c.partial === true])).toEqual([
+      ['error', true],
+      ['error', true],
+      ['error', true],
+    ]);
+    expect(sends[0]!.error).toContain(`The connection to ${sim!.url} broke in the middle of model-1:1b's reply`);
+    expect(stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!.status).toBe('failed');
+  });
+
   it('gives up after two resends, so a runner that keeps crashing leaves a failed turn with three recorded sends', async () => {
     const { stored } = await debateWith((req) => (agentOf(req) === 'b' && stageOf(req) === 'opening' ? { error: 'model runner has unexpectedly stopped', status: 500 } : undefined));
     expect(stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!.status).toBe('failed');
@@ -146,5 +159,25 @@ describe('a debate stopped by an outage', () => {
     expect(outageWords([{}])).toEqual({ detail: 'the Ollama host stopped answering', restart: '`ollama serve`' });
     expect(outageWords([{ api: 'openai' }, { api: 'openai' }]).detail).toBe('the OpenAI-compatible server stopped answering');
     expect(outageWords([{ api: 'openai' }, {}]).detail).toBe('a model server stopped answering');
+  });
+});
+
+describe('a reply cut off at its token limit', () => {
+  it('names a reply cut off at its token limit as cut, with the limit and the preset field that raises it, not as a server that ignored the schema', async () => {
+    const seen: SimRequest[] = [];
+    const { stored } = await debateWith((req) => {
+      if (agentOf(req) !== 'b' || stageOf(req) !== 'opening') return undefined;
+      seen.push(req);
+      return { content: '{"position": "We should', doneReason: 'length' };
+    });
+    const calls = stored.calls.filter((c) => c.agentId === 'b' && c.stage === 'opening');
+    expect(calls.map((c) => c.status)).toEqual(['invalid', 'invalid']);
+    const limits = seen.map((req) => req.options.num_predict as number);
+    expect(limits[1]).toBe(2 * limits[0]!);
+    expect(calls[0]!.validationError).toBe(`The reply reached its token limit before its JSON was complete: it stopped at num_predict ${limits[0]}. If it recurs, raise \`protocol.maxAnswerTokens\` in the preset (or the agent's \`options.num_predict\`).`);
+    expect(calls[1]!.validationError).toContain(`num_predict ${limits[1]}`);
+    expect(seen[1]!.messages.at(-1)!.content).toContain('cut off at the length limit');
+    const turn = stored.turns.find((t) => t.agentId === 'b' && t.round === 0)!;
+    expect([turn.status, turn.error]).toEqual(['invalid', expect.stringContaining('protocol.maxAnswerTokens')]);
   });
 });

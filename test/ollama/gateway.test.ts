@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { CallError } from '../../src/backend/types.js';
 import { Gateway } from '../../src/ollama/gateway.js';
 import { startSimulator } from '../../src/sim/index.js';
+import { callFailure } from '../helpers/errors.js';
 import { closesAfterEach } from '../helpers/lifecycle.js';
 
 const track = closesAfterEach();
@@ -34,6 +35,15 @@ async function answeringServer(status: number, contentType: string, body: string
 
 const PROXY_PAGE = '<html><head><style>h1 { color: red }</style></head><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>';
 
+describe('the Ollama gateway facing a limit on requests', () => {
+  it('reads a 429 from a proxy or a hosted service as a busy host to ask again after its Retry-After, naming the host and what to lower', async () => {
+    const sim = track(await startSimulator({ models: [{ name: 'llama3.2' }], respond: () => ({ error: 'rate limit exceeded', status: 429, retryAfter: 7 }) }));
+    const busy = await callFailure(new Gateway(sim.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'Say something.' }] }));
+    expect([busy.code, busy.status, busy.retryAfterMs, busy.message]).toEqual(['HOST_BUSY', 429, 7000, `${sim.url} is busy: rate limit exceeded`]);
+    expect(busy.hint).toContain('--num-parallel');
+  });
+});
+
 describe('the Ollama gateway facing a host that does not answer as Ollama', () => {
   it('names the host, the request and the HTTP status of an HTML error page, and prints nothing', async () => {
     const proxy = track(await answeringServer(502, 'text/html', PROXY_PAGE));
@@ -62,6 +72,13 @@ describe('the Ollama gateway facing a host that does not answer as Ollama', () =
       log.mockRestore();
       write.mockRestore();
     }
+  });
+
+  it("names a proxy's HTML error page on a chat call by its words, with the status and where to look", async () => {
+    const proxy = track(await answeringServer(502, 'text/html', PROXY_PAGE));
+    const error = await callFailure(new Gateway(proxy.url).chat({ model: 'llama3.2', messages: [{ role: 'user', content: 'Say something.' }] }));
+    expect([error.code, error.message]).toEqual(['SERVER_ERROR', `${proxy.url} failed on llama3.2: 502 Bad Gateway nginx`]);
+    expect(error.hint).toContain('proxy');
   });
 
   it('says so when a 200 answer is not JSON, on one line', async () => {

@@ -1,5 +1,5 @@
 import { admits, expectedReply } from '../../protocol/budget.js';
-import { estimateMessagesTokens } from '../../protocol/context.js';
+import { estimateMessagesTokens, estimateTokens } from '../../protocol/context.js';
 import type { CallRecord } from '../call-record.js';
 import type { CallContext } from './context.js';
 import type { Prompt } from './material.js';
@@ -43,8 +43,8 @@ export function admit(ctx: CallContext, req: CallRequest<unknown>, prompt: Promp
     release,
     settle: (record) => {
       release();
-      const real = (record.metrics.promptTokens ?? 0) + (record.metrics.completionTokens ?? 0);
-      const actual = record.metrics.promptTokens === null && record.metrics.completionTokens === null ? promptEstimate : real;
+      // A server that sends no token counts (an OpenAI-compatible one without `usage`) is counted by estimate: the prompt sent and the reply that came back.
+      const actual = (record.metrics.promptTokens ?? promptEstimate) + (record.metrics.completionTokens ?? estimateTokens(`${record.thinking ?? ''}${record.raw}`));
       ctx.tally.add(actual);
       return {
         ...record,
