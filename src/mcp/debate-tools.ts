@@ -132,7 +132,7 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
         const stopped = await ctx.runs.stop(id, 'the MCP client stopped it with conclave_stop');
         const stored = ctx.store.getDebate(id);
         if (!stopped && stored.status === 'running' && !ctx.runs.get(id)) {
-          throw new InputError('DEBATE_NOT_HERE', `Debate ${id} runs in another process (pid ${stored.pid} on ${inertLine(stored.hostname)}), not in this server: conclave_stop stops only the debates this server started.`, {
+          throw new InputError('DEBATE_NOT_HERE', `Debate ${id} is running in another process (pid ${stored.pid} on ${inertLine(stored.hostname)}), not in this server: conclave_stop stops only the debates this server started.`, {
             hint: 'Stop it where it runs: Ctrl-C in the terminal of its `conclave run`, or conclave_stop on the MCP server that started it.',
           });
         }

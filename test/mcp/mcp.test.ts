@@ -390,7 +390,7 @@ describe('conclave mcp', () => {
       const id = await startDebate(first.client);
       const r = await call(second.client, 'conclave_stop', { id });
       expect(r.isError).toBe(true);
-      expect(text(r)).toContain(`Debate ${id} runs in another process (pid `);
+      expect(text(r)).toContain(`Debate ${id} is running in another process (pid `);
       expect(text(r)).toContain('conclave_stop stops only the debates this server started.');
       expect(text(r)).toContain('Hint: Stop it where it runs');
     } finally {
