@@ -91,7 +91,7 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
     const warn = (line: string) => tellUser(io, `conclave: ${line}\n`);
     let text: string;
     try {
-      const { debate, problems } = checkedDebate(store, target.id);
+      const { debate, problems } = checkedDebate(store, target.id, 're-scored');
       text = rescored(debate);
       for (const p of problems) warn(describeProblem(target.id, p));
     } catch (err) {

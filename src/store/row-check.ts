@@ -46,6 +46,7 @@ const strings = z.array(z.string());
 /** The shape of what Conclave writes in each JSON column a reader walks; a column not listed need only be JSON. */
 const JSON_SHAPES: Readonly<Record<string, z.ZodType>> = {
   'debates.preset_json': presetSchema,
+  'debates.plan_json': z.looseObject({ hosts: z.array(z.looseObject({ url: z.string(), numParallel: z.number() })).optional() }),
   'calls.messages_json': z.array(z.looseObject({ role: z.string(), content: z.string() })),
   'calls.options_json': object,
   'calls.format_json': object,
@@ -231,27 +232,36 @@ export function renderChecked<T>(reader: RecordReader, id: string, render: (d: S
   throw unreadable(id, problems);
 }
 
-function readChecked(reader: RecordReader, id: string, repair: RowRepair, problems: RowProblem[]): StoredDebate {
+function readChecked(reader: RecordReader, id: string, repair: RowRepair, problems: RowProblem[], what = 'shown'): StoredDebate {
   try {
     return reader.getDebate(id, repair);
   } catch (err) {
-    if (problems.some((p) => p.table === 'debates' && p.action === 'row')) throw unreadable(id, problems);
+    if (problems.some((p) => p.table === 'debates' && p.action === 'row')) throw unreadable(id, problems, what);
     throw err;
   }
 }
 
-function unreadable(id: string, problems: RowProblem[]): IntegrityError {
+function unreadable(id: string, problems: RowProblem[], what = 'shown'): IntegrityError {
   const first = problems.find((p) => p.table === 'debates' && p.action === 'row') ?? problems[0]!;
   return new IntegrityError(
     'RECORD_UNREADABLE',
-    `Debate \`${safe(id)}\` cannot be shown: ${whereOf(first)}: ${first.problem}. The record matches its hashes, so it was sealed again after that change: only a signed seal tells such a record apart (\`conclave verify --public-key\`).`,
+    `Debate \`${safe(id)}\` cannot be ${what}: ${whereOf(first)}: ${first.problem}${problems.length > 1 ? ` (and ${problems.length - 1} more value${problems.length === 2 ? '' : 's'} Conclave never writes)` : ''}. The record matches its hashes, so it was sealed again after that change: only a signed seal tells such a record apart (\`conclave verify --public-key\`).`,
     { hint: `Restore the record from a backup, or import an earlier bundle of debate \`${safe(id)}\` into another database.` },
   );
 }
 
+/**
+ * Refuses (exit 6) to go on from a debate with a value Conclave never writes: what a command that
+ * writes to the debate (`resume`, `synthesize`) would build on and chain after. Run after the seal gate.
+ */
+export function checkRecordRows(reader: RecordReader, id: string, what: string): void {
+  const { problems } = checkedDebate(reader, id, what);
+  if (problems.length > 0) throw unreadable(id, problems, what);
+}
+
 /** The debate read through the checks above from the start, for a reader that walks its rounds (a forged round number must not make it loop for ever). */
-export function checkedDebate(reader: RecordReader, id: string): { debate: StoredDebate; problems: RowProblem[] } {
+export function checkedDebate(reader: RecordReader, id: string, what = 'shown'): { debate: StoredDebate; problems: RowProblem[] } {
   const problems: RowProblem[] = [];
-  const debate = readChecked(reader, id, (table, row, index) => checkRow(table, row, problems, table === 'calls' ? index + 1 : undefined), problems);
+  const debate = readChecked(reader, id, (table, row, index) => checkRow(table, row, problems, table === 'calls' ? index + 1 : undefined), problems, what);
   return { debate, problems };
 }

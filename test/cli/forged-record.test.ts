@@ -65,7 +65,7 @@ describe('readers of a record edited and sealed again', () => {
         expect(seen.code, seen.reader).toBe(edit.exit);
         expect(seen.stderr.toLowerCase(), seen.reader).toContain(`debate \`${id}\``);
         expect(seen.stderr, seen.reader).toContain(edit.row);
-        if (edit.exit === 6) expect(seen.stderr).toContain('cannot be shown');
+        if (edit.exit === 6) expect(seen.stderr).toMatch(/cannot be (shown|re-scored)/);
         named++;
       }
       expect(named).toBeGreaterThan(0);
@@ -104,6 +104,24 @@ describe('readers of a record edited and sealed again', () => {
     }
     const shown = await cli(['show', id, '--db', copy]);
     expect(shown.stderr).toContain('call 1 (opening, round 0, evil<U+202E>gnp.exe), column `normalized_json`');
+  });
+
+  it('refuses to resume or synthesize a debate with a value Conclave never writes, naming it, before any call', async () => {
+    const { db, id } = records['tech-decision']!;
+    const cases = [
+      { statement: "update debates set preset_json = 'null' where id = ?", row: 'its `debates` row, column `preset_json`' },
+      { statement: `update turns set body_json = '7' where ${first('turns')}`, row: 'column `body_json`' },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const copy = forgedCopy(db, join(dir, `writer-${i}.db`), id, "update debates set status = 'interrupted', exit_reason = 'interrupted' where id = ?", c.statement);
+      for (const [command, verb] of [['resume', 'resumed'], ['synthesize', 'synthesized']] as const) {
+        const r = await cli([command, id, '--db', copy, '--host', 'http://127.0.0.1:9']);
+        expect({ command, code: r.code }).toEqual({ command, code: 6 });
+        expect(r.stderr).toContain(`Debate \`${id}\` cannot be ${verb}: `);
+        expect(r.stderr).toContain(c.row);
+        expect(r.stderr).not.toContain('Cannot reach');
+      }
+    }
   });
 
   it('finds nothing to set aside in the records Conclave writes, and knows every table the seal covers', async () => {
