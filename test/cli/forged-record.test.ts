@@ -40,6 +40,7 @@ const edits: { name: string; preset: string; statement: string; row: string; exi
   { name: 'a synthesis that is a number', preset: 'tech-decision', statement: "update syntheses set body_json = '7' where debate_id = ?", row: 'the `syntheses` row (-), column `body_json`', exit: 0 },
   { name: 'a synthesis attempt dated by text', preset: 'tech-decision', statement: "update synthesis_attempts set created_at = 'x' where debate_id = ?", row: 'the `synthesis_attempts` row (1), column `created_at`', exit: 0 },
   { name: 'a round number far beyond any run', preset: 'tech-decision', statement: `update turns set round = 1e308 where ${first('turns')}`, row: 'the `turns` row (1e+308/', exit: 0 },
+  { name: "a judge's round number far beyond any run", preset: 'tech-decision', statement: `update rounds set round = 1e308 where ${first('rounds')}`, row: 'the `rounds` row (1e+308), column `round`', exit: 0 },
   { name: 'a vote that is text', preset: 'cluster-vote', statement: `update votes set vote = 'x' where ${first('votes')}`, row: 'the `votes` row', exit: 0 },
   { name: "a tension map's review reasons that are a number", preset: 'tension-map', statement: "update tension_maps set review_reasons_json = '7' where debate_id = ?", row: 'the `tension_maps` row (-), column `review_reasons_json`', exit: 0 },
   { name: "a tension map's findings that are an object", preset: 'tension-map', statement: `update tension_maps set major_findings_json = '{"a":1}' where debate_id = ?`, row: 'the `tension_maps` row (-), column `major_findings_json`', exit: 0 },
