@@ -4,11 +4,11 @@ import { InputError, IntegrityError, StoreError } from '../errors.js';
 import { formatTable } from '../render/table.js';
 import { inert, inertLine, jsonText } from '../render/inert.js';
 import { loadBenchData, resolveBenchRunId } from '../store/bench.js';
-import { editedRecordError } from '../store/edited.js';
+import { readerFailure } from '../store/edited.js';
 import { benchTrialOf, readRescoreRecords } from '../store/rescore-read.js';
-import type { Store } from '../store/store.js';
+import type { StoredDebate, Store } from '../store/store.js';
 import type { RescoreArgs } from './bench-args.js';
-import type { CliIO } from './io.js';
+import { type CliIO, tellUser } from './io.js';
 import { openDb } from './shared.js';
 import { plural } from '../plural.js';
 
@@ -86,15 +86,27 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
       io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderRunRescore(result));
       return 0;
     }
-    let result: DebateRescore;
+    const rescored = (debate: StoredDebate): string => {
+      const result = rescoreDebate(store, target.id, names, debate);
+      return args.json ? `${jsonText(result, 2)}\n` : renderDebateRescore(result);
+    };
+    // The re-score walks the debate round by round: it reads the record through the checks of a
+    // record sealed again after an edit from the start, so a forged round number cannot make it loop.
+    checkIntact(store, [target.id]);
+    const { checkedDebate, describeProblem, renderChecked } = await import('../store/row-check.js');
+    const warn = (line: string) => tellUser(io, `conclave: ${line}\n`);
+    let text: string;
     try {
-      result = rescoreDebate(store, target.id, names);
+      const { debate, problems } = checkedDebate(store, target.id, 're-scored');
+      text = rescored(debate);
+      for (const p of problems) warn(describeProblem(target.id, p));
     } catch (err) {
-      // The check of the hashes has named the edit already; a hand-edited row that breaks the reading first is named as `verify` names it.
-      if (err instanceof IntegrityError) throw err;
-      throw editedRecordError(store, target.id, err) ?? err;
+      if (err instanceof IntegrityError || err instanceof InputError || !readerFailure(err)) throw err;
+      const { value, problems } = renderChecked(store, target.id, rescored, err);
+      for (const p of problems) warn(describeProblem(target.id, p));
+      text = value;
     }
-    io.stdout.write(args.json ? `${jsonText(result, 2)}\n` : renderDebateRescore(result));
+    io.stdout.write(text);
     return 0;
   } finally {
     store.close();
@@ -102,8 +114,7 @@ export async function rescoreFromCli(args: RescoreArgs, io: CliIO): Promise<numb
 }
 
 /** One debate: graded as its bench item when it was one, otherwise by the judge's stances. */
-export function rescoreDebate(store: Store, id: string, names: readonly string[]): DebateRescore {
-  const debate = store.getDebate(id);
+export function rescoreDebate(store: Store, id: string, names: readonly string[], debate: StoredDebate = store.getDebate(id)): DebateRescore {
   checkRuleNames(names, debate.preset.protocol.maxRounds);
   checkIntact(store, [id]);
   const head = {

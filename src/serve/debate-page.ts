@@ -100,7 +100,9 @@ export function judgeChart(d: StoredDebate): Html {
   for (const tick of [0, 0.5, 1]) {
     parts.push(`<line class="grid-line" x1="${left}" x2="${right}" y1="${n(y(tick))}" y2="${n(y(tick))}"/><text class="tick" x="${left - 6}" y="${n(y(tick) + 4)}" text-anchor="end">${tick}</text>`);
   }
-  for (let r = 0; r <= maxRound; r++) parts.push(`<text class="tick" x="${n(x(r))}" y="${bottom + 16}" text-anchor="middle">${r}</text>`);
+  // A tick per round, or, when the rounds recorded are far apart (a record edited and sealed again), one per round recorded.
+  const ticks = maxRound <= Math.max(1, d.rounds.length) ? Array.from({ length: maxRound + 1 }, (_, r) => r) : [...new Set([0, ...d.rounds.map((r) => r.round)])].sort((a, b) => a - b);
+  for (const r of ticks) parts.push(`<text class="tick" x="${n(x(r))}" y="${bottom + 16}" text-anchor="middle">${r}</text>`);
   const threshold = d.preset.protocol.convergenceThreshold;
   parts.push(`<line class="threshold" x1="${left}" x2="${right}" y1="${n(y(threshold))}" y2="${n(y(threshold))}"><title>threshold ${threshold}</title></line>`);
   const series: { key: string; pick: (r: RoundJudgement) => number | null }[] = [

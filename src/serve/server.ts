@@ -12,8 +12,9 @@ import { type DebateListEntry, debateListDocument } from '../render/list-documen
 import { placeText } from '../render/place.js';
 import { storedEvents } from '../render/replay.js';
 import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
-import { editedRecordError } from '../store/edited.js';
+import { editedRecordError, readerFailure } from '../store/edited.js';
 import { readRescoreRecords } from '../store/rescore-read.js';
+import { describeProblem, renderChecked } from '../store/row-check.js';
 import type { StoredDebate, Store } from '../store/store.js';
 import { debatePage } from './debate-page.js';
 import { EventCursor } from './events.js';
@@ -98,13 +99,28 @@ export function createViewer(opts: ViewerOptions): Viewer {
   // The same bytes as the CLI's --json.
   const sendJson = (res: ServerResponse, value: unknown): void => send(res, 200, 'application/json; charset=utf-8', `${jsonText(value, 2)}\n`);
 
-  const readDebate = (idOrPrefix: string): StoredDebate => {
+  /**
+   * A debate rendered for a page, a document or an event stream. On a record that verifies but
+   * holds values Conclave never writes (edited and sealed again), those are set aside and named in
+   * the log (src/store/row-check.ts); an edit `verify` sees is named by the route's error page.
+   */
+  const renderStored = <T>(idOrPrefix: string, render: (d: StoredDebate) => T): T => {
     if (!ID.test(idOrPrefix)) throw new NotFound(`\`${idOrPrefix.slice(0, 80)}\` is not a debate id.`);
+    let id: string;
     try {
-      return withLiveness(store.getDebate(store.resolveId(idOrPrefix)));
+      id = store.resolveId(idOrPrefix);
     } catch (err) {
       if (isConclaveError(err) && (err.code === 'DEBATE_NOT_FOUND' || err.code === 'DEBATE_ID_AMBIGUOUS')) throw new NotFound(err.message);
       throw err;
+    }
+    const shown = (d: StoredDebate): T => render(withLiveness(d));
+    try {
+      return shown(store.getDebate(id));
+    } catch (err) {
+      if (!readerFailure(err) || editedRecordError(store, id, err)) throw err;
+      const { value, problems } = renderChecked(store, id, shown, err);
+      for (const p of problems) log(`conclave serve: ${describeProblem(id, p)}`);
+      return value;
     }
   };
 
@@ -220,9 +236,11 @@ export function createViewer(opts: ViewerOptions): Viewer {
       }
     }
     if (first === 'debates' && second !== undefined && parts.length === 2) {
-      const d = readDebate(second);
-      const exit = storedEvents(d).find((e) => e.type === 'debate.exit');
-      sendHtml(res, 200, debatePage(d, exit?.type === 'debate.exit' ? exit.detail : null));
+      const page = renderStored(second, (d) => {
+        const exit = storedEvents(d).find((e) => e.type === 'debate.exit');
+        return debatePage(d, exit?.type === 'debate.exit' ? exit.detail : null);
+      });
+      sendHtml(res, 200, page);
       return;
     }
     if (first === 'bench' && second !== undefined && parts.length === 2) {
@@ -253,11 +271,16 @@ export function createViewer(opts: ViewerOptions): Viewer {
         return;
       }
       if (third !== undefined && parts.length === 3) {
-        sendJson(res, debateDocument(readDebate(third)));
+        sendJson(res, renderStored(third, debateDocument));
         return;
       }
       if (third !== undefined && fourth === 'events' && parts.length === 4) {
-        streamEvents(readDebate(third), req, res);
+        // The events are made once here, so a row they cannot be made from is set aside before the stream starts.
+        const d = renderStored(third, (stored) => {
+          new EventCursor().next(stored);
+          return stored;
+        });
+        streamEvents(d, req, res);
         return;
       }
     }

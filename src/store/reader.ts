@@ -20,7 +20,7 @@ import { describeHolders, fileHolders } from './holders.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
 import { readProtocolSteps, type StoredStep } from './protocols.js';
 import { readQuality } from './quality.js';
-import { decodeRow, tableReader } from './rows.js';
+import { decodeRow, type RowRepair, tableReader } from './rows.js';
 import type { ReusedTurn, agents, calls, debates, resumptions, rounds, syntheses, turns } from './schema.js';
 import type { synthesisAttempts } from './schema-synthesis.js';
 import { readTensionMap, type StoredTensionMap } from './tensions-read.js';
@@ -235,14 +235,18 @@ export class RecordReader implements RecordReading {
     return this.guard(`count the debates of preset \`${presetName}\``, () => (this.statement('select count(*) as n from debates where preset_name = ?').get(presetName) as { n: number }).n);
   }
 
-  /** Everything recorded about one debate (exact id; see `resolveId` for prefixes). */
-  getDebate(id: string): StoredDebate {
+  /**
+   * Everything recorded about one debate (exact id; see `resolveId` for prefixes). `repair` sees
+   * each raw row first (src/store/row-check.ts); the debate's own row left out reads as no debate.
+   */
+  getDebate(id: string, repair?: RowRepair): StoredDebate {
     return this.guard(`read debate \`${id}\``, () =>
       // A deferred read transaction: one consistent snapshot while the runner keeps writing.
       this.sqlite
         .transaction(() => {
-          const read = tableReader((source) => this.statement(source), id);
-          const raw = this.statement('select * from debates where id = ?').get(id) as Record<string, unknown> | undefined;
+          const read = tableReader((source) => this.statement(source), id, repair);
+          const found = this.statement('select * from debates where id = ?').get(id) as Record<string, unknown> | undefined;
+          const raw = found && repair ? repair('debates', found, 0) : found;
           if (!raw) throw this.notFound(id);
           // The seal's row digests only name what changed, for `verify`, which reads them itself: the debate is read without them.
           const { seal_rows_json: _digests, ...shown } = raw;

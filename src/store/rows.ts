@@ -54,7 +54,21 @@ export type TableReader = <T>(table: string, orderBy: string) => T[];
 
 type Prepare = (source: string) => BetterSqlite3.Statement;
 
-export function tableReader(prepare: Prepare, debateId: string): TableReader {
-  return <T>(table: string, orderBy: string): T[] =>
-    (prepare(`select * from ${table} where debate_id = ? order by ${orderBy}`).all(debateId) as Record<string, unknown>[]).map((r) => decodeRow<T>(table, r));
+/**
+ * What a reader does with each raw row before decoding it (`index`: its place in the order read):
+ * the row to decode, or null to leave it out. See src/store/row-check.ts.
+ */
+export type RowRepair = (table: string, row: Record<string, unknown>, index: number) => Record<string, unknown> | null;
+
+export function tableReader(prepare: Prepare, debateId: string, repair?: RowRepair): TableReader {
+  return <T>(table: string, orderBy: string): T[] => {
+    const rows = prepare(`select * from ${table} where debate_id = ? order by ${orderBy}`).all(debateId) as Record<string, unknown>[];
+    if (!repair) return rows.map((r) => decodeRow<T>(table, r));
+    const out: T[] = [];
+    for (const [i, r] of rows.entries()) {
+      const kept = repair(table, r, i);
+      if (kept !== null) out.push(decodeRow<T>(table, kept));
+    }
+    return out;
+  };
 }

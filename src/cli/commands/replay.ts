@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
-import type { CliIO, ExitCode } from '../io.js';
+import { type CliIO, type ExitCode, tellUser } from '../io.js';
 import { dbOption, openRecordDb } from '../shared.js';
+import type { StoredDebate } from '../../store/reader.js';
 
 interface ReplayArgs {
   id: string;
@@ -25,22 +26,33 @@ export function replayCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const { liveRenderer } = await import('../../render/live.js');
         const { renderCard } = await import('../../render/card.js');
         const { detectStyle } = await import('../../render/style.js');
-        try {
-          const debate = store.getDebate(id);
-          // A viewing command: the transcript and the card both go to standard output, so a pipe or a file keeps them.
-          const style = { ...detectStyle(io.stdout, io.env), live: false };
-          const render = liveRenderer(io.stdout, style);
-          for (const event of storedEvents(debate)) {
-            render(event);
-            if (args.delay > 0 && event.type !== 'turn.started') await new Promise((r) => setTimeout(r, args.delay));
-          }
-          render.close();
-          io.stdout.write(renderCard(debate, detectStyle(io.stdout, io.env)));
-        } catch (err) {
-          // A hand-edited row that breaks the transcript or the card is named, as `verify` names it.
-          const { editedRecordError } = await import('../../store/edited.js');
-          throw editedRecordError(store, id, err) ?? err;
+        const { renderDebate } = await import('../../store/edited.js');
+        // A viewing command: the transcript and the card both go to standard output, so a pipe or a file keeps them.
+        const transcript = (out: NodeJS.WriteStream, debate: StoredDebate) => {
+          const render = liveRenderer(out, { ...detectStyle(out, io.env), live: false });
+          return { events: storedEvents(debate), render, card: () => renderCard(debate, detectStyle(out, io.env)) };
+        };
+        // Rendered once to nowhere first, so a row the transcript cannot show is set aside before anything is printed.
+        const nowhere = { isTTY: io.stdout.isTTY, columns: io.stdout.columns, write: () => true } as unknown as NodeJS.WriteStream;
+        const debate = await renderDebate(
+          store,
+          id,
+          (d) => {
+            const t = transcript(nowhere, d);
+            for (const event of t.events) t.render(event);
+            t.render.close();
+            t.card();
+            return d;
+          },
+          (line) => tellUser(io, `conclave: ${line}\n`),
+        );
+        const t = transcript(io.stdout, debate);
+        for (const event of t.events) {
+          t.render(event);
+          if (args.delay > 0 && event.type !== 'turn.started') await new Promise((r) => setTimeout(r, args.delay));
         }
+        t.render.close();
+        io.stdout.write(t.card());
       } finally {
         store.close();
       }

@@ -47,6 +47,9 @@ export function resumeCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
         // Go on only from a record that is what it was, with the key that signed it: the new calls chain onto it.
         // Checked before the record is read, so a hand-edited row is named rather than met as an internal error.
         store.checkGate(id);
+        // A record sealed again after an edit verifies: a value Conclave never writes is named here, not met half-way through the run.
+        const { checkRecordRows } = await import('../../store/row-check.js');
+        checkRecordRows(store, id, 'resumed');
         const stored = store.getDebate(id);
         const plan = planResume(stored);
         // The hosts and slots the debate ran with, unless --host names another server.

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import type { CliIO, ExitCode } from '../io.js';
+import { type CliIO, type ExitCode, tellUser } from '../io.js';
 import { dbOption, openRecordDb } from '../shared.js';
 import { jsonText } from '../../render/inert.js';
 import type { StoredDebate } from '../../store/reader.js';
@@ -26,14 +26,8 @@ export function showCommand(io: CliIO, _exit: ExitCode): CommandModule<object, S
         const render = args.json
           ? await import('../../render/document.js').then(({ debateDocument }) => (d: StoredDebate) => `${jsonText(debateDocument(d), 2)}\n`)
           : await import('../../render/markdown.js').then(({ renderMarkdown }) => renderMarkdown);
-        let text: string;
-        try {
-          text = render(store.getDebate(id));
-        } catch (err) {
-          const { editedRecordError } = await import('../../store/edited.js');
-          throw editedRecordError(store, id, err) ?? err;
-        }
-        io.stdout.write(text);
+        const { renderDebate } = await import('../../store/edited.js');
+        io.stdout.write(await renderDebate(store, id, render, (line) => tellUser(io, `conclave: ${line}\n`)));
       } finally {
         store.close();
       }

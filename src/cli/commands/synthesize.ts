@@ -55,6 +55,8 @@ export function synthesizeCommand(io: CliIO, exit: ExitCode): CommandModule<obje
         id = store.resolveId(args.id);
         // Refused before any model call: a record that does not verify, or a key that may not continue it.
         store.checkGate(id);
+        const { checkRecordRows } = await import('../../store/row-check.js');
+        checkRecordRows(store, id, 'synthesized');
         // The server the debate ran on, as `resume` does, unless --host (or --api) names another.
         const { synthesizerModel } = await import('../../config/synthesizer.js');
         const stored = args.host || args.api || args.embedded !== undefined ? null : store.getDebate(id);
