@@ -72,7 +72,8 @@ export function stoppedError(
 ): CallError | null {
   if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${who} was stopped.`, { cause: err });
   if (ctx.timedOut) {
-    const seconds = Math.round(ctx.timeoutMs / 1000);
+    // Tenths under ten seconds: a timeout of 100 ms is not `within 0 s`.
+    const seconds = ctx.timeoutMs >= 10_000 ? Math.round(ctx.timeoutMs / 1000) : Math.round(ctx.timeoutMs / 100) / 10;
     const where = ctx.host === undefined || ctx.host === who ? who : `${who} on ${ctx.host}`;
     // Nothing at all (Ollama sends no headers before the first token): the model was loading, or the call waited for a slot.
     if (ctx.answered === false) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelServer } from '../../src/backend/types.js';
+import { stoppedError } from '../../src/backend/call-control.js';
 import { Gateway } from '../../src/ollama/gateway.js';
 import { OpenAIGateway } from '../../src/openai/gateway.js';
 import { type SimOptions, startSimulator } from '../../src/sim/index.js';
@@ -49,6 +50,11 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
     expect([cut.code, cut.partial]).toEqual(['STREAM_INCOMPLETE', 'one two']);
     expect(cut.message).toMatch(new RegExp(`^The connection to ${url.replace(/[.]/g, '\\.')}(/v1)? broke in the middle of ${model}'s reply`));
     expect(cut.hint).toContain("server's log");
+  });
+
+  it('gives a timeout under ten seconds in tenths', () => {
+    const timedOut = (timeoutMs: number) => stoppedError(new Error('aborted'), 'm', { timedOut: true, aborted: false, timeoutMs })!.message;
+    expect([timedOut(100), timedOut(2_500), timedOut(9_960), timedOut(90_000)]).toEqual(['m did not finish within 0.1 s.', 'm did not finish within 2.5 s.', 'm did not finish within 10 s.', 'm did not finish within 90 s.']);
   });
 
   it('says a call timed out before its first token (a model still loading, a call waiting for a slot), naming the model and host, apart from one cut mid-reply', async () => {
