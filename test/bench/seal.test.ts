@@ -113,6 +113,9 @@ describe('a bench run edited by hand', () => {
       expect(verify.stderr).toMatch(row);
       const all = await cli(['verify', '--all', '--db', file]);
       expect(all.code).toBe(6);
+      // Only the run is edited, among debates that verify: the fix is the run's, not a debate's bundle.
+      expect(all.stderr).toContain('run the suite again with `conclave bench`');
+      expect(all.stderr).not.toContain('import FILE');
       const compare = await cli(['bench', 'compare', runId, runId, '--db', file]);
       expect([compare.code, compare.stdout]).toEqual([6, '']);
       expect(compare.stderr).toContain('Nothing was compared.');

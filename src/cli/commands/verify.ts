@@ -157,6 +157,7 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           if (v.state === 'broken') broken.push(inertLine(`\`${id}\` (${describeBreak(v)})`));
           if (v.signed === false) unsigned++;
         }
+        let brokenRuns = 0;
         for (const runId of runs) {
           const found = store.read(`verify bench run \`${runId}\``, (s) => s.transaction(() => ({ v: bench.verifyBenchRun(s, runId), row: bench.benchSealRow(s, runId) })).deferred());
           if (found.v === null) continue;
@@ -171,7 +172,10 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
           }
           if (args.json) io.stdout.write(`${jsonText({ benchRun: runId, ...v })}\n`);
           else io.stdout.write(`${inertLine(`${runId}  bench run ${describeBenchVerdict(v, publicKey !== null)}`)}\n`);
-          if (v.state === 'broken') broken.push(inertLine(`bench run \`${runId}\` (${v.problem})`));
+          if (v.state === 'broken') {
+            broken.push(inertLine(`bench run \`${runId}\` (${v.problem})`));
+            brokenRuns++;
+          }
           if (v.signed === false) unsigned++;
         }
         const total = ids.length + runs.length;
@@ -184,9 +188,11 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
             {
               hint: publicKey
                 ? 'A seal not signed by that key was written, or rewritten, without its private key. Restore the record from a backup or a signed bundle.'
-                : runs.length > 0 && ids.length === 0
+                : brokenRuns === broken.length
                   ? "The run's rows changed after they were written, and with them its figures. Restore the database from a backup, or run the suite again with `conclave bench`."
-                  : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
+                  : brokenRuns > 0
+                    ? 'The record changed after it was written. Restore the debates from a backup or from a bundle exported earlier (`conclave import FILE`), and the bench runs from a backup, or run their suites again with `conclave bench`.'
+                    : 'The record changed after it was written. Restore it from a backup or from a bundle exported earlier (`conclave import FILE`).',
             },
           );
         }
