@@ -263,7 +263,14 @@ export class OpenAIGateway implements ModelServer {
         });
       }
       if (!Array.isArray(list.data)) throw new CallError('BAD_REQUEST', `${this.host}/models did not return a model list.`, { hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1.' });
-      return list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown } | null)?.id === 'string');
+      const models = list.data.filter((m): m is { id: string } => typeof (m as { id?: unknown } | null)?.id === 'string');
+      // Entries without the id the API names each model by: every model would read as not served.
+      if (models.length === 0 && list.data.length > 0) {
+        throw new CallError('BAD_REQUEST', `${this.host}/models listed ${list.data.length} ${list.data.length === 1 ? 'entry' : 'entries'} but none with an \`id\`, the name an OpenAI-compatible API gives each model, so no model can be asked for by name.`, {
+          hint: 'Check that the url is the base of an OpenAI-compatible API, ending in /v1, and not another API or a proxy that rewrites its answers.',
+        });
+      }
+      return models;
     } catch (err) {
       if (limit.aborted && !(err instanceof CallError)) throw silentHost(this.host, 'GET /models', this.#factsTimeoutMs, err);
       throw this.#mapError(err, null, { timedOut: false, aborted: false, timeoutMs: 0 });

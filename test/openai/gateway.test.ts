@@ -77,6 +77,12 @@ describe('the OpenAI-compatible gateway', () => {
       models = [200, '<!doctype html><html><body><h1>Open WebUI</h1></body></html>'];
       const page = await callFailure(gateway.catalog());
       expect([page.code, page.message]).toEqual(['SERVER_ERROR', `${url} answered GET /models with HTTP 200 but not with JSON: Open WebUI`]);
+      // A list whose entries carry no id (another API's shape): no model could be asked for by name.
+      models = [200, JSON.stringify({ object: 'list', data: [{ name: 'qwen3:8b' }, { model: 'llama3.1:8b' }] })];
+      const unnamed = await callFailure(gateway.catalog());
+      expect([unnamed.code, unnamed.message]).toEqual(['BAD_REQUEST', `${url}/models listed 2 entries but none with an \`id\`, the name an OpenAI-compatible API gives each model, so no model can be asked for by name.`]);
+      models = [200, JSON.stringify({ object: 'list', data: [] })];
+      expect(await gateway.catalog()).toEqual([]);
     } finally {
       server.closeAllConnections();
       server.close();
