@@ -12,6 +12,8 @@ import { cardBlock, endNote, guarded, jsonBlock, keyParts, quoted, structuredRes
 import { listOutput, showOutput, startOutput, stopOutput, waitOutput } from './output-schemas.js';
 import type { RunProgress } from './runs.js';
 import type { McpContext } from './context.js';
+import { clipLongTexts, SHOW_TEXT_LIMIT } from './clip.js';
+import { formatNumber, plural } from '../plural.js';
 
 /** The longest one `conclave_wait` may wait. */
 export const MAX_WAIT_SECONDS = 600;
@@ -147,18 +149,24 @@ export function registerDebateTools(server: McpServer, ctx: McpContext): void {
     'conclave_show',
     {
       title: 'Show a stored Conclave debate',
-      description: `Return a stored debate: its card and its whole JSON document (every turn, judge score, call and the synthesis; format in docs/record.md). ${UNTRUSTED}`,
-      inputSchema: { id: z.string().describe('The debate id (or a unique prefix of it)') },
+      description: `Return a stored debate: its card and its whole JSON document (every turn, judge score, call and the synthesis; format in docs/record.md). A text longer than ${formatNumber(SHOW_TEXT_LIMIT)} characters (a runaway reply) is cut there and marked, unless \`full\` is true. ${UNTRUSTED}`,
+      inputSchema: {
+        id: z.string().describe('The debate id (or a unique prefix of it)'),
+        full: z.boolean().optional().describe(`Every text whole, however long; by default a text over ${formatNumber(SHOW_TEXT_LIMIT)} characters is cut there and marked`),
+      },
       outputSchema: showOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) =>
       guarded(async () => {
         const stored = ctx.store.getDebate(ctx.store.resolveId(args.id));
-        const document = debateDocument(stored);
+        const whole = debateDocument(stored);
+        const clipped = args.full === true ? { value: whole, texts: 0, characters: 0 } : clipLongTexts(whole, SHOW_TEXT_LIMIT, 'call conclave_show with full: true, or run `conclave show ID --json`, for the whole text');
+        const document = clipped.value;
+        const cut = clipped.texts === 0 ? '' : ` ${plural(clipped.texts, 'text')} longer than ${formatNumber(SHOW_TEXT_LIMIT)} characters ${clipped.texts === 1 ? 'is' : 'are'} cut there (${formatNumber(clipped.characters)} characters left off, each cut marked); \`full: true\` returns them whole.`;
         return structuredResult(
           { id: stored.id, status: stored.status, document },
-          `Debate ${stored.id}: ${stored.status}. The card, then the whole JSON document (format conclave.debate).`,
+          `Debate ${stored.id}: ${stored.status}. The card, then the ${clipped.texts === 0 ? 'whole ' : ''}JSON document (format conclave.debate).${cut}`,
           cardBlock(stored),
           jsonBlock(`the JSON document of debate ${stored.id}, with every reply of the panel`, document),
         );

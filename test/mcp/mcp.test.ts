@@ -453,6 +453,38 @@ describe('conclave mcp', () => {
     }
   });
 
+  it('cuts a runaway reply in conclave_show, saying so, and returns it whole with full: true', async () => {
+    const db = join(dir, 'runaway.db');
+    const store = openStore(db);
+    const id = 'd-runaway';
+    const runaway = `${'lorem ipsum '.repeat(15_000)}END`;
+    try {
+      store.createDebate({ id, question: 'Q?', preset, engineVersion: 'test', host: sim.url, agents: preset.agents.map((a) => ({ id: a.id, model: a.model, persona: null, cluster: null, role: 'debater' as const, digest: null })), createdAt: 1 });
+      store.recordCall({
+        debateId: id, stage: 'opening', round: 0, agentId: 'a', attempt: 0, host: sim.url, model: preset.agents[0]!.model,
+        messages: [{ role: 'user', content: 'Q?' }], options: {}, format: null, raw: runaway, parsed: null, status: 'invalid', validationError: 'not JSON', error: null, truncation: null,
+        metrics: { promptTokens: 1, completionTokens: 1, totalDurationNs: 1, loadDurationNs: 0, promptEvalDurationNs: 0, evalDurationNs: 1, doneReason: 'stop' }, startedAt: 1, finishedAt: 2,
+      });
+    } finally {
+      store.close();
+    }
+    const { client, transport } = await connect(db);
+    try {
+      const shown = await call(client, 'conclave_show', { id });
+      expect(shown.isError, text(shown)).toBeFalsy();
+      const raw = (shown.structuredContent as { document: { calls: { raw: string }[] } }).document.calls[0]!.raw;
+      expect(raw.startsWith(runaway.slice(0, 100_000))).toBe(true);
+      expect(raw).toContain(`… [${runaway.length - 100_000} more characters cut here; call conclave_show with full: true`);
+      expect(raw).not.toContain('END');
+      expect(text(shown)).toContain(`1 text longer than 100,000 characters is cut there (${(runaway.length - 100_000).toLocaleString('en-US')} characters left off, each cut marked)`);
+      const full = await call(client, 'conclave_show', { id, full: true });
+      expect((full.structuredContent as { document: { calls: { raw: string }[] } }).document.calls[0]!.raw).toBe(runaway);
+      expect(text(full)).not.toContain('cut there');
+    } finally {
+      await transport.close();
+    }
+  });
+
   it('writes nothing but JSON-RPC messages on standard output, a whole debate long', async () => {
     const db = join(dir, 'raw.db');
     const child = spawn(process.execPath, [BIN, 'mcp', '--db', db, '--host', sim.url, '--allow-dir', dir], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
