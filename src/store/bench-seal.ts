@@ -1,7 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { InputError, IntegrityError } from '../errors.js';
+import { IntegrityError } from '../errors.js';
 import { canonicalJson, type Row, sha256 } from './chain.js';
 import { hasTable } from './migrations-journal.js';
+import { continueSignature } from './gate.js';
 import type { SealSigner } from './signing.js';
 
 // The seal of a bench run (docs/record.md, "Bench runs"): the figures of `bench report` and
@@ -262,30 +263,14 @@ export function gateBenchRun(sqlite: BetterSqlite3.Database, runId: string, sign
       hint: `Run \`conclave verify ${runId}\` for details. Restore the database from a backup, or start the suite again as a new run.`,
     });
   }
-  const keyId = typeof now.seal_key === 'string' && now.seal_key !== '' ? now.seal_key : null;
-  const signature = typeof now.seal_signature === 'string' && now.seal_signature !== '' ? now.seal_signature : null;
-  const short = (k: string): string => k.slice(0, 16);
-  if (keyId !== null) {
-    if (signer === null) {
-      throw new InputError('SIGNING_KEY_REQUIRED', `Bench run \`${runId}\` is signed by key ${short(keyId)}; going on without that key would leave it unsigned.`, {
-        hint: 'Pass the same private key with CONCLAVE_SIGNING_KEY.',
-      });
-    }
-    if (keyId !== signer.keyId) {
-      throw new InputError('SIGNING_KEY_MISMATCH', `Bench run \`${runId}\` is signed by key ${short(keyId)}, not by the key given (${short(signer.keyId)}).`, {
-        hint: 'Pass the private key that signed it with CONCLAVE_SIGNING_KEY; a run keeps one key from start to end.',
-      });
-    }
-    if (signature === null || !signer.verify(verdict.seal, signature)) {
-      throw new IntegrityError('SEAL_SIGNATURE_INVALID', `Bench run \`${runId}\` names key ${short(keyId)}, but its seal is not signed by it: it was re-sealed without the private key. Nothing was written over it.`, {
-        hint: `Run \`conclave verify ${runId} --public-key PUB\` to confirm, and restore the database from a backup.`,
-      });
-    }
-  } else if (signer !== null) {
-    throw new InputError('SEAL_NOT_SIGNED', `Bench run \`${runId}\` is not signed, so signing it now with key ${short(signer.keyId)} would vouch for rows that no key vouched for.`, {
-      hint: `Check it with \`conclave verify ${runId}\`. To go on with it unsigned, as it was recorded, run the command again with CONCLAVE_SIGNING_KEY unset.`,
-    });
-  }
+  const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+  continueSignature({ seal: verdict.seal, signature: text(now.seal_signature), keyId: text(now.seal_key) }, signer, `Bench run \`${runId}\``, {
+    id: runId,
+    keyFrom: 'CONCLAVE_SIGNING_KEY',
+    what: 'run',
+    restore: 'restore the database from a backup',
+    unset: 'with CONCLAVE_SIGNING_KEY unset',
+  });
 }
 
 /**

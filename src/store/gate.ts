@@ -35,7 +35,6 @@ export function sealGate(rows: DebateRows | null, keys: GateKeys, label: string)
   const seal = (rows.debate.seal as string | null | undefined) ?? null;
   const signature = typeof rows.debate.seal_signature === 'string' && rows.debate.seal_signature !== '' ? rows.debate.seal_signature : null;
   const keyId = typeof rows.debate.seal_key === 'string' && rows.debate.seal_key !== '' ? rows.debate.seal_key : null;
-  const short = (k: string): string => k.slice(0, 16);
 
   if (keys.publicKey) {
     const problem = signatureProblem(seal, signature, keys.publicKey);
@@ -49,29 +48,58 @@ export function sealGate(rows: DebateRows | null, keys: GateKeys, label: string)
   // A copied seal is not signed again: without a public key, its signature cannot be proved, only kept.
   if (keys.signer === undefined) return verdict;
 
-  const signer = keys.signer ?? null;
+  continueSignature({ seal, signature, keyId }, keys.signer ?? null, label, {
+    id,
+    keyFrom: '--sign-key FILE or CONCLAVE_SIGNING_KEY',
+    what: 'record',
+    restore: 'restore the record from a backup, or import a signed bundle of it into another database (`conclave import FILE --public-key PUB --db OTHER.db`)',
+    unset: 'without --sign-key and with CONCLAVE_SIGNING_KEY unset',
+  });
+  return verdict;
+}
+
+/** A seal's signature as its record holds it. */
+export interface SealSignature {
+  seal: string | null;
+  signature: string | null;
+  keyId: string | null;
+}
+
+/**
+ * Refuses a write whose key cannot continue a record's signature: a signed record goes on only with
+ * the key that signed it, and only while that signature holds; an unsigned one is not signed now (a
+ * signature would vouch for rows that no key vouched for). Debates and bench runs both pass here;
+ * `advice` words the fixes for each.
+ */
+export function continueSignature(
+  held: SealSignature,
+  signer: SealSigner | null,
+  label: string,
+  advice: { id: string; keyFrom: string; what: 'record' | 'run'; restore: string; unset: string },
+): void {
+  const { seal, signature, keyId } = held;
+  const short = (k: string): string => k.slice(0, 16);
   if (signature !== null || keyId !== null) {
     if (signer === null) {
       throw new InputError('SIGNING_KEY_REQUIRED', `${label} is signed by key ${short(keyId ?? '?')}; going on without that key would leave it unsigned.`, {
-        hint: 'Pass the same private key with --sign-key FILE or CONCLAVE_SIGNING_KEY.',
+        hint: `Pass the same private key with ${advice.keyFrom}.`,
       });
     }
     if (keyId !== signer.keyId) {
       throw new InputError('SIGNING_KEY_MISMATCH', `${label} is signed by key ${short(keyId ?? '?')}, not by the key given (${short(signer.keyId)}).`, {
-        hint: 'Pass the private key that signed it with --sign-key FILE or CONCLAVE_SIGNING_KEY; a record keeps one key from start to end.',
+        hint: `Pass the private key that signed it with ${advice.keyFrom}; a ${advice.what} keeps one key from start to end.`,
       });
     }
     if (signature === null || seal === null || !signer.verify(seal, signature)) {
       throw new IntegrityError('SEAL_SIGNATURE_INVALID', `${label} names key ${short(keyId)}, but its seal is not signed by it: it was re-sealed without the private key. Nothing was written or signed over it.`, {
-        hint: `Run \`conclave verify ${id} --public-key PUB\` to confirm, and restore the record from a backup, or import a signed bundle of it into another database (\`conclave import FILE --public-key PUB --db OTHER.db\`).`,
+        hint: `Run \`conclave verify ${advice.id} --public-key PUB\` to confirm, and ${advice.restore}.`,
       });
     }
-    return verdict;
+    return;
   }
   if (signer !== null) {
     throw new InputError('SEAL_NOT_SIGNED', `${label} is not signed, so signing it now with key ${short(signer.keyId)} would vouch for rows that no key vouched for (anyone who can write the file can rewrite an unsigned seal).`, {
-      hint: `Check it with \`conclave verify ${id}\`. To go on with it unsigned, as it was recorded, run the command again without --sign-key and with CONCLAVE_SIGNING_KEY unset.`,
+      hint: `Check it with \`conclave verify ${advice.id}\`. To go on with it unsigned, as it was recorded, run the command again ${advice.unset}.`,
     });
   }
-  return verdict;
 }

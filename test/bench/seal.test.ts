@@ -275,10 +275,25 @@ describe('bench --resume', () => {
       expect(verify.code).toBe(0);
       expect(verify.stdout).toContain(`bench run sealed    1 trial, seal`);
       expect(verify.stdout).toContain(`signed by key ${keys.keyId.slice(0, 16)}`);
+      // A write goes on only with the key that signed the run.
+      const writer = openStore(file);
+      expect(() => finishBenchRun(writer, id, 'completed', null, 7)).toThrow(/is signed by key [0-9a-f]{16}; going on without that key would leave it unsigned/);
+      writer.signWith(signerFromPem(newKeyPair().privateKeyPem, 'other'));
+      expect(() => finishBenchRun(writer, id, 'completed', null, 7)).toThrow(/not by the key given/);
       // Re-sealed without the key: the hashes match, the signature does not.
       const raw = new Database(file);
       raw.prepare('update bench_seals set seal_signature = null').run();
       raw.close();
+      writer.signWith(signerFromPem(keys.privateKeyPem, 'key'));
+      expect(() => finishBenchRun(writer, id, 'completed', null, 7)).toThrow(/its seal is not signed by it: it was re-sealed without the private key/);
+      writer.close();
+      // An unsigned run is not signed by a later write.
+      const unsigned = join(dir, 'unsigned-then-key.db');
+      copyFileSync(clean, unsigned);
+      const signing = openStore(unsigned);
+      signing.signWith(signerFromPem(keys.privateKeyPem, 'key'));
+      expect(() => finishBenchRun(signing, runId, 'completed', null, 7)).toThrow(/is not signed, so signing it now with key/);
+      signing.close();
       const forged = await cli(['verify', id, '--db', file, '--public-key', 'seal.pub']);
       expect(forged.code).toBe(6);
       expect(forged.stdout).toMatch(/bench run BROKEN {4}its seal is not signed/);
