@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { IntegrityError } from '../errors.js';
-import { canonicalJson, type Row, sha256 } from './chain.js';
+import { canonicalJson, plainRowDigest, type Row, sha256 } from './chain.js';
 import { hasTable } from './migrations-journal.js';
 import { continueSignature } from './gate.js';
 import type { SealSigner } from './signing.js';
@@ -25,18 +25,9 @@ export function trialPart(trialId: number | bigint): string {
 
 type Prepare = (source: string) => BetterSqlite3.Statement;
 
-function rowDigest(row: Row, leaveOut: readonly string[] = []): string {
-  const content: Row = {};
-  for (const key of Object.keys(row)) {
-    const v = row[key];
-    if (v !== null && v !== undefined && !leaveOut.includes(key)) content[key] = v;
-  }
-  return sha256(canonicalJson(content));
-}
-
 function digestsBy(rows: readonly Row[], key: (row: Row) => string): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
-  for (const row of rows) out[key(row)] = rowDigest(row);
+  for (const row of rows) out[key(row)] = plainRowDigest(row);
   return out;
 }
 
@@ -53,7 +44,7 @@ function readRunPart(prepare: Prepare, runId: string): PartDigests | null {
   // An adopted run's mark is hashed as a column of its row: it can be neither added nor removed unseen.
   const adopted = prepare('select adopted_at from bench_seals where run_id = ?').get(runId) as { adopted_at: number | null } | undefined;
   const items = prepare('select * from bench_items where run_id = ?').all(runId) as Row[];
-  return compact({ bench_runs: { [runId]: rowDigest({ ...run, adopted_at: adopted?.adopted_at ?? null }) }, bench_items: digestsBy(items, (r) => String(r.item_id)) });
+  return compact({ bench_runs: { [runId]: plainRowDigest({ ...run, adopted_at: adopted?.adopted_at ?? null }) }, bench_items: digestsBy(items, (r) => String(r.item_id)) });
 }
 
 /** The tables of a trial's part, each with the key of a row within the trial. */
@@ -64,7 +55,7 @@ const TRIAL_TABLES: readonly [table: string, key: (row: Row) => string][] = [
 ];
 
 function trialPartOf(trial: Row, rows: (table: string) => readonly Row[]): PartDigests {
-  const part: PartDigests = { bench_trials: { '-': rowDigest(trial) } };
+  const part: PartDigests = { bench_trials: { '-': plainRowDigest(trial) } };
   for (const [table, key] of TRIAL_TABLES) part[table] = digestsBy(rows(table), key);
   return compact(part);
 }

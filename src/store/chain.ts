@@ -148,8 +148,7 @@ export function debateDigest(debate: Row): string {
 /** The digest of one row of a sealed table; links to calls are hashed as the calls' numbers in the debate. */
 export function rowDigest(table: string, row: Row, callNumber: CallNumbers): string {
   const links = CALL_LINKS[table];
-  // `canonicalJson(content(row, []))`, without the copies.
-  if (links === undefined) return sha256(canonicalRow(row, NOTHING_LEFT_OUT, undefined, canonicalJson));
+  if (links === undefined) return plainRowDigest(row);
   const hashed = content(row, []);
   for (const link of links) {
     // A link to a call outside this debate hashes as 0, so repointing a link is seen too.
@@ -159,6 +158,11 @@ export function rowDigest(table: string, row: Row, callNumber: CallNumbers): str
 }
 
 const NOTHING_LEFT_OUT: readonly string[] = [];
+
+/** The digest of a row that links to no call: `sha256(canonicalJson(content(row, [])))`, without the copies. */
+export function plainRowDigest(row: Row): string {
+  return sha256(canonicalRow(row, NOTHING_LEFT_OUT, undefined, canonicalJson));
+}
 
 /** Everything recorded about one debate, as raw rows: what the seal covers and what a bundle carries. */
 export interface DebateRows {
