@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { CallRecord } from '../src/engine/events.js';
 import { openStore } from '../src/store/open.js';
 import { packagePath } from '../src/package-root.js';
@@ -66,11 +67,28 @@ const size = statSync(file).size;
 console.log(`record: ${DEBATES.toLocaleString('en-US')} debates, ${(DEBATES * CALLS).toLocaleString('en-US')} calls, ${(size / 2 ** 20).toFixed(0)} MiB, written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
 const cli = packagePath('bin', 'conclave.js');
-for (const args of [['list'], ['list', '--limit', '100000'], ['verify', '--all']]) {
+const timedRun = (args: string[], note = ''): void => {
   const r = spawnSync('/usr/bin/time', ['-f', '%e %M', process.execPath, cli, ...args, '--db', file], { encoding: 'utf8', maxBuffer: 1 << 30 });
   const [seconds, kib] = (r.stderr.trim().split('\n').at(-1) ?? '').split(' ');
-  console.log(`conclave ${args.join(' ').padEnd(22)} exit ${r.status}  ${Number(seconds).toFixed(2)} s  peak RSS ${(Number(kib) / 1024).toFixed(0)} MiB`);
-}
+  console.log(`conclave ${args.join(' ').padEnd(22)} exit ${r.status}  ${Number(seconds).toFixed(2)} s  peak RSS ${(Number(kib) / 1024).toFixed(0)} MiB${note}`);
+};
+for (const args of [['list'], ['list', '--limit', '100000'], ['verify', '--all']]) timedRun(args);
+
+// A run that died mid-debate leaves its debate `running`: readers show it interrupted without
+// writing the file, and still read the file in place, whatever its size.
+const crash = join(dir, 'crash.ts');
+writeFileSync(
+  crash,
+  [
+    `import { openStore } from ${JSON.stringify(pathToFileURL(packagePath('src', 'store', 'open.ts')).href)};`,
+    'const store = openStore(process.argv[2]);',
+    "store.createDebate({ id: 'crashed', question: 'q', preset: { name: 'trio' }, engineVersion: '0.1.0', host: 'h', agents: [], createdAt: Date.now() });",
+    'process.exit(0);',
+  ].join('\n'),
+);
+const crashed = spawnSync(process.execPath, ['--import', 'tsx', crash, file], { cwd: packagePath(), encoding: 'utf8' });
+if (crashed.status !== 0) throw new Error(`the crashing run failed: ${crashed.stderr}`);
+timedRun(['list'], '  (with a debate whose process died)');
 console.log(`no -wal or -shm left beside the record: ${!existsSync(`${file}-wal`) && !existsSync(`${file}-shm`)}`);
 if (keep) console.log(`kept: ${file}`);
 else rmSync(dir, { recursive: true, force: true });

@@ -65,15 +65,17 @@ export function readonlyDatabase(file: string, busyTimeoutMs: number, upgrade: (
     // does not see), and a debate whose process died (kill -9 leaves the -wal behind) is shown
     // interrupted in one: the file itself is left as it is.
     const pending = mustUpgradeToRead(pendingMigrations(sqlite, file));
-    if (!sqlite.memory && (pending || deadRunningDebates(sqlite).length > 0)) {
+    if (!sqlite.memory && pending) {
       const image = inMemoryImage(sqlite.serialize());
       sqlite.close();
       sqlite = new Database(image);
     }
     if (pending) upgrade(sqlite, file);
     sqlite.pragma('foreign_keys = ON');
-    // A private copy in memory can show dead debates as they are, without writing the file.
+    // A private copy in memory shows dead debates as they are by marking them; the file itself,
+    // whatever its size, is read in place, with a view that shows them so (never a copy of it).
     if (sqlite.memory) markInterruptedDebates(sqlite);
+    else showInterruptedDebates(sqlite);
   } catch (err) {
     sqlite.close();
     throw storeErrorFrom(err, `Could not open ${file}`, file);
@@ -183,6 +185,33 @@ export function markInterruptedDebates(sqlite: Database.Database): void {
   sqlite
     .prepare("update debates set status = 'interrupted', exit_reason = 'interrupted', finished_at = ? where status = 'running' and id in (select value from json_each(?))")
     .run(Date.now(), JSON.stringify(dead.map((d) => d.id)));
+}
+
+/**
+ * On a connection that may not write the file: shows debates still `running` whose process died
+ * as `markInterruptedDebates` would mark them, through a temporary view named `debates` that
+ * SQLite finds before the table (the temp schema is searched first). The view lives in memory,
+ * for this connection only; the file is read in place, untouched.
+ */
+function showInterruptedDebates(sqlite: Database.Database): void {
+  const dead = deadRunningDebates(sqlite);
+  if (dead.length === 0) return;
+  sqlite.pragma('temp_store = MEMORY');
+  sqlite.exec('create temp table interrupted_debates (id text primary key) without rowid');
+  const insert = sqlite.prepare('insert or ignore into temp.interrupted_debates (id) values (?)');
+  for (const d of dead) insert.run(d.id);
+  const died = "status = 'running' and id in (select id from temp.interrupted_debates)";
+  const shown: Record<string, string> = {
+    status: `case when ${died} then 'interrupted' else status end`,
+    exit_reason: `case when ${died} then 'interrupted' else exit_reason end`,
+    finished_at: `case when ${died} then ${Date.now()} else finished_at end`,
+  };
+  const columns = (sqlite.prepare("select name from pragma_table_info('debates', 'main')").all() as { name: string }[]).map((c) => {
+    const name = `"${c.name.replaceAll('"', '""')}"`;
+    const expression = shown[c.name];
+    return expression === undefined ? name : `${expression} as ${name}`;
+  });
+  sqlite.exec(`create temp view debates as select ${columns.join(', ')} from main.debates`);
 }
 
 /** Whether a process with this pid exists on this machine (ours or another user's). */

@@ -1,10 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openRecord } from '../../src/store/open-read.js';
 import { openStore } from '../../src/store/index.js';
+import { packagePath } from '../../src/package-root.js';
 import { runCli } from '../helpers/cli.js';
 import { call, newDebate } from './fixtures.js';
 
@@ -39,6 +42,73 @@ describe('readers of a closed record', () => {
       expect(r.code, args.join(' ')).toBe(0);
     }
     expect(readdirSync(dir).filter((f) => f.startsWith('record.db'))).toEqual(['record.db']);
+  });
+});
+
+describe('a record holding a debate whose process died', () => {
+  let crashDir = '';
+  let crashFile = '';
+  const digest = (): string => createHash('sha256').update(readFileSync(crashFile)).digest('hex');
+
+  beforeAll(() => {
+    crashDir = mkdtempSync(join(tmpdir(), 'conclave-readers-crash-'));
+    crashFile = join(crashDir, 'record.db');
+    const store = openStore(crashFile);
+    store.createDebate(newDebate({ id: 'done' }));
+    store.finishDebate('done', { status: 'completed', exitReason: 'converged', error: null, roundsCompleted: 0, finalConvergence: 1, finishedAt: 5 });
+    store.close();
+    // A run that records a call, then dies without ending its debate or closing the file.
+    const script = join(crashDir, 'crash.ts');
+    const module = (path: string): string => JSON.stringify(pathToFileURL(fileURLToPath(new URL(path, import.meta.url))).href);
+    writeFileSync(
+      script,
+      [
+        `import { openStore } from ${module('../../src/store/index.ts')};`,
+        `import { call, newDebate } from ${module('./fixtures.ts')};`,
+        'const store = openStore(process.argv[2]);',
+        "store.createDebate(newDebate({ id: 'crashed' }));",
+        "store.recordCall(call('crashed'));",
+        'process.exit(0);',
+      ].join('\n'),
+    );
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script, crashFile], { cwd: packagePath(), encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+  });
+
+  it('is read in place, not copied into memory, and shows that debate as interrupted without writing the file', async () => {
+    const before = digest();
+    const files = readdirSync(crashDir).sort();
+    const reader = await openRecord(crashFile);
+    try {
+      expect(reader.getDebate('crashed').status).toBe('interrupted');
+      expect(reader.getDebate('crashed').exitReason).toBe('interrupted');
+      expect(reader.getDebate('done').status).toBe('completed');
+      expect(reader.listDebates({ status: 'interrupted' }).map((d) => d.id)).toEqual(['crashed']);
+      const verdict = reader.verifyDebate('crashed');
+      expect(verdict.state).toBe('unsealed');
+      expect(verdict.state === 'unsealed' && verdict.reason).toContain('its process died');
+      expect(digest()).toBe(before);
+      expect(readdirSync(crashDir).sort()).toEqual(files);
+
+      // The file itself, not a snapshot: what another process records later shows up.
+      const writer = openStore(crashFile);
+      writer.createDebate(newDebate({ id: 'later' }));
+      writer.close();
+      expect(reader.getDebate('later').status).toBe('running');
+      expect(reader.listDebates().map((d) => d.id).sort()).toEqual(['crashed', 'done', 'later']);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('is listed and verified by the CLI with that debate interrupted', async () => {
+    const list = await runCli(['list', '--db', crashFile], crashDir);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/crashed\s.*interrupted/);
+    const verify = await runCli(['verify', 'crashed', '--db', crashFile], crashDir);
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toContain('unsealed');
   });
 });
 
