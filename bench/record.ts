@@ -89,6 +89,24 @@ writeFileSync(
 const crashed = spawnSync(process.execPath, ['--import', 'tsx', crash, file], { cwd: packagePath(), encoding: 'utf8' });
 if (crashed.status !== 0) throw new Error(`the crashing run failed: ${crashed.stderr}`);
 timedRun(['list'], '  (with a debate whose process died)');
+
+// One long debate: `verify` reads its calls one at a time.
+const BIG_CALLS = Number(process.env.BENCH_BIG_CALLS ?? 5_000);
+const big = openStore(file);
+big.createDebate({
+  id: 'long',
+  question: 'Should we shard the database?',
+  preset: { name: 'trio', agents: agents.map((a) => ({ id: a, model: 'llama3.1:8b' })), judge: { model: 'qwen2.5:3b' }, synthesizer: { model: 'llama3.1:8b' }, protocol: { maxRounds: 1, convergenceThreshold: 0.85 } } as never,
+  engineVersion: '0.1.0',
+  host: 'http://127.0.0.1:11434',
+  agents: agents.map((a) => ({ id: a, model: 'llama3.1:8b', persona: null, cluster: null, role: 'debater' as const, digest: null })),
+  createdAt: Date.now(),
+});
+const longPrompt = 'Earlier answers: '.concat('x'.repeat(8000));
+for (let c = 0; c < BIG_CALLS; c++) big.recordCall({ ...callOf('long', c), messages: [{ role: 'user', content: longPrompt }] });
+big.finishDebate('long', { status: 'completed', exitReason: 'max_rounds', error: null, roundsCompleted: 1, finalConvergence: 0.5, finishedAt: Date.now() });
+big.close();
+timedRun(['verify', 'long'], `  (one debate of ${BIG_CALLS.toLocaleString('en-US')} calls of about 11 KB)`);
 console.log(`no -wal or -shm left beside the record: ${!existsSync(`${file}-wal`) && !existsSync(`${file}-shm`)}`);
 if (keep) console.log(`kept: ${file}`);
 else rmSync(dir, { recursive: true, force: true });

@@ -192,6 +192,24 @@ export function readDebateRows(sqlite: BetterSqlite3.Database, debateId: string,
   return { debate, calls, tables: sealed.tables };
 }
 
+/** A debate's rows as `verifyRows` reads them: its `count` calls one at a time, in recording order, so memory holds one call, not the debate's. */
+export interface StreamedDebateRows {
+  debate: Row;
+  count: number;
+  calls: Iterable<Row>;
+  tables: Record<string, Row[]>;
+}
+
+/** `readDebateRows` with the calls left to be read one at a time: verify it within the same transaction, for one snapshot. */
+export function streamDebateRows(sqlite: BetterSqlite3.Database, debateId: string, prepare: Prepare = (s) => sqlite.prepare(s)): StreamedDebateRows | null {
+  const sealed = readSealInput(sqlite, debateId, prepare, false);
+  if (!sealed) return null;
+  const { count } = prepare('select count(*) as count from calls where debate_id = ?').get(debateId) as { count: number };
+  const calls = prepare('select * from calls where debate_id = ? order by id');
+  const debate = sealed.debate.seal_rows_json === null || sealed.debate.seal_rows_json === undefined ? { ...sealed.debate, seal_rows_json: recordedDigestsJson(sqlite, debateId, prepare) } : sealed.debate;
+  return { debate, count, calls: { [Symbol.iterator]: () => calls.iterate(debateId) as IterableIterator<Row> }, tables: sealed.tables };
+}
+
 /** Connections known to have the `seal_rows` table (a record written before it is read as it is, without it, until a writer adds it). */
 const withSealRows = new WeakSet<BetterSqlite3.Database>();
 
@@ -312,13 +330,16 @@ export type Verdict =
  * sealed one. Every debate has a seal: those recorded before seals existed were sealed as they
  * stood when their file was upgraded, and carry `adopted_at` (src/store/adopt.ts).
  */
-export function verifyRows(rows: DebateRows): Verdict {
-  const calls = rows.calls.length;
+export function verifyRows(rows: DebateRows | StreamedDebateRows): Verdict {
+  const calls = 'count' in rows ? rows.count : rows.calls.length;
   const seal = (rows.debate.seal as string | null | undefined) ?? null;
   const adopted = typeof rows.debate.adopted_at === 'number' ? { adoptedAt: rows.debate.adopted_at } : {};
 
   let prev: string | null = null;
-  for (const [i, row] of rows.calls.entries()) {
+  let i = 0;
+  // Call row id → its number in the debate, for the rows that link to calls.
+  const numbers = new Map<unknown, number>();
+  for (const row of rows.calls) {
     const problem =
       row.hash === null || row.hash === undefined
         ? 'it has no hash'
@@ -329,7 +350,9 @@ export function verifyRows(rows: DebateRows): Verdict {
             : null;
     if (problem !== null) return { state: 'broken', calls, problem, call: placeOf(row, i) };
     prev = row.hash as string;
+    numbers.set(row.id, ++i);
   }
+  const chain = { count: i, head: prev };
 
   const status = String(rows.debate.status);
   if (seal === null) return { state: 'broken', calls, problem: `the debate's seal is missing: it was removed after it was written (Conclave seals every debate, ${status} or not, as each row is written)` };
@@ -342,11 +365,11 @@ export function verifyRows(rows: DebateRows): Verdict {
   }
   const recorded = parseRecordedDigests(rows.debate.seal_rows_json);
   let firstProblem: { table: string; key: string; problem: string } | null = null;
-  for (const [i, debate] of forms.entries()) {
-    const form = { ...rows, debate };
-    const digests = rowDigests(form);
+  for (const [f, debate] of forms.entries()) {
+    const form: SealInput = { debate, chain, tables: rows.tables };
+    const digests = rowDigests(form, numbers);
     if (sealOf(form, digests) === seal) {
-      if (i === 1) return { state: 'unsealed', calls, seal, reason: 'its process died before it ended; every row matches the checkpoint written with its last record', ...adopted };
+      if (f === 1) return { state: 'unsealed', calls, seal, reason: 'its process died before it ended; every row matches the checkpoint written with its last record', ...adopted };
       if (status === 'running') return { state: 'unsealed', calls, seal, reason: 'still running, or killed before it ended; every row matches its latest checkpoint', ...adopted };
       return { state: 'sealed', calls, seal, ...adopted };
     }

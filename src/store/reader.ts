@@ -14,7 +14,7 @@ import { ConclaveError, StoreError } from '../errors.js';
 import type { Preset } from '../config/preset-schema.js';
 import type { Attachment } from '../protocol/material.js';
 import type { Critique, JudgeScore, Opening, Synthesis } from '../protocol/schemas.js';
-import { type DebateRows, type Verdict, readDebateRows, verifyRows } from './chain.js';
+import { type DebateRows, type Row, type Verdict, readDebateRows, streamDebateRows, verifyRows } from './chain.js';
 import { closeAtExit, closedBeforeExit } from './close-at-exit.js';
 import { describeHolders, fileHolders } from './holders.js';
 import { readAttachments, readBudgetDecisions } from './material.js';
@@ -324,7 +324,23 @@ export class RecordReader implements RecordReading {
 
   /** Recomputes the hash chain and the seal of one debate (docs/record.md). */
   verifyDebate(id: string): Verdict {
-    return verifyRows(this.debateRows(id));
+    return this.verifyWithRow(id).verdict;
+  }
+
+  /**
+   * `verifyDebate`, with the debate's own row as read (for its signature). The calls are read one
+   * at a time, in one snapshot: a debate of any size is verified in the memory of one call.
+   */
+  verifyWithRow(id: string): { verdict: Verdict; debate: Row } {
+    return this.guard(`verify debate \`${id}\``, () =>
+      this.sqlite
+        .transaction(() => {
+          const rows = streamDebateRows(this.sqlite, id, (source) => this.statement(source));
+          if (!rows) throw this.notFound(id);
+          return { verdict: verifyRows(rows), debate: rows.debate };
+        })
+        .deferred(),
+    );
   }
 
   /** Ids of every debate, oldest first. */

@@ -122,7 +122,6 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         return;
       }
       const { inertLine, jsonText } = await import('../../render/inert.js');
-      const { verifyRows } = await import('../../store/chain.js');
       const store = await openRecordDb(args.db, io);
       try {
         const bench = await import('../../store/bench-seal.js');
@@ -145,8 +144,8 @@ export function verifyCommand(io: CliIO, _exit: ExitCode): CommandModule<object,
         const broken: string[] = [];
         let unsigned = 0;
         for (const id of ids) {
-          const rows = store.debateRows(id);
-          const v = withSignature(verifyRows(rows), rows.debate);
+          const { verdict, debate } = store.verifyWithRow(id);
+          const v = withSignature(verdict, debate);
           if (args.json) {
             io.stdout.write(`${jsonText({ id, ...v })}\n`);
           } else {
