@@ -20,3 +20,8 @@ export function formatNumber(n: number): string {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${formatNumber(n)} ${n === 1 ? one : many}`;
 }
+
+/** `a debate`, `an auto`, `an oxford`: a word after its indefinite article, chosen by its first letter (the names it is given have no silent h or long u). */
+export function withArticle(word: string): string {
+  return `${/^[aeiou]/i.test(word) ? 'an' : 'a'} ${word}`;
+}

@@ -1,6 +1,7 @@
 import type { Preset } from '../config/preset-schema.js';
 import type { ChatMessage } from '../engine/events.js';
 import { clip } from '../protocol/clip.js';
+import { withArticle } from '../plural.js';
 import type { StoredCall, StoredDebate } from '../store/store.js';
 import type { AnswerOutcome } from './answer-call.js';
 import { revisionMessages } from './prompts.js';
@@ -66,7 +67,7 @@ export interface SelfCorrectionSpec {
 /** Runs the control: agents side by side, each one's revisions one after another. */
 export async function selfCorrection(spec: SelfCorrectionSpec): Promise<SelfCorrectionCapture> {
   const kind = spec.debate.preset.protocol.kind ?? 'debate';
-  if (!REVISABLE.has(kind)) return { available: false, note: `a ${kind} run has no round of independent answers to revise`, agents: [] };
+  if (!REVISABLE.has(kind)) return { available: false, note: `${withArticle(kind)} run has no round of independent answers to revise`, agents: [] };
   const counts = revisionCounts(spec.debate.calls, spec.preset.agents.map((a) => a.id));
   const agents = await Promise.all(
     spec.preset.agents.map(async (agent, index): Promise<SelfCorrectionAgent> => {

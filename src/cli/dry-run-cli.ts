@@ -1,5 +1,5 @@
 import { presetModels } from '../engine/run-debate.js';
-import { estimateBenchItem, estimateRun, ASSUMED_BANDWIDTH_BYTES } from '../engine/dry-run.js';
+import { autoChoiceLabel, estimateBenchItem, estimateRun, ASSUMED_BANDWIDTH_BYTES } from '../engine/dry-run.js';
 import type { HostEntry, Preset } from '../config/preset-schema.js';
 import { plannedHostText } from '../render/backends.js';
 import { inert, jsonText } from '../render/inert.js';
@@ -41,8 +41,9 @@ export async function dryRunFromCli(prepared: { preset: Preset; question: string
     `  ${scheduler.plan.allResident ? 'every model stays loaded at once' : `debater models load in turn: ${scheduler.plan.groups.map((g) => g.join(' + ')).join(' | ')}`}`,
     ...scheduler.plan.warnings.map((w) => `  warning: ${w}`),
   ];
+  const range = estimate.range;
   if (estimate.groups.length > 0) {
-    out.push('', 'CALLS (at most)');
+    out.push('', range ? `CALLS (at most, if the advisor picks ${autoChoiceLabel(range.dearest)}, the dearest choice)` : 'CALLS (at most)');
     out.push(
       formatTable(
         ['what', 'model', 'calls', 'tokens per call'],
@@ -54,11 +55,29 @@ export async function dryRunFromCli(prepared: { preset: Preset; question: string
     );
   }
   out.push('', 'ESTIMATE');
-  out.push(`  ${estimate.calls > 0 ? `${plural(estimate.calls, 'call')}, about ${formatNumber(estimate.tokens)} tokens at most` : 'calls and tokens not estimated for this protocol'}`);
-  if (estimate.seconds !== null) {
-    out.push(`  about ${formatDuration(estimate.seconds)}, assuming a GPU that reads ${ASSUMED_BANDWIDTH_BYTES / 1e9} GB/s of weights per generated token (each model's size from its host) and every reply at its full length`);
+  const gpu = `assuming a GPU that reads ${ASSUMED_BANDWIDTH_BYTES / 1e9} GB/s of weights per generated token (each model's size from its host) and every reply at its full length`;
+  if (range) {
+    const { cheapest, dearest } = range;
+    const [first, ...rest] = estimate.notes;
+    if (first) out.push(`  ${first}`);
+    out.push(`  from ${plural(cheapest.calls, 'call')}, about ${formatNumber(cheapest.tokens)} tokens at most, if it picks ${autoChoiceLabel(cheapest)} (the cheapest choice in ${range.rankedBy})`);
+    out.push(`  to ${plural(dearest.calls, 'call')}, about ${formatNumber(dearest.tokens)} tokens at most, if it picks ${autoChoiceLabel(dearest)} (the dearest in ${range.rankedBy})`);
+    if (cheapest.seconds !== null && dearest.seconds !== null) out.push(`  about ${formatDuration(cheapest.seconds)} to ${formatDuration(dearest.seconds)}, ${gpu}`);
+    out.push(
+      formatTable(
+        ['if it picks', 'calls', 'tokens', 'time'],
+        range.choices.map((c) => [autoChoiceLabel(c), String(c.calls), `~${formatNumber(c.tokens)}`, c.seconds === null ? '-' : `~${formatDuration(c.seconds)}`]),
+        [1, 2, 3],
+      )
+        .trimEnd()
+        .replace(/^/gm, '    '),
+    );
+    for (const n of rest) out.push(`  ${n}`);
+  } else {
+    out.push(`  ${plural(estimate.calls, 'call')}, about ${formatNumber(estimate.tokens)} tokens at most`);
+    if (estimate.seconds !== null) out.push(`  about ${formatDuration(estimate.seconds)}, ${gpu}`);
+    for (const n of estimate.notes) out.push(`  ${n}`);
   }
-  for (const n of estimate.notes) out.push(`  ${n}`);
   io.stdout.write(`${inert(out.join('\n'))}\n`);
   return 0;
 }
@@ -76,7 +95,10 @@ export async function benchDryRun(presets: Preset[], questions: string[], hosts:
   const rows = presets.map((preset) => {
     const per = questions.map((q) => estimateBenchItem(preset, q, sizeOf));
     const sum = (f: (e: (typeof per)[number]) => number): number => per.reduce((s, e) => s + f(e), 0);
-    return { preset: preset.name, protocol: preset.protocol.kind, items: questions.length, calls: sum((e) => e.calls), tokens: sum((e) => e.tokens), seconds: per.some((e) => e.seconds === null) ? null : sum((e) => e.seconds ?? 0), notes: [...new Set(per.flatMap((e) => e.notes))] };
+    // An advisor's pick is not known before the run: each item counts at the dearest one.
+    const dearest = [...new Set(per.flatMap((e) => (e.range ? [autoChoiceLabel(e.range.dearest)] : [])))];
+    const auto = dearest.length ? [`${preset.name} counts each item at the dearest protocol its advisor may pick: ${dearest.join(', ')}.`] : [];
+    return { preset: preset.name, protocol: preset.protocol.kind, items: questions.length, calls: sum((e) => e.calls), tokens: sum((e) => e.tokens), seconds: per.some((e) => e.seconds === null) ? null : sum((e) => e.seconds ?? 0), notes: [...auto, ...new Set(per.flatMap((e) => e.notes))] };
   });
   if (args.json) {
     io.stdout.write(`${jsonText({ dryRun: true, estimate: true, presets: rows }, 2)}\n`);

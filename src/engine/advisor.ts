@@ -8,6 +8,9 @@ import type { RunDebateOptions } from './runner.js';
 import { presetHostsFor } from '../config/trust.js';
 import { structuredCall } from './structured-call.js';
 
+/** The advisor's reply tokens at most: a classification, not an answer. */
+export const ADVICE_REPLY_TOKENS = 400;
+
 /** The advisor's model: `protocol.advisor`, else the judge's (small and already part of most panels). */
 export function advisorModel(preset: Preset): string {
   return preset.protocol.advisor ?? preset.judge.model;
@@ -64,7 +67,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
         agentId: 'advisor',
         model,
         messages: adviceMessages(opts.question, choices, preset.agents.map((a) => a.id), (opts.attachments ?? []).map((a) => a.name)),
-        options: { num_ctx: scheduler.numCtx[model], num_predict: 400, temperature: 0 },
+        options: { num_ctx: scheduler.numCtx[model], num_predict: ADVICE_REPLY_TOKENS, temperature: 0 },
         schema: adviceSchemaFor(choices),
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
         ...(opts.signal ? { signal: opts.signal } : {}),

@@ -1,7 +1,9 @@
-import type { Preset } from '../config/preset-schema.js';
+import type { Preset, ProtocolKind } from '../config/preset-schema.js';
+import { type Advice, adviceMessages, applyAdvice, depths } from '../protocol/advice.js';
 import { estimateTokens } from '../protocol/context.js';
 import type { SchedulePlan } from '../schedule/plan.js';
 import { synthesizerModel } from '../config/synthesizer.js';
+import { ADVICE_REPLY_TOKENS, advisorModel, asKind, protocolChoices } from './advisor.js';
 
 /**
  * What a run would do, without making it: the calls it makes at most, their tokens and a time,
@@ -23,9 +25,33 @@ export interface DryRunEstimate {
   groups: CallGroup[];
   calls: number;
   tokens: number;
-  /** Seconds, or null when the protocol's calls are not estimated. */
+  /** Seconds, or null when no call is estimated. */
   seconds: number | null;
   notes: string[];
+  /** With `auto`: every protocol the advisor may pick; the groups and totals above are the dearest's. */
+  range?: AutoRange;
+}
+
+/** A protocol the advisor may pick, as the preset would run it, its calls, tokens and time counting the advisor's call. */
+export interface AutoChoice {
+  protocol: ProtocolKind;
+  /** The question's depth where it changes the run (a shallow debate holds 2 critique rounds at most, a shallow decomposition 3 sub-questions); null where it changes nothing. */
+  depth: Advice['depth'] | null;
+  calls: number;
+  tokens: number;
+  seconds: number | null;
+}
+
+/** `auto`'s estimate: the advisor picks the protocol when the run starts, so a dry run gives the range over what it may pick. */
+export interface AutoRange {
+  /** The advisor's own call, counted in every choice. */
+  advisor: CallGroup;
+  /** What orders the choices: the time, or the tokens where a model's size is unknown. */
+  rankedBy: 'time' | 'tokens';
+  /** Each protocol (at each depth that changes it) the advisor may pick, cheapest first. */
+  choices: AutoChoice[];
+  cheapest: AutoChoice;
+  dearest: AutoChoice;
 }
 
 const MATCH_CRITIQUES = 'match critiques: the two players of each match';
@@ -39,6 +65,75 @@ export const ASSUMED_BANDWIDTH_BYTES = 400e9;
 const PREFILL_SPEEDUP = 20;
 
 export function estimateRun(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan?: SchedulePlan): DryRunEstimate {
+  if (preset.protocol.kind === 'auto') return estimateAuto(preset, question, sizeOf, plan, protocolCalls);
+  const calls = protocolCalls(preset, question, sizeOf);
+  return withTotals({ protocol: preset.protocol.kind, groups: calls.groups, notes: calls.notes }, sizeOf, plan, calls.rounds);
+}
+
+/** The calls of one run (or one bench item) of a preset whose protocol is fixed. */
+interface RunCalls {
+  groups: CallGroup[];
+  /** What bounds the calls. */
+  notes: string[];
+  /** How many times each model may load, for the time of a panel that does not fit in VRAM. */
+  rounds: number;
+}
+type CallsOf = (preset: Preset, question: string, sizeOf: (model: string) => number | null) => RunCalls;
+
+/**
+ * `auto`: the advisor classifies the question when the run starts, and the rules pick the protocol
+ * from it among those the panel can run (a debate when the advisor fails). Each of them is counted
+ * as it would run, at both depths where the depth changes it, with the advisor's call. The groups
+ * and totals are the dearest choice's, so that they stay an upper bound like any protocol's.
+ */
+function estimateAuto(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan: SchedulePlan | undefined, callsOf: CallsOf): DryRunEstimate {
+  const allowed = protocolChoices(preset);
+  const kinds = [...new Set<ProtocolKind>([...allowed, 'debate'])];
+  const prompt = adviceMessages(question, allowed, preset.agents.map((a) => a.id)).map((m) => m.content).join('\n');
+  const advisor: CallGroup = { what: 'the advisor: the question classified', model: advisorModel(preset), calls: 1, promptTokens: estimateTokens(prompt), replyTokens: ADVICE_REPLY_TOKENS };
+  const estimated = kinds.flatMap((kind) => {
+    const atDepth = depths.map((depth) => {
+      // Only the depth changes what runs; the rest of a classification sets the brief and the budget, which the estimate does not read.
+      const advice: Advice = { domains: [], parts: 'one', depth, pattern: 'single-domain', reason: '' };
+      const calls = callsOf(applyAdvice(asKind(preset, kind), advice, kind), question, sizeOf);
+      const total = withTotals({ protocol: kind, groups: [advisor, ...calls.groups], notes: [] }, sizeOf, plan, calls.rounds);
+      return { choice: { protocol: kind, depth: depth as AutoChoice['depth'], calls: total.calls, tokens: total.tokens, seconds: total.seconds }, calls, total };
+    });
+    const [shallow, deep] = atDepth as [(typeof atDepth)[number], (typeof atDepth)[number]];
+    return shallow.choice.calls === deep.choice.calls && shallow.choice.tokens === deep.choice.tokens ? [{ ...deep, choice: { ...deep.choice, depth: null } }] : atDepth;
+  });
+  // Time is what a run costs, but a size unknown for any choice's model leaves that choice's time short: then tokens rank them.
+  const unknown = new Set(estimated.flatMap((e) => e.total.groups).map((g) => g.model).filter((m) => !((sizeOf(m) ?? 0) > 0)));
+  const rankedBy = unknown.size === 0 && estimated.every((e) => e.choice.seconds !== null) ? 'time' : 'tokens';
+  const cost = (c: AutoChoice): number => (rankedBy === 'time' ? (c.seconds ?? 0) : c.tokens);
+  estimated.sort((x, y) => cost(x.choice) - cost(y.choice) || x.choice.tokens - y.choice.tokens || x.choice.calls - y.choice.calls);
+  const cheapest = estimated[0]!;
+  const dearest = estimated[estimated.length - 1]!;
+  const label = autoChoiceLabel(dearest.choice);
+  return {
+    ...dearest.total,
+    protocol: 'auto',
+    notes: [
+      `The advisor (${advisor.model}) picks the protocol when the run starts, from its reading of the question, so no dry run can know which: for ${preset.name} it may pick ${orList(kinds)}. Each figure counts the advisor's own call.`,
+      ...dearest.calls.notes.map((n) => `If it picks ${label} (the advisor's call aside): ${n.charAt(0).toLowerCase()}${n.slice(1)}`),
+      ...dearest.total.notes.filter((n) => !n.startsWith(NO_SIZE)),
+      ...(unknown.size > 0 ? [noSizeNote(unknown)] : []),
+    ],
+    range: { advisor, rankedBy, choices: estimated.map((e) => e.choice), cheapest: cheapest.choice, dearest: dearest.choice },
+  };
+}
+
+/** `debate`, or `debate on a shallow question` where the depth changes what a debate does. */
+export function autoChoiceLabel(choice: AutoChoice): string {
+  return choice.depth === null ? choice.protocol : `${choice.protocol} on a ${choice.depth} question`;
+}
+
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]!}`;
+}
+
+/** The calls of a preset whose protocol is fixed, with the notes that bound them and the rounds its models load for. */
+function protocolCalls(preset: Preset, question: string, sizeOf: (model: string) => number | null): RunCalls {
   const kind = preset.protocol.kind;
   const n = preset.agents.length;
   const answer = preset.protocol.maxAnswerTokens;
@@ -116,10 +211,8 @@ export function estimateRun(preset: Preset, question: string, sizeOf: (model: st
     notes.push(
       `Calls depend on the decomposer's split: from 3 (one sub-question, answered) to ${most} (all ${parts} sub-questions of protocol.maxSubQuestions, each failing and rewritten by ${lead.id}${mapped.length ? ', the tension map over every agent' : ''}); ${most - parts} when no part fails.`,
     );
-  } else {
-    notes.push(`The calls of a ${kind} run are not estimated; the plan below holds for it.`);
   }
-  return withTotals({ protocol: kind, groups, notes }, sizeOf, plan, rounds);
+  return { groups, notes, rounds };
 }
 
 /** The tension map over the panel's independent answers, and the targeted exchange on its worst clash. */
@@ -143,8 +236,13 @@ function largestModel(preset: Preset, sizeOf: (model: string) => number | null):
  * revisions, one per critique turn, and a synthesis over round 0).
  */
 export function estimateBenchItem(preset: Preset, question: string, sizeOf: (model: string) => number | null, plan?: SchedulePlan): DryRunEstimate {
-  const debate = estimateRun(preset, question, sizeOf, plan);
-  if (debate.groups.length === 0) return debate;
+  if (preset.protocol.kind === 'auto') return estimateAuto(preset, question, sizeOf, plan, benchCalls);
+  const item = benchCalls(preset, question, sizeOf);
+  return withTotals({ protocol: preset.protocol.kind, groups: item.groups, notes: item.notes }, sizeOf, plan, item.rounds);
+}
+
+function benchCalls(preset: Preset, question: string, sizeOf: (model: string) => number | null): RunCalls {
+  const debate = protocolCalls(preset, question, sizeOf);
   const answer = preset.protocol.maxAnswerTokens;
   const q = estimateTokens(question) + 200;
   const n = preset.agents.length;
@@ -167,7 +265,13 @@ export function estimateBenchItem(preset: Preset, question: string, sizeOf: (mod
     ...(parallel ? [{ what: 'baseline: parallel synthesis', model: synthesizerModel(preset), calls: 1, promptTokens: q + n * answer, replyTokens: answer }] : []),
   ];
   const rounds = preset.protocol.kind === 'debate' ? 1 + preset.protocol.maxRounds : 1;
-  return withTotals({ protocol: debate.protocol, groups: [...debate.groups, ...baselines], notes: debate.notes.filter((x) => !x.startsWith('The models do not all fit')) }, sizeOf, plan, rounds);
+  return { groups: [...debate.groups, ...baselines], notes: debate.notes, rounds };
+}
+
+const NO_SIZE = 'No size is known for ';
+
+function noSizeNote(models: ReadonlySet<string>): string {
+  return `${NO_SIZE}${[...models].join(', ')}: their calls are left out of the time.`;
 }
 
 function withTotals(base: Pick<DryRunEstimate, 'protocol' | 'groups' | 'notes'>, sizeOf: (model: string) => number | null, plan: SchedulePlan | undefined, rounds: number): DryRunEstimate {
@@ -195,7 +299,7 @@ function withTotals(base: Pick<DryRunEstimate, 'protocol' | 'groups' | 'notes'>,
       seconds += loads * 5;
       notes.push('The models do not all fit in VRAM together: about 5 s is counted for each model load per round.');
     }
-    if (unknown.size > 0) notes.push(`No size is known for ${[...unknown].join(', ')}: their calls are left out of the time.`);
+    if (unknown.size > 0) notes.push(noSizeNote(unknown));
   }
   return { protocol: base.protocol, groups, calls, tokens, seconds, notes };
 }

@@ -1,4 +1,5 @@
 import { type ProtocolStep, stepRound } from '../engine/protocol-events.js';
+import { withArticle } from '../plural.js';
 import type { TableReader } from './rows.js';
 import type { protocolSteps } from './schema-protocols.js';
 import type { RecordWriter } from './writer.js';
@@ -14,7 +15,7 @@ export interface StoredStep {
 
 
 export function recordProtocolStep(store: RecordWriter, debateId: string, step: ProtocolStep, afterCallId: number | null, at: number): void {
-  store.runPrepared(`record a ${step.kind} step of debate \`${debateId}\``, INSERT_STEP, {
+  store.runPrepared(`record ${withArticle(step.kind)} step of debate \`${debateId}\``, INSERT_STEP, {
     debate_id: debateId,
     seq: store.nextNumber(debateId, 'protocol_steps', 'seq', 0),
     kind: step.kind,

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -91,6 +91,34 @@ describe('protocol.kind: auto', () => {
     expect(doc.preset.protocol.maxRounds).toBe(2);
     expect(doc.preset.protocol.tokenBudget).toBe(24_000);
     expect(responder.seen.filter((r) => stageOf(r) === 'judge')).toHaveLength(3);
+  });
+
+  it('estimates with --dry-run the range over the protocols the advisor may pick, naming the cheapest and the dearest, calling no model and recording nothing', async () => {
+    const { file, models } = autoPreset({ maxRounds: 4 });
+    const responder = scriptedResponder([0.5]);
+    sim = await startSimulator({ models, respond: responder.respond });
+    const db = join(dir, 'dry-auto.db');
+    const text = await runCli(['run', 'Should we split billing out?', '--preset', file, '--host', sim.url, '--db', db, '--dry-run'], dir);
+    const json = await runCli(['run', 'Should we split billing out?', '--preset', file, '--host', sim.url, '--db', db, '--dry-run', '--json'], dir);
+    expect([text.code, json.code]).toEqual([0, 0]);
+    expect(responder.seen).toEqual([]);
+    expect(existsSync(db)).toBe(false);
+    type Choice = { protocol: string; depth: string | null; calls: number; tokens: number };
+    const doc = JSON.parse(json.stdout) as { protocol: string; calls: number; tokens: number; groups: { what: string; model: string }[]; range: { rankedBy: string; choices: Choice[]; cheapest: Choice; dearest: Choice } };
+    const { cheapest, dearest } = doc.range;
+    expect(doc.protocol).toBe('auto');
+    expect(doc.range.choices.map((c) => c.protocol)).toEqual(expect.arrayContaining(['debate', 'parallel', 'tournament', 'decompose', 'delphi']));
+    expect([doc.calls, doc.tokens]).toEqual([dearest.calls, dearest.tokens]);
+    expect(doc.groups[0]).toMatchObject({ what: 'the advisor: the question classified', model: 'advisor:1b' });
+    expect(cheapest).toMatchObject({ protocol: 'parallel', depth: null });
+    const out = text.stdout.replace(/\s+/g, ' ');
+    expect(out).toContain('The advisor (advisor:1b) picks the protocol when the run starts, from its reading of the question, so no dry run can know which: for auto-panel it may pick debate, parallel, tournament, decompose or delphi.');
+    expect(out).toContain(`from ${cheapest.calls} calls, about ${cheapest.tokens.toLocaleString('en-US')} tokens at most, if it picks parallel (the cheapest choice in time)`);
+    const dearestName = dearest.depth ? `${dearest.protocol} on a ${dearest.depth} question` : dearest.protocol;
+    expect(out).toContain(`to ${dearest.calls} calls, about ${dearest.tokens.toLocaleString('en-US')} tokens at most, if it picks ${dearestName} (the dearest in time)`);
+    expect(out).toContain(`CALLS (at most, if the advisor picks ${dearestName}, the dearest choice)`);
+    expect(out).toMatch(/debate on a shallow question \d+ ~[\d,]+ ~\d+ (s|min)/);
+    expect(out).not.toContain('not estimated');
   });
 
   it('lets an explicit --protocol win: no advisor call at all', async () => {

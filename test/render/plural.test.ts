@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatNumber, plural } from '../../src/plural.js';
+import { formatNumber, plural, withArticle } from '../../src/plural.js';
 import { packagePath } from '../../src/package-root.js';
 import { modelConfidenceText } from '../../src/render/confidence.js';
 
@@ -27,6 +27,23 @@ describe('counts in sentences', () => {
     }
     for (const n of values) expect(formatNumber(n), String(n)).toBe(n.toLocaleString('en-US'));
     expect([formatNumber(1234567), formatNumber(-1000)]).toEqual(['1,234,567', '-1,000']);
+  });
+
+  it('puts an before a protocol or step name that starts with a vowel, where a sentence read "a auto run"', () => {
+    expect(['debate', 'auto', 'oxford', 'delphi', 'advice', 'pipeline'].map(withArticle)).toEqual(['a debate', 'an auto', 'an oxford', 'a delphi', 'an advice', 'a pipeline']);
+  });
+
+  it('writes no article of its own before a protocol or step kind in the source, where `auto` and `oxford` would read "a auto"', () => {
+    const pattern = /\ban? \$\{[^{}]*\b(kind|protocol)\b[^{}]*\}/g;
+    const found: string[] = [];
+    for (const file of sources(packagePath('src'))) {
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          for (const m of line.matchAll(pattern)) found.push(`${relative(packagePath(), file)}:${i + 1}: ${m[0]}`);
+        });
+    }
+    expect(found).toEqual([]);
   });
 
   it('writes no count straight before a plural noun in the source, where one would read "1 agents"', () => {
