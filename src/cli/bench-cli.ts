@@ -12,10 +12,11 @@ import { HostError, InputError, isConclaveError } from '../errors.js';
 import { resolveHost } from '../ollama/host.js';
 import { singleHost } from './host-args.js';
 import { formatFittedTable } from '../render/table.js';
-import { detectStyle } from '../render/style.js';
+import { type Paint, detectStyle, painter } from '../render/style.js';
 import { defaultDbPath } from '../store/open.js';
 import { readRescoreRecords } from '../store/rescore-read.js';
 import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import { type BenchVerdict, glanceBenchRun, UNSEALED_RUN } from '../store/bench-seal.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './bench-args.js';
 import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
@@ -278,25 +279,75 @@ export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<
   const store = await openDb(args.db, io, { readonly: true });
   try {
     const runs = listBenchRuns(store);
+    // Each run in one snapshot: a run being written is read as its last write left it.
+    const verdicts = runs.map((r) => store.read(`check the seal of bench run \`${r.id}\``, (s) => s.transaction(() => glanceBenchRun(s, r.id)).deferred()));
     if (args.json) {
-      io.stdout.write(`${jsonText(runs.map(({ presets, ...r }) => ({ ...r, presets: presets.map((p) => p.name) })), 2)}\n`);
+      // verify --json's fields, but for the run's id, which `id` already gives.
+      const sealState = (v: BenchVerdict | null) => {
+        if (v === null) return null;
+        const { runId: _, ...state } = v;
+        return state;
+      };
+      io.stdout.write(`${jsonText(runs.map(({ presets, ...r }, i) => ({ ...r, presets: presets.map((p) => p.name), sealState: sealState(verdicts[i] ?? null) })), 2)}\n`);
       return 0;
     }
     if (runs.length === 0) {
       io.stderr.write(`No bench runs in ${store.path}. ${usageHint}\n`);
       return 0;
     }
-    io.stdout.write(
-      formatFittedTable(
-        ['id', 'status', 'done', 'started', 'suite', 'presets'],
-        runs.map((r) => [r.id, r.status, `${r.trialsDone}/${r.itemCount * r.presets.length}`, new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 16), clipText(r.suite, 30), r.presets.map((p) => p.name).join(', ')]),
-        outputColumns(io),
-      ),
+    const paint = painter(detectStyle(io.stdout, io.env));
+    const table = formatFittedTable(
+      ['id', 'status', 'seal', 'done', 'started', 'suite', 'presets'],
+      runs.map((r, i) => [r.id, r.status, sealWord(verdicts[i] ?? null), `${r.trialsDone}/${r.itemCount * r.presets.length}`, new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 16), clipText(r.suite, 30), r.presets.map((p) => p.name).join(', ')]),
+      outputColumns(io),
     );
+    // The seal column is painted after the table is laid out, so colour takes no room in it.
+    const [header = '', ...lines] = table.split('\n');
+    const at = header.indexOf('  seal') + 2;
+    io.stdout.write(
+      [header, ...lines.map((line, i) => (i < verdicts.length ? paintCell(line, at, sealWord(verdicts[i] ?? null), paint) : line))].join('\n'),
+    );
+    for (const note of sealNotes(verdicts)) tellUser(io, `${inertLine(note)}\n`);
     return 0;
   } finally {
     store.close();
   }
+}
+
+/** A run's seal in one word: what `bench list` checked (`glanceBenchRun`); a signature's key is named under the list, not checked. */
+function sealWord(v: BenchVerdict | null): string {
+  if (v === null) return '?';
+  if (v.state === 'broken') return 'BROKEN';
+  if (v.state === 'unsealed') return 'unsealed';
+  if (v.adoptedAt !== undefined) return 'adopted';
+  return v.signedBy === undefined ? 'sealed' : 'signed';
+}
+
+function paintCell(line: string, at: number, word: string, paint: Paint): string {
+  if (line.slice(at, at + word.length) !== word) return line;
+  const colour = word === 'BROKEN' ? 'red' : word === 'unsealed' || word === 'adopted' ? 'yellow' : 'green';
+  return `${line.slice(0, at)}${paint(colour, word)}${line.slice(at + word.length)}`;
+}
+
+/** The lines under the list that say what a state other than sealed or signed means, and each broken run's first changed row. */
+function sealNotes(verdicts: readonly (BenchVerdict | null)[]): string[] {
+  const notes: string[] = [];
+  for (const v of verdicts) {
+    if (v?.state === 'broken') notes.push(`Bench run ${v.runId} does not match its seal: ${v.problem}. \`conclave verify ${v.runId}\` checks every row of it.`);
+  }
+  const keys = new Map<string, number>();
+  for (const v of verdicts) if (v?.state === 'sealed' && v.signedBy !== undefined) keys.set(v.signedBy, (keys.get(v.signedBy) ?? 0) + 1);
+  if (keys.size > 0) {
+    const named = [...keys].map(([key, n]) => `key ${key.slice(0, 16)} (${plural(n, 'run')})`).join(', ');
+    notes.push(`signed: by ${named}, as ${keys.size === 1 && [...keys.values()][0] === 1 ? 'its seal says' : 'their seals say'}; \`conclave verify RUN --public-key FILE\` proves a signature, which the list does not check.`);
+  }
+  const adopted = verdicts.flatMap((v) => (v?.state === 'sealed' && v.adoptedAt !== undefined ? [v.adoptedAt] : []));
+  if (adopted.length > 0) {
+    const they = adopted.length === 1 ? 'it' : 'they';
+    notes.push(`adopted: recorded before bench runs were sealed, and sealed as ${they} stood when the file was upgraded, ${new Date(Math.min(...adopted)).toISOString().slice(0, 10)}; what ${they} held before then cannot be checked.`);
+  }
+  if (verdicts.some((v) => v?.state === 'unsealed')) notes.push(`unsealed: ${UNSEALED_RUN}. The next command that writes to this file seals such runs as they stand.`);
+  return notes;
 }
 
 /** A suite given as a long path keeps its end, where its name is. */

@@ -54,9 +54,9 @@ const TRIAL_TABLES: readonly [table: string, key: (row: Row) => string][] = [
   ['bench_calls', (r) => String(r.id)],
 ];
 
-function trialPartOf(trial: Row, rows: (table: string) => readonly Row[]): PartDigests {
+function trialPartOf(trial: Row, rows: (table: string) => readonly Row[], tables = TRIAL_TABLES): PartDigests {
   const part: PartDigests = { bench_trials: { '-': plainRowDigest(trial) } };
-  for (const [table, key] of TRIAL_TABLES) part[table] = digestsBy(rows(table), key);
+  for (const [table, key] of tables) part[table] = digestsBy(rows(table), key);
   return compact(part);
 }
 
@@ -70,13 +70,16 @@ function trialIdsOf(prepare: Prepare, runId: string): number[] {
   return (prepare('select id from bench_trials where run_id = ? order by id').all(runId) as { id: number }[]).map((r) => r.id);
 }
 
-/** Every part of the run, computed from its rows (read table by table, not trial by trial); null for a run that is not there. */
-export function readBenchParts(sqlite: BetterSqlite3.Database, runId: string, prepare: Prepare = (s) => sqlite.prepare(s)): Map<string, PartDigests> | null {
+/**
+ * Every part of the run, computed from its rows (read table by table, not trial by trial); null for
+ * a run that is not there. With `tables`, a trial's part holds its own row and those tables' only.
+ */
+export function readBenchParts(sqlite: BetterSqlite3.Database, runId: string, prepare: Prepare = (s) => sqlite.prepare(s), tables = TRIAL_TABLES): Map<string, PartDigests> | null {
   const run = readRunPart(prepare, runId);
   if (run === null) return null;
   const parts = new Map<string, PartDigests>([[RUN_PART, run]]);
   const byTrial = new Map<string, Map<unknown, Row[]>>();
-  for (const [table] of TRIAL_TABLES) {
+  for (const [table] of tables) {
     const groups = new Map<unknown, Row[]>();
     for (const row of prepare(`select * from ${table} where trial_id in (select id from bench_trials where run_id = ?)`).all(runId) as Row[]) {
       const list = groups.get(row.trial_id);
@@ -86,7 +89,7 @@ export function readBenchParts(sqlite: BetterSqlite3.Database, runId: string, pr
     byTrial.set(table, groups);
   }
   for (const trial of prepare('select * from bench_trials where run_id = ? order by id').all(runId) as Row[]) {
-    parts.set(trialPart(trial.id as number), trialPartOf(trial, (table) => byTrial.get(table)!.get(trial.id) ?? []));
+    parts.set(trialPart(trial.id as number), trialPartOf(trial, (table) => byTrial.get(table)!.get(trial.id) ?? [], tables));
   }
   return parts;
 }
@@ -114,6 +117,10 @@ export type BenchVerdict =
   | { state: 'unsealed'; runId: string; trials: number; reason: string }
   | { state: 'broken'; runId: string; trials: number; problem: string; row?: { table: string; key: string } };
 
+const MISSING_SEAL =
+  "the run's seal is missing: it was removed after it was written (Conclave seals every bench run as each row is written, and sealed the runs recorded before that when the file was upgraded)";
+const SEAL_CHANGED = 'the run does not match its seal (the seal or the recorded row digests changed)';
+
 /** What a run in a record from before bench seals is, said plainly wherever its figures are shown. */
 export const UNSEALED_RUN = 'recorded before bench runs were sealed; its figures cannot be checked';
 
@@ -131,36 +138,68 @@ export function verifyBenchRun(sqlite: BetterSqlite3.Database, runId: string, pr
   const parts = readBenchParts(sqlite, runId, prepare)!;
   const trials = parts.size - 1;
   const seal = typeof run.seal === 'string' ? run.seal : null;
-  if (seal === null) {
-    return {
-      state: 'broken',
-      runId,
-      trials,
-      problem: "the run's seal is missing: it was removed after it was written (Conclave seals every bench run as each row is written, and sealed the runs recorded before that when the file was upgraded)",
-    };
-  }
-  if (benchSealFrom(hashesOf(partsJsonOf(parts))) === seal) {
-    return {
-      state: 'sealed',
-      runId,
-      trials,
-      seal,
-      ...(typeof run.seal_key === 'string' && run.seal_key !== '' ? { signedBy: run.seal_key } : {}),
-      ...(typeof run.adopted_at === 'number' ? { adoptedAt: run.adopted_at } : {}),
-    };
-  }
-  const changed = firstDifference(readRecordedParts(prepare, runId), parts, (id) => prepare('select item_id, preset from bench_trials where id = ?').get(id) as { item_id: string; preset: string } | undefined);
-  if (changed === null) return { state: 'broken', runId, trials, problem: 'the run does not match its seal (the seal or the recorded row digests changed)' };
+  if (seal === null) return { state: 'broken', runId, trials, problem: MISSING_SEAL };
+  if (benchSealFrom(hashesOf(partsJsonOf(parts))) === seal) return sealedVerdict(runId, trials, seal, run);
+  const changed = firstDifference(readRecordedParts(prepare, runId), parts, trialLookup(prepare));
+  if (changed === null) return { state: 'broken', runId, trials, problem: SEAL_CHANGED };
   return { state: 'broken', runId, trials, problem: changed.problem, row: { table: changed.table, key: changed.key } };
+}
+
+/** The tables `bench list` hashes again (`glanceBenchRun`): a trial's own row and its results, which the report's accuracy figures are read from. */
+const GLANCED_TABLES = TRIAL_TABLES.filter(([table]) => table === 'bench_results');
+
+/**
+ * What `bench list` says of a run, without hashing every row as `verifyBenchRun` does: the seal is
+ * computed again from the row digests recorded with it (`bench_seal_rows`), and the rows of the run,
+ * its items, its trials and their results are hashed again and compared with those digests. The
+ * answers and the baseline calls (most of a run's rows and bytes) are left to `verify`: an edit of
+ * one of them alone, that leaves its recorded digest as it was, passes this check. Digests that do
+ * not give the seal send the run to `verifyBenchRun`. A broken verdict here is one `verify` gives too.
+ */
+export function glanceBenchRun(sqlite: BetterSqlite3.Database, runId: string, prepare: Prepare = (s) => sqlite.prepare(s)): BenchVerdict | null {
+  if (prepare('select 1 from bench_runs where id = ?').get(runId) === undefined) return null;
+  if (!withBenchSeals(sqlite)) return { state: 'unsealed', runId, trials: trialIdsOf(prepare, runId).length, reason: UNSEALED_RUN };
+  const run = (prepare('select seal, seal_key, adopted_at from bench_seals where run_id = ?').get(runId) as Row | undefined) ?? {};
+  const parts = readBenchParts(sqlite, runId, prepare, GLANCED_TABLES)!;
+  const trials = parts.size - 1;
+  const seal = typeof run.seal === 'string' ? run.seal : null;
+  if (seal === null) return { state: 'broken', runId, trials, problem: MISSING_SEAL };
+  const recordedJson = new Map((prepare('select part, digests_json from bench_seal_rows where run_id = ?').all(runId) as { part: string; digests_json: string }[]).map((r) => [r.part, r.digests_json]));
+  // Digests that no longer give the seal vouch for nothing: the rows themselves say whether the run changed.
+  if (benchSealFrom(hashesOf(recordedJson)) !== seal) return verifyBenchRun(sqlite, runId, prepare);
+  const checked = new Set(['bench_runs', 'bench_items', 'bench_trials', ...GLANCED_TABLES.map(([table]) => table)]);
+  const recorded = new Map([...parsedParts(recordedJson)].map(([name, part]) => [name, Object.fromEntries(Object.entries(part).filter(([table]) => checked.has(table)))]));
+  const changed = firstDifference(recorded, parts, trialLookup(prepare));
+  if (changed !== null) return { state: 'broken', runId, trials, problem: changed.problem, row: { table: changed.table, key: changed.key } };
+  return sealedVerdict(runId, trials, seal, run);
+}
+
+function sealedVerdict(runId: string, trials: number, seal: string, run: Row): BenchVerdict {
+  return {
+    state: 'sealed',
+    runId,
+    trials,
+    seal,
+    ...(typeof run.seal_key === 'string' && run.seal_key !== '' ? { signedBy: run.seal_key } : {}),
+    ...(typeof run.adopted_at === 'number' ? { adoptedAt: run.adopted_at } : {}),
+  };
+}
+
+function trialLookup(prepare: Prepare): (id: number) => { item_id: string; preset: string } | undefined {
+  return (id) => prepare('select item_id, preset from bench_trials where id = ?').get(id) as { item_id: string; preset: string } | undefined;
 }
 
 function readRecordedParts(prepare: Prepare, runId: string): Map<string, PartDigests> {
   const rows = prepare('select part, digests_json from bench_seal_rows where run_id = ?').all(runId) as { part: string; digests_json: string }[];
+  return parsedParts(new Map(rows.map((r) => [r.part, r.digests_json])));
+}
+
+function parsedParts(partsJson: ReadonlyMap<string, string>): Map<string, PartDigests> {
   const out = new Map<string, PartDigests>();
-  for (const r of rows) {
+  for (const [part, json] of partsJson) {
     try {
-      const parsed = JSON.parse(r.digests_json) as unknown;
-      if (parsed && typeof parsed === 'object') out.set(r.part, parsed as PartDigests);
+      const parsed = JSON.parse(json) as unknown;
+      if (parsed && typeof parsed === 'object') out.set(part, parsed as PartDigests);
     } catch {
       // An unreadable part names nothing; the seal still says the run changed.
     }

@@ -10,9 +10,12 @@ import { finishBenchRun, loadBenchData } from '../../src/store/bench.js';
 import { openStore } from '../../src/store/open.js';
 import { newKeyPair, signerFromPem } from '../../src/store/signing.js';
 import { packagePath } from '../../src/package-root.js';
-import { runCli } from '../helpers/cli.js';
+import { capture, runCli } from '../helpers/cli.js';
+import { main } from '../../src/cli/main.js';
 import { startViewer } from '../helpers/viewer.js';
 import { asBefore0018 } from '../store/fixtures.js';
+import { readBenchParts } from '../../src/store/bench-seal.js';
+import { canonicalJson } from '../../src/store/chain.js';
 import { type BenchSetup, items, setupBench } from './fixture.js';
 
 // A bench run's own rows (its items, trials, results, answers, baseline calls) are sealed as a
@@ -219,6 +222,148 @@ describe('a bench run recorded before runs were sealed', () => {
   });
 });
 
+describe('bench list', () => {
+  // Two runs in one file: the run of four items (older) and one of a single item (newer).
+  let two = '';
+  let second = '';
+
+  beforeAll(async () => {
+    two = join(dir, 'two-runs.db');
+    copyFileSync(clean, two);
+    const more = await setupBench({ dbPath: two, items: items.slice(0, 1) });
+    second = await more.start();
+    await more.close();
+  });
+
+  /** A copy of the two runs with `sql` applied to the older one by hand. */
+  function editedTwo(name: string, sql: string): string {
+    const file = join(dir, `list-${name}.db`);
+    copyFileSync(two, file);
+    const raw = new Database(file);
+    expect(raw.prepare(sql).run(runId).changes, sql).toBeGreaterThan(0);
+    raw.close();
+    return file;
+  }
+
+  /** Each run's line of `bench list`, split into its columns. */
+  async function listed(file: string): Promise<{ code: number; stderr: string; cells: Map<string, string[]> }> {
+    const r = await cli(['bench', 'list', '--db', file]);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines[0]?.split(/\s{2,}/)).toEqual(['id', 'status', 'seal', 'done', 'started', 'suite', 'presets']);
+    return { code: r.code, stderr: r.stderr, cells: new Map(lines.slice(1).map((l) => [l.split(/\s{2,}/)[0]!, l.split(/\s{2,}/)])) };
+  }
+
+  async function sealStates(file: string): Promise<Record<string, { state: string; [k: string]: unknown }>> {
+    const r = await cli(['bench', 'list', '--db', file, '--json']);
+    expect(r.code).toBe(0);
+    return Object.fromEntries((JSON.parse(r.stdout) as { id: string; sealState: { state: string } }[]).map((run) => [run.id, run.sealState]));
+  }
+
+  it('says each run is sealed, in its own column and in --json, and says nothing more', async () => {
+    const { code, stderr, cells } = await listed(two);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(cells.get(runId)?.slice(1, 4)).toEqual(['completed', 'sealed', '4/4']);
+    expect(cells.get(second)?.slice(1, 4)).toEqual(['completed', 'sealed', '1/1']);
+    const states = await sealStates(two);
+    expect(states[runId]).toEqual({ state: 'sealed', trials: 4, seal: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The seal is the one verify recomputes from every row.
+    const verify = await cli(['verify', runId, '--db', two]);
+    expect(verify.stdout).toContain(`seal ${String(states[runId]!.seal)}`);
+  });
+
+  const edits: [what: string, sql: string, problem: RegExp][] = [
+    ['a grade in bench_results', "update bench_results set correct = 1 - correct where condition = 'debate-vote' and trial_id = (select id from bench_trials where run_id = ? and item_id = 'i3')", /a `bench_results` row \(trial \d+: item i3, preset test-panel; debate-vote\/\) was edited/],
+    ['a result removed', "delete from bench_results where condition = 'single' and variant = 'c' and trial_id in (select id from bench_trials where run_id = ?)", /a `bench_results` row \(trial \d+: item i1, preset test-panel; single\/c\) was removed/],
+    ['a trial in bench_trials', "update bench_trials set status = 'interrupted' where run_id = ? and item_id = 'i2'", /a `bench_trials` row \(trial \d+: item i2, preset test-panel\) was edited/],
+    ['an item in bench_items', "update bench_items set answer = '8' where run_id = ? and item_id = 'i3'", /a `bench_items` row \(i3\) was edited/],
+    ['the run in bench_runs', 'update bench_runs set seed = 7 where id = ?', /a `bench_runs` row \(b[\w-]+\) was edited/],
+    ['its seal removed', 'delete from bench_seals where run_id = ?', /seal is missing: it was removed/],
+    ['its seal rewritten', "update bench_seals set seal = '0000000000000000000000000000000000000000000000000000000000000000' where run_id = ?", /does not match its seal \(the seal or the recorded row digests changed\)/],
+  ];
+
+  for (const [what, sql, problem] of edits) {
+    it(`names the run BROKEN on its line over ${what}, lists the other run as sealed, and exits 0 as \`list\` does`, async () => {
+      const file = editedTwo(what.replace(/\W+/g, '-'), sql);
+      const { code, stderr, cells } = await listed(file);
+      expect(code).toBe(0);
+      expect(cells.get(runId)?.[2]).toBe('BROKEN');
+      expect(cells.get(second)?.[2]).toBe('sealed');
+      expect(stderr).toMatch(new RegExp(`^Bench run ${runId} does not match its seal: .+\\. \`conclave verify ${runId}\` checks every row of it\\.\\n$`));
+      expect(stderr).toMatch(problem);
+      const states = await sealStates(file);
+      expect(states[runId]).toMatchObject({ state: 'broken', problem: expect.stringMatching(problem) });
+      expect(states[second]?.state).toBe('sealed');
+      // verify, which reads every row, fails on it.
+      expect((await cli(['verify', runId, '--db', file])).code).toBe(6);
+    });
+  }
+
+  it('leaves an edit of an answer or a baseline call alone to verify: the list reads their digests, not their rows', async () => {
+    for (const sql of [
+      "update bench_answers set correct = 1 where source = 'synthesis' and trial_id in (select id from bench_trials where run_id = ?)",
+      'update bench_calls set completion_tokens = 1 where trial_id in (select id from bench_trials where run_id = ?)',
+    ]) {
+      const file = editedTwo('answer', sql);
+      const { code, cells } = await listed(file);
+      expect([code, cells.get(runId)?.[2]]).toEqual([0, 'sealed']);
+      const verify = await cli(['verify', runId, '--db', file]);
+      expect(verify.code).toBe(6);
+      expect(verify.stdout).toContain('bench run BROKEN');
+    }
+  });
+
+  it('reads every row of a run whose recorded digests no longer give its seal, as verify does', async () => {
+    // An answer edited, and the digests recorded for its trial written again to match it: only the seal is left as it was.
+    const file = editedTwo('covered', "update bench_answers set correct = 1 where source = 'synthesis' and trial_id = (select id from bench_trials where run_id = ? and item_id = 'i4')");
+    const raw = new Database(file);
+    for (const [part, digests] of readBenchParts(raw, runId)!) raw.prepare('update bench_seal_rows set digests_json = ? where run_id = ? and part = ?').run(canonicalJson(digests), runId, part);
+    raw.close();
+    const { cells, stderr } = await listed(file);
+    expect(cells.get(runId)?.[2]).toBe('BROKEN');
+    expect(stderr).toContain('does not match its seal: the run does not match its seal (the seal or the recorded row digests changed)');
+    // Digests edited over rows as recorded: the rows still give the seal, and the run is sealed, for verify too.
+    const intact = join(dir, 'list-digest-only.db');
+    copyFileSync(two, intact);
+    const raw2 = new Database(intact);
+    expect(raw2.prepare("update bench_seal_rows set digests_json = replace(digests_json, '\"bench_answers\":{\"', '\"bench_answers\":{\"0') where run_id = ? and part like 'trial %'").run(runId).changes).toBeGreaterThan(0);
+    raw2.close();
+    expect((await listed(intact)).cells.get(runId)?.[2]).toBe('sealed');
+    expect((await cli(['verify', runId, '--db', intact])).code).toBe(0);
+  });
+
+  it('says a run recorded before runs were sealed is unsealed, then adopted once the file is upgraded, each with a note', async () => {
+    const file = join(dir, 'list-old.db');
+    copyFileSync(two, file);
+    const raw = new Database(file);
+    asBefore0018(raw);
+    raw.close();
+    const old = await listed(file);
+    expect(old.code).toBe(0);
+    expect([old.cells.get(runId)?.[2], old.cells.get(second)?.[2]]).toEqual(['unsealed', 'unsealed']);
+    expect(old.stderr).toBe('unsealed: recorded before bench runs were sealed; its figures cannot be checked. The next command that writes to this file seals such runs as they stand.\n');
+    expect((await sealStates(file))[runId]).toEqual({ state: 'unsealed', trials: 4, reason: 'recorded before bench runs were sealed; its figures cannot be checked' });
+
+    openStore(file).close();
+    const upgraded = await listed(file);
+    expect([upgraded.cells.get(runId)?.[2], upgraded.cells.get(second)?.[2]]).toEqual(['adopted', 'adopted']);
+    expect(upgraded.stderr).toMatch(/^adopted: recorded before bench runs were sealed, and sealed as they stood when the file was upgraded, \d{4}-\d\d-\d\d; what they held before then cannot be checked\.\n$/);
+    expect((await sealStates(file))[runId]).toMatchObject({ state: 'sealed', adoptedAt: expect.any(Number) });
+  });
+
+  it('colours the seal column only on a terminal, and never under NO_COLOR or CI', async () => {
+    const run = async (env: NodeJS.ProcessEnv, tty: boolean): Promise<string> => {
+      const stdout = Object.assign(capture(120), { isTTY: tty });
+      expect(await main(['bench', 'list', '--db', two], { stdout, stderr: capture(), env, cwd: dir })).toBe(0);
+      return stdout.text;
+    };
+    const coloured = await run({}, true);
+    expect(coloured).toContain('\u001b[32msealed\u001b[39m');
+    // The colour takes no room: the columns line up as they do in plain text.
+    expect(coloured.replace(/\u001b\[\d+m/g, '')).toBe(await run({}, false));
+    for (const [env, tty] of [[{ NO_COLOR: '1' }, true], [{ CI: 'true' }, true], [{}, false]] as const) expect(await run(env, tty)).not.toContain('\u001b');
+  });
+});
+
 describe('bench --resume', () => {
   it('verifies the run and seals every row it adds; a second writer on the same file keeps the seal whole', async () => {
     const controller = new AbortController();
@@ -275,6 +420,12 @@ describe('bench --resume', () => {
       expect(verify.code).toBe(0);
       expect(verify.stdout).toContain(`bench run sealed    1 trial, seal`);
       expect(verify.stdout).toContain(`signed by key ${keys.keyId.slice(0, 16)}`);
+      // bench list names the key the seal claims; only verify --public-key proves it.
+      const list = await cli(['bench', 'list', '--db', file]);
+      expect(list.stdout.split('\n')[1]?.split(/\s{2,}/).slice(1, 3)).toEqual(['completed', 'signed']);
+      expect(list.stderr).toBe(`signed: by key ${keys.keyId.slice(0, 16)} (1 run), as its seal says; \`conclave verify RUN --public-key FILE\` proves a signature, which the list does not check.\n`);
+      const json = JSON.parse((await cli(['bench', 'list', '--db', file, '--json'])).stdout) as { sealState: unknown }[];
+      expect(json[0]?.sealState).toMatchObject({ state: 'sealed', signedBy: keys.keyId });
       // A write goes on only with the key that signed the run.
       const writer = openStore(file);
       expect(() => finishBenchRun(writer, id, 'completed', null, 7)).toThrow(/is signed by key [0-9a-f]{16}; going on without that key would leave it unsigned/);
