@@ -16,7 +16,7 @@ import { type Paint, detectStyle, painter } from '../render/style.js';
 import { defaultDbPath } from '../store/open.js';
 import { readRescoreRecords } from '../store/rescore-read.js';
 import { doneTrialKeys, getBenchRun, listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
-import { type BenchVerdict, glanceBenchRun, UNSEALED_RUN } from '../store/bench-seal.js';
+import { type BenchVerdict, benchSealWord as sealWord, glanceBenchRun, UNSEALED_RUN } from '../store/bench-seal.js';
 import type { BenchCompareArgs, BenchImportArgs, BenchListArgs, BenchReportArgs, BenchRunArgs } from './bench-args.js';
 import { type CliIO, outputColumns, tellUser } from './io.js';
 import { openDb } from './shared.js';
@@ -312,15 +312,6 @@ export async function benchListFromCli(args: BenchListArgs, io: CliIO): Promise<
   } finally {
     store.close();
   }
-}
-
-/** A run's seal in one word: what `bench list` checked (`glanceBenchRun`); a signature's key is named under the list, not checked. */
-function sealWord(v: BenchVerdict | null): string {
-  if (v === null) return '?';
-  if (v.state === 'broken') return 'BROKEN';
-  if (v.state === 'unsealed') return 'unsealed';
-  if (v.adoptedAt !== undefined) return 'adopted';
-  return v.signedBy === undefined ? 'sealed' : 'signed';
 }
 
 function paintCell(line: string, at: number, word: string, paint: Paint): string {

@@ -1,5 +1,6 @@
 import type { DebateListEntry } from '../render/list-document.js';
 import type { BenchRunSummary } from '../store/bench.js';
+import { type BenchVerdict, benchSealWord } from '../store/bench-seal.js';
 import { debateStatuses } from '../store/schema.js';
 import { fixed, formatTime, html, page } from './html.js';
 
@@ -41,7 +42,8 @@ export function filterBenchRuns(runs: BenchRunSummary[], f: ListFilter): BenchRu
 }
 
 /** The front page: debates and bench runs, newest first, with a filter form that works without script. */
-export function listPage(all: DebateListEntry[], runs: BenchRunSummary[], f: ListFilter, dbPath: string): string {
+/** `seals`: each bench run's seal as `bench list` checks it (`glanceBenchRun`), by run id. */
+export function listPage(all: DebateListEntry[], runs: BenchRunSummary[], f: ListFilter, dbPath: string, seals: ReadonlyMap<string, BenchVerdict | null> = new Map()): string {
   const debates = filterDebates(all, f);
   const hiddenBench = f.bench ? 0 : filterDebates(all, { ...f, bench: true }).length;
   const benchRuns = filterBenchRuns(runs, f);
@@ -85,12 +87,13 @@ ${
   benchRuns.length === 0
     ? html`<p class="muted">${runs.length === 0 ? 'No bench runs recorded. See `conclave bench --help`.' : 'No bench run matches the filter.'}</p>`
     : html`<table class="list" id="bench-runs">
-<thead><tr><th>started</th><th>status</th><th>suite</th><th>presets</th><th class="num">trials done</th><th>id</th></tr></thead>
+<thead><tr><th>started</th><th>status</th><th>seal</th><th>suite</th><th>presets</th><th class="num">trials done</th><th>id</th></tr></thead>
 <tbody>
 ${benchRuns.map(
   (r) => html`<tr>
 <td class="nowrap">${formatTime(r.createdAt)}</td>
 <td><span class="status status-${r.status}">${r.status}</span></td>
+${sealCell(seals.get(r.id) ?? null)}
 <td>${r.suite}</td>
 <td>${r.presets.map((p) => p.name).join(', ')}</td>
 <td class="num">${r.trialsDone}/${r.itemCount * r.presets.length}</td>
@@ -101,4 +104,12 @@ ${benchRuns.map(
 </table>`
 }`;
   return page({ title: 'Debates', body, data: { page: 'list' } });
+}
+
+/** A bench run's seal in the word `bench list` uses; a broken run names its first changed row on hover. */
+function sealCell(v: BenchVerdict | null) {
+  const word = benchSealWord(v);
+  const tone = word === 'BROKEN' ? 'failed' : word === 'unsealed' || word === 'adopted' || word === '?' ? 'interrupted' : 'completed';
+  const title = v?.state === 'broken' ? v.problem : v?.state === 'unsealed' ? v.reason : null;
+  return html`<td class="seal"><span class="status status-${tone}"${title === null ? '' : html` title="${title}"`}>${word}</span></td>`;
 }

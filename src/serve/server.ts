@@ -12,6 +12,7 @@ import { type DebateListEntry, debateListDocument } from '../render/list-documen
 import { placeText } from '../render/place.js';
 import { storedEvents } from '../render/replay.js';
 import { listBenchRuns, loadBenchData, resolveBenchRunId } from '../store/bench.js';
+import { glanceBenchRun } from '../store/bench-seal.js';
 import { editedRecordError, readerFailure } from '../store/edited.js';
 import { readRescoreRecords } from '../store/rescore-read.js';
 import { describeProblem, renderChecked } from '../store/row-check.js';
@@ -225,7 +226,10 @@ export function createViewer(opts: ViewerOptions): Viewer {
   const route = (parts: string[], url: URL, req: IncomingMessage, res: ServerResponse): void => {
     const [first, second, third, fourth] = parts;
     if (parts.length === 0) {
-      sendHtml(res, 200, listPage(listEntries(), listBenchRuns(store), filterFromQuery(url.searchParams), store.path));
+      const runs = listBenchRuns(store);
+      // Each run in one snapshot, as `bench list` checks it.
+      const seals = new Map(runs.map((r) => [r.id, store.read(`check the seal of bench run \`${r.id}\``, (s) => s.transaction(() => glanceBenchRun(s, r.id)).deferred())]));
+      sendHtml(res, 200, listPage(listEntries(), runs, filterFromQuery(url.searchParams), store.path, seals));
       return;
     }
     if (parts.length === 1 && first !== undefined) {

@@ -243,6 +243,15 @@ function partOrder(name: string): number {
   return name === RUN_PART ? -1 : Number(name.slice('trial '.length));
 }
 
+/** A run's seal in one word, as `bench list` and the viewer show it (`glanceBenchRun`); a signature's key is named, not checked. */
+export function benchSealWord(v: BenchVerdict | null): string {
+  if (v === null) return '?';
+  if (v.state === 'broken') return 'BROKEN';
+  if (v.state === 'unsealed') return 'unsealed';
+  if (v.adoptedAt !== undefined) return 'adopted';
+  return v.signedBy === undefined ? 'sealed' : 'signed';
+}
+
 /** One line naming what does not match, for messages. */
 export function describeBenchBreak(v: Extract<BenchVerdict, { state: 'broken' }>): string {
   return v.problem;

@@ -139,6 +139,28 @@ describe('a bench run edited by hand', () => {
     }
   });
 
+  it("is marked BROKEN in the viewer's list of bench runs, with its changed row on hover, where an intact copy says sealed", async () => {
+    const file = edited('viewer-list', "update bench_results set correct = 1 where condition = 'single' and variant = 'c'");
+    const cell = async (db: string): Promise<string> => {
+      const viewer = await startViewer(db);
+      try {
+        const res = await fetch(`${viewer.url}/`);
+        expect(res.status).toBe(200);
+        const page = await res.text();
+        const row = page.slice(page.indexOf('id="bench-runs"')).split('<tr>').find((r) => r.includes(runId)) ?? '';
+        return /<td class="seal">(.*?)<\/td>/s.exec(row)?.[1] ?? '';
+      } finally {
+        await viewer.close();
+      }
+    };
+    const broken = await cell(file);
+    expect(broken).toContain('>BROKEN<');
+    expect(broken).toMatch(/title="a `bench_results` row \(trial \d+: item i\d, preset test-panel; single\/c\) was edited"/);
+    const intact = await cell(clean);
+    expect(intact).toContain('>sealed<');
+    expect(intact).not.toContain('title=');
+  });
+
   it('is refused by a write that would seal over it, which leaves the seal as it was', () => {
     const file = edited('resume-over-edit', "update bench_results set correct = 1 where condition = 'single' and variant = 'c'");
     const store = openStore(file);
