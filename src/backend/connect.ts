@@ -21,7 +21,7 @@ export interface ServerTarget {
 /** A client for the server: the key, if any, is read from the environment now and kept only in memory. */
 export function connect(target: ServerTarget, env: NodeJS.ProcessEnv = process.env): ModelServer {
   const url = serverUrl(target);
-  if (target.api === 'embedded') return embeddedServer(embeddedDir(url), target.numParallel);
+  if (target.api === 'embedded') return embeddedServer(embeddedDir(url), target.numParallel, env);
   if ((target.api ?? 'ollama') === 'ollama') return new Gateway(url);
   return new OpenAIGateway(url, { ...(target.apiKeyEnv ? { apiKey: apiKeyOf(target, url, env), apiKeyEnv: target.apiKeyEnv } : {}) });
 }

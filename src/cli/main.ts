@@ -19,6 +19,9 @@ import { simCommand } from './commands/sim.js';
 import { synthesizeCommand } from './commands/synthesize.js';
 import { verifyCommand } from './commands/verify.js';
 import { type CliIO, ExitCode, processIO } from './io.js';
+import { hashProgressWriter } from './hash-progress.js';
+import { onHashProgress } from '../embedded/file-hashes.js';
+import { detectStyle } from '../render/style.js';
 import { closest } from '../suggest.js';
 import { report, UsageError } from './report.js';
 
@@ -32,6 +35,7 @@ export async function main(given: string[], io: CliIO = processIO()): Promise<nu
   const argv = given.length === 1 && (given[0] === '--version' || given[0] === '-V') ? ['version'] : given;
   const exit = new ExitCode();
   const debug = argv.includes('--debug');
+  onHashProgress(hashProgressWriter(io.stderr, detectStyle(io.stderr, io.env)));
   try {
     await cliParser(argv, io, exit).parseAsync();
     return exit.value;

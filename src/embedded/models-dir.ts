@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { InputError } from '../errors.js';
 
@@ -11,7 +10,10 @@ export interface EmbeddedModel {
   name: string;
   path: string;
   size: number;
-  /** The file's sha256 when already known (an Ollama blob is named by it); else computed on demand. */
+  /**
+   * The sha256 an Ollama blob is named by: what its content must hash to, checked before the model is loaded
+   * (EmbeddedServer.show). Null for a `.gguf` file, whose sha256 is read from it.
+   */
   sha256: string | null;
 }
 
@@ -94,22 +96,6 @@ function fromManifest(root: string, file: string, parts: string[]): EmbeddedMode
   const repo = rest.join('/');
   const prefix = registry === 'registry.ollama.ai' ? (namespace === 'library' ? '' : `${namespace}/`) : `${registry}/${namespace}/`;
   return { name: `${prefix}${repo}:${tag}`, path, size: blob.size, sha256: digest };
-}
-
-const hashes = new Map<string, string>();
-
-/** The model file's sha256, read once per file version (path, size and mtime) in this process. */
-export async function modelSha256(model: EmbeddedModel): Promise<string> {
-  if (model.sha256) return model.sha256;
-  const stat = statSync(model.path);
-  const key = `${model.path}\0${stat.size}\0${stat.mtimeMs}`;
-  const known = hashes.get(key);
-  if (known) return known;
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(model.path, { highWaterMark: 4 << 20 })) hash.update(chunk as Buffer);
-  const hex = hash.digest('hex');
-  hashes.set(key, hex);
-  return hex;
 }
 
 /** A name for messages: the folder's last part. */

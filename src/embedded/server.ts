@@ -17,7 +17,8 @@ import { schemaToGbnf } from './gbnf.js';
 import { type GgufInfo, ggufGeometry, readGgufInfo } from './gguf-info.js';
 import { decodeAsGrammar } from './grammar-text.js';
 import type { ChatHistoryItem, LlamaChatResponseChunk } from './llama-api.js';
-import { type EmbeddedModel, listEmbeddedModels, modelSha256 } from './models-dir.js';
+import { FileHashes, modelHashCacheFile } from './file-hashes.js';
+import { type EmbeddedModel, listEmbeddedModels } from './models-dir.js';
 
 /** The context size when the call names none: Ollama's default. */
 const DEFAULT_NUM_CTX = 4096;
@@ -40,11 +41,14 @@ export class EmbeddedServer implements ModelServer {
   slots: number;
   #models: EmbeddedModel[] | null = null;
   readonly #thinking = new Map<string, boolean>();
+  readonly #hashes: FileHashes;
 
-  constructor(dir: string, slots = 1) {
+  /** `hashCache`: the file that remembers model files' sha256 between runs (default none: this process only; `embeddedServer` gives the user's cache folder). */
+  constructor(dir: string, slots = 1, options: { hashCache?: string | null } = {}) {
     this.dir = dir;
     this.host = embeddedUrl(dir);
     this.slots = slots;
+    this.#hashes = new FileHashes(options.hashCache ?? null);
   }
 
   models(): EmbeddedModel[] {
@@ -63,6 +67,29 @@ export class EmbeddedServer implements ModelServer {
     return found;
   }
 
+  /** The model file's sha256: an Ollama blob's as its name says it (checked by `#checked` before a load), a `.gguf` file's read from it. */
+  async #sha256(model: EmbeddedModel): Promise<string> {
+    return model.sha256 ?? (await this.#hashes.sha256(model.path));
+  }
+
+  /**
+   * The model, once its file is the one its name claims: an Ollama blob's content must hash to the digest it
+   * is named by, or a damaged or replaced copy would run and be recorded under a sha256 it does not have.
+   * Read once per file version (see FileHashes).
+   */
+  async #checked(model: EmbeddedModel): Promise<EmbeddedModel> {
+    if (!model.sha256) return model;
+    const actual = await this.#hashes.sha256(model.path);
+    if (actual === model.sha256) return model;
+    throw new CallError(
+      'BAD_REQUEST',
+      `Model \`${model.name}\` is not the model its manifest names: the content of ${model.path} has sha256 ${actual}, and its manifest and file name say ${model.sha256}.`,
+      {
+        hint: `The copy is damaged or was replaced: copy the model again from a machine where it is whole (or run \`ollama pull ${model.name}\` on a connected machine and copy its models folder), or take it out of the folder.`,
+      },
+    );
+  }
+
   async chat(request: ChatRequest, control: CallControl = {}): Promise<ChatResult> {
     const abort = callAbort(control);
     const started = process.hrtime.bigint();
@@ -74,7 +101,7 @@ export class EmbeddedServer implements ModelServer {
     // Whether a `<think>` opening the reply is this model's thought even when the token limit or a stop cut it before `</think>`.
     let thinks = false;
     try {
-      const model = this.#model(request.model);
+      const model = await this.#checked(this.#model(request.model));
       thinks = request.think !== false && this.#thinks(model);
       const options = request.options ?? {};
       const contextSize = positiveInt(options.num_ctx) ?? DEFAULT_NUM_CTX;
@@ -174,9 +201,11 @@ export class EmbeddedServer implements ModelServer {
 
   /** Loads the model with the context its calls will use, so the first call does not pay for it. */
   async warm(model: string, options: Record<string, unknown>): Promise<void> {
-    const lease = await engine.acquire(this.#model(model).path, positiveInt(options.num_ctx) ?? DEFAULT_NUM_CTX, this.slots).catch((err: unknown) => {
-      throw this.#mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 });
-    });
+    const lease = await this.#checked(this.#model(model))
+      .then((m) => engine.acquire(m.path, positiveInt(options.num_ctx) ?? DEFAULT_NUM_CTX, this.slots))
+      .catch((err: unknown) => {
+        throw this.#mapError(err, model, { timedOut: false, aborted: false, timeoutMs: 0 });
+      });
     lease.release();
   }
 
@@ -191,14 +220,17 @@ export class EmbeddedServer implements ModelServer {
     });
   }
 
-  /** The folder's models; `digests` names those whose sha256 is worth reading now (default: all). */
+  /**
+   * The folder's models; `digests` names those whose `.gguf` file's sha256 is worth reading now (default: all).
+   * An Ollama blob's digest is its name, not read here: a listing stays quick, and `show` checks it before a run.
+   */
   async tags(digests?: (name: string) => boolean): Promise<TagModel[]> {
     const models = this.#listed();
     return Promise.all(
       models.map(async (m) => ({
         name: m.name,
         size: m.size,
-        digest: !digests || digests(m.name) ? await modelSha256(m) : (m.sha256 ?? ''),
+        digest: !digests || digests(m.name) ? await this.#sha256(m) : (m.sha256 ?? ''),
         parameterSize: null,
         ...listedFacts(m.path),
       })),
@@ -220,6 +252,7 @@ export class EmbeddedServer implements ModelServer {
         hint: 'Copy the whole model file again (or `ollama pull` it again), or take it out of the folder.',
       });
     }
+    await this.#checked(m);
     const geometry = ggufGeometry(info);
     const capabilities = ['completion', ...(this.#thinks(m) ? ['thinking'] : [])];
     return { contextLength: geometry.contextLength, capabilities, kvBytesPerToken: geometry.kvBytesPerToken, family: familyOf(info) };
@@ -329,10 +362,10 @@ function familyOf(info: GgufInfo): string | null {
 const servers = new Map<string, EmbeddedServer>();
 
 /** The server for a models folder: one per folder in a process, so every caller shares its engine and slots. */
-export function embeddedServer(dir: string, slots?: number): EmbeddedServer {
+export function embeddedServer(dir: string, slots?: number, env: NodeJS.ProcessEnv = process.env): EmbeddedServer {
   let server = servers.get(dir);
   if (!server) {
-    server = new EmbeddedServer(dir, slots ?? 1);
+    server = new EmbeddedServer(dir, slots ?? 1, { hashCache: modelHashCacheFile(env) });
     servers.set(dir, server);
   } else if (slots !== undefined) server.slots = slots;
   return server;

@@ -17,6 +17,8 @@ describe('a models folder holding a file that is not a whole GGUF model', { time
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'conclave-bad-gguf-'));
+    // The CLI remembers the sha256 of model files it read in the cache folder: this test's own, not the user's.
+    process.env.XDG_CACHE_HOME = join(dir, 'cache');
     mkdirSync(join(dir, 'models'));
     const model = tinyGguf();
     writeFileSync(join(dir, 'models', 'cut.gguf'), model.subarray(0, 100));

@@ -18,6 +18,8 @@ describe('a debate on embedded GGUF models, through the real llama.cpp', { timeo
   let sha: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'conclave-embedded-'));
+    // The CLI remembers the sha256 of model files it read in the cache folder: this test's own, not the user's.
+    process.env.XDG_CACHE_HOME = join(dir, 'cache');
     const model = tinyGguf();
     sha = createHash('sha256').update(model).digest('hex');
     // A folder of .gguf files: the model is named by its file name.

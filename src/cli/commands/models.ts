@@ -38,8 +38,10 @@ export function modelsCommand(io: CliIO, exit: ExitCode): CommandModule<object, 
       const entries = args.hosts ? (await import('../../config/load-hosts.js')).loadHostsFile(args.hosts, io.cwd) : [singleHost(args, io.env, io.cwd)];
       validateHostEntries(entries);
       const servers = entries.map((e) => connect(e, io.env));
-      // A folder of model files is listed with each file's sha256, read in full: on large files that takes a while.
-      for (const s of servers.filter((x) => x.api === 'embedded')) tellUser(io, `Listing ${s.host}: each .gguf file not named by its sha256 (an Ollama blob is) is read in full to compute it, about a second per GB…`);
+      // A folder of .gguf files is listed with each file's sha256, read in full the first time: on large files that takes a while.
+      for (const s of servers.filter((x) => x.api === 'embedded')) {
+        tellUser(io, `Listing ${s.host}: each .gguf file not named by its sha256 (an Ollama blob is) is read in full to compute it the first time, about a second per GB, and remembered for later runs…\n`);
+      }
       const listed = await Promise.all(
         servers.map(async (server) => {
           try {
