@@ -8,6 +8,7 @@ import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
 import { SlotPool, runGrouped } from './pool.js';
+import { backWords, leftPool, leftWords } from './failover.js';
 import { closest } from '../suggest.js';
 import { formatNumber } from '../plural.js';
 
@@ -18,6 +19,9 @@ import { formatNumber } from '../plural.js';
 export type Strategy = 'planned' | 'sequential' | 'unbounded';
 
 export { sameModel };
+
+/** Another server of the pool for a send that failed because its host left, or null (see DebateScheduler.call). */
+export type Elsewhere = (from: string, err: unknown) => Promise<ModelServer | null>;
 
 export function validateHostEntries(entries: HostEntry[]): void {
   for (const [i, h] of entries.entries()) {
@@ -75,6 +79,7 @@ export class DebateScheduler {
   private readonly recent: string[] = [];
   private readonly facts: HostFacts[];
   private rr = 0;
+  private told: ((message: string) => void) | undefined;
 
   private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy, shared?: SlotPool, env?: NodeJS.ProcessEnv) {
     this.facts = facts;
@@ -136,12 +141,16 @@ export class DebateScheduler {
       const toPull = missing.filter((m) => !typos.has(m));
       const meant = typos.size > 0 ? ` Did you mean ${[...typos].map(([m, near]) => `\`${near}\` for \`${m}\``).join(', ')}? ${typos.size === 1 ? 'It is' : 'They are'} served there.` : '';
       const fix = typos.size > 0 ? `Correct ${typos.size === 1 ? 'that name' : 'those names'} in the preset (or pass --agent ID=MODEL)` : '';
-      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.${meant}`, {
-        hint: !pull
+      // A host of the pool that does not answer may be the one that serves it (a workstation switched off): it is named first.
+      const down = gathered.filter((x) => !x.ok);
+      const silent = down.length === 0 ? '' : ` ${down.map((f) => f.url).join(', ')} ${down.length === 1 ? 'does' : 'do'} not answer (${down[0]!.error?.replace(/\.$/, '') ?? 'no reply'}).`;
+      const restart = down.length === 0 ? '' : `If ${down.length === 1 ? 'that host serves' : 'one of those hosts serves'} ${missing.length === 1 ? 'it' : 'them'}, start its server again and try again. Otherwise: `;
+      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.${silent}${meant}`, {
+        hint: ((rest: string) => (restart ? restart + rest.charAt(0).toLowerCase() + rest.slice(1) : rest))(!pull
           ? `${fix ? `${fix}. ` : ''}Pull it on an Ollama host or serve it from an OpenAI-compatible one (\`conclave models --hosts FILE\` lists what each serves), or change the preset.`
           : toPull.length === 0
             ? `${fix}.`
-            : `${fix ? `${fix}, and run` : 'Run'} ${toPull.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host${fix ? '' : ', or change the preset'}.`,
+            : `${fix ? `${fix}, and run` : 'Run'} ${toPull.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host${fix ? '' : ', or change the preset'}.`),
       });
     }
     const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);
@@ -220,13 +229,40 @@ export class DebateScheduler {
     return null;
   }
 
-  /** Run one model call on a host that serves the model, within the model's slots. */
-  call<T>(model: string, fn: (gateway: ModelServer) => Promise<T>): Promise<T> {
-    const dispatch = (): Promise<T> =>
-      this.pool.run(model, (host) => {
+  /** Where the pool's changes are told (a host that left, one that is back); the run shows them as warnings. */
+  onPoolChange(listener: (message: string) => void): void {
+    this.told = listener;
+  }
+
+  /**
+   * Run one model call on a host that serves the model, within the model's slots. `fn` is given
+   * the server and `elsewhere`: asked with a send that failed, it returns another server of the
+   * pool to send it to at once when that send's host has left (failover.ts), else null.
+   */
+  call<T>(model: string, fn: (gateway: ModelServer, elsewhere: Elsewhere) => Promise<T>): Promise<T> {
+    const dispatch = async (): Promise<T> => {
+      const lease = await this.pool.lease(model);
+      // The host being tried again after it left, until the call finds it has not come back.
+      let probed = lease.probe ? lease.host : null;
+      const elsewhere: Elsewhere = async (from, err) => {
+        if (!leftPool(err, from === probed)) return null;
+        if (from === probed) probed = null;
+        if (this.pool.leave(from)) this.told?.(leftWords(from, err, model, this.pool.hostsFor(model).filter((u) => u !== from), this.pool.rejoinAfterMs));
+        if (!this.pool.servedElsewhere(model, from)) return null;
+        if (this.strategy === 'unbounded') return this.gateways.get(this.roundRobin(model))!;
+        await this.pool.move(lease);
+        if (lease.probe) probed = lease.host;
+        return this.gateways.get(lease.host)!;
+      };
+      try {
         this.touch(model);
-        return fn(this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : host)!);
-      });
+        const result = await fn(this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : lease.host)!, elsewhere);
+        if (probed !== null && this.pool.back(probed)) this.told?.(backWords(probed));
+        return result;
+      } finally {
+        this.pool.release(lease);
+      }
+    };
     return this.strategy === 'sequential' ? this.sequential(dispatch) : dispatch();
   }
 

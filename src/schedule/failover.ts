@@ -1,0 +1,36 @@
+import { CallError, type CallErrorCode } from '../backend/types.js';
+
+/** Failures of a server that is there but not ready: a host being tried again that answers so has not come back yet. */
+const NOT_READY: ReadonlySet<CallErrorCode> = new Set(['HOST_BUSY', 'SERVER_ERROR', 'STREAM_ERROR', 'STREAM_INCOMPLETE']);
+
+/**
+ * Whether a failed send says its host has left the pool: it refused the connection (a server
+ * switched off or crashed), or, for a host that had left and is being tried again, it failed
+ * for any passing reason (a server still loading its models after a restart is not back yet).
+ * A reply cut off mid-stream reached its host, so it is resent there first, as on a lone host.
+ */
+export function leftPool(err: unknown, probing: boolean): boolean {
+  if (!(err instanceof CallError)) return false;
+  return err.code === 'HOST_UNREACHABLE' || (probing && NOT_READY.has(err.code as CallErrorCode));
+}
+
+/** What the user is told, once, when a host leaves: which, why, and where the calls of the model that found it gone go now. */
+export function leftWords(host: string, err: unknown, model: string, others: readonly string[], rejoinAfterMs: number): string {
+  const where = others.length === 0 ? `no other host serves \`${model}\`` : `calls of \`${model}\` go to ${others.join(', ')}`;
+  return `Host ${host} left the pool (${why(err)}): ${where}; it is tried again every ${Math.round(rejoinAfterMs / 1000)} s.`;
+}
+
+/** The connection's own failure, where the error carries one (a refused or reset connection); else the error's message. */
+function why(err: unknown): string {
+  for (let e: unknown = err; e instanceof Error || (typeof e === 'object' && e !== null); e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'ECONNREFUSED') return 'it refused the connection';
+    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'it reset the connection';
+  }
+  return (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');
+}
+
+/** What the user is told when a host that left answers again. */
+export function backWords(host: string): string {
+  return `Host ${host} answers again: it is back in the pool.`;
+}
