@@ -245,7 +245,8 @@ export class DebateScheduler {
       // The host being tried again after it left, until the call finds it has not come back.
       let probed = lease.probe ? lease.host : null;
       const elsewhere: Elsewhere = async (from, err) => {
-        if (!leftPool(err, from === probed)) return null;
+        // A lone host is no pool: its outage stops the run as it always has.
+        if (this.facts.length < 2 || !leftPool(err, from === probed)) return null;
         if (from === probed) probed = null;
         if (this.pool.leave(from)) this.told?.(leftWords(from, err, model, this.pool.hostsFor(model).filter((u) => u !== from), this.pool.rejoinAfterMs));
         if (!this.pool.servedElsewhere(model, from)) return null;

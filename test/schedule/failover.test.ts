@@ -20,16 +20,18 @@ const preset = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergen
  * to the first host), and A beside it. `onB` may return a reply for B's requests (or kill B).
  * `onlyOnB`: a model A does not serve.
  */
-async function twoHosts(onB: (req: SimRequest, b: SimHandle) => SimReply | undefined, onlyOnB?: string) {
+async function twoHosts(onB: (req: SimRequest, b: SimHandle) => SimReply | undefined, onlyOnB?: string, api: 'ollama' | 'openai' = 'ollama') {
   let b: SimHandle | null = null;
   const scriptB = scriptedResponder([0.3, 0.4, 0.5], (req) => onB(req, b!));
-  b = await startSimulator({ models: simModels(preset), respond: scriptB.respond });
+  b = await startSimulator({ models: simModels(preset), respond: scriptB.respond, api });
   const scriptA = scriptedResponder([0.3, 0.4, 0.5]);
-  const a = track(await startSimulator({ models: simModels(preset).filter((m) => m.name !== onlyOnB), respond: scriptA.respond }));
+  const a = track(await startSimulator({ models: simModels(preset).filter((m) => m.name !== onlyOnB), respond: scriptA.respond, api }));
   const killed = b;
   track({ close: () => killed.close() });
   const store = track(openStore(':memory:'));
-  return { a, b, store, hosts: [{ url: b.url }, { url: a.url }] };
+  // An OpenAI-compatible server (vLLM, llama-server) is listed by the base of its API.
+  const entry = (sim: SimHandle) => (api === 'openai' ? { url: `${sim.url}/v1`, api } : { url: sim.url });
+  return { a: { ...a, url: entry(a).url }, b: { ...b, url: entry(b).url }, store, hosts: [entry(b), entry(a)] };
 }
 
 function warningsOf(events: DebateEvent[]): string[] {
@@ -41,7 +43,7 @@ function callsOf(store: Store, id: string, names: Record<string, string>) {
 }
 
 describe('a host that leaves the pool mid-debate', () => {
-  it('goes on with the other host for a model both serve, says once which host left and why, and records each call under the host that answered', async () => {
+  it.each(['ollama', 'openai'] as const)('goes on with the other host for a model both serve, says once which host left and why, and records each call under the host that answered (%s)', async (api) => {
     let gone = false;
     const { a, b, store, hosts } = await twoHosts((req, sim) => {
       // B is switched off once round 0's answers are in: the judge's request is the first to find it gone.
@@ -50,7 +52,7 @@ describe('a host that leaves the pool mid-debate', () => {
         void sim.kill();
       }
       return undefined;
-    });
+    }, undefined, api);
     const events: DebateEvent[] = [];
     const result = await runDebate({ question: 'Should we do A?', preset, host: a.url, hosts, recorder: recorder(store), listeners: [(e) => events.push(e)], retryDelaysMs: [10, 10] });
 
@@ -73,8 +75,8 @@ describe('a host that leaves the pool mid-debate', () => {
     expect(store.verifyDebate(result.id).state).toBe('sealed');
   });
 
-  it('records a reply cut by the host dying as partial under that host, and has the other host answer it', async () => {
-    const { a, b, store, hosts } = await twoHosts((req) => (stageOf(req) === 'critique' && agentOf(req) === 'b' ? { crashAfterTokens: 2 } : undefined));
+  it.each(['ollama', 'openai'] as const)('records a reply cut by the host dying as partial under that host, and has the other host answer it (%s)', async (api) => {
+    const { a, b, store, hosts } = await twoHosts((req) => (stageOf(req) === 'critique' && agentOf(req) === 'b' ? { crashAfterTokens: 2 } : undefined), undefined, api);
     const events: DebateEvent[] = [];
     const result = await runDebate({ question: 'Should we do A?', preset, host: a.url, hosts, recorder: recorder(store), listeners: [(e) => events.push(e)], retryDelaysMs: [10, 10] });
 
