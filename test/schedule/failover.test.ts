@@ -173,3 +173,41 @@ describe('a host that leaves the pool mid-debate', () => {
     expect(store.verifyDebate(result.id).state).toBe('sealed');
   });
 });
+
+describe('SlotPool with a host that left', () => {
+  it('gives a waiting call the next slot of a host still there, never a slot of the host that left, and tries that host again once its pause is over', async () => {
+    let clock = 0;
+    const pool = new SlotPool(
+      [
+        { url: 'B', numParallel: 1, models: ['m'] },
+        { url: 'A', numParallel: 1, models: ['m'] },
+      ],
+      { rejoinAfterMs: 100, now: () => clock },
+    );
+    const onB = await pool.lease('m');
+    const onA = await pool.lease('m');
+    expect([onB.host, onA.host]).toEqual(['B', 'A']);
+    let waited: string | null = null;
+    const waiting = pool.lease('m').then((l) => (waited = l.host));
+
+    expect(pool.leave('B')).toBe(true);
+    expect(pool.leave('B')).toBe(false);
+    pool.release(onB);
+    await Promise.resolve();
+    expect(waited).toBeNull();
+    pool.release(onA);
+    await waiting;
+    expect(waited).toBe('A');
+    expect(pool.servedElsewhere('m', 'A')).toBe(false);
+
+    // Within the pause only A is given; after it, one call tries B, and the next waits for A again.
+    clock = 50;
+    expect(pool.hostsFor('m')).toEqual(['A']);
+    clock = 150;
+    const probe = await pool.lease('m');
+    expect(probe).toMatchObject({ host: 'B', probe: true });
+    expect(pool.hostsFor('m')).toEqual(['A']);
+    expect(pool.back('B')).toBe(true);
+    expect(pool.hostsFor('m')).toEqual(['B', 'A']);
+  });
+});
