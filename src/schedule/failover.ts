@@ -1,4 +1,37 @@
-import { CallError, type CallErrorCode } from '../backend/types.js';
+import { CallError, type CallErrorCode, type ModelServer } from '../backend/types.js';
+import type { SlotPool } from './pool.js';
+
+/** Another server of the pool for a send that failed because its host left, or null (see `onPool`). */
+export type Elsewhere = (from: string, err: unknown) => Promise<ModelServer | null>;
+
+/**
+ * Runs one call within its model's slots on the pool. `fn` is given the server and `elsewhere`:
+ * asked with a send that failed, it returns another server of the pool to send it to at once when
+ * that send's host has left (`leftPool`), else null. `say` hears, once, that a host left, and that
+ * one is back when a call sent to it after it left reached it.
+ */
+export async function onPool<T>(pool: SlotPool, model: string, serverOf: (host: string) => ModelServer, fn: (server: ModelServer, elsewhere: Elsewhere) => Promise<T>, say?: (message: string) => void): Promise<T> {
+  const lease = await pool.lease(model);
+  // The host being tried again after it left, until the call finds it has not come back.
+  let probed = lease.probe ? lease.host : null;
+  const elsewhere: Elsewhere = async (from, err) => {
+    // A lone host is no pool: its outage stops the run as it always has.
+    if (pool.hostCount < 2 || !leftPool(err, from === probed)) return null;
+    if (from === probed) probed = null;
+    if (pool.leave(from)) say?.(leftWords(from, err, model, pool.hostsFor(model).filter((u) => u !== from), pool.rejoinAfterMs));
+    if (!pool.servedElsewhere(model, from)) return null;
+    await pool.move(lease);
+    if (lease.probe) probed = lease.host;
+    return serverOf(lease.host);
+  };
+  try {
+    const result = await fn(serverOf(lease.host), elsewhere);
+    if (probed !== null && pool.back(probed)) say?.(backWords(probed));
+    return result;
+  } finally {
+    pool.release(lease);
+  }
+}
 
 /** Failures of a server that is there but not ready: a host being tried again that answers so has not come back yet. */
 const NOT_READY: ReadonlySet<CallErrorCode> = new Set(['HOST_BUSY', 'SERVER_ERROR', 'STREAM_ERROR', 'STREAM_INCOMPLETE']);

@@ -42,6 +42,11 @@ export class SlotPool {
     }
   }
 
+  /** How many hosts the pool has: one is no pool, and nothing fails over. */
+  get hostCount(): number {
+    return new Set([...this.free.values()].flatMap((perHost) => [...perHost.keys()])).size;
+  }
+
   hostsFor(model: string): string[] {
     return this.usable(model);
   }

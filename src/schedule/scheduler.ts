@@ -8,7 +8,7 @@ import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
 import { SlotPool, runGrouped } from './pool.js';
-import { backWords, leftPool, leftWords } from './failover.js';
+import { type Elsewhere, onPool } from './failover.js';
 import { closest } from '../suggest.js';
 import { formatNumber } from '../plural.js';
 
@@ -19,9 +19,7 @@ import { formatNumber } from '../plural.js';
 export type Strategy = 'planned' | 'sequential' | 'unbounded';
 
 export { sameModel };
-
-/** Another server of the pool for a send that failed because its host left, or null (see DebateScheduler.call). */
-export type Elsewhere = (from: string, err: unknown) => Promise<ModelServer | null>;
+export type { Elsewhere };
 
 export function validateHostEntries(entries: HostEntry[]): void {
   for (const [i, h] of entries.entries()) {
@@ -240,30 +238,12 @@ export class DebateScheduler {
    * pool to send it to at once when that send's host has left (failover.ts), else null.
    */
   call<T>(model: string, fn: (gateway: ModelServer, elsewhere: Elsewhere) => Promise<T>): Promise<T> {
-    const dispatch = async (): Promise<T> => {
-      const lease = await this.pool.lease(model);
-      // The host being tried again after it left, until the call finds it has not come back.
-      let probed = lease.probe ? lease.host : null;
-      const elsewhere: Elsewhere = async (from, err) => {
-        // A lone host is no pool: its outage stops the run as it always has.
-        if (this.facts.length < 2 || !leftPool(err, from === probed)) return null;
-        if (from === probed) probed = null;
-        if (this.pool.leave(from)) this.told?.(leftWords(from, err, model, this.pool.hostsFor(model).filter((u) => u !== from), this.pool.rejoinAfterMs));
-        if (!this.pool.servedElsewhere(model, from)) return null;
-        if (this.strategy === 'unbounded') return this.gateways.get(this.roundRobin(model))!;
-        await this.pool.move(lease);
-        if (lease.probe) probed = lease.host;
-        return this.gateways.get(lease.host)!;
-      };
-      try {
-        this.touch(model);
-        const result = await fn(this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : lease.host)!, elsewhere);
-        if (probed !== null && this.pool.back(probed)) this.told?.(backWords(probed));
-        return result;
-      } finally {
-        this.pool.release(lease);
-      }
+    // An unbounded run (a benchmark's baseline) ignores the slots: each call takes the next host in turn.
+    const serverOf = (host: string): ModelServer => {
+      this.touch(model);
+      return this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : host)!;
     };
+    const dispatch = (): Promise<T> => onPool(this.pool, model, serverOf, fn, this.told);
     return this.strategy === 'sequential' ? this.sequential(dispatch) : dispatch();
   }
 
