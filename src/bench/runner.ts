@@ -14,6 +14,7 @@ import type { HostEntry } from '../config/preset-schema.js';
 import { normalizeHost } from '../ollama/host.js';
 import { gatherHostFacts, sameModel } from '../schedule/facts.js';
 import { SlotPool } from '../schedule/pool.js';
+import { onPool } from '../schedule/failover.js';
 import { isProcessAlive } from '../store/open.js';
 import {
   type BenchPresetSnapshot,
@@ -94,6 +95,8 @@ export interface ExecuteBenchOptions {
   /** Optional debate stages; defaults to the built-in ones. */
   stages?: ExtraStage[];
   now?: () => number;
+  /** Told once when a host of the pool leaves mid-run (its calls go to the other hosts of their models), and when it is back. */
+  notice?: (message: string) => void;
 }
 
 export interface BenchOutcome {
@@ -206,6 +209,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
   const models = [...new Set(todo.flatMap(({ snapshot }) => presetModels(snapshot.preset, opts.stages)))];
   const hosts = opts.hosts ?? (opts.host === undefined ? run.hosts : null) ?? null;
   const { pool, servers } = hosts ? await poolOf(hosts, models, run.numParallel, opts.env) : singlePool(host, models, run.numParallel);
+  pool.notice = opts.notice;
   const resumedFrom = done.size;
   let finished = done.size;
   let failure: unknown = null;
@@ -351,6 +355,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   const asked = new Map<string, CallRecord>();
   for (const call of debate.calls) if ((call.stage === 'opening' || call.stage === 'synthesis') && call.attempt === 0 && !asked.has(call.agentId)) asked.set(call.agentId, call);
   const k = agentTurnCount(debate.calls);
+  const serverOf = (host: string): ModelServer => ctx.servers.get(host)!;
   const ask = (agentIndex: number, condition: 'single' | 'sc' | 'self-correction', sample: number, revision?: ChatMessage[]): Promise<BaselineAnswer> => {
     const agent = preset.agents[agentIndex]!;
     const ctxSize = numCtx.get(agent.model);
@@ -363,23 +368,23 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     };
     // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
     if (condition === 'sc') options.seed = (typeof agent.options?.seed === 'number' ? agent.options.seed : 0) + 1 + sample;
-    return ctx.pool
-      .run(agent.model, (host) =>
-        answerCall(ctx.servers.get(host)!, {
-          item,
-          agentId: agent.id,
-          persona: agent.persona,
-          model: agent.model,
-          options,
-          think: opening?.think,
-          timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
-          signal: ctx.signal,
-          now,
-          onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
-          ...(revision ? { revision: { round: sample, messages: revision } } : {}),
-        }),
-      )
-      .then((outcome) => ({ agentId: agent.id, model: agent.model, outcome }));
+    const outcome = onPool(ctx.pool, agent.model, serverOf, (server, elsewhere) =>
+      answerCall(server, {
+        item,
+        agentId: agent.id,
+        persona: agent.persona,
+        model: agent.model,
+        options,
+        think: opening?.think,
+        timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+        signal: ctx.signal,
+        now,
+        onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
+        ...(revision ? { revision: { round: sample, messages: revision } } : {}),
+        elsewhere,
+      }),
+    );
+    return outcome.then((answer) => ({ agentId: agent.id, model: agent.model, outcome: answer }));
   };
   const n = preset.agents.length;
   const [singles, samples, control] = await Promise.all([
@@ -394,8 +399,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   if ((kind === 'debate' || kind === 'tournament' || kind === 'delphi') && !ctx.signal.aborted) {
     const model = debate.agents.find((a) => a.role === 'synthesizer')?.model ?? preset.synthesizer.model ?? '';
     const ctxSize = numCtx.get(model);
-    parallel = await ctx.pool.run(model, (host) =>
-      parallelSynthesis(ctx.servers.get(host)!, {
+    parallel = await onPool(ctx.pool, model, serverOf, (server, elsewhere) =>
+      parallelSynthesis(server, {
         debate,
         question: benchQuestion(item),
         model,
@@ -405,6 +410,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
         signal: ctx.signal,
         now,
         onCall: (call: CallRecord) => recordBenchCall(store, trialId, 'parallel', 0, call),
+        elsewhere,
       }),
     );
   }

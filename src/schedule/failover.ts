@@ -7,10 +7,14 @@ export type Elsewhere = (from: string, err: unknown) => Promise<ModelServer | nu
 /**
  * Runs one call within its model's slots on the pool. `fn` is given the server and `elsewhere`:
  * asked with a send that failed, it returns another server of the pool to send it to at once when
- * that send's host has left (`leftPool`), else null. `say` hears, once, that a host left, and that
- * one is back when a call sent to it after it left reached it.
+ * that send's host has left (`leftPool`), else null. `say` (and the pool's `notice`) hears, once, that
+ * a host left, and that one is back when a call sent to it after it left reached it.
  */
 export async function onPool<T>(pool: SlotPool, model: string, serverOf: (host: string) => ModelServer, fn: (server: ModelServer, elsewhere: Elsewhere) => Promise<T>, say?: (message: string) => void): Promise<T> {
+  const tell = (message: string): void => {
+    say?.(message);
+    pool.notice?.(message);
+  };
   const lease = await pool.lease(model);
   // The host being tried again after it left, until the call finds it has not come back.
   let probed = lease.probe ? lease.host : null;
@@ -18,7 +22,7 @@ export async function onPool<T>(pool: SlotPool, model: string, serverOf: (host: 
     // A lone host is no pool: its outage stops the run as it always has.
     if (pool.hostCount < 2 || !leftPool(err, from === probed)) return null;
     if (from === probed) probed = null;
-    if (pool.leave(from)) say?.(leftWords(from, err, model, pool.hostsFor(model).filter((u) => u !== from), pool.rejoinAfterMs));
+    if (pool.leave(from)) tell(leftWords(from, err, model, pool.hostsFor(model).filter((u) => u !== from), pool.rejoinAfterMs));
     if (!pool.servedElsewhere(model, from)) return null;
     await pool.move(lease);
     if (lease.probe) probed = lease.host;
@@ -26,7 +30,7 @@ export async function onPool<T>(pool: SlotPool, model: string, serverOf: (host: 
   };
   try {
     const result = await fn(serverOf(lease.host), elsewhere);
-    if (probed !== null && pool.back(probed)) say?.(backWords(probed));
+    if (probed !== null && pool.back(probed)) tell(backWords(probed));
     return result;
   } finally {
     pool.release(lease);

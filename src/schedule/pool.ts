@@ -28,6 +28,8 @@ export class SlotPool {
   private readonly gone = new Map<string, number>();
   readonly rejoinAfterMs: number;
   private readonly now: () => number;
+  /** Where the owner of a pool that several runs share (a bench) hears that a host left or came back. */
+  notice: ((message: string) => void) | undefined;
 
   /** `hosts`: for each model, the hosts that serve it and their slots per model. */
   constructor(hosts: { url: string; numParallel: number; models: string[] }[], options: { rejoinAfterMs?: number; now?: () => number } = {}) {
