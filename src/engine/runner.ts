@@ -83,7 +83,10 @@ export class Runner {
     this.#thinkingRoom = Object.fromEntries((scheduler.plan.thinking ?? []).map((t) => [t.model, 0]));
     for (const t of scheduler.plan.thinking ?? []) this.#thinkingRoom[t.model] = Math.max(this.#thinkingRoom[t.model]!, t.room);
     this.#calls = new CallPath(this);
-    scheduler.onPoolChange((message) => this.warn(message));
+    scheduler.onPoolChange((message) => {
+      this.warn(message);
+      opts.notice?.(message);
+    });
   }
 
   /** Plans the schedule (checking hosts and models), then reports the debate as started. */

@@ -40,9 +40,9 @@ async function pool(name: string, onlyOnB?: string): Promise<{ a: SimHandle; b: 
 }
 
 describe('conclave run on a pool that loses a host', () => {
-  it('finishes on the other host, says once on stderr which host left and why, and the record verifies', async () => {
-    const { a, b, hostsFile, db } = await pool('both');
-    const run = await cli(['run', 'Should we do A?', '--preset', join(dir, 'preset.json'), '--hosts', hostsFile, '--db', db]);
+  it.each([[[]], [['--quiet']]])('finishes on the other host, says once on stderr which host left and why, and the record verifies (%j)', async (flags: string[]) => {
+    const { a, b, hostsFile, db } = await pool(`both${flags.join('')}`);
+    const run = await cli(['run', 'Should we do A?', '--preset', join(dir, 'preset.json'), '--hosts', hostsFile, '--db', db, ...flags]);
     expect(run.code).toBe(0);
     expect(run.stderr.match(/left the pool/g)).toHaveLength(1);
     expect(run.stderr).toContain(`warning: Host ${b.url} left the pool`);
