@@ -59,7 +59,9 @@ export function leftWords(host: string, err: unknown, model: string, others: rea
 
 /** The connection's own failure, where the error carries one (a refused or reset connection); else the error's message. */
 function why(err: unknown): string {
-  for (let e: unknown = err; e instanceof Error || (typeof e === 'object' && e !== null); e = (e as { cause?: unknown }).cause) {
+  let e: unknown = err;
+  // The gateway's error, undici's `fetch failed`, then the socket's own: a few causes deep at most.
+  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++, e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: unknown }).code;
     if (code === 'ECONNREFUSED') return 'it refused the connection';
     if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'it reset the connection';
