@@ -247,6 +247,15 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
 /** Call failures that say the server, not the model, failed: they stop the bench instead of scoring as wrong. */
 const OUTAGE_CODES = new Set(['HOST_UNREACHABLE', 'MODEL_MISSING', 'KEY_REFUSED']);
 
+/**
+ * Whether a call that could not reach its host was sent again and reached one: a host that left a
+ * pool hands its calls to another host of their model, so its refusal is no outage of the item.
+ */
+function answeredLater(calls: readonly CallRecord[], index: number): boolean {
+  const lost = calls[index]!;
+  return calls.slice(index + 1).some((c) => c.stage === lost.stage && c.round === lost.round && c.agentId === lost.agentId && c.status !== 'error' && c.status !== 'aborted');
+}
+
 /** An item the server let down: the run stops, and its resume (never the debate's own) runs the item again. */
 function itemLost(code: string, item: SuiteItem, runId: string, detail: string, cause?: unknown): HostError {
   return new HostError(code, `Item \`${item.id}\` of bench run ${runId} could not be completed: ${detail}`, {
@@ -418,7 +427,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   // A server that went away or lost a model is not a wrong answer: stop, and let a resume redo this item.
   const outage =
     [...singles, ...samples, ...control.agents.flatMap((a) => a.revisions.map((outcome) => ({ model: a.model, outcome })))].map((b) => (b.outcome.errorCode && OUTAGE_CODES.has(b.outcome.errorCode) ? `${b.model}: ${b.outcome.error}` : null)).find((x) => x !== null) ??
-    debate.calls.map((c) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
+    debate.calls.map((c, i) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) && !answeredLater(debate.calls, i) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
     null;
   if (outage !== null) throw itemLost('BENCH_HOST_LOST', item, ctx.runId, outage);
 

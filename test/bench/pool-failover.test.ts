@@ -14,7 +14,10 @@ import { agentIds, items, scripts } from './fixture.js';
 const track = closesAfterEach();
 
 describe('a bench on a pool that loses a host', () => {
-  it('answers the baseline calls that found the host gone on the other host, says so once, and finishes the run sealed', async () => {
+  it.each([
+    ['a baseline answer', 'answer'],
+    ["a debate's judge", 'caveats'],
+  ])('answers the calls that found the host gone on the other host when %s finds it first, says so once, and finishes the run sealed', async (_first, field) => {
     const preset = testPreset(agentIds, { protocol: { maxRounds: 2, convergenceThreshold: 0.85, callTimeoutSeconds: 10 } });
     let b: SimHandle | null = null;
     let gone = false;
@@ -23,9 +26,9 @@ describe('a bench on a pool that loses a host', () => {
       models: simModels(preset),
       numParallel: 4,
       respond: (req) => {
-        // B is switched off when the first baseline answer (a single answer, a sample) reaches it: those calls find it gone first.
-        const answer = 'answer' in ((req.format as { properties?: object } | null)?.properties ?? {});
-        if (answer && !gone) {
+        // B is switched off when the first request of that kind (read from its schema's fields) reaches it: that call finds it gone first.
+        const first = field in ((req.format as { properties?: object } | null)?.properties ?? {});
+        if (first && !gone) {
           gone = true;
           void b!.kill();
         }
