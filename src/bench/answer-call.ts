@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Elsewhere } from '../schedule/failover.js';
 import type { ChatMessage, CallRecord } from '../engine/events.js';
 import { failedCall, parseReply } from '../engine/structured-call.js';
 import type { ModelServer } from '../backend/types.js';
@@ -24,6 +25,8 @@ export interface AnswerCallSpec {
   onCall: (call: CallRecord) => number;
   /** A revision of the self-correction control: its own messages, recorded as a critique of that round. Default: a stand-alone answer. */
   revision?: { round: number; messages: ChatMessage[] };
+  /** Another server of the pool for a send whose host left (schedule/failover.ts); the failed send stays recorded. */
+  elsewhere?: Elsewhere;
 }
 
 export interface AnswerOutcome {
@@ -47,7 +50,8 @@ export interface AnswerOutcome {
  * reply that ignores the format but states its answer still counts), and
  * repaired once when nothing usable came back.
  */
-export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Promise<AnswerOutcome> {
+export async function answerCall(server: ModelServer, spec: AnswerCallSpec): Promise<AnswerOutcome> {
+  let gateway = server;
   const original = spec.revision?.messages ?? answerMessages(spec.item, spec.persona);
   const schema: z.ZodType<{ reasoning: string; answer: string | number }> = benchAnswerSchemaFor(spec.item.kind, spec.item.choices?.length ?? 0);
   const format = formatSchemaOf(schema);
@@ -87,6 +91,13 @@ export async function answerCall(gateway: ModelServer, spec: AnswerCallSpec): Pr
       const { call, error: callError } = failedCall(base, err, spec.now());
       outcome.calls.push(call);
       outcome.callIds.push(spec.onCall(call));
+      // Its host left the pool: the same attempt goes at once to another host of the model.
+      const other = spec.signal?.aborted ? null : await spec.elsewhere?.(base.host, err);
+      if (other) {
+        gateway = other;
+        attempt -= 1;
+        continue;
+      }
       return { ...outcome, status: 'error', error: callError.message, errorCode: callError.code };
     }
     const parsed = parseReply(content, schema);

@@ -1,5 +1,6 @@
 import type { CallRecord } from '../engine/events.js';
 import { structuredCall } from '../engine/structured-call.js';
+import type { Elsewhere } from '../schedule/failover.js';
 import type { ModelServer } from '../backend/types.js';
 import { renderTranscript, synthesisMessages } from '../protocol/prompts.js';
 import { synthesisSchemaFor } from '../protocol/schemas.js';
@@ -26,6 +27,8 @@ export interface ParallelCallSpec {
   now: () => number;
   /** Stores one call as soon as it ends and returns its row id. */
   onCall: (call: CallRecord) => number;
+  /** Another server of the pool for a send whose host left (schedule/failover.ts). */
+  elsewhere?: Elsewhere;
 }
 
 /**
@@ -64,6 +67,7 @@ export async function parallelSynthesis(gateway: ModelServer, spec: ParallelCall
         calls.push(call);
         callIds.push(spec.onCall(call));
       },
+      ...(spec.elsewhere ? { elsewhere: spec.elsewhere } : {}),
     },
   );
   if (outcome.status === 'ok') return { recommendation: outcome.value.recommendation, calls, callIds, note: null };

@@ -12,6 +12,8 @@ export interface ProgressView {
   tick(): void;
   /** Ends a live bar's line so what follows starts on a clean one. */
   close(): void;
+  /** A line the user should read while the run goes on (a host that left the pool), above the bar. */
+  note(message: string): void;
 }
 
 export function formatDuration(ms: number): string {
@@ -77,6 +79,12 @@ export function progressView(stream: NodeJS.WritableStream, style: TermStyle, op
   };
 
   return {
+    note(message) {
+      if (drawn) stream.write('\n');
+      drawn = false;
+      stream.write(`bench: warning: ${inert(message)}\n`);
+      if (style.live) draw(current, markOf(current));
+    },
     tick() {
       if (style.live) {
         draw(current, markOf(current));

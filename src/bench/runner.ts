@@ -14,6 +14,7 @@ import type { HostEntry } from '../config/preset-schema.js';
 import { normalizeHost } from '../ollama/host.js';
 import { gatherHostFacts, sameModel } from '../schedule/facts.js';
 import { SlotPool } from '../schedule/pool.js';
+import { onPool } from '../schedule/failover.js';
 import { isProcessAlive } from '../store/open.js';
 import {
   type BenchPresetSnapshot,
@@ -94,6 +95,8 @@ export interface ExecuteBenchOptions {
   /** Optional debate stages; defaults to the built-in ones. */
   stages?: ExtraStage[];
   now?: () => number;
+  /** Told once when a host of the pool leaves mid-run (its calls go to the other hosts of their models), and when it is back. */
+  notice?: (message: string) => void;
 }
 
 export interface BenchOutcome {
@@ -206,6 +209,7 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
   const models = [...new Set(todo.flatMap(({ snapshot }) => presetModels(snapshot.preset, opts.stages)))];
   const hosts = opts.hosts ?? (opts.host === undefined ? run.hosts : null) ?? null;
   const { pool, servers } = hosts ? await poolOf(hosts, models, run.numParallel, opts.env) : singlePool(host, models, run.numParallel);
+  pool.notice = opts.notice;
   const resumedFrom = done.size;
   let finished = done.size;
   let failure: unknown = null;
@@ -242,6 +246,15 @@ export async function executeBench(opts: ExecuteBenchOptions): Promise<BenchOutc
 
 /** Call failures that say the server, not the model, failed: they stop the bench instead of scoring as wrong. */
 const OUTAGE_CODES = new Set(['HOST_UNREACHABLE', 'MODEL_MISSING', 'KEY_REFUSED']);
+
+/**
+ * Whether a call that could not reach its host was sent again and reached one: a host that left a
+ * pool hands its calls to another host of their model, so its refusal is no outage of the item.
+ */
+function answeredLater(calls: readonly CallRecord[], index: number): boolean {
+  const lost = calls[index]!;
+  return calls.slice(index + 1).some((c) => c.stage === lost.stage && c.round === lost.round && c.agentId === lost.agentId && c.status !== 'error' && c.status !== 'aborted');
+}
 
 /** An item the server let down: the run stops, and its resume (never the debate's own) runs the item again. */
 function itemLost(code: string, item: SuiteItem, runId: string, detail: string, cause?: unknown): HostError {
@@ -351,6 +364,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   const asked = new Map<string, CallRecord>();
   for (const call of debate.calls) if ((call.stage === 'opening' || call.stage === 'synthesis') && call.attempt === 0 && !asked.has(call.agentId)) asked.set(call.agentId, call);
   const k = agentTurnCount(debate.calls);
+  const serverOf = (host: string): ModelServer => ctx.servers.get(host)!;
   const ask = (agentIndex: number, condition: 'single' | 'sc' | 'self-correction', sample: number, revision?: ChatMessage[]): Promise<BaselineAnswer> => {
     const agent = preset.agents[agentIndex]!;
     const ctxSize = numCtx.get(agent.model);
@@ -363,23 +377,23 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
     };
     // Each sample carries its own seed: samples of one agent differ, and a rerun draws the same ones.
     if (condition === 'sc') options.seed = (typeof agent.options?.seed === 'number' ? agent.options.seed : 0) + 1 + sample;
-    return ctx.pool
-      .run(agent.model, (host) =>
-        answerCall(ctx.servers.get(host)!, {
-          item,
-          agentId: agent.id,
-          persona: agent.persona,
-          model: agent.model,
-          options,
-          think: opening?.think,
-          timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
-          signal: ctx.signal,
-          now,
-          onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
-          ...(revision ? { revision: { round: sample, messages: revision } } : {}),
-        }),
-      )
-      .then((outcome) => ({ agentId: agent.id, model: agent.model, outcome }));
+    const outcome = onPool(ctx.pool, agent.model, serverOf, (server, elsewhere) =>
+      answerCall(server, {
+        item,
+        agentId: agent.id,
+        persona: agent.persona,
+        model: agent.model,
+        options,
+        think: opening?.think,
+        timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+        signal: ctx.signal,
+        now,
+        onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
+        ...(revision ? { revision: { round: sample, messages: revision } } : {}),
+        elsewhere,
+      }),
+    );
+    return outcome.then((answer) => ({ agentId: agent.id, model: agent.model, outcome: answer }));
   };
   const n = preset.agents.length;
   const [singles, samples, control] = await Promise.all([
@@ -394,8 +408,8 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   if ((kind === 'debate' || kind === 'tournament' || kind === 'delphi') && !ctx.signal.aborted) {
     const model = debate.agents.find((a) => a.role === 'synthesizer')?.model ?? preset.synthesizer.model ?? '';
     const ctxSize = numCtx.get(model);
-    parallel = await ctx.pool.run(model, (host) =>
-      parallelSynthesis(ctx.servers.get(host)!, {
+    parallel = await onPool(ctx.pool, model, serverOf, (server, elsewhere) =>
+      parallelSynthesis(server, {
         debate,
         question: benchQuestion(item),
         model,
@@ -405,6 +419,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
         signal: ctx.signal,
         now,
         onCall: (call: CallRecord) => recordBenchCall(store, trialId, 'parallel', 0, call),
+        elsewhere,
       }),
     );
   }
@@ -412,7 +427,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
   // A server that went away or lost a model is not a wrong answer: stop, and let a resume redo this item.
   const outage =
     [...singles, ...samples, ...control.agents.flatMap((a) => a.revisions.map((outcome) => ({ model: a.model, outcome })))].map((b) => (b.outcome.errorCode && OUTAGE_CODES.has(b.outcome.errorCode) ? `${b.model}: ${b.outcome.error}` : null)).find((x) => x !== null) ??
-    debate.calls.map((c) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
+    debate.calls.map((c, i) => (c.error && OUTAGE_CODES.has(c.error.split(':')[0]!) && !answeredLater(debate.calls, i) ? `${c.model}: ${c.error}` : null)).find((x) => x !== null) ??
     null;
   if (outage !== null) throw itemLost('BENCH_HOST_LOST', item, ctx.runId, outage);
 

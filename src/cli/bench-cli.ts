@@ -176,6 +176,8 @@ async function runBench(args: BenchRunArgs, io: CliIO, counter: EventCounter | n
         env: io.env,
         signal: controller.signal,
         ...(view ? { onProgress: (p) => view.update(p) } : {}),
+        // Said even with --quiet: a run that goes on with fewer hosts is slower, and the user should know why.
+        notice: (message) => (view ? view.note(message) : void io.stderr.write(`bench: warning: ${inert(message)}\n`)),
         ...(counter ? { listenersFor: () => [eventsWriter(io.stdout, { counter })] } : {}),
       });
     } catch (err) {

@@ -281,6 +281,8 @@ export interface CliRunHooks {
   recorder: DebateListener;
   listeners: DebateListener[];
   signal: AbortSignal;
+  /** With --quiet: a host that left the pool or came back, said on stderr all the same. */
+  notice?: (message: string) => void;
 }
 
 /**
@@ -343,7 +345,9 @@ export async function driveFromCli(
   try {
     let result: DebateResult;
     try {
-      result = await start({ recorder: record, listeners, signal: controller.signal });
+      // Said even with --quiet: a run that goes on with fewer hosts is slower, and the user should know why.
+      const notice = live ? {} : { notice: (message: string) => void io.stderr.write(`warning: ${inert(message)}\n`) };
+      result = await start({ recorder: record, listeners, signal: controller.signal, ...notice });
     } finally {
       await record.drain().catch(() => undefined);
     }

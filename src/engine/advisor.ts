@@ -57,7 +57,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
   const hosts = opts.hosts ?? presetHostsFor(preset.hosts, opts.trustPresetHosts === true) ?? [{ url: opts.host, ...(opts.numParallel ? { numParallel: opts.numParallel } : {}) }];
   const scheduler = await DebateScheduler.prepare({ hosts, debaters: [], support: [model], contextNeeds: { [model]: 4096 }, explicitNumCtx: {}, ...(opts.env ? { env: opts.env } : {}) });
   const calls: CallRecord[] = [];
-  const outcome = await scheduler.call(model, (gateway) =>
+  const outcome = await scheduler.call(model, (gateway, elsewhere) =>
     structuredCall(
       gateway,
       {
@@ -73,7 +73,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.retryDelaysMs ? { retryDelaysMs: opts.retryDelaysMs } : {}),
       },
-      { now, onStart: () => undefined, onCall: (call) => calls.push(call) },
+      { now, onStart: () => undefined, onCall: (call) => calls.push(call), elsewhere },
     ),
   );
   const advice: Advice | null = outcome.status === 'ok' ? outcome.value : null;

@@ -142,7 +142,7 @@ export function replyTokens(stage: Stage, answer: number): number {
 }
 
 /** Who runs each of the preset's models, in words, for a message that names a model the hosts lack. */
-function usedBy(preset: RunDebateOptions['preset']): Record<string, string[]> {
+export function usedBy(preset: RunDebateOptions['preset']): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   const add = (model: string | undefined, who: string): void => {
     if (model) (out[model] ??= []).push(who);

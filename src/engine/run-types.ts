@@ -25,6 +25,11 @@ export interface RunDebateOptions {
   recorder?: DebateListener;
   /** Best-effort listeners (renderers): an error is reported once and ignored. */
   listeners?: DebateListener[];
+  /**
+   * Told when a host of the pool leaves mid-run or comes back, besides the `warning` event the
+   * listeners get: the CLI prints it on stderr even with --quiet, which shows no events.
+   */
+  notice?: (message: string) => void;
   signal?: AbortSignal;
   /** Warnings gathered before the run (e.g. from preset validation), shown and stored with it. */
   warnings?: string[];

@@ -8,14 +8,14 @@ import type { ClashBoard } from '../protocol/tensions.js';
 import type { DebateScheduler } from '../schedule/scheduler.js';
 import { CallPath } from './call/path.js';
 import { type Prompt, materialReserve } from './call/material.js';
-import { outageWords } from './call/outage.js';
+import { type Unreached, outageWords } from './call/outage.js';
 import { promptTooLong } from './prompt-fit.js';
 import { goOnHint } from './resumable.js';
 import type { CallRequest } from './call/request.js';
 import { chooseThinking, type ThinkingChoice, thinkingBase, thinkSettingOf } from './call/thinking.js';
 import type { BudgetDecision, DebateEvent, DebateListener, DebateStatus, ExitReason, Stage } from './events.js';
 import type { ProtocolStep } from './protocol-events.js';
-import { panelAgents, prepareSchedule, replyTokens } from './run-plan.js';
+import { panelAgents, prepareSchedule, replyTokens, usedBy } from './run-plan.js';
 import type { DebateResult, ProtocolOutcome, RunDebateOptions, RunShape } from './run-types.js';
 import type { ExtraStage } from './stage.js';
 import type { StructuredOutcome } from './structured-call.js';
@@ -83,6 +83,10 @@ export class Runner {
     this.#thinkingRoom = Object.fromEntries((scheduler.plan.thinking ?? []).map((t) => [t.model, 0]));
     for (const t of scheduler.plan.thinking ?? []) this.#thinkingRoom[t.model] = Math.max(this.#thinkingRoom[t.model]!, t.room);
     this.#calls = new CallPath(this);
+    scheduler.onPoolChange((message) => {
+      this.warn(message);
+      opts.notice?.(message);
+    });
   }
 
   /** Plans the schedule (checking hosts and models), then reports the debate as started. */
@@ -160,7 +164,8 @@ export class Runner {
    */
   checkpoint(): void {
     if (this.interrupted()) this.stopInterrupted();
-    if (this.#calls.outages.takeHostDown()) this.stopHostDown();
+    const unreached = this.#calls.outages.takeHostDown();
+    if (unreached) this.stopHostDown(unreached);
   }
 
   /** Options for one call: the stage's reply budget, the caller's defaults, the preset's options, and the debate's fixed num_ctx. */
@@ -284,13 +289,25 @@ export class Runner {
     });
   }
 
-  /** Ends the run as interrupted because its host stopped answering: everything recorded so far is kept. */
-  stopHostDown(): never {
-    const { detail, restart } = outageWords(this.scheduler.plan.hosts);
+  /**
+   * Ends the run as interrupted because its host stopped answering: everything recorded so far is kept.
+   * In a pool, the message names each host that went and the models no host left in the pool serves.
+   */
+  stopHostDown(unreached: readonly Unreached[]): never {
+    const hosts = this.scheduler.plan.hosts;
+    const gone = [...new Set(unreached.map((u) => u.host))].filter((h) => h !== '');
+    const { detail: lone, restart } = outageWords(hosts.filter((h) => gone.includes(h.url)).length > 0 ? hosts.filter((h) => gone.includes(h.url)) : hosts);
+    const who = usedBy(this.preset);
+    const models = [...new Set(unreached.map((u) => u.model))].map((m) => `\`${m}\`${who[m]?.length ? ` (${who[m].join(', ')})` : ''}`);
+    const detail =
+      hosts.length > 1 && gone.length > 0
+        ? `${gone.join(' and ')} stopped answering, and no host left in the pool serves ${models.join(', ')}`
+        : lone;
+    const first = hosts.length > 1 && gone.length > 0 ? `Start the server again (${restart}), or serve ${models.length === 1 ? 'that model' : 'those models'} on a host of the pool` : `Start the server again (${restart})`;
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
     this.finish('interrupted', 'interrupted', detail);
     throw new HostError('HOST_UNREACHABLE', `Debate ${this.id} stopped in round ${this.#round}: ${detail}. Everything recorded so far is kept and it is marked interrupted.`, {
-      hint: goOnHint(this.preset.protocol.kind, this.id, `Start the server again (${restart})`),
+      hint: goOnHint(this.preset.protocol.kind, this.id, first),
     });
   }
 

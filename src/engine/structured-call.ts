@@ -50,12 +50,18 @@ export interface StructuredCallHooks {
   /** Called once per model call, as soon as it ends. */
   onCall(call: CallRecord): void;
   now(): number;
+  /**
+   * Asked with a send that failed: another server to send it to at once, when its host has left a
+   * pool that has another for the model (the failed send is recorded under the host that failed); else null.
+   */
+  elsewhere?: (from: string, err: unknown) => Promise<ModelServer | null>;
 }
 
 export type StructuredOutcome<T> =
   | { status: 'ok'; value: T }
   | { status: 'invalid'; error: string }
-  | { status: 'failed'; error: string; code: string }
+  /** `host`: where the last send went (the host that was not reached, for an outage). */
+  | { status: 'failed'; error: string; code: string; host?: string }
   /** Not sent at all: the token budget ran out for an agent of this priority. */
   | { status: 'skipped'; error: string };
 
@@ -65,7 +71,8 @@ export type StructuredOutcome<T> =
  * grammar could not say everything); one repair request, quoting the problem, only
  * for a reply that is not JSON or breaks the schema sent.
  */
-export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
+export async function structuredCall<T>(server: ModelServer, spec: StructuredCallSpec<T>, hooks: StructuredCallHooks): Promise<StructuredOutcome<T>> {
+  let gateway = server;
   const schemas = formatSchemasOf(spec.schema);
   const format = formatSchemasOf(spec.format ?? spec.schema).sent;
   let messages = spec.messages;
@@ -100,12 +107,27 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
     let result: Awaited<ReturnType<ModelServer['chat']>>;
     try {
       // A request that failed for a passing reason is sent again as it was; each send is its own recorded call.
+      const send = () =>
+        gateway.chat(
+          { model: spec.model, messages: sent, options: sentOptions, format, ...think },
+          { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta, p.thought) } : {}) },
+        );
       result = await withTransientRetry(
-        () =>
-          gateway.chat(
-            { model: spec.model, messages: sent, options: sentOptions, format, ...think },
-            { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta, p.thought) } : {}) },
-          ),
+        // A host that left the pool is not waited for: the send goes at once to another that serves the model, uncounted as a resend.
+        async () => {
+          for (;;) {
+            try {
+              return await send();
+            } catch (err) {
+              const other = spec.signal?.aborted ? null : await hooks.elsewhere?.(gateway.host, err);
+              if (!other) throw err;
+              hooks.onCall(failedCall(baseAt(startedAt), err, hooks.now()).call);
+              gateway = other;
+              hooks.onStart(attempt);
+              startedAt = hooks.now();
+            }
+          }
+        },
         (err) => hooks.onCall(failedCall(baseAt(startedAt), err, hooks.now()).call),
         spec.retryDelaysMs,
         spec.signal,
@@ -119,7 +141,7 @@ export async function structuredCall<T>(gateway: ModelServer, spec: StructuredCa
       // Outside the try: a failure to record it is the record's, never the call's.
       hooks.onCall(call);
       if (fallback) return { status: 'ok', value: fallback.value };
-      return { status: 'failed', error: error.message, code: error.code };
+      return { status: 'failed', error: error.message, code: error.code, host: gateway.host };
     }
     const content = result.content;
     const parsed = readReply(content, result.thinking, spec.schema, spec.normalize, schemas.full);

@@ -8,6 +8,7 @@ import { type HostFacts, gatherHostFacts, sameModel } from './facts.js';
 import { chooseNumCtx } from '../protocol/context.js';
 import { type SchedulePlan, planSchedule } from './plan.js';
 import { SlotPool, runGrouped } from './pool.js';
+import { type Elsewhere, onPool } from './failover.js';
 import { closest } from '../suggest.js';
 import { formatNumber } from '../plural.js';
 
@@ -18,6 +19,7 @@ import { formatNumber } from '../plural.js';
 export type Strategy = 'planned' | 'sequential' | 'unbounded';
 
 export { sameModel };
+export type { Elsewhere };
 
 export function validateHostEntries(entries: HostEntry[]): void {
   for (const [i, h] of entries.entries()) {
@@ -75,6 +77,7 @@ export class DebateScheduler {
   private readonly recent: string[] = [];
   private readonly facts: HostFacts[];
   private rr = 0;
+  private told: ((message: string) => void) | undefined;
 
   private constructor(facts: HostFacts[], plan: SchedulePlan, numCtx: Record<string, number>, strategy: Strategy, shared?: SlotPool, env?: NodeJS.ProcessEnv) {
     this.facts = facts;
@@ -136,12 +139,16 @@ export class DebateScheduler {
       const toPull = missing.filter((m) => !typos.has(m));
       const meant = typos.size > 0 ? ` Did you mean ${[...typos].map(([m, near]) => `\`${near}\` for \`${m}\``).join(', ')}? ${typos.size === 1 ? 'It is' : 'They are'} served there.` : '';
       const fix = typos.size > 0 ? `Correct ${typos.size === 1 ? 'that name' : 'those names'} in the preset (or pass --agent ID=MODEL)` : '';
-      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.${meant}`, {
-        hint: !pull
+      // A host of the pool that does not answer may be the one that serves it (a workstation switched off): it is named first.
+      const down = gathered.filter((x) => !x.ok);
+      const silent = down.length === 0 ? '' : ` ${down.map((f) => f.url).join(', ')} ${down.length === 1 ? 'does' : 'do'} not answer (${down[0]!.error?.replace(/\.$/, '') ?? 'no reply'}).`;
+      const restart = down.length === 0 ? '' : `If ${down.length === 1 ? 'that host serves' : 'one of those hosts serves'} ${missing.length === 1 ? 'it' : 'them'}, start its server again and try again. Otherwise: `;
+      throw new HostError('MODEL_MISSING', `${missing.length === 1 ? 'Model' : 'Models'} ${list} ${missing.length === 1 ? 'is' : 'are'} not on ${where}.${silent}${meant}`, {
+        hint: ((rest: string) => (restart ? restart + rest.charAt(0).toLowerCase() + rest.slice(1) : rest))(!pull
           ? `${fix ? `${fix}. ` : ''}Pull it on an Ollama host or serve it from an OpenAI-compatible one (\`conclave models --hosts FILE\` lists what each serves), or change the preset.`
           : toPull.length === 0
             ? `${fix}.`
-            : `${fix ? `${fix}, and run` : 'Run'} ${toPull.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host${fix ? '' : ', or change the preset'}.`,
+            : `${fix ? `${fix}, and run` : 'Run'} ${toPull.map((m) => `\`ollama pull ${m}\``).join(' and ')} on that host${fix ? '' : ', or change the preset'}.`),
       });
     }
     const detailOf = (m: string): ModelDetails | undefined => healthy.map((f) => f.details[m]).find(Boolean);
@@ -220,13 +227,23 @@ export class DebateScheduler {
     return null;
   }
 
-  /** Run one model call on a host that serves the model, within the model's slots. */
-  call<T>(model: string, fn: (gateway: ModelServer) => Promise<T>): Promise<T> {
-    const dispatch = (): Promise<T> =>
-      this.pool.run(model, (host) => {
-        this.touch(model);
-        return fn(this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : host)!);
-      });
+  /** Where the pool's changes are told (a host that left, one that is back); the run shows them as warnings. */
+  onPoolChange(listener: (message: string) => void): void {
+    this.told = listener;
+  }
+
+  /**
+   * Run one model call on a host that serves the model, within the model's slots. `fn` is given
+   * the server and `elsewhere`: asked with a send that failed, it returns another server of the
+   * pool to send it to at once when that send's host has left (failover.ts), else null.
+   */
+  call<T>(model: string, fn: (gateway: ModelServer, elsewhere: Elsewhere) => Promise<T>): Promise<T> {
+    // An unbounded run (a benchmark's baseline) ignores the slots: each call takes the next host in turn.
+    const serverOf = (host: string): ModelServer => {
+      this.touch(model);
+      return this.gateways.get(this.strategy === 'unbounded' ? this.roundRobin(model) : host)!;
+    };
+    const dispatch = (): Promise<T> => onPool(this.pool, model, serverOf, fn, this.told);
     return this.strategy === 'sequential' ? this.sequential(dispatch) : dispatch();
   }
 

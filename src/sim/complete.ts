@@ -124,7 +124,8 @@ export async function complete(
       chunks = chunks.slice(0, numPredict - thinkingChunks.length);
       doneReason = reply.doneReason ?? 'length';
     }
-    const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : reply.dropAfterTokens !== undefined ? Math.min(reply.dropAfterTokens, chunks.length) : undefined;
+    const cutAt = reply.dropAfterTokens ?? reply.crashAfterTokens;
+    const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : cutAt !== undefined ? Math.min(cutAt, chunks.length) : undefined;
     const metrics = (evalCount: number, evalNs: number) => ({
       done_reason: doneReason,
       context: kind === 'generate' && body.raw !== true ? contextTokens(promptTokens + evalCount) : undefined,
@@ -153,6 +154,10 @@ export async function complete(
     if (signal.aborted) return;
     const evalNs = Number(process.hrtime.bigint() - evalStart);
 
+    if (reply.crashAfterTokens !== undefined && reply.error === undefined) {
+      await sim.kill();
+      return;
+    }
     if (reply.dropAfterTokens !== undefined && reply.error === undefined) {
       wire.drop();
       return;

@@ -28,6 +28,7 @@ const replySchema = z.union([
     failAfterTokens: z.number().int().nonnegative().optional(),
     silentStop: z.boolean().optional(),
     dropAfterTokens: z.number().int().nonnegative().optional(),
+    crashAfterTokens: z.number().int().nonnegative().optional(),
     ignoresStream: z.boolean().optional(),
     delayMs: z.number().nonnegative().optional(),
     doneReason: z.string().optional(),

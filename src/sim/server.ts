@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { complete } from './complete.js';
 import { ps, show, tags } from './info.js';
 import { toSpec } from './models.js';
@@ -34,6 +34,9 @@ class Simulator implements SimState {
   readonly scheduler: Scheduler;
   private readonly server = createServer((req, res) => void this.handle(req, res));
   private readonly live = new Set<AbortController>();
+  private readonly sockets = new Set<Socket>();
+  /** Killed: nothing more is written, as from a process that is gone. */
+  private dead = false;
   private readonly modelCalls = new Map<string, number>();
   readonly startedAt = new Date();
   private calls = 0;
@@ -54,6 +57,10 @@ class Simulator implements SimState {
       defaultKeepAliveMs: DEFAULT_KEEP_ALIVE_MS,
     });
     for (const spec of this.models.values()) this.scheduler.stats(spec);
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
   }
 
   listen(port: number): Promise<SimHandle> {
@@ -68,6 +75,7 @@ class Simulator implements SimState {
           counters: () => this.counters(),
           resetCounters: () => this.scheduler.resetCounters(),
           loaded: () => this.scheduler.loadedNames(),
+          kill: () => this.kill(),
           close: () => this.close(),
         });
       });
@@ -96,6 +104,18 @@ class Simulator implements SimState {
     });
   }
 
+  kill(): Promise<void> {
+    this.dead = true;
+    const closed = new Promise<void>((resolve) => (this.server.listening ? this.server.close(() => resolve()) : resolve()));
+    this.scheduler.close();
+    for (const socket of this.sockets) {
+      // Queued after what the replies wrote, so a reply cut by the crash arrives as far as it got, then the reset.
+      socket.write('', () => socket.resetAndDestroy());
+    }
+    for (const controller of this.live) controller.abort();
+    return closed;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const controller = new AbortController();
     this.live.add(controller);
@@ -107,7 +127,7 @@ class Simulator implements SimState {
     try {
       await this.route(req, res, controller.signal);
     } catch (error) {
-      if (res.destroyed) return;
+      if (res.destroyed || this.dead) return;
       if (res.headersSent) {
         res.end();
         return;

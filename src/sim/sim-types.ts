@@ -52,6 +52,11 @@ export type SimReply =
       silentStop?: boolean;
       /** The connection closes after this many content chunks, its body unfinished, with no final chunk and no error line: the server died or a proxy cut it. */
       dropAfterTokens?: number;
+      /**
+       * The server process dies after this many content chunks: it stops listening (a new connection
+       * is refused) and resets every open connection, this reply's included, as a crashed or switched-off host does.
+       */
+      crashAfterTokens?: number;
       /** The server ignores `stream: true` and sends the whole reply as one JSON body, as some proxies in front of an OpenAI-compatible server do. */
       ignoresStream?: boolean;
       delayMs?: number;
@@ -124,5 +129,11 @@ export interface SimHandle {
   resetCounters(): void;
   /** Configured names of the models loaded now. */
   loaded(): string[];
+  /**
+   * The server dies as a crashed process or a switched-off machine does: it stops listening, so a
+   * new connection is refused, and every open connection is reset once what was written to it has gone out.
+   * Start another simulator on the same `port` to bring the host back.
+   */
+  kill(): Promise<void>;
   close(): Promise<void>;
 }

@@ -12,6 +12,8 @@ export interface SimState {
   readonly startedAt: Date;
   /** Counts a generation request: its number overall and for its model, from 0. */
   count(model: string): { index: number; modelIndex: number };
+  /** The server dies: it stops listening and resets every open connection (see SimHandle.kill). */
+  kill(): Promise<void>;
 }
 
 export function lookup(sim: SimState, name: string): ModelSpec {

@@ -99,6 +99,17 @@ describe('bench progress', () => {
     expect(out.text.endsWith('\n')).toBe(true);
   });
 
+  it('puts a line the user should read (a host that left the pool) on its own line above the bar, then draws the bar again', () => {
+    const out = sink(true);
+    const view = progressView(out, detectStyle(out, {}), { total: 4, resumedFrom: 0, now: () => 0 });
+    view.update(step(1, 4));
+    view.note('Host http://ws-2:11434 left the pool (it refused the connection): calls of `m` go to http://ws-1:11434; it is tried again every 30 s.');
+    view.close();
+    const lines = out.text.split('\n');
+    expect(lines[1]).toBe('bench: warning: Host http://ws-2:11434 left the pool (it refused the connection): calls of `m` go to http://ws-1:11434; it is tried again every 30 s.');
+    expect(lines[2]).toContain('1/4 (25%)');
+  });
+
   it.each([{ NO_COLOR: '1' }, { CI: 'true' }])('prints plain lines without colour on a terminal under %o', (env) => {
     const out = sink(true);
     const view = progressView(out, detectStyle(out, env), { total: 4, resumedFrom: 0, now: () => 0 });

@@ -14,21 +14,31 @@ export function neverReached(call: Pick<CallRecord, 'status' | 'error'>): boolea
   return call.status === 'error' && (call.error?.startsWith('HOST_UNREACHABLE') ?? false);
 }
 
-/** Requests since the last checkpoint that reached their host, and those that never did (after their resends). */
+/** A request that never reached its host: which host, for which model. */
+export interface Unreached {
+  host: string;
+  model: string;
+}
+
+/** Requests since the last checkpoint that reached their host, and those that never did (after their resends and any other host of the pool). */
 export class OutageCount {
-  unreachable = 0;
+  unreachable: Unreached[] = [];
   reached = 0;
 
   /** Counted once per request, after its resends: only a request that never reached its host is an outage. */
-  count(outcome: StructuredOutcome<unknown>): void {
-    if (isOutage(outcome)) this.unreachable++;
-    else this.reached++;
+  count(outcome: StructuredOutcome<unknown>, model: string): void {
+    if (outcome.status !== 'failed' || !isOutage(outcome)) {
+      this.reached++;
+      return;
+    }
+    const host = outcome.host ?? '';
+    if (!this.unreachable.some((u) => u.host === host && u.model === model)) this.unreachable.push({ host, model });
   }
 
-  /** Whether the host went away since the last checkpoint; starts the next count. */
-  takeHostDown(): boolean {
-    const down = this.unreachable > 0;
-    this.unreachable = 0;
+  /** What went away since the last checkpoint (null: nothing did); starts the next count. */
+  takeHostDown(): Unreached[] | null {
+    const down = this.unreachable.length > 0 ? this.unreachable : null;
+    this.unreachable = [];
     this.reached = 0;
     return down;
   }

@@ -43,7 +43,7 @@ export class CallPath {
     if (!admitted.ok) return { status: 'skipped', error: admitted.error };
     try {
       const outcome = await send(this.ctx, req, prompt.messages, admitted.settle, firstAttempt);
-      this.outages.count(outcome);
+      this.outages.count(outcome, req.model);
       return outcome;
     } finally {
       admitted.release();

@@ -7,12 +7,13 @@ import type { CallRequest } from './request.js';
 
 /**
  * Sends one request within its model's slots on a host that serves it: streamed, validated,
- * resent on a passing failure (retry.ts), repaired once (structured-call.ts). Each call is
+ * resent on a passing failure (retry.ts), at once on another host of the pool when its host has
+ * left (schedule/failover.ts), repaired once (structured-call.ts). Each call is
  * reported as it ends (`call.finished`, which the recorder writes) after `settle` has counted it.
  */
 export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkSetting }, messages: ChatMessage[], settle: (record: CallRecord) => CallRecord, firstAttempt: number): Promise<StructuredOutcome<T>> {
   const { stage, round, agentId, model } = req;
-  return ctx.scheduler.call(model, (gateway) =>
+  return ctx.scheduler.call(model, (gateway, elsewhere) =>
     structuredCall(
       gateway,
       {
@@ -37,6 +38,7 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
       },
       {
         now: ctx.now,
+        elsewhere,
         onStart: (attempt) => ctx.emit({ type: 'turn.started', stage, round, agentId, model, attempt, at: ctx.now() }),
         onProgress: ctx.streamsProgress ? (tokens: number, delta: string, thought?: string) => ctx.emit(thought ? { type: 'turn.progress', stage, round, agentId, tokens, delta, thought } : { type: 'turn.progress', stage, round, agentId, tokens, delta }) : undefined,
         onCall: (bare) => {
