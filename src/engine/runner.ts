@@ -8,7 +8,7 @@ import type { ClashBoard } from '../protocol/tensions.js';
 import type { DebateScheduler } from '../schedule/scheduler.js';
 import { CallPath } from './call/path.js';
 import { type Prompt, materialReserve } from './call/material.js';
-import { type Unreached, outageWords } from './call/outage.js';
+import { type Unreached, outageStop } from './call/outage.js';
 import { promptTooLong } from './prompt-fit.js';
 import { goOnHint } from './resumable.js';
 import type { CallRequest } from './call/request.js';
@@ -49,7 +49,7 @@ export class Runner {
   /** For a resumed run whose clashes were not mapped to the end: the claims its finished claims calls gave, by agent (`reuseClaims`). */
   recordedClaims: ReadonlyMap<string, readonly string[]> | undefined = undefined;
   readonly attachments: Attachment[];
-  /** Tokens counted against `protocol.tokenBudget` (and counted without one). */
+  /** Tokens counted against `protocol.tokenBudget` (and counted without one): spent (`exhausted()`), protocols start no new round of agent calls; at 90% (`pressure().dropReasoning`), peers' reasoning is left out of prompts. */
   readonly tally: TokenTally;
   readonly #recorder: DebateListener | undefined;
   readonly #listeners: DebateListener[];
@@ -231,16 +231,6 @@ export class Runner {
     this.emit({ type: 'budget.decision', decision: { ...decision, used: this.tally.used, limit: this.tally.limit }, at: this.now() });
   }
 
-  /** Whether the token budget is spent: protocols start no new round of agent calls then. */
-  budgetSpent(): boolean {
-    return this.tally.exhausted();
-  }
-
-  /** Whether peers' reasoning is left out of prompts now (budget at 90% or more). */
-  dropPeerReasoning(): boolean {
-    return this.tally.pressure().dropReasoning;
-  }
-
   /** The agent's priority under the budget; judges and stage models count as normal. */
   priorityOf(agentId: string): CallPriority {
     const agent = this.preset.agents.find((a) => a.id === agentId);
@@ -294,20 +284,11 @@ export class Runner {
    * In a pool, the message names each host that went and the models no host left in the pool serves.
    */
   stopHostDown(unreached: readonly Unreached[]): never {
-    const hosts = this.scheduler.plan.hosts;
-    const gone = [...new Set(unreached.map((u) => u.host))].filter((h) => h !== '');
-    const { detail: lone, restart } = outageWords(hosts.filter((h) => gone.includes(h.url)).length > 0 ? hosts.filter((h) => gone.includes(h.url)) : hosts);
-    const who = usedBy(this.preset);
-    const models = [...new Set(unreached.map((u) => u.model))].map((m) => `\`${m}\`${who[m]?.length ? ` (${who[m].join(', ')})` : ''}`);
-    const detail =
-      hosts.length > 1 && gone.length > 0
-        ? `${gone.join(' and ')} stopped answering, and no host left in the pool serves ${models.join(', ')}`
-        : lone;
-    const first = hosts.length > 1 && gone.length > 0 ? `Start the server again (${restart}), or serve ${models.length === 1 ? 'that model' : 'those models'} on a host of the pool` : `Start the server again (${restart})`;
+    const { detail, fix } = outageStop(this.scheduler.plan.hosts, unreached, usedBy(this.preset));
     this.emit({ type: 'debate.exit', reason: 'interrupted', round: this.#round, detail, at: this.now() });
     this.finish('interrupted', 'interrupted', detail);
     throw new HostError('HOST_UNREACHABLE', `Debate ${this.id} stopped in round ${this.#round}: ${detail}. Everything recorded so far is kept and it is marked interrupted.`, {
-      hint: goOnHint(this.preset.protocol.kind, this.id, first),
+      hint: goOnHint(this.preset.protocol.kind, this.id, fix),
     });
   }
 

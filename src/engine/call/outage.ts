@@ -51,3 +51,19 @@ export function outageWords(hosts: readonly { api?: string }[]): { detail: strin
   if (apis.size === 1 && apis.has('openai')) return { detail: 'the OpenAI-compatible server stopped answering', restart: 'vllm serve, llama-server, or whichever server it was' };
   return { detail: 'a model server stopped answering', restart: 'the one that stopped' };
 }
+
+/**
+ * Why a run stops on an outage, and how to go on: in a pool, each host that went and the models no
+ * host left serves (with who uses them, from `usedBy`); else the lone server, as `outageWords` names it.
+ */
+export function outageStop(hosts: readonly { url: string; api?: string }[], unreached: readonly Unreached[], usedBy: Record<string, string[]>): { detail: string; fix: string } {
+  const gone = [...new Set(unreached.map((u) => u.host))].filter((h) => h !== '');
+  const left = hosts.filter((h) => gone.includes(h.url));
+  const { detail, restart } = outageWords(left.length > 0 ? left : hosts);
+  if (hosts.length < 2 || gone.length === 0) return { detail, fix: `Start the server again (${restart})` };
+  const models = [...new Set(unreached.map((u) => u.model))].map((m) => `\`${m}\`${usedBy[m]?.length ? ` (${usedBy[m].join(', ')})` : ''}`);
+  return {
+    detail: `${gone.join(' and ')} stopped answering, and no host left in the pool serves ${models.join(', ')}`,
+    fix: `Start the server again (${restart}), or serve ${models.length === 1 ? 'that model' : 'those models'} on a host of the pool`,
+  };
+}

@@ -69,7 +69,7 @@ export async function critiqueTurn(
 export function critiqueRequest(runner: Runner, agent: AgentSpec, round: number, own: TurnRecord | undefined, peerTurns: TurnRecord[], brief: string | null = null): TurnRecord | CallRequest<Critique> {
   const usable = peerTurns.filter((t) => t.agentId !== agent.id && t.status === 'ok' && t.position);
   // Under budget pressure peers' reasoning goes before their positions do.
-  const lean = runner.dropPeerReasoning() && usable.some((t) => t.opening);
+  const lean = runner.tally.pressure().dropReasoning && usable.some((t) => t.opening);
   const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: lean ? (t.position ?? '') : peerText(t) }));
   const options = runner.callOptions(agent.model, agent.options, 'critique');
   const ownPosition = own?.status === 'ok' ? own.position : null;

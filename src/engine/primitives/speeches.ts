@@ -49,7 +49,7 @@ export function openingSpeech(runner: Runner, motion: Motion, side: Side, agent:
 /** A rebuttal or closing for `side`, answering `others` (the other side's last speeches), stage `critique`. */
 export function answerSpeech(runner: Runner, phase: 'rebuttal' | 'closing', round: number, motion: Motion, side: Side, agent: AgentSpec, own: TurnRecord | undefined, others: TurnRecord[]): Prepared<Critique> {
   const usable = others.filter((t) => t.status === 'ok' && t.position);
-  const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: runner.dropPeerReasoning() ? (t.position ?? '') : peerText(t) }));
+  const peers: PeerView[] = usable.map((t) => ({ agentId: t.agentId, position: runner.tally.pressure().dropReasoning ? (t.position ?? '') : peerText(t) }));
   const ownText = own?.status === 'ok' ? own.position : null;
   const options = runner.callOptions(agent.model, agent.options, 'critique');
   const build = (fitted: PeerView[]) => answerSpeechMessages(phase, motion, side, agent.persona, ownText, fitted);

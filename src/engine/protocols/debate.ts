@@ -80,7 +80,7 @@ async function runDebateProtocol(runner: Runner, from: TranscriptRound[], record
 
   for (let round = current.round + 1; !exit; round++) {
     runner.checkpoint();
-    if (runner.budgetSpent()) {
+    if (runner.tally.exhausted()) {
       // The budget is spent: no further round; the synthesis (essential) still runs on what exists.
       const detail = `the token budget (${runner.tally.limit?.toLocaleString('en-US')} tokens) was spent after round ${current.round}; ${maxRounds - current.round} critique round${maxRounds - current.round === 1 ? '' : 's'} not held`;
       runner.budgetDecision({ kind: 'stop', stage: null, round: current.round, agentId: null, detail });

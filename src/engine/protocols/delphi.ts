@@ -51,7 +51,7 @@ async function runDelphi(runner: Runner, from: TranscriptRound[], recorded?: Rec
     let current: TranscriptRound;
     let shown: Shown[] = [];
     if (stored) current = { ...stored };
-    else if (round > 0 && runner.budgetSpent()) {
+    else if (round > 0 && runner.tally.exhausted()) {
       // The budget is spent: no further round; the synthesis (essential) still runs on what exists.
       const detail = `the token budget (${runner.tally.limit?.toLocaleString('en-US')} tokens) was spent after round ${round - 1}`;
       runner.budgetDecision({ kind: 'stop', stage: null, round: round - 1, agentId: null, detail });
