@@ -42,17 +42,22 @@ function callsOf(store: Store, id: string, names: Record<string, string>) {
   return store.getDebate(id).calls.map((c) => ({ stage: c.stage, round: c.round, agent: c.agentId, host: names[c.host] ?? c.host, status: c.status, error: c.error?.split(':')[0] ?? null, partial: c.partial === true, raw: c.raw }));
 }
 
+/** B's behaviour: it dies (stops listening, resets its connections) when the first judge request reaches it. */
+function killedAtJudge(): (req: SimRequest, b: SimHandle) => SimReply | undefined {
+  let gone = false;
+  return (req, sim) => {
+    if (stageOf(req) === 'judge' && !gone) {
+      gone = true;
+      void sim.kill();
+    }
+    return undefined;
+  };
+}
+
 describe('a host that leaves the pool mid-debate', () => {
   it.each(['ollama', 'openai'] as const)('goes on with the other host for a model both serve, says once which host left and why, and records each call under the host that answered (%s)', async (api) => {
-    let gone = false;
-    const { a, b, store, hosts } = await twoHosts((req, sim) => {
-      // B is switched off once round 0's answers are in: the judge's request is the first to find it gone.
-      if (stageOf(req) === 'judge' && !gone) {
-        gone = true;
-        void sim.kill();
-      }
-      return undefined;
-    }, undefined, api);
+    // B is switched off once round 0's answers are in: the judge's request is the first to find it gone.
+    const { a, b, store, hosts } = await twoHosts(killedAtJudge(), undefined, api);
     const events: DebateEvent[] = [];
     const result = await runDebate({ question: 'Should we do A?', preset, host: a.url, hosts, recorder: recorder(store), listeners: [(e) => events.push(e)], retryDelaysMs: [10, 10] });
 
@@ -96,14 +101,7 @@ describe('a host that leaves the pool mid-debate', () => {
   });
 
   it('stops, naming the host and the model, when the only host of a model leaves; the record verifies and resume goes on once the host is back', async () => {
-    let gone = false;
-    const { a, b, store, hosts } = await twoHosts((req, sim) => {
-      if (stageOf(req) === 'judge' && !gone) {
-        gone = true;
-        void sim.kill();
-      }
-      return undefined;
-    }, 'model-1:1b');
+    const { a, b, store, hosts } = await twoHosts(killedAtJudge(), 'model-1:1b');
     const error = await runDebate({ question: 'Should we do A?', preset, host: a.url, hosts, recorder: recorder(store), retryDelaysMs: [10, 10] }).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(HostError);
@@ -134,15 +132,8 @@ describe('a host that leaves the pool mid-debate', () => {
   });
 
   it('sends calls to a host that left again once it answers, and says it is back', async () => {
-    let gone = false;
     let revived: Promise<SimHandle> | null = null;
-    const { a, b, store, hosts } = await twoHosts((req, sim) => {
-      if (stageOf(req) === 'judge' && !gone) {
-        gone = true;
-        void sim.kill();
-      }
-      return undefined;
-    });
+    const { a, b, store, hosts } = await twoHosts(killedAtJudge());
     // A pool that tries a host that left with every call, so the test need not wait 30 s.
     const pool = new SlotPool(hosts.map((h) => ({ url: h.url, numParallel: 1, models: simModels(preset).map((m) => m.name) })), { rejoinAfterMs: 0 });
     const events: DebateEvent[] = [];
