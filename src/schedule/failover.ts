@@ -71,5 +71,5 @@ function why(err: unknown): string {
 
 /** What the user is told when a host that left answers again. */
 export function backWords(host: string): string {
-  return `Host ${host} answers again: it is back in the pool.`;
+  return `Host ${host} is back in the pool: it answered again.`;
 }

@@ -156,7 +156,7 @@ describe('a host that leaves the pool mid-debate', () => {
     track(await revived!);
 
     expect(result.status).toBe('completed');
-    expect(warningsOf(events)).toEqual([expect.stringContaining(`Host ${b.url} left the pool`), `Host ${b.url} answers again: it is back in the pool.`]);
+    expect(warningsOf(events)).toEqual([expect.stringContaining(`Host ${b.url} left the pool`), `Host ${b.url} is back in the pool: it answered again.`]);
     const calls = callsOf(store, result.id, { [a.url]: 'A', [b.url]: 'B' });
     // Round 2 and the synthesis are answered by B again.
     expect(calls.filter((c) => c.round === 2 && c.status === 'ok').map((c) => c.host)).toContain('B');
