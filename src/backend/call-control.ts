@@ -5,22 +5,59 @@ export interface CallAbort {
   readonly controller: AbortController;
   readonly timeoutMs: number;
   timedOut(): boolean;
+  /**
+   * A piece of the reply's body arrived; `token`: a token has arrived by now, which arms the watch
+   * for a stall. Before the first token nothing is watched but the time limit: a model loading or
+   * evaluating a long prompt sends nothing for minutes.
+   */
+  heard(token: boolean): void;
+  /** How long the reply went silent before it was cut, or null when it was not. */
+  stalledMs(): number | null;
   /** Clears the timer and the listener on the caller's signal. */
   dispose(): void;
 }
 
 /**
- * One controller per call, aborted by the time limit or by the caller's signal (through
- * `whenAborted`, cheaper than AbortSignal.any per call). Default limit 600 s.
+ * How long a reply that has begun may send nothing before it is cut (`protocol.stallSeconds`). A
+ * host that loses power or its network mid-reply sends no reset: its stream just stops. Sixty
+ * seconds is some thirty times the slowest token seen (a 70B model on a CPU alone, one to two s a
+ * token), and a thinking model streams its thinking, so a reply that is still being written is never cut.
+ */
+export const STALL_MS = 60_000;
+
+/** The stall limit a preset's protocol asks for, in ms. */
+export function stallMsOf(protocol: { stallSeconds?: number | undefined }): number {
+  return protocol.stallSeconds === undefined ? STALL_MS : protocol.stallSeconds * 1000;
+}
+
+/**
+ * One controller per call, aborted by the time limit, by the caller's signal (through
+ * `whenAborted`, cheaper than AbortSignal.any per call), or by a reply that went silent after its
+ * first token (`heard`). Default limit 600 s.
  */
 export function callAbort(control: CallControl): CallAbort {
   const timeoutMs = control.timeoutMs ?? 600_000;
+  const stallMs = control.stallMs ?? STALL_MS;
   const controller = new AbortController();
   let timedOut = false;
+  let stalled: number | null = null;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new Error('timeout'));
   }, timeoutMs);
+  // One timer per call, not one per chunk: when it fires it waits again for what is left since the last chunk.
+  let lastHeard = 0;
+  let watch: NodeJS.Timeout | null = null;
+  const check = (): void => {
+    const silent = performance.now() - lastHeard;
+    if (silent < stallMs) {
+      watch = setTimeout(check, stallMs - silent);
+      return;
+    }
+    watch = null;
+    stalled = stallMs;
+    controller.abort(new Error('stalled'));
+  };
   let forget = (): void => {};
   if (control.signal?.aborted) controller.abort(control.signal.reason);
   else if (control.signal) forget = whenAborted(control.signal, () => controller.abort(control.signal?.reason));
@@ -28,8 +65,15 @@ export function callAbort(control: CallControl): CallAbort {
     controller,
     timeoutMs,
     timedOut: () => timedOut,
+    heard: (token) => {
+      if (!token || stalled !== null || controller.signal.aborted) return;
+      lastHeard = performance.now();
+      watch ??= setTimeout(check, stallMs);
+    },
+    stalledMs: () => stalled,
     dispose: () => {
       clearTimeout(timer);
+      if (watch) clearTimeout(watch);
       forget();
     },
   };
@@ -68,12 +112,12 @@ export function whenAborted(signal: AbortSignal, fn: () => void): () => void {
 export function stoppedError(
   err: unknown,
   who: string,
-  ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean; host?: string },
+  ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean; host?: string; stalledMs?: number | null },
 ): CallError | null {
   if (ctx.aborted) return new CallError('CALL_ABORTED', `The call to ${who} was stopped.`, { cause: err });
+  if (ctx.stalledMs !== undefined && ctx.stalledMs !== null) return stalledMidReply(ctx.host ?? who, who, ctx.stalledMs, err);
   if (ctx.timedOut) {
-    // Tenths under ten seconds: a timeout of 100 ms is not `within 0 s`.
-    const seconds = ctx.timeoutMs >= 10_000 ? Math.round(ctx.timeoutMs / 1000) : Math.round(ctx.timeoutMs / 100) / 10;
+    const seconds = secondsOf(ctx.timeoutMs);
     const where = ctx.host === undefined || ctx.host === who ? who : `${who} on ${ctx.host}`;
     // Nothing at all (Ollama sends no headers before the first token): the model was loading, or the call waited for a slot.
     if (ctx.answered === false) {
@@ -107,6 +151,22 @@ export function cutMidReply(host: string, model: string, cause: unknown): CallEr
     hint: "The server stopped or restarted, or a proxy in front of it dropped the connection: check the server's log (a crash, an out-of-memory kill) and the proxy's timeouts.",
     cause,
   });
+}
+
+/**
+ * A reply that began and then went silent for the stall limit: cut, and resent like a reply cut
+ * short. The host is no outage for that (it answered); a resend that cannot connect makes it one.
+ */
+export function stalledMidReply(host: string, model: string, stallMs: number, cause: unknown): CallError {
+  return new CallError('STREAM_INCOMPLETE', `${host} stopped sending in the middle of ${model}'s reply: nothing came for ${secondsOf(stallMs)} s (a host that lost power or its network, or a server that hangs).`, {
+    hint: 'Check that the host is on and reachable, and its server\'s log. A model that really pauses that long between tokens needs a larger `protocol.stallSeconds` in the preset.',
+    cause,
+  });
+}
+
+/** Tenths under ten seconds: a limit of 100 ms is not `0 s`. */
+function secondsOf(ms: number): number {
+  return ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10;
 }
 
 /** How long a facts request (tags, ps, show, version) may take; each answers at once from a working server. */

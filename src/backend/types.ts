@@ -62,6 +62,8 @@ export interface ChatResult {
 export interface CallControl {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** How long a reply may send nothing once its first token came before it is cut; default STALL_MS (call-control.ts). */
+  stallMs?: number;
   onProgress?: (progress: ChatProgress) => void;
 }
 

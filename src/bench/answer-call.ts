@@ -19,6 +19,7 @@ export interface AnswerCallSpec {
   /** `think` as the agent's debate calls sent it, so a baseline thinks as the panel did. */
   think?: boolean | 'low' | 'medium' | 'high' | undefined;
   timeoutMs: number;
+  stallMs?: number;
   signal?: AbortSignal | undefined;
   now: () => number;
   /** Stores one call as soon as it ends and returns its row id. */
@@ -82,7 +83,7 @@ export async function answerCall(server: ModelServer, spec: AnswerCallSpec): Pro
     try {
       const result = await gateway.chat(
         { model: spec.model, messages, options: spec.options, format, ...think },
-        { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}) },
+        { timeoutMs: spec.timeoutMs, ...(spec.stallMs === undefined ? {} : { stallMs: spec.stallMs }), ...(spec.signal ? { signal: spec.signal } : {}) },
       );
       content = result.content;
       metrics = result.metrics;

@@ -23,6 +23,7 @@ export interface ParallelCallSpec {
   /** `think` as the debate's synthesizer sent it. */
   think?: boolean | 'low' | 'medium' | 'high' | undefined;
   timeoutMs: number;
+  stallMs?: number;
   signal?: AbortSignal | undefined;
   now: () => number;
   /** Stores one call as soon as it ends and returns its row id. */
@@ -57,6 +58,7 @@ export async function parallelSynthesis(gateway: ModelServer, spec: ParallelCall
       // The panel's ids and round 0 bound it, as in a debate: agent ids an enum, counts by the panel size.
       schema: synthesisSchemaFor(ids, 0),
       timeoutMs: spec.timeoutMs,
+      ...(spec.stallMs === undefined ? {} : { stallMs: spec.stallMs }),
       ...(spec.signal ? { signal: spec.signal } : {}),
     },
     {

@@ -8,6 +8,7 @@ import { recorder } from '../engine/recorder.js';
 import { presetModels, runDebate } from '../engine/run-debate.js';
 import type { ExtraStage } from '../engine/stage.js';
 import { DebateFailedError, HostError, InputError, InterruptedError, errorMessage } from '../errors.js';
+import { stallMsOf } from '../backend/call-control.js';
 import { connect } from '../backend/connect.js';
 import type { ModelServer } from '../backend/types.js';
 import type { HostEntry } from '../config/preset-schema.js';
@@ -386,6 +387,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
         options,
         think: opening?.think,
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+        stallMs: stallMsOf(preset.protocol),
         signal: ctx.signal,
         now,
         onCall: (call: CallRecord) => recordBenchCall(store, trialId, condition, sample, call),
@@ -416,6 +418,7 @@ async function runTrial(ctx: TrialContext): Promise<Pick<BenchProgress, 'correct
         options: { num_predict: 1500, temperature: 0.2, ...preset.synthesizer.options, ...(asked.get('synthesizer')?.options.num_predict === undefined ? {} : { num_predict: asked.get('synthesizer')!.options.num_predict }), ...(ctxSize === undefined ? {} : { num_ctx: ctxSize }) },
         think: asked.get('synthesizer')?.think,
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+        stallMs: stallMsOf(preset.protocol),
         signal: ctx.signal,
         now,
         onCall: (call: CallRecord) => recordBenchCall(store, trialId, 'parallel', 0, call),

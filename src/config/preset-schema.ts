@@ -124,6 +124,11 @@ export const protocolSchema = z.strictObject({
     .default(0.85)
     .describe('Stop early once the judge scores convergence at or above this.'),
   callTimeoutSeconds: z.number().positive().default(600).describe('Per model call time limit.'),
+  stallSeconds: z
+    .number()
+    .positive()
+    .optional()
+    .describe('A reply that has begun and then sends nothing for this long is cut and sent again (a host that lost power or its network). Default 60; the wait for the first token is bounded by callTimeoutSeconds alone.'),
   maxAnswerTokens: z.number().int().min(64).default(900).describe('num_predict for agent answers.'),
   thinkingTokens: z
     .number()

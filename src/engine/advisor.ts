@@ -1,3 +1,4 @@
+import { stallMsOf } from '../backend/call-control.js';
 import { checkProtocolPreset } from '../config/load-preset.js';
 import { type Preset, type ProtocolKind, protocolKinds } from '../config/preset-schema.js';
 import { type Advice, adviceMessages, adviceSchemaFor, applyAdvice, routeAdvice } from '../protocol/advice.js';
@@ -70,6 +71,7 @@ export async function adviseRun(opts: RunDebateOptions, id: string): Promise<Adv
         options: { num_ctx: scheduler.numCtx[model], num_predict: ADVICE_REPLY_TOKENS, temperature: 0 },
         schema: adviceSchemaFor(choices),
         timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+        stallMs: stallMsOf(preset.protocol),
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.retryDelaysMs ? { retryDelaysMs: opts.retryDelaysMs } : {}),
       },

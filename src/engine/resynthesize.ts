@@ -2,6 +2,7 @@ import { synthesizerModel } from '../config/synthesizer.js';
 import { markAdvocates } from '../protocol/advocate.js';
 import { DebateFailedError, HostError, InputError } from '../errors.js';
 import { type ServerTarget, connect } from '../backend/connect.js';
+import { stallMsOf } from '../backend/call-control.js';
 import { estimateMessagesTokens } from '../protocol/context.js';
 import type { TranscriptRound } from '../protocol/prompts.js';
 import { sameModel } from '../schedule/facts.js';
@@ -130,6 +131,7 @@ export async function resynthesize(opts: ResynthesizeOptions): Promise<{ record:
       schema: synthesisSchemaOf(preset, round, previous ? collisionIdsOf(d) : []),
       ...(previous?.stage === 'reassembly' ? {} : { normalize: keepSpokenMinorities(rounds) }),
       timeoutMs: preset.protocol.callTimeoutSeconds * 1000,
+      stallMs: stallMsOf(preset.protocol),
       ...(opts.signal ? { signal: opts.signal } : {}),
     },
     {

@@ -36,6 +36,8 @@ export interface StructuredCallSpec<T> {
   /** The number of the first request: 0, or 2 for a quality retry (its repair is then 3). */
   firstAttempt?: number;
   timeoutMs: number;
+  /** How long a begun reply may send nothing before it is cut (`protocol.stallSeconds`); default STALL_MS. */
+  stallMs?: number;
   signal?: AbortSignal;
   /** Pauses before each repeat of a request that failed for a passing reason (see call/retry.ts). */
   retryDelaysMs?: readonly number[];
@@ -110,7 +112,7 @@ export async function structuredCall<T>(server: ModelServer, spec: StructuredCal
       const send = () =>
         gateway.chat(
           { model: spec.model, messages: sent, options: sentOptions, format, ...think },
-          { timeoutMs: spec.timeoutMs, ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta, p.thought) } : {}) },
+          { timeoutMs: spec.timeoutMs, ...(spec.stallMs === undefined ? {} : { stallMs: spec.stallMs }), ...(spec.signal ? { signal: spec.signal } : {}), ...(onProgress ? { onProgress: (p: ChatProgress) => onProgress(p.tokens, p.delta, p.thought) } : {}) },
         );
       result = await withTransientRetry(
         // A host that left the pool is not waited for: the send goes at once to another that serves the model, uncounted as a resend.

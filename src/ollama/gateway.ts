@@ -24,7 +24,8 @@ import { ChatLines, refusedError, STREAM_ENDED_EARLY } from './chat-stream.js';
  * evaluation, which can pass Node's default 300 s headers timeout for a large model on a slow
  * disk. Conclave's own per-call limit governs instead, so undici's timeouts are off.
  */
-const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+const AGENT_OPTIONS = { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
+const dispatcher = new Agent(AGENT_OPTIONS);
 
 /** The headers ollama-js sends with a chat request, less its user agent. */
 const CHAT_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
@@ -90,6 +91,8 @@ export class Gateway implements ModelServer {
   private readonly client: Ollama;
 
   #chatUrl: URL | null = null;
+  /** The connections chat calls go over: the shared ones, until a reply stalls. */
+  #chats: Dispatcher = dispatcher;
 
   /** `factsTimeoutMs`: how long tags, ps, show and version may take (FACTS_TIMEOUT_MS). */
   constructor(host: string, options: { factsTimeoutMs?: number } = {}) {
@@ -127,7 +130,7 @@ export class Gateway implements ModelServer {
       });
       // Streamed from undici's callbacks, not through ollama-js (three promises per token) or a response stream.
       // The body is read to its end even after the `done` line, so the connection goes back to the pool.
-      await postStream(dispatcher, {
+      await postStream(this.#chats, {
         url: (this.#chatUrl ??= new URL(`${this.host.replace(/\/+$/, '')}/api/chat`)),
         headers: CHAT_HEADERS,
         body: JSON.stringify({
@@ -143,6 +146,7 @@ export class Gateway implements ModelServer {
         onChunk: (bytes) => {
           answered = true;
           lines.push(bytes);
+          abort.heard(tokens > 0);
         },
         refused: refusedError,
       });
@@ -150,7 +154,8 @@ export class Gateway implements ModelServer {
       if (result === null) throw new Error(STREAM_ENDED_EARLY);
       return result;
     } catch (err) {
-      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered });
+      const mapped = this.mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered, stalledMs: abort.stalledMs() });
+      if (abort.stalledMs() !== null) this.#dropConnections();
       // The text received so far is kept for the record, marked partial.
       mapped.partial = content;
       mapped.partialThinking = thinking;
@@ -158,6 +163,16 @@ export class Gateway implements ModelServer {
     } finally {
       abort.dispose();
     }
+  }
+
+  /**
+   * A host that went silent mid-reply may have lost power: a kept-alive connection to it would take
+   * the resend and never answer. The next calls open new connections; calls still running keep theirs.
+   */
+  #dropConnections(): void {
+    const old = this.#chats;
+    this.#chats = new Agent(AGENT_OPTIONS);
+    if (old !== dispatcher) void old.close();
   }
 
   /** Loads a model without generating (Ollama treats an empty chat as a load request). */
@@ -248,7 +263,7 @@ export class Gateway implements ModelServer {
   private mapError(
     err: unknown,
     model: string | null,
-    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean },
+    ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean; stalledMs?: number | null },
     where?: string,
   ): CallError {
     if (err instanceof CallError) return err;
@@ -313,7 +328,7 @@ export class Gateway implements ModelServer {
       return new CallError('STREAM_INCOMPLETE', `${name} stopped its reply without finishing (the server ended the stream early).`, { cause: err });
     }
     if (e?.name === 'AbortError') return new CallError('CALL_ABORTED', `The call to ${name ?? this.host} was stopped.`, { cause: err });
-    if (message === 'fetch failed' || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|socket/i.test(`${message} ${e?.cause?.code ?? ''} ${(e as { code?: string })?.code ?? ''}`)) {
+    if (message === 'fetch failed' || /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|ECONNRESET|socket/i.test(`${message} ${e?.cause?.code ?? ''} ${(e as { code?: string })?.code ?? ''}`)) {
       return new CallError('HOST_UNREACHABLE', `Cannot reach Ollama at ${this.host}.`, {
         hint: 'Start it with `ollama serve`, or point `--host` / OLLAMA_HOST at a running server.',
         cause: err,

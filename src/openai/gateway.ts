@@ -1,4 +1,4 @@
-import { Agent, request as undiciRequest } from 'undici';
+import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import {
   type CallControl,
   CallError,
@@ -18,7 +18,8 @@ import { ServerSentData } from './sse.js';
 import { inertLine } from '../render/inert.js';
 
 /** As for Ollama: a server may hold the headers until prompt evaluation ends; the per-call limit governs. */
-const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 });
+const AGENT_OPTIONS = { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 };
+const dispatcher = new Agent(AGENT_OPTIONS);
 
 const MID_REPLY_HINT = "Check the server's log: a server that fails mid-reply has often run out of memory (a shorter context, fewer parallel slots, or a smaller model helps).";
 
@@ -61,6 +62,8 @@ export class OpenAIGateway implements ModelServer {
   readonly #secrets: string[];
   readonly #factsTimeoutMs: number;
   #chatUrl: URL | null = null;
+  /** The connections chat calls go over: the shared ones, until a reply stalls. */
+  #chats: Dispatcher = dispatcher;
 
   constructor(host: string, options: OpenAIServerOptions = {}) {
     this.host = host.replace(/\/+$/, '');
@@ -130,7 +133,7 @@ export class OpenAIGateway implements ModelServer {
         }
       });
       // Read from undici's callbacks (src/backend/post-stream.ts): no response stream, no promise per event.
-      await postStream(dispatcher, {
+      await postStream(this.#chats, {
         url: (this.#chatUrl ??= new URL(`${this.host}/chat/completions`)),
         headers: this.#headers,
         body: JSON.stringify(chatBody(request)),
@@ -142,6 +145,7 @@ export class OpenAIGateway implements ModelServer {
             bodyBytes += bytes.length;
           }
           events.push(bytes);
+          abort.heard(tokens > 0);
         },
         refused: (response) => this.#statusError(response.status, response.text, request.model, response.retryAfter),
       });
@@ -169,13 +173,24 @@ export class OpenAIGateway implements ModelServer {
       // A server that echoes its key in a reply does not get it into the record either.
       return { content: withoutSecrets(content, this.#secrets), thinking: withoutSecrets(thinking, this.#secrets), thinkingTokens, metrics };
     } catch (err) {
-      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered });
+      const mapped = this.#mapError(err, request.model, { timedOut: abort.timedOut(), aborted: control.signal?.aborted ?? false, timeoutMs: abort.timeoutMs, answered, stalledMs: abort.stalledMs() });
+      if (abort.stalledMs() !== null) this.#dropConnections();
       mapped.partial = withoutSecrets(content, this.#secrets);
       mapped.partialThinking = withoutSecrets(thinking, this.#secrets);
       throw mapped;
     } finally {
       abort.dispose();
     }
+  }
+
+  /**
+   * A host that went silent mid-reply may have lost power: a kept-alive connection to it would take
+   * the resend and never answer. The next calls open new connections; calls still running keep theirs.
+   */
+  #dropConnections(): void {
+    const old = this.#chats;
+    this.#chats = new Agent(AGENT_OPTIONS);
+    if (old !== dispatcher) void old.close();
   }
 
   /**
@@ -333,7 +348,7 @@ export class OpenAIGateway implements ModelServer {
     });
   }
 
-  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean }): CallError {
+  #mapError(err: unknown, model: string | null, ctx: { timedOut: boolean; aborted: boolean; timeoutMs: number; answered?: boolean; stalledMs?: number | null }): CallError {
     if (err instanceof CallError) return err;
     const stopped = stoppedError(err, model ?? this.host, { ...ctx, host: this.host });
     if (stopped) return stopped;
@@ -341,7 +356,7 @@ export class OpenAIGateway implements ModelServer {
     const e = err as { code?: string; name?: string; cause?: { code?: string } };
     const message = serverText(errorMessage(err), this.#secrets);
     if (e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED') return new CallError('CALL_ABORTED', `The call to ${model ?? this.host} was stopped.`, { cause: err });
-    if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|socket|other side closed/i.test(`${message} ${e?.code ?? ''} ${e?.cause?.code ?? ''}`)) {
+    if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|ECONNRESET|EAI_AGAIN|UND_ERR_SOCKET|socket|other side closed/i.test(`${message} ${e?.code ?? ''} ${e?.cause?.code ?? ''}`)) {
       return new CallError('HOST_UNREACHABLE', `Cannot reach the OpenAI-compatible server at ${this.host}.`, {
         hint: 'Start it (llama-server, vllm serve, LM Studio), or correct the url in the hosts entry: the base of its API, ending in /v1.',
         cause: err,

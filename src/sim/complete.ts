@@ -124,7 +124,7 @@ export async function complete(
       chunks = chunks.slice(0, numPredict - thinkingChunks.length);
       doneReason = reply.doneReason ?? 'length';
     }
-    const cutAt = reply.dropAfterTokens ?? reply.crashAfterTokens;
+    const cutAt = reply.dropAfterTokens ?? reply.crashAfterTokens ?? reply.stallAfterTokens;
     const failAt = reply.error !== undefined ? Math.min(reply.failAfterTokens ?? 0, chunks.length) : cutAt !== undefined ? Math.min(cutAt, chunks.length) : undefined;
     const metrics = (evalCount: number, evalNs: number) => ({
       done_reason: doneReason,
@@ -156,6 +156,12 @@ export async function complete(
 
     if (reply.crashAfterTokens !== undefined && reply.error === undefined) {
       await sim.kill();
+      return;
+    }
+    if (reply.stallAfterTokens !== undefined && reply.error === undefined) {
+      if (reply.powerOff) sim.unplug();
+      // Silent until the client gives up: no more bytes, no end, no reset.
+      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
       return;
     }
     if (reply.dropAfterTokens !== undefined && reply.error === undefined) {

@@ -29,6 +29,8 @@ const replySchema = z.union([
     silentStop: z.boolean().optional(),
     dropAfterTokens: z.number().int().nonnegative().optional(),
     crashAfterTokens: z.number().int().nonnegative().optional(),
+    stallAfterTokens: z.number().int().nonnegative().optional(),
+    powerOff: z.boolean().optional(),
     ignoresStream: z.boolean().optional(),
     delayMs: z.number().nonnegative().optional(),
     doneReason: z.string().optional(),

@@ -37,6 +37,8 @@ class Simulator implements SimState {
   private readonly sockets = new Set<Socket>();
   /** Killed: nothing more is written, as from a process that is gone. */
   private dead = false;
+  /** Settles once an unplugged server has no connection left. */
+  private unplugged: Promise<void> | null = null;
   private readonly modelCalls = new Map<string, number>();
   readonly startedAt = new Date();
   private calls = 0;
@@ -98,10 +100,19 @@ class Simulator implements SimState {
   private close(): Promise<void> {
     this.scheduler.close();
     for (const controller of this.live) controller.abort();
+    if (!this.server.listening) {
+      this.server.closeAllConnections();
+      return this.unplugged ?? Promise.resolve();
+    }
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
+  }
+
+  unplug(): void {
+    if (!this.server.listening) return;
+    this.unplugged = new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   kill(): Promise<void> {
@@ -125,6 +136,11 @@ class Simulator implements SimState {
       if (!res.writableEnded) controller.abort();
     });
     try {
+      // A host without power answers nothing, on a connection it had already taken either.
+      if (this.unplugged) {
+        await new Promise<void>((resolve) => controller.signal.addEventListener('abort', () => resolve(), { once: true }));
+        return;
+      }
       await this.route(req, res, controller.signal);
     } catch (error) {
       if (res.destroyed || this.dead) return;

@@ -57,6 +57,16 @@ export type SimReply =
        * is refused) and resets every open connection, this reply's included, as a crashed or switched-off host does.
        */
       crashAfterTokens?: number;
+      /**
+       * After this many content chunks the server sends nothing more, and neither ends nor resets the
+       * connection, until the client goes away: a host that lost power or its network mid-reply, or a server that hangs.
+       */
+      stallAfterTokens?: number;
+      /**
+       * With `stallAfterTokens`: the host also loses power then: it stops listening, so a new
+       * connection is refused, and a request on a connection it had already taken is never answered.
+       */
+      powerOff?: boolean;
       /** The server ignores `stream: true` and sends the whole reply as one JSON body, as some proxies in front of an OpenAI-compatible server do. */
       ignoresStream?: boolean;
       delayMs?: number;

@@ -14,6 +14,8 @@ export interface SimState {
   count(model: string): { index: number; modelIndex: number };
   /** The server dies: it stops listening and resets every open connection (see SimHandle.kill). */
   kill(): Promise<void>;
+  /** The server stops listening, so a new connection is refused, and leaves its open connections as they are. */
+  unplug(): void;
 }
 
 export function lookup(sim: SimState, name: string): ModelSpec {

@@ -52,6 +52,16 @@ describe.each(gateways)('the $api gateway, streamed from undici callbacks', ({ m
     expect(cut.hint).toContain("server's log");
   });
 
+  it('cuts only a silence after the first token: a first token later than the stall limit is waited for, the same pause once the reply has begun cuts it', async () => {
+    const { gw, url } = await gateway((req) => (req.messages.at(-1)?.content === 'load slowly' ? { content: 'one two', delayMs: 600 } : { content: 'one two three four', stallAfterTokens: 2 }));
+    const limits = { timeoutMs: 30_000, stallMs: 200 };
+    expect((await gw.chat({ ...ask, messages: [{ role: 'user', content: 'load slowly' }] }, limits)).content).toBe('one two');
+    const cut = await callFailure(gw.chat(ask, limits));
+    expect([cut.code, cut.partial]).toEqual(['STREAM_INCOMPLETE', 'one two']);
+    expect(cut.message).toMatch(new RegExp(`^${url.replace(/[.]/g, '\\.')}(/v1)? stopped sending in the middle of ${model}'s reply: nothing came for 0\\.2 s \\(a host that lost power or its network`));
+    expect(cut.hint).toContain('protocol.stallSeconds');
+  });
+
   it('gives a timeout under ten seconds in tenths', () => {
     const timedOut = (timeoutMs: number) => stoppedError(new Error('aborted'), 'm', { timedOut: true, aborted: false, timeoutMs })!.message;
     expect([timedOut(100), timedOut(2_500), timedOut(9_960), timedOut(90_000)]).toEqual(['m did not finish within 0.1 s.', 'm did not finish within 2.5 s.', 'm did not finish within 10 s.', 'm did not finish within 90 s.']);

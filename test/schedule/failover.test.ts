@@ -165,6 +165,51 @@ describe('a host that leaves the pool mid-debate', () => {
   });
 });
 
+describe('a host that stops sending mid-reply without closing the connection (power or network lost)', () => {
+  // A short stall limit, and a time limit far past it: a stall is cut by the first, not the second.
+  const stalling = testPreset(['a', 'b', 'c'], { protocol: { maxRounds: 2, convergenceThreshold: 0.95, callTimeoutSeconds: 60, stallSeconds: 0.3 } });
+
+  it('cuts the reply once it has been silent for the stall limit, records it as partial, and resends it to the same lone host', async () => {
+    let stalled = false;
+    const script = scriptedResponder([0.3, 0.4, 0.5], (req) => {
+      if (stalled || stageOf(req) !== 'critique' || agentOf(req) !== 'b') return undefined;
+      stalled = true;
+      return { stallAfterTokens: 2 };
+    });
+    const sim = track(await startSimulator({ models: simModels(stalling), respond: script.respond }));
+    const store = track(openStore(':memory:'));
+    const result = await runDebate({ question: 'Should we do A?', preset: stalling, host: sim.url, recorder: recorder(store), retryDelaysMs: [10, 10] });
+
+    expect(result.status).toBe('completed');
+    const sends = store.getDebate(result.id).calls.filter((c) => c.stage === 'critique' && c.round === 1 && c.agentId === 'b');
+    expect(sends.map((c) => [c.status, c.error?.split(':')[0] ?? null, c.partial === true])).toEqual([
+      ['error', 'STREAM_INCOMPLETE', true],
+      ['ok', null, false],
+    ]);
+    expect(sends[0]!.error).toContain(`${sim.url} stopped sending in the middle of model-1:1b's reply: nothing came for 0.3 s`);
+    expect(sends[0]!.raw).not.toBe('');
+    expect(store.verifyDebate(result.id).state).toBe('sealed');
+  });
+
+  it.each(['ollama', 'openai'] as const)('sends the call to the other host of the pool when the resend finds the host gone, and the debate completes and verifies (%s)', async (api) => {
+    const { a, b, store, hosts } = await twoHosts((req) => (stageOf(req) === 'critique' && agentOf(req) === 'b' ? { stallAfterTokens: 2, powerOff: true } : undefined), undefined, api);
+    const events: DebateEvent[] = [];
+    const result = await runDebate({ question: 'Should we do A?', preset: stalling, host: a.url, hosts, recorder: recorder(store), listeners: [(e) => events.push(e)], retryDelaysMs: [10, 10] });
+
+    expect(result.status).toBe('completed');
+    expect(warningsOf(events)).toEqual([expect.stringContaining(`Host ${b.url} left the pool`)]);
+    const sends = callsOf(store, result.id, { [a.url]: 'A', [b.url]: 'B' }).filter((c) => c.stage === 'critique' && c.round === 1 && c.agent === 'b');
+    // Cut after the stall limit, kept as far as it got; resent to B, which refuses now; sent at once to A, which answers.
+    expect(sends.map((c) => [c.host, c.status, c.error, c.partial])).toEqual([
+      ['B', 'error', 'STREAM_INCOMPLETE', true],
+      ['B', 'error', 'HOST_UNREACHABLE', false],
+      ['A', 'ok', null, false],
+    ]);
+    expect(store.getDebate(result.id).turns.every((t) => t.status === 'ok')).toBe(true);
+    expect(store.verifyDebate(result.id).state).toBe('sealed');
+  });
+});
+
 describe('SlotPool with a host that left', () => {
   it('gives a waiting call the next slot of a host still there, never a slot of the host that left, and tries that host again once its pause is over', async () => {
     let clock = 0;

@@ -1,3 +1,4 @@
+import { stallMsOf } from '../../backend/call-control.js';
 import type { ThinkSetting } from '../../config/preset-schema.js';
 import type { ChatMessage } from '../../protocol/records.js';
 import type { CallRecord } from '../call-record.js';
@@ -33,6 +34,7 @@ export function send<T>(ctx: CallContext, req: CallRequest<T> & { think?: ThinkS
         truncation: req.truncation ?? null,
         firstAttempt,
         timeoutMs: ctx.preset.protocol.callTimeoutSeconds * 1000,
+        stallMs: stallMsOf(ctx.preset.protocol),
         signal: ctx.signal,
         retryDelaysMs: ctx.retryDelaysMs,
       },
